@@ -1,0 +1,107 @@
+// Driver implementation: the pipeline as one readable function, plus the subcommands.
+#include "driver/Driver.h"
+
+#include "ast/AST.h"
+#include "diagnostics/Diagnostics.h"
+#include "driver/Options.h"
+#include "ir/IR.h"
+#include "sema/Imports.h"
+#include "sema/Parameters.h"
+#include "sema/Sema.h"
+
+#include <iostream>
+#include <limits>
+
+namespace schedc::driver {
+
+namespace {
+
+int usageError(const std::string &message) {
+  std::cerr << "schedc: error: " << message << "\n";
+  return kExitUsage;
+}
+
+// Picks the schedule to run, reporting why when there is none.
+const ir::Function *entrySchedule(const ir::Program &p, const std::string &file) {
+  if (p.entry)
+    return &p.functions[*p.entry];
+  std::string names;
+  for (const ir::Function &f : p.functions)
+    if (f.isSchedule)
+      names += (names.empty() ? "`" : ", `") + f.name + "`";
+  if (names.empty())
+    usageError("`" + file + "` defines no schedule");
+  else
+    usageError("`" + file + "` defines several schedules (" + names + "); choose one with --schedule=NAME");
+  return nullptr;
+}
+
+} // namespace
+
+int runDriver(const std::vector<std::string> &args) {
+  std::string error;
+  std::optional<Options> parsed = parseOptions(args, error);
+  if (!parsed)
+    return usageError(error);
+  const Options &opts = *parsed;
+  if (opts.command == Command::Help) {
+    std::cout << helpText();
+    return kExitOk;
+  }
+  if (opts.command == Command::Version) {
+    std::cout << "schedc 0.1.0\n";
+    return kExitOk;
+  }
+
+  SourceManager sources;
+  DiagnosticEngine diags(sources, &std::cerr);
+  diags.setErrorLimit(opts.errorLimit ? opts.errorLimit : std::numeric_limits<unsigned>::max());
+
+  std::optional<uint32_t> mainFile = sources.load(opts.input, error);
+  if (!mainFile) {
+    std::cerr << "schedc: error: cannot read `" << opts.input << "`: " << error << "\n";
+    return kExitIoError;
+  }
+
+  // Front end: parse the file and its imports, then check and lower to the typed IR.
+  sema::ImportOptions importOptions{opts.includes, sema::defaultStdlibDir()};
+  std::vector<std::unique_ptr<ast::Module>> modules = sema::loadModules(*mainFile, importOptions, sources, diags);
+  if (modules.empty())
+    return kExitSourceError;
+  if (opts.emit == Emit::Ast) {
+    std::cout << ast::dump(*modules.back(), sources);
+    return kExitOk;
+  }
+  std::unique_ptr<ir::Program> program = sema::analyze(modules, sema::SemaOptions{opts.schedule}, diags);
+  if (!program)
+    return kExitSourceError;
+  if (std::string problem = ir::verify(*program); !problem.empty()) {
+    std::cerr << "schedc: internal error: the IR verifier failed: " << problem << " (please report this bug)\n";
+    return kExitInternal;
+  }
+  if (opts.emit == Emit::Ir) {
+    std::cout << ir::dump(*program, sources);
+    return kExitOk;
+  }
+
+  const ir::Function *schedule = entrySchedule(*program, opts.input);
+  if (!schedule)
+    return kExitUsage;
+  std::optional<std::map<std::string, int64_t>> params = sema::resolveDefines(*schedule, opts.defines, diags);
+  if (!params)
+    return kExitUsage;
+
+  switch (opts.command) {
+  case Command::Check:
+    std::cout << "schedc: `" << schedule->name << "` passed the front end (parse and semantic analysis)\n";
+    return diags.hasErrors() ? kExitSourceError : kExitOk;
+  case Command::Draw:
+  case Command::Build:
+  case Command::Run:
+    return usageError("this command is not available yet: only `check` is implemented in this version");
+  default:
+    return kExitOk;
+  }
+}
+
+} // namespace schedc::driver

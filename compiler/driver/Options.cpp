@@ -1,0 +1,149 @@
+// Options implementation: a small hand-written parser (subcommand first, then flags and one
+// positional file; `-D x=1` and `-Dx=1`, `--opt=value` and `--opt value` both accepted).
+#include "driver/Options.h"
+
+#include <cstdlib>
+
+namespace schedc::driver {
+
+const char *helpText() {
+  return R"(schedc - a compiler for distributed-training schedules
+
+USAGE
+  schedc <command> FILE [options]
+
+COMMANDS
+  check FILE    Verify the schedule (every update sees all batches and shards, collectives
+                match, nothing hangs) and report its step time and peak memory per rank
+  draw FILE     Draw the schedule's timeline (one row per rank, memory beneath)
+  build FILE    Compile the schedule to a native executable (LLVM)
+  run FILE      Compile and run the schedule in-process (LLVM ORC JIT)
+  help          Show this text (also --help); `schedc --version` prints the version
+
+OPTIONS
+  -D NAME=VALUE        Override a schedule parameter, e.g. -D layers=8 (repeatable)
+  -I DIR               Search DIR for imported files (repeatable); stdlib/ is searched last
+  --schedule=NAME      The schedule to use when the file defines several
+  --emit=ast|ir        Stop after the front end and print the syntax tree or the typed IR
+  --format=text|json   Output format of reports and diagnostics (default text)
+  --cost-model=NAME    Cost model for time and memory (default puzzle)
+  -o FILE              Output file (draw, build)
+  --error-limit=N      Stop after N errors (default 20, 0 means no limit)
+
+EXIT CODES
+  0 success, 1 the schedule is not a correct training step, 2 bad command line,
+  3 syntax or semantic errors, 4 a file could not be read or written, 70 internal error
+
+See docs/language.md for the language and docs/diagnostics.md for the diagnostics.
+)";
+}
+
+namespace {
+
+std::optional<Command> commandNamed(const std::string &s) {
+  if (s == "check")
+    return Command::Check;
+  if (s == "draw")
+    return Command::Draw;
+  if (s == "build")
+    return Command::Build;
+  if (s == "run")
+    return Command::Run;
+  if (s == "help" || s == "--help" || s == "-h")
+    return Command::Help;
+  if (s == "--version")
+    return Command::Version;
+  return std::nullopt;
+}
+
+} // namespace
+
+std::optional<Options> parseOptions(const std::vector<std::string> &args, std::string &error) {
+  Options o;
+  if (args.empty())
+    return o; // help
+  std::optional<Command> cmd = commandNamed(args[0]);
+  if (!cmd) {
+    error = "unknown command `" + args[0] + "` (expected check, draw, build, run or help)";
+    return std::nullopt;
+  }
+  o.command = *cmd;
+  if (o.command == Command::Help || o.command == Command::Version)
+    return o;
+
+  for (size_t i = 1; i < args.size(); ++i) {
+    const std::string &a = args[i];
+    // Splits "--name=value" or takes the next argument as the value.
+    auto value = [&](const std::string &flag, std::string &out) -> bool {
+      if (a.size() > flag.size() && a.compare(0, flag.size(), flag) == 0) {
+        size_t skip = a[flag.size()] == '=' ? 1 : 0;
+        if (flag.size() == 2 || skip) { // -Dx=1 / --flag=value
+          out = a.substr(flag.size() + skip);
+          return true;
+        }
+        return false;
+      }
+      if (a != flag)
+        return false;
+      if (i + 1 >= args.size()) {
+        error = "option `" + flag + "` needs a value";
+        out.clear();
+        return true;
+      }
+      out = args[++i];
+      return true;
+    };
+    std::string v;
+    if (a == "--help" || a == "-h") {
+      o.command = Command::Help;
+      return o;
+    } else if (value("-D", v)) {
+      o.defines.push_back(v);
+    } else if (value("-I", v)) {
+      o.includes.push_back(v);
+    } else if (value("-o", v)) {
+      o.output = v;
+    } else if (value("--schedule", v)) {
+      o.schedule = v;
+    } else if (value("--cost-model", v)) {
+      if (error.empty() && v != "puzzle")
+        error = "unknown cost model `" + v + "` (available: puzzle)";
+      o.costModel = v;
+    } else if (value("--emit", v)) {
+      if (v == "ast")
+        o.emit = Emit::Ast;
+      else if (v == "ir")
+        o.emit = Emit::Ir;
+      else if (error.empty())
+        error = "unknown --emit kind `" + v + "` (expected ast or ir)";
+    } else if (value("--format", v)) {
+      if (v == "text")
+        o.format = Format::Text;
+      else if (v == "json")
+        o.format = Format::Json;
+      else if (error.empty())
+        error = "unknown --format `" + v + "` (expected text or json)";
+    } else if (value("--error-limit", v)) {
+      char *end = nullptr;
+      unsigned long n = std::strtoul(v.c_str(), &end, 10);
+      if (v.empty() || *end || n > 100000)
+        error = "--error-limit needs a number from 0 to 100000";
+      o.errorLimit = static_cast<unsigned>(n);
+    } else if (!a.empty() && a[0] == '-' && a != "-") {
+      error = "unknown option `" + a + "`";
+    } else if (o.input.empty()) {
+      o.input = a;
+    } else {
+      error = "more than one input file (`" + o.input + "` and `" + a + "`)";
+    }
+    if (!error.empty())
+      return std::nullopt;
+  }
+  if (o.input.empty()) {
+    error = "no input file (usage: schedc <command> FILE [options]; see schedc --help)";
+    return std::nullopt;
+  }
+  return o;
+}
+
+} // namespace schedc::driver

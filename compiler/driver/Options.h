@@ -1,0 +1,35 @@
+// Options — the command line of `schedc`: a subcommand (check, draw, build, run), one input
+// file and options in the style of clang/LLVM tools. Parsing never exits the process: it
+// returns the options or an error message for the driver to report with exit code 2.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace schedc::driver {
+
+enum class Command { Help, Version, Check, Draw, Build, Run };
+enum class Emit { None, Ast, Ir };
+enum class Format { Text, Json };
+
+struct Options {
+  Command command = Command::Help;
+  std::string input;
+  std::string output;                 // -o
+  std::vector<std::string> defines;   // -D name=value (checked against the schedule later)
+  std::vector<std::string> includes;  // -I dir
+  std::string schedule;               // --schedule=NAME
+  std::string costModel = "puzzle";   // --cost-model=
+  Emit emit = Emit::None;             // --emit=ast|ir
+  Format format = Format::Text;       // --format=text|json
+  unsigned errorLimit = 20;           // --error-limit=N (0: no limit)
+};
+
+// Parses argv. On error returns nullopt and sets `error`.
+std::optional<Options> parseOptions(const std::vector<std::string> &args, std::string &error);
+
+// The text of `schedc --help`.
+const char *helpText();
+
+} // namespace schedc::driver

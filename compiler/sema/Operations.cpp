@@ -1,0 +1,74 @@
+// Operations: the signature table.
+#include "sema/Operations.h"
+
+namespace schedc::sema {
+
+namespace {
+
+using ir::OpKind;
+using ir::Type;
+
+const std::vector<OpSignature> &table() {
+  static const std::vector<OpSignature> ops = {
+      {"load", OpKind::Load,
+       {{"layer", ArgKind::Int}, {"shard", ArgKind::Int, Type::Int, 0, true}, {"of", ArgKind::Int, Type::Int, 1, true}},
+       {Type::Weight, Type::OptState}},
+      {"input", OpKind::Input, {{"batches", ArgKind::Set}}, {Type::Activation}},
+      {"forward", OpKind::Forward,
+       {{"layer", ArgKind::Int}, {"input", ArgKind::Value, Type::Activation}, {"weight", ArgKind::Value, Type::Weight}},
+       {Type::Activation}},
+      {"backward", OpKind::Backward,
+       {{"layer", ArgKind::Int},
+        {"input", ArgKind::Value, Type::Activation},
+        {"grad", ArgKind::Value, Type::ActGrad},
+        {"weight", ArgKind::Value, Type::Weight}},
+       {Type::WeightGrad, Type::ActGrad}},
+      {"loss", OpKind::Loss, {{"input", ArgKind::Value, Type::Activation}}, {Type::ActGrad}},
+      {"update", OpKind::Update,
+       {{"layer", ArgKind::Int},
+        {"grad", ArgKind::Value, Type::WeightGrad},
+        {"weight", ArgKind::Value, Type::Weight},
+        {"opt", ArgKind::Value, Type::OptState}},
+       {Type::Weight, Type::OptState}},
+      {"allreduce", OpKind::AllReduce,
+       {{"grad", ArgKind::Value, Type::WeightGrad}, {"group", ArgKind::Group, Type::Int, std::nullopt, true}},
+       {Type::WeightGrad}},
+      {"allgather", OpKind::AllGather,
+       {{"weight", ArgKind::Value, Type::Weight}, {"group", ArgKind::Group, Type::Int, std::nullopt, true}},
+       {Type::Weight}},
+      {"reducescatter", OpKind::ReduceScatter,
+       {{"grad", ArgKind::Value, Type::WeightGrad}, {"group", ArgKind::Group, Type::Int, std::nullopt, true}},
+       {Type::WeightGrad}},
+      {"recv", OpKind::Recv, {{"from", ArgKind::Int}}, {Type::Value}},
+      {"fake_grad", OpKind::FakeGrad, {{"layer", ArgKind::Int}, {"batches", ArgKind::Set}}, {Type::WeightGrad}},
+      {"send", OpKind::Read, {{"to", ArgKind::Int}, {"value", ArgKind::Value, Type::Value}}, {}, true},
+  };
+  return ops;
+}
+
+} // namespace
+
+const OpSignature *findOperation(std::string_view name) {
+  if (name == "scatterreduce")
+    name = "reducescatter";
+  for (const OpSignature &s : table())
+    if (name == s.name)
+      return &s;
+  return nullptr;
+}
+
+std::vector<std::string_view> operationNames() {
+  std::vector<std::string_view> names;
+  for (const OpSignature &s : table())
+    names.push_back(s.name);
+  names.push_back("scatterreduce");
+  return names;
+}
+
+bool isBuiltinFunction(std::string_view name) { return name == "min" || name == "max" || name == "size"; }
+
+bool isBuiltinName(std::string_view name) {
+  return name == "rank" || name == "ranks" || name == "layers" || name == "batches";
+}
+
+} // namespace schedc::sema

@@ -1,0 +1,166 @@
+// Sema — the semantic pass pipeline: declare every function (rejecting redefinitions and
+// clashes with built-ins), infer storage kinds, check and lower each function, reject
+// recursion and choose the entry schedule. (The driver runs the IR verifier after it.)
+#include "sema/Sema.h"
+
+#include "sema/Operations.h"
+#include "sema/SemaContext.h"
+
+#include <algorithm>
+#include <functional>
+
+namespace schedc::sema {
+
+std::string withArticle(ir::Type t) {
+  switch (t) {
+  case ir::Type::Int: return "an integer";
+  case ir::Type::Bool: return "a boolean";
+  case ir::Type::Set: return "a set";
+  case ir::Type::Weight: return "a weight";
+  case ir::Type::OptState: return "an optimizer state";
+  case ir::Type::Activation: return "an activation";
+  case ir::Type::ActGrad: return "an activation gradient";
+  case ir::Type::WeightGrad: return "a weight gradient";
+  case ir::Type::Value: return "a received value";
+  }
+  return "a value";
+}
+
+std::string suggest(std::string_view name, const std::vector<std::string_view> &candidates) {
+  auto distance = [](std::string_view a, std::string_view b) {
+    std::vector<size_t> row(b.size() + 1);
+    for (size_t j = 0; j <= b.size(); ++j)
+      row[j] = j;
+    for (size_t i = 1; i <= a.size(); ++i) {
+      size_t diag = row[0];
+      row[0] = i;
+      for (size_t j = 1; j <= b.size(); ++j) {
+        size_t up = row[j];
+        row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] != b[j - 1])});
+        diag = up;
+      }
+    }
+    return row[b.size()];
+  };
+  std::string best;
+  size_t bestDistance = std::max<size_t>(1, name.size() / 3) + 1;
+  for (std::string_view c : candidates) {
+    if (c == name)
+      continue;
+    size_t d = distance(name, c);
+    if (d < bestDistance) {
+      bestDistance = d;
+      best = c;
+    }
+  }
+  return best;
+}
+
+std::string didYouMean(std::string_view name, const std::vector<std::string_view> &candidates) {
+  std::string s = suggest(name, candidates);
+  return s.empty() ? "" : "; did you mean `" + s + "`?";
+}
+
+namespace {
+
+void declareFunctions(const std::vector<std::unique_ptr<ast::Module>> &modules, SemaContext &ctx) {
+  for (const auto &m : modules)
+    for (const auto &f : m->functions) {
+      if (findOperation(f->name) || isBuiltinFunction(f->name) || isBuiltinName(f->name)) {
+        ctx.diags.error(f->nameRange, "`" + f->name + "` is a built-in name and cannot be redefined");
+        continue;
+      }
+      auto [it, inserted] = ctx.functionIds.try_emplace(f->name, static_cast<uint32_t>(ctx.functionAsts.size()));
+      if (!inserted) {
+        const ast::Function &prev = *ctx.functionAsts[it->second];
+        ctx.diags.error(f->nameRange, std::string(f->isSchedule ? "schedule" : "procedure") + " `" + f->name +
+                                          "` is already defined")
+            .note(prev.nameRange, "`" + f->name + "` is first defined here");
+        continue;
+      }
+      ctx.functionAsts.push_back(f.get());
+    }
+  ctx.program.functions.resize(ctx.functionAsts.size());
+}
+
+// Procedures may not call themselves, directly or through others: a schedule is a finite
+// program, and the interpreter and codegen rely on it.
+void rejectRecursion(SemaContext &ctx) {
+  size_t n = ctx.functionAsts.size();
+  std::vector<std::vector<const SemaContext::CallSite *>> out(n);
+  for (const SemaContext::CallSite &c : ctx.calls)
+    out[c.caller].push_back(&c);
+  std::vector<int> state(n, 0); // 0 new, 1 on stack, 2 done
+  std::vector<const SemaContext::CallSite *> path;
+  std::function<void(uint32_t)> dfs = [&](uint32_t f) {
+    state[f] = 1;
+    for (const SemaContext::CallSite *c : out[f]) {
+      if (state[c->callee] == 1) {
+        auto d = ctx.diags.error(c->range, "procedure `" + ctx.functionAsts[c->callee]->name +
+                                               "` is called recursively; recursion is not allowed");
+        for (const SemaContext::CallSite *p : path)
+          if (p->caller != c->caller || p != c)
+            d.note(p->range, "`" + ctx.functionAsts[p->caller]->name + "` calls `" +
+                                 ctx.functionAsts[p->callee]->name + "` here");
+        continue;
+      }
+      if (state[c->callee] == 0) {
+        path.push_back(c);
+        dfs(c->callee);
+        path.pop_back();
+      }
+    }
+    state[f] = 2;
+  };
+  for (uint32_t f = 0; f < n; ++f)
+    if (state[f] == 0)
+      dfs(f);
+}
+
+void chooseEntry(const ast::Module &main, const SemaOptions &options, SemaContext &ctx) {
+  if (!options.entry.empty()) {
+    auto it = ctx.functionIds.find(options.entry);
+    if (it == ctx.functionIds.end() || !ctx.functionAsts[it->second]->isSchedule) {
+      std::vector<std::string_view> names;
+      for (const ast::Function *f : ctx.functionAsts)
+        if (f->isSchedule)
+          names.push_back(f->name);
+      ctx.diags.error({}, "no schedule named `" + options.entry + "`" + didYouMean(options.entry, names));
+      return;
+    }
+    ctx.program.entry = it->second;
+    return;
+  }
+  std::optional<uint32_t> only;
+  for (const auto &f : main.functions) {
+    if (!f->isSchedule)
+      continue;
+    auto it = ctx.functionIds.find(f->name);
+    if (it == ctx.functionIds.end() || ctx.functionAsts[it->second] != f.get())
+      continue;
+    if (only) {
+      only.reset();
+      return; // several schedules: the driver asks for --schedule when it needs one
+    }
+    only = it->second;
+  }
+  ctx.program.entry = only;
+}
+
+} // namespace
+
+std::unique_ptr<ir::Program> analyze(const std::vector<std::unique_ptr<ast::Module>> &modules,
+                                     const SemaOptions &options, DiagnosticEngine &diags) {
+  auto program = std::make_unique<ir::Program>();
+  SemaContext ctx{diags, *program, {}, {}, {}, {}};
+  declareFunctions(modules, ctx);
+  inferStorageKinds(modules, ctx);
+  for (uint32_t id = 0; id < ctx.functionAsts.size() && !diags.limitReached(); ++id)
+    lowerFunction(*ctx.functionAsts[id], id, ctx);
+  rejectRecursion(ctx);
+  if (!modules.empty())
+    chooseEntry(*modules.back(), options, ctx);
+  return diags.hasErrors() ? nullptr : std::move(program);
+}
+
+} // namespace schedc::sema
