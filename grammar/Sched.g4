@@ -103,6 +103,7 @@ BLOCK_COMMENT : '/*' .*? '*/' -> channel(HIDDEN) ;
 WS            : [ \t\r\n\f]+ -> channel(HIDDEN) ;
 
 // Never matched by the parser: the front end reports these with a precise message.
-UNTERMINATED_COMMENT : '/*' .*? EOF ;
+// Cannot contain `*/` (the lexer prefers the longest match, which would swallow comments).
+UNTERMINATED_COMMENT : '/*' ( ~[*] | '*'+ ~[*/] )* '*'* EOF ;
 UNTERMINATED_STRING  : '"' ~["\r\n]* ;
 ERROR_CHAR           : . ;

@@ -44,8 +44,12 @@ std::string SyntaxErrorStrategy::expectation(antlr4::Parser *p, const antlr4::mi
 }
 
 void SyntaxErrorStrategy::reportNoViableAlternative(antlr4::Parser *p, const antlr4::NoViableAltException &e) {
-  const antlr4::Token *t = e.getOffendingToken();
-  std::string what = expectation(p, e.getExpectedTokens());
+  reportFound(p, e.getOffendingToken(), e.getExpectedTokens());
+}
+
+void SyntaxErrorStrategy::reportFound(antlr4::Parser *p, const antlr4::Token *t,
+                                      const antlr4::misc::IntervalSet &expected) {
+  std::string what = expectation(p, expected);
   if (what == "unexpected input")
     report(rangeOf(t, file_), "unexpected " + describeToken(t));
   else
@@ -53,8 +57,7 @@ void SyntaxErrorStrategy::reportNoViableAlternative(antlr4::Parser *p, const ant
 }
 
 void SyntaxErrorStrategy::reportInputMismatch(antlr4::Parser *p, const antlr4::InputMismatchException &e) {
-  const antlr4::Token *t = e.getOffendingToken();
-  report(rangeOf(t, file_), expectation(p, e.getExpectedTokens()) + ", found " + describeToken(t));
+  reportFound(p, e.getOffendingToken(), e.getExpectedTokens());
 }
 
 void SyntaxErrorStrategy::reportFailedPredicate(antlr4::Parser *, const antlr4::FailedPredicateException &e) {
@@ -65,8 +68,7 @@ void SyntaxErrorStrategy::reportUnwantedToken(antlr4::Parser *p) {
   if (inErrorRecoveryMode(p))
     return;
   beginErrorCondition(p);
-  const antlr4::Token *t = p->getCurrentToken();
-  report(rangeOf(t, file_), "unexpected " + describeToken(t));
+  reportFound(p, p->getCurrentToken(), getExpectedTokens(p));
 }
 
 void SyntaxErrorStrategy::reportMissingToken(antlr4::Parser *p) {

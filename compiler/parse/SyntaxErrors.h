@@ -28,6 +28,8 @@ protected:
 
 private:
   void report(SourceRange range, std::string message);
+  // "expected X, found `t`" (or "unexpected `t`" when what fits is too varied to list).
+  void reportFound(antlr4::Parser *p, const antlr4::Token *t, const antlr4::misc::IntervalSet &expected);
   // "expected `;`", "expected an expression", ... for the tokens the parser could accept.
   std::string expectation(antlr4::Parser *p, const antlr4::misc::IntervalSet &expected);
 

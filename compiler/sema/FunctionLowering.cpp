@@ -385,12 +385,22 @@ private:
   std::optional<ir::StorageRef> storageRef(const std::string &name, SourceRange nameRange,
                                            const std::vector<ast::ExprPtr> &indices, SourceRange range) {
     auto it = ctx_.arrayIds.find(name);
-    if (it == ctx_.arrayIds.end()) {
+    if (it == ctx_.arrayIds.end() || ctx_.unassignedArrays.count(it->second)) {
       std::vector<std::string_view> known;
-      for (const auto &[n, _] : ctx_.arrayIds)
-        known.push_back(n);
-      diags_.error(nameRange, "storage `" + name + "` is never assigned" + didYouMean(name, known));
-      return std::nullopt;
+      for (const auto &[n, id] : ctx_.arrayIds)
+        if (!ctx_.unassignedArrays.count(id))
+          known.push_back(n);
+      std::string message = "storage `" + name + "` is never assigned" + didYouMean(name, known);
+      if (ast_.isSchedule) {
+        diags_.error(nameRange, message);
+        return std::nullopt;
+      }
+      ctx_.deferred.push_back({id_, nameRange, message});
+      if (it == ctx_.arrayIds.end()) {
+        it = ctx_.arrayIds.emplace(name, static_cast<uint32_t>(ctx_.program.arrays.size())).first;
+        ctx_.program.arrays.push_back(ir::Array{name, Type::Value, nameRange});
+        ctx_.unassignedArrays.insert(it->second);
+      }
     }
     ir::StorageRef r{it->second, {}, range};
     bool ok = true;

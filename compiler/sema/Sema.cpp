@@ -26,29 +26,29 @@ std::string withArticle(ir::Type t) {
   return "a value";
 }
 
-std::string suggest(std::string_view name, const std::vector<std::string_view> &candidates) {
-  auto distance = [](std::string_view a, std::string_view b) {
-    std::vector<size_t> row(b.size() + 1);
-    for (size_t j = 0; j <= b.size(); ++j)
-      row[j] = j;
-    for (size_t i = 1; i <= a.size(); ++i) {
-      size_t diag = row[0];
-      row[0] = i;
-      for (size_t j = 1; j <= b.size(); ++j) {
-        size_t up = row[j];
-        row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] != b[j - 1])});
-        diag = up;
-      }
+// Optimal string alignment distance: edits, with a swap of two neighbours counting once
+// (`cuont` is one step from `count`).
+static size_t editDistance(std::string_view a, std::string_view b) {
+  std::vector<std::vector<size_t>> d(a.size() + 1, std::vector<size_t>(b.size() + 1));
+  for (size_t i = 0; i <= a.size(); ++i)
+    d[i][0] = i;
+  for (size_t j = 0; j <= b.size(); ++j)
+    d[0][j] = j;
+  for (size_t i = 1; i <= a.size(); ++i)
+    for (size_t j = 1; j <= b.size(); ++j) {
+      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] != b[j - 1])});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
+        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
     }
-    return row[b.size()];
-  };
+  return d[a.size()][b.size()];
+}
+
+std::string suggest(std::string_view name, const std::vector<std::string_view> &candidates) {
   std::string best;
-  size_t bestDistance = std::max<size_t>(1, name.size() / 3) + 1;
+  size_t bestDistance = std::max<size_t>(1, name.size() / 3) + 1; // accept at most a third wrong
   for (std::string_view c : candidates) {
-    if (c == name)
-      continue;
-    size_t d = distance(name, c);
-    if (d < bestDistance) {
+    size_t d = editDistance(name, c);
+    if (c != name && d < bestDistance) {
       bestDistance = d;
       best = c;
     }
@@ -96,12 +96,15 @@ void rejectRecursion(SemaContext &ctx) {
     state[f] = 1;
     for (const SemaContext::CallSite *c : out[f]) {
       if (state[c->callee] == 1) {
+        // The cycle is the part of the current call path that starts in the callee.
         auto d = ctx.diags.error(c->range, "procedure `" + ctx.functionAsts[c->callee]->name +
                                                "` is called recursively; recursion is not allowed");
-        for (const SemaContext::CallSite *p : path)
-          if (p->caller != c->caller || p != c)
-            d.note(p->range, "`" + ctx.functionAsts[p->caller]->name + "` calls `" +
-                                 ctx.functionAsts[p->callee]->name + "` here");
+        size_t start = 0;
+        while (start < path.size() && path[start]->caller != c->callee)
+          ++start;
+        for (size_t i = start; i < path.size(); ++i)
+          d.note(path[i]->range, "`" + ctx.functionAsts[path[i]->caller]->name + "` calls `" +
+                                     ctx.functionAsts[path[i]->callee]->name + "` here");
         continue;
       }
       if (state[c->callee] == 0) {
@@ -115,6 +118,29 @@ void rejectRecursion(SemaContext &ctx) {
   for (uint32_t f = 0; f < n; ++f)
     if (state[f] == 0)
       dfs(f);
+}
+
+// Reports the deferred "never assigned" errors of procedures a schedule can reach.
+void reportReachableDeferred(SemaContext &ctx) {
+  std::vector<bool> reachable(ctx.functionAsts.size());
+  std::vector<uint32_t> work;
+  for (uint32_t f = 0; f < ctx.functionAsts.size(); ++f)
+    if (ctx.functionAsts[f]->isSchedule) {
+      reachable[f] = true;
+      work.push_back(f);
+    }
+  while (!work.empty()) {
+    uint32_t f = work.back();
+    work.pop_back();
+    for (const SemaContext::CallSite &c : ctx.calls)
+      if (c.caller == f && !reachable[c.callee]) {
+        reachable[c.callee] = true;
+        work.push_back(c.callee);
+      }
+  }
+  for (const SemaContext::Deferred &d : ctx.deferred)
+    if (reachable[d.function])
+      ctx.diags.error(d.range, d.message);
 }
 
 void chooseEntry(const ast::Module &main, const SemaOptions &options, SemaContext &ctx) {
@@ -152,12 +178,13 @@ void chooseEntry(const ast::Module &main, const SemaOptions &options, SemaContex
 std::unique_ptr<ir::Program> analyze(const std::vector<std::unique_ptr<ast::Module>> &modules,
                                      const SemaOptions &options, DiagnosticEngine &diags) {
   auto program = std::make_unique<ir::Program>();
-  SemaContext ctx{diags, *program, {}, {}, {}, {}};
+  SemaContext ctx{diags, *program, {}, {}, {}, {}, {}, {}};
   declareFunctions(modules, ctx);
   inferStorageKinds(modules, ctx);
   for (uint32_t id = 0; id < ctx.functionAsts.size() && !diags.limitReached(); ++id)
     lowerFunction(*ctx.functionAsts[id], id, ctx);
   rejectRecursion(ctx);
+  reportReachableDeferred(ctx);
   if (!modules.empty())
     chooseEntry(*modules.back(), options, ctx);
   return diags.hasErrors() ? nullptr : std::move(program);

@@ -8,6 +8,7 @@
 #include "ir/IR.h"
 
 #include <map>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -28,6 +29,16 @@ struct SemaContext {
     SourceRange range;
   };
   std::vector<CallSite> calls;
+  // Arrays read somewhere but assigned nowhere (created so the IR can name them).
+  std::set<uint32_t> unassignedArrays;
+  // "never assigned" errors inside procedures: reported only if the procedure can run,
+  // so an unused library procedure does not fail a program that never uses its storage.
+  struct Deferred {
+    uint32_t function;
+    SourceRange range;
+    std::string message;
+  };
+  std::vector<Deferred> deferred;
 };
 
 // "a weight", "an activation", "an integer", ...

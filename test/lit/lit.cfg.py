@@ -1,0 +1,25 @@
+# lit configuration of schedc's FileCheck suites. Each folder holds the tests of one phase
+# (parse, sema, driver, limits, examples). Substitutions:
+#   %schedc        the compiler under test
+#   %expect_exit N CMD...   runs CMD and fails unless it exits with status N
+#   %examples      the examples/ folder;  %stdlib  the stdlib/ folder
+#   %python        the Python interpreter (to generate large inputs)
+import os
+import lit.formats
+
+config.name = "schedc"
+config.test_format = lit.formats.ShTest(execute_external=False)
+config.suffixes = [".sched", ".test"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(os.path.dirname(config.schedc_bin), "test", "lit")
+config.excludes = ["Inputs"]
+
+config.environment["PATH"] = os.pathsep.join(
+    [config.schedc_bin, config.llvm_tools_dir, config.environment.get("PATH", os.environ.get("PATH", ""))])
+config.environment["SCHEDC_STDLIB"] = os.path.join(config.schedc_src, "stdlib")
+
+config.substitutions.append(("%schedc", os.path.join(config.schedc_bin, "schedc")))
+config.substitutions.append(("%expect_exit", config.python + " " + os.path.join(config.test_source_root, "expect_exit.py")))
+config.substitutions.append(("%examples", os.path.join(config.schedc_src, "examples")))
+config.substitutions.append(("%stdlib", os.path.join(config.schedc_src, "stdlib")))
+config.substitutions.append(("%python", config.python))
