@@ -5,7 +5,7 @@
 set -euo pipefail
 
 packages=(
-  build-essential cmake ninja-build git python3
+  build-essential cmake ninja-build git python3 python3-psutil
   antlr4 libantlr4-runtime-dev default-jre-headless
   llvm-19-dev libzstd-dev
   libfmt-dev libgtest-dev libbenchmark-dev
