@@ -2,6 +2,7 @@
 #include "driver/Driver.h"
 
 #include "ast/AST.h"
+#include "check/Check.h"
 #include "diagnostics/Diagnostics.h"
 #include "driver/Options.h"
 #include "ir/IR.h"
@@ -93,8 +94,8 @@ int runDriver(const std::vector<std::string> &args) {
 
   switch (opts.command) {
   case Command::Check:
-    std::cout << "schedc: `" << schedule->name << "` passed the front end (parse and semantic analysis)\n";
-    return diags.hasErrors() ? kExitSourceError : kExitOk;
+    return check::runCheck(*program, *schedule, *params, check::CheckOptions{opts.format == Format::Json},
+                           sources, diags, std::cout);
   case Command::Draw:
   case Command::Build:
   case Command::Run:

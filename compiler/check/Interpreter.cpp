@@ -1,0 +1,493 @@
+// Interpreter implementation: a tree-walking evaluator over the IR. Sets are kept lazily as
+// ranges where possible (a loop over `0..n` never builds a set); everything that touches
+// training values goes through sim::Rank.
+#include "check/Interpreter.h"
+
+#include <algorithm>
+#include <memory>
+
+namespace schedc::check {
+
+namespace {
+
+using sim::IntSet;
+using sim::ValuePtr;
+
+// A set at run time: a half-open range, or explicit elements.
+struct SetValue {
+  bool isRange = true;
+  int64_t lo = 0, hi = 0;
+  std::shared_ptr<const IntSet> elems;
+
+  int64_t size() const { return isRange ? std::max<int64_t>(0, hi - lo) : static_cast<int64_t>(elems->size()); }
+  bool contains(int64_t v) const { return isRange ? v >= lo && v < hi : elems->contains(v); }
+};
+
+struct RtValue {
+  int64_t i = 0; // Int, and Bool as 0/1
+  SetValue set;
+};
+
+// Where an expression is evaluated: a rank (with its slots), or the parameter defaults.
+class Evaluator {
+public:
+  Evaluator(std::vector<RtValue> &slots, const sim::Model *model) : slots_(slots), model_(model) {}
+  virtual ~Evaluator() = default;
+
+  RtValue eval(const ir::Expr &e) {
+    switch (e.op) {
+    case ir::ExprOp::Int:
+    case ir::ExprOp::Bool:
+      return {e.value, {}};
+    case ir::ExprOp::Var:
+      return slots_[static_cast<size_t>(e.value)];
+    case ir::ExprOp::Rank:
+      return {rankId(e.range), {}};
+    case ir::ExprOp::Ranks:
+      return {model_ ? model_->ranks : 1, {}};
+    case ir::ExprOp::Layers:
+      return {model_ ? model_->layers : 0, {}};
+    case ir::ExprOp::Batches:
+      return {model_ ? model_->batches : 0, {}};
+    case ir::ExprOp::AxisCoord:
+      return {axisCoord(static_cast<size_t>(e.value), e.range), {}};
+    case ir::ExprOp::AxisSize:
+      return {axisSize(static_cast<size_t>(e.value), e.range), {}};
+    case ir::ExprOp::Neg:
+      return {checked(0, eval(e.operands[0]).i, '-', e.range), {}};
+    case ir::ExprOp::Not:
+      return {!eval(e.operands[0]).i, {}};
+    case ir::ExprOp::Add:
+    case ir::ExprOp::Sub:
+    case ir::ExprOp::Mul:
+    case ir::ExprOp::Div:
+    case ir::ExprOp::Mod: {
+      int64_t a = eval(e.operands[0]).i, b = eval(e.operands[1]).i;
+      char op = e.op == ir::ExprOp::Add ? '+' : e.op == ir::ExprOp::Sub ? '-' : e.op == ir::ExprOp::Mul ? '*'
+                : e.op == ir::ExprOp::Div ? '/' : '%';
+      return {checked(a, b, op, e.range), {}};
+    }
+    case ir::ExprOp::Lt: return {eval(e.operands[0]).i < eval(e.operands[1]).i, {}};
+    case ir::ExprOp::Le: return {eval(e.operands[0]).i <= eval(e.operands[1]).i, {}};
+    case ir::ExprOp::Gt: return {eval(e.operands[0]).i > eval(e.operands[1]).i, {}};
+    case ir::ExprOp::Ge: return {eval(e.operands[0]).i >= eval(e.operands[1]).i, {}};
+    case ir::ExprOp::Eq:
+    case ir::ExprOp::Ne: {
+      bool eq;
+      if (e.operands[0].type == ir::Type::Set)
+        eq = materialize(eval(e.operands[0]).set, e.range) == materialize(eval(e.operands[1]).set, e.range);
+      else
+        eq = eval(e.operands[0]).i == eval(e.operands[1]).i;
+      return {e.op == ir::ExprOp::Eq ? eq : !eq, {}};
+    }
+    case ir::ExprOp::And:
+      return {eval(e.operands[0]).i && eval(e.operands[1]).i, {}};
+    case ir::ExprOp::Or:
+      return {eval(e.operands[0]).i || eval(e.operands[1]).i, {}};
+    case ir::ExprOp::Range: {
+      RtValue v;
+      v.set.lo = eval(e.operands[0]).i;
+      v.set.hi = eval(e.operands[1]).i;
+      return v;
+    }
+    case ir::ExprOp::SetLit: {
+      std::vector<int64_t> elems;
+      for (const ir::Expr &o : e.operands) {
+        if (o.type == ir::Type::Int) {
+          elems.push_back(eval(o).i);
+        } else {
+          const IntSet &s = materialize(eval(o).set, o.range);
+          elems.insert(elems.end(), s.elements().begin(), s.elements().end());
+        }
+        if (static_cast<int64_t>(elems.size()) > kMaxSetSize)
+          return tooLarge(static_cast<int64_t>(elems.size()), e.range);
+      }
+      RtValue v;
+      v.set.isRange = false;
+      v.set.elems = std::make_shared<const IntSet>(std::move(elems));
+      return v;
+    }
+    case ir::ExprOp::In:
+      return {eval(e.operands[1]).set.contains(eval(e.operands[0]).i), {}};
+    case ir::ExprOp::Min:
+    case ir::ExprOp::Max: {
+      int64_t best = eval(e.operands[0]).i;
+      for (size_t i = 1; i < e.operands.size(); ++i) {
+        int64_t v = eval(e.operands[i]).i;
+        best = e.op == ir::ExprOp::Min ? std::min(best, v) : std::max(best, v);
+      }
+      return {best, {}};
+    }
+    case ir::ExprOp::Size:
+      return {eval(e.operands[0]).set.size(), {}};
+    }
+    return {};
+  }
+
+  // The elements of a set (built on demand, within the size limit).
+  IntSet materialize(const SetValue &s, SourceRange at) {
+    if (!s.isRange)
+      return *s.elems;
+    if (s.size() > kMaxSetSize) {
+      tooLarge(s.size(), at);
+      return IntSet();
+    }
+    return IntSet::range(s.lo, s.hi);
+  }
+
+protected:
+  virtual void fail(SourceRange at, std::string message) = 0;
+  virtual int64_t rankId(SourceRange at) = 0;
+  virtual int64_t axisCoord(size_t axis, SourceRange at) = 0;
+  virtual int64_t axisSize(size_t axis, SourceRange at) = 0;
+
+  RtValue tooLarge(int64_t n, SourceRange at) {
+    fail(at, "this set has " + std::to_string(n) + " elements, more than the limit of " + std::to_string(kMaxSetSize));
+    RtValue v;
+    v.set.isRange = false;
+    v.set.elems = std::make_shared<const IntSet>();
+    return v;
+  }
+
+  // Integer arithmetic with Python's floor division and modulo, and overflow checks.
+  int64_t checked(int64_t a, int64_t b, char op, SourceRange at) {
+    int64_t r = 0;
+    bool overflow = false;
+    switch (op) {
+    case '+': overflow = __builtin_add_overflow(a, b, &r); break;
+    case '-': overflow = __builtin_sub_overflow(a, b, &r); break;
+    case '*': overflow = __builtin_mul_overflow(a, b, &r); break;
+    case '/':
+    case '%':
+      if (b == 0) {
+        fail(at, std::string(op == '/' ? "division" : "modulo") + " by zero");
+        return 0;
+      }
+      if (a == INT64_MIN && b == -1) {
+        overflow = true;
+        break;
+      }
+      r = op == '/' ? a / b : a % b;
+      if ((a % b != 0) && ((a < 0) != (b < 0))) // round toward negative infinity
+        r = op == '/' ? r - 1 : r + b;
+      break;
+    }
+    if (overflow) {
+      fail(at, "integer overflow in `" + std::to_string(a) + " " + op + " " + std::to_string(b) + "`");
+      return 0;
+    }
+    return r;
+  }
+
+  std::vector<RtValue> &slots_;
+  const sim::Model *model_;
+};
+
+// Evaluates parameter defaults: no rank, no mesh; errors go straight to the diagnostics.
+class ParameterEvaluator : public Evaluator {
+public:
+  ParameterEvaluator(std::vector<RtValue> &slots, DiagnosticEngine &diags) : Evaluator(slots, nullptr), diags_(diags) {}
+  bool failed = false;
+
+protected:
+  void fail(SourceRange at, std::string message) override {
+    if (!failed)
+      diags_.error(at, std::move(message));
+    failed = true;
+  }
+  // Sema rejects these in parameter defaults.
+  int64_t rankId(SourceRange at) override { return 0; }
+  int64_t axisCoord(size_t, SourceRange) override { return 0; }
+  int64_t axisSize(size_t, SourceRange) override { return 0; }
+
+private:
+  DiagnosticEngine &diags_;
+};
+
+class RankInterpreter : public Evaluator {
+public:
+  RankInterpreter(const ir::Program &program, const ir::Function &schedule, sim::World &world, sim::Rank &rank,
+                  std::vector<RtValue> &slots)
+      : Evaluator(slots, &world.model()), program_(program), schedule_(schedule), world_(world), rank_(rank) {}
+
+  void run() { block(schedule_.body); }
+
+protected:
+  void fail(SourceRange at, std::string message) override {
+    if (!rank_.cancelled())
+      rank_.fatal(at, std::move(message));
+  }
+  int64_t rankId(SourceRange) override { return rank_.id(); }
+  int64_t axisCoord(size_t axis, SourceRange at) override {
+    if (!meshReady(at))
+      return 0;
+    return rank_.id() / strides_[axis] % sizes_[axis];
+  }
+  int64_t axisSize(size_t axis, SourceRange at) override { return meshReady(at) ? sizes_[axis] : 0; }
+
+private:
+  bool meshReady(SourceRange at) {
+    if (!sizes_.empty())
+      return true;
+    fail(at, "a mesh axis is used before the mesh is declared");
+    return false;
+  }
+
+  // Runs the statements of a block; false once the run is cancelled.
+  bool block(const ir::Block &b) {
+    for (const ir::Stmt &s : b) {
+      if (rank_.cancelled() || !rank_.step(s.range))
+        return false;
+      statement(s);
+    }
+    return !rank_.cancelled();
+  }
+
+  std::vector<int64_t> indices(const ir::StorageRef &r) {
+    std::vector<int64_t> out;
+    out.reserve(r.indices.size());
+    for (const ir::Expr &e : r.indices)
+      out.push_back(eval(e).i);
+    return out;
+  }
+
+  void statement(const ir::Stmt &s) {
+    if (auto *x = std::get_if<ir::LetStmt>(&s.node)) {
+      slots_[x->slot] = eval(x->value);
+    } else if (auto *x = std::get_if<ir::StoreStmt>(&s.node)) {
+      std::vector<ValuePtr> results = operation(x->op);
+      if (rank_.cancelled())
+        return;
+      for (size_t i = 0; i < x->targets.size(); ++i)
+        rank_.store(x->targets[i].array, indices(x->targets[i]), results[i], x->targets[i].range);
+    } else if (auto *x = std::get_if<ir::FreeStmt>(&s.node)) {
+      for (const ir::StorageRef &r : x->refs)
+        rank_.free(r.array, indices(r), r.range);
+    } else if (auto *x = std::get_if<ir::IfStmt>(&s.node)) {
+      block(eval(x->cond).i ? x->then : x->otherwise);
+    } else if (auto *x = std::get_if<ir::ForStmt>(&s.node)) {
+      loop(*x);
+    } else if (auto *x = std::get_if<ir::CallStmt>(&s.node)) {
+      call(*x);
+    } else if (auto *x = std::get_if<ir::SendStmt>(&s.node)) {
+      int64_t to = eval(x->dest).i;
+      ValuePtr v = value(x->value);
+      if (!rank_.cancelled())
+        rank_.send(s.range, to, v);
+    } else if (auto *x = std::get_if<ir::MeshStmt>(&s.node)) {
+      mesh(*x, s.range);
+    }
+  }
+
+  void loop(const ir::ForStmt &f) {
+    SetValue d = eval(f.domain).set;
+    auto body = [&](int64_t v) {
+      slots_[f.slot] = RtValue{v, {}};
+      return block(f.body);
+    };
+    if (d.isRange) {
+      if (!f.reversed) {
+        for (int64_t v = d.lo; v < d.hi; ++v)
+          if (!body(v))
+            return;
+      } else {
+        for (int64_t v = d.hi - 1; v >= d.lo; --v)
+          if (!body(v))
+            return;
+      }
+      return;
+    }
+    const auto &e = d.elems->elements();
+    if (!f.reversed) {
+      for (int64_t v : e)
+        if (!body(v))
+          return;
+    } else {
+      for (auto it = e.rbegin(); it != e.rend(); ++it)
+        if (!body(*it))
+          return;
+    }
+  }
+
+  void call(const ir::CallStmt &c) {
+    const ir::Function &f = program_.functions[c.callee];
+    std::vector<RtValue> frame(f.slotNames.size());
+    for (size_t i = 0; i < c.args.size(); ++i)
+      frame[f.params[i].slot] = eval(c.args[i]);
+    RankInterpreter callee(program_, f, world_, rank_, frame);
+    callee.sizes_ = sizes_;
+    callee.strides_ = strides_;
+    callee.axisGroups_ = axisGroups_;
+    callee.block(f.body);
+  }
+
+  void mesh(const ir::MeshStmt &m, SourceRange at) {
+    std::vector<int64_t> sizes;
+    int64_t product = 1;
+    std::string shape;
+    for (size_t i = 0; i < m.sizes.size(); ++i) {
+      int64_t n = eval(m.sizes[i]).i;
+      shape += (i ? ", " : "") + schedule_.axes[i] + " = " + std::to_string(n);
+      if (n < 1) {
+        fail(m.sizes[i].range, "mesh axis `" + schedule_.axes[i] + "` has size " + std::to_string(n) +
+                                   "; sizes must be at least 1");
+        return;
+      }
+      sizes.push_back(n);
+      if (__builtin_mul_overflow(product, n, &product))
+        product = INT64_MAX;
+    }
+    if (product != world_.model().ranks) {
+      fail(at, "mesh (" + shape + ") has " + std::to_string(product) + " ranks, but the schedule runs on " +
+                   std::to_string(world_.model().ranks));
+      return;
+    }
+    sizes_ = sizes;
+    strides_.assign(sizes.size(), 1);
+    for (size_t i = sizes.size() - 1; i > 0; --i)
+      strides_[i - 1] = strides_[i] * sizes[i];
+    axisGroups_.assign(sizes.size(), nullptr);
+  }
+
+  std::shared_ptr<const IntSet> group(const ir::Group &g) {
+    switch (g.kind) {
+    case ir::Group::All:
+      return world_.allRanks();
+    case ir::Group::Axis: {
+      if (!meshReady(g.range))
+        return world_.allRanks();
+      std::shared_ptr<const IntSet> &cached = axisGroups_[g.axis];
+      if (!cached) {
+        int64_t coord = rank_.id() / strides_[g.axis] % sizes_[g.axis];
+        int64_t base = rank_.id() - coord * strides_[g.axis];
+        std::vector<int64_t> members;
+        for (int64_t k = 0; k < sizes_[g.axis]; ++k)
+          members.push_back(base + k * strides_[g.axis]);
+        cached = std::make_shared<const IntSet>(std::move(members));
+      }
+      return cached;
+    }
+    case ir::Group::Ranks:
+      return std::make_shared<const IntSet>(materialize(eval(g.ranks[0]).set, g.range));
+    }
+    return world_.allRanks();
+  }
+
+  ValuePtr value(const ir::Operation &op) { return operation(op)[0]; }
+
+  // Runs an operation; returns its results (one value, or two).
+  std::vector<ValuePtr> operation(const ir::Operation &op) {
+    SourceRange at = op.range;
+    auto intArg = [&](size_t i) { return eval(op.ints[i]).i; };
+    auto setArg = [&](size_t i) { return materialize(eval(op.ints[i]).set, op.ints[i].range); };
+    switch (op.kind) {
+    case ir::OpKind::Read:
+      return {rank_.read(op.ref.array, indices(op.ref), op.ref.range)};
+    case ir::OpKind::Load: {
+      int64_t layer = intArg(0), shard = intArg(1), of = intArg(2);
+      auto [w, o] = rank_.load(at, layer, shard, of);
+      return {w, o};
+    }
+    case ir::OpKind::Input:
+      return {rank_.input(at, setArg(0))};
+    case ir::OpKind::Forward: {
+      int64_t layer = intArg(0);
+      ValuePtr a = value(op.values[0]), w = value(op.values[1]);
+      return {rank_.forward(at, layer, a, w)};
+    }
+    case ir::OpKind::Backward: {
+      int64_t layer = intArg(0);
+      ValuePtr a = value(op.values[0]), g = value(op.values[1]), w = value(op.values[2]);
+      auto [gw, ga] = rank_.backward(at, layer, a, g, w);
+      return {gw, ga};
+    }
+    case ir::OpKind::Loss:
+      return {rank_.loss(at, value(op.values[0]))};
+    case ir::OpKind::Update: {
+      int64_t layer = intArg(0);
+      ValuePtr g = value(op.values[0]), w = value(op.values[1]), o = value(op.values[2]);
+      auto [nw, no] = rank_.update(at, layer, g, w, o);
+      return {nw, no};
+    }
+    case ir::OpKind::AddGrad: {
+      ValuePtr a = value(op.values[0]), b = value(op.values[1]);
+      return {rank_.addGrad(at, a, b)};
+    }
+    case ir::OpKind::AllReduce:
+    case ir::OpKind::AllGather:
+    case ir::OpKind::ReduceScatter: {
+      ValuePtr v = value(op.values[0]);
+      auto kind = op.kind == ir::OpKind::AllReduce   ? sim::CollectiveKind::AllReduce
+                  : op.kind == ir::OpKind::AllGather ? sim::CollectiveKind::AllGather
+                                                     : sim::CollectiveKind::ReduceScatter;
+      return {rank_.collective(at, kind, v, group(op.group))};
+    }
+    case ir::OpKind::Recv:
+      return {rank_.recv(at, intArg(0))};
+    case ir::OpKind::FakeGrad: {
+      int64_t layer = intArg(0);
+      return {rank_.fakeGrad(at, layer, setArg(1))};
+    }
+    }
+    return {};
+  }
+
+  const ir::Program &program_;
+  const ir::Function &schedule_;
+  sim::World &world_;
+  sim::Rank &rank_;
+  std::vector<int64_t> sizes_, strides_;
+  std::vector<std::shared_ptr<const IntSet>> axisGroups_;
+};
+
+} // namespace
+
+std::optional<std::vector<int64_t>> evaluateParameters(const ir::Function &schedule,
+                                                       const std::map<std::string, int64_t> &overrides,
+                                                       DiagnosticEngine &diags) {
+  std::vector<RtValue> slots(schedule.slotNames.size());
+  ParameterEvaluator eval(slots, diags);
+  std::vector<int64_t> values;
+  for (const ir::Param &p : schedule.params) {
+    auto it = overrides.find(p.name);
+    int64_t v = it != overrides.end() ? it->second : eval.eval(*p.defaultValue).i;
+    if (eval.failed)
+      return std::nullopt;
+    slots[p.slot] = RtValue{v, {}};
+    values.push_back(v);
+  }
+  return values;
+}
+
+std::optional<sim::Model> modelOf(const ir::Function &schedule, const std::vector<int64_t> &params,
+                                  DiagnosticEngine &diags) {
+  sim::Model m;
+  m.ranks = 1;
+  bool ok = true;
+  for (size_t i = 0; i < schedule.params.size(); ++i) {
+    const ir::Param &p = schedule.params[i];
+    int64_t v = params[i];
+    int64_t *slot = p.name == "layers" ? &m.layers : p.name == "batches" ? &m.batches : p.name == "ranks" ? &m.ranks
+                                                                                                         : nullptr;
+    if (!slot)
+      continue;
+    *slot = v;
+    int64_t limit = p.name == "ranks" ? kMaxRanks : kMaxSetSize;
+    if (v < 1 || v > limit) {
+      diags.error(p.range, "`" + p.name + "` is " + std::to_string(v) + "; it must be from 1 to " +
+                               std::to_string(limit));
+      ok = false;
+    }
+  }
+  return ok ? std::optional(m) : std::nullopt;
+}
+
+void runRank(const ir::Program &program, const ir::Function &schedule, const std::vector<int64_t> &params,
+             sim::World &world, sim::Rank &rank) {
+  std::vector<RtValue> slots(schedule.slotNames.size());
+  for (size_t i = 0; i < schedule.params.size(); ++i)
+    slots[schedule.params[i].slot] = RtValue{params[i], {}};
+  RankInterpreter(program, schedule, world, rank, slots).run();
+}
+
+} // namespace schedc::check

@@ -1,0 +1,216 @@
+// Collectives and point-to-point messages. A collective is a barrier over its group: the
+// k-th collective a rank calls on a group meets the k-th call of every other member; all
+// must agree on kind and layer (else an error names both places). When the last member
+// arrives, every member's clock jumps to the latest entry clock and an event of 0.3 is
+// logged. `send` never waits (its event is 0.2 and the message is stamped with the
+// sender's clock after it); `recv` waits for the next message from its source, then its
+// clock is max(stamp, own clock) and it logs 0.2.
+#include "sim/World.h"
+
+#include <algorithm>
+
+namespace schedc::sim {
+
+World::Group &World::groupFor(const std::shared_ptr<const IntSet> &members) {
+  auto init = [&](std::unique_ptr<Group> &g) -> Group & {
+    if (!g) {
+      g = std::make_unique<Group>();
+      g->members = members;
+      g->calls.assign(members->size(), 0);
+    }
+    return *g;
+  };
+  if (members == allRanks_ || *members == *allRanks_)
+    return init(allGroup_);
+  return init(groups_[members->elements()]);
+}
+
+namespace {
+
+std::string groupName(const IntSet &members, int64_t ranks) {
+  return static_cast<int64_t>(members.size()) == ranks ? "all ranks" : "ranks " + members.str();
+}
+
+ValuePtr make(Value v) { return std::make_shared<const Value>(std::move(v)); }
+
+} // namespace
+
+// Computes the results of a complete collective (one per member), reporting problems that
+// only the whole group shows (different shards, micro-batches summed twice).
+void World::combine(Collective &c, const IntSet &members, Rank &reporter, SourceRange at) {
+  size_t n = c.inputs.size();
+  c.results.assign(n, nullptr);
+  bool poisoned = c.mismatched;
+  bool forged = false;
+  for (const ValuePtr &v : c.inputs) {
+    poisoned |= v->poisoned;
+    forged |= v->forged;
+  }
+  const Value &first = *c.inputs[0];
+  auto fail = [&](const char *code, std::string msg) {
+    reporter.error(at, code, std::move(msg));
+    poisoned = true;
+  };
+  IntSet batches, shards;
+  for (size_t i = 0; i < n && !poisoned; ++i) {
+    const Value &v = *c.inputs[i];
+    if (c.kind == CollectiveKind::AllGather) {
+      if (v.total != first.total || v.step != first.step)
+        fail("collective-shards", "allgather of layer " + std::to_string(c.layer) +
+                                      " combines weights of different shard counts or steps (rank " +
+                                      std::to_string(members.elements()[i]) + " has " + v.describe() + ")");
+      else if (!shards.intersect(*v.shards).empty())
+        fail("collective-overlap", "allgather of layer " + std::to_string(c.layer) + " receives shards " +
+                                       shards.intersect(*v.shards).str() + " from more than one rank");
+      shards = shards.unite(*v.shards);
+      continue;
+    }
+    if (v.total != first.total || *v.shards != *first.shards)
+      fail("collective-shards", std::string(c.kind == CollectiveKind::AllReduce ? "allreduce" : "reducescatter") +
+                                    " of layer " + std::to_string(c.layer) +
+                                    " sums gradients of different shards (rank " +
+                                    std::to_string(members.elements()[i]) + " has " + v.describe() + ")");
+    else if (c.kind == CollectiveKind::ReduceScatter && !v.complete())
+      fail("collective-shards", "reducescatter of layer " + std::to_string(c.layer) +
+                                    " needs complete gradients, but rank " + std::to_string(members.elements()[i]) +
+                                    " has " + v.describe());
+    else if (IntSet both = batches.intersect(*v.batches); !both.empty())
+      fail("collective-overlap", std::string(c.kind == CollectiveKind::AllReduce ? "allreduce" : "reducescatter") +
+                                     " of layer " + std::to_string(c.layer) + " sums the gradient of micro-batches " +
+                                     both.str() + " more than once (rank " + std::to_string(members.elements()[i]) +
+                                     " has it too)");
+    batches = batches.unite(*v.batches);
+  }
+  Value out = first;
+  out.forged = forged;
+  out.poisoned = poisoned;
+  if (c.kind == CollectiveKind::AllGather) {
+    out.shards = setOf(std::move(shards));
+  } else {
+    out.batches = setOf(std::move(batches));
+  }
+  if (c.kind != CollectiveKind::ReduceScatter) {
+    ValuePtr shared = make(std::move(out));
+    std::fill(c.results.begin(), c.results.end(), shared);
+    return;
+  }
+  for (size_t i = 0; i < n; ++i) { // each member keeps its own shard of the sum
+    Value mine = out;
+    mine.shards = setOf(IntSet::single(static_cast<int64_t>(i)));
+    mine.total = static_cast<int64_t>(n);
+    c.results[i] = make(std::move(mine));
+  }
+}
+
+
+ValuePtr Rank::collective(SourceRange at, CollectiveKind kind, const ValuePtr &v, std::shared_ptr<const IntSet> group) {
+  const char *name = collectiveName(kind);
+  if (group->empty() || group->min() < 0 || group->max() >= world_.model_.ranks) {
+    error(at, "group-range", std::string(name) + " over ranks " + group->str() + ": there are " +
+                                 std::to_string(world_.model_.ranks) + " ranks (0 to " +
+                                 std::to_string(world_.model_.ranks - 1) + ")");
+    return poison(v->kind, v->layer);
+  }
+  if (!group->contains(id_)) {
+    error(at, "group-member", "rank " + std::to_string(id_) + " calls " + name + " over ranks " + group->str() +
+                                  ", a group it is not in");
+    return poison(v->kind, v->layer);
+  }
+  World::Group &g = world_.groupFor(group);
+  const auto &elems = g.members->elements();
+  size_t pos = static_cast<size_t>(std::lower_bound(elems.begin(), elems.end(), id_) - elems.begin());
+  uint64_t call = g.calls[pos]++;
+  while (g.base + g.instances.size() <= call)
+    g.instances.push_back(World::Collective{kind, -1, -1, {}, std::vector<ValuePtr>(elems.size()),
+                                            std::vector<Number>(elems.size()),
+                                            std::vector<SourceRange>(elems.size()), 0, 0, false, false, {}, {}});
+  World::Collective &c = g.instances[call - g.base];
+
+  std::string where = groupName(*g.members, world_.model_.ranks);
+  if (c.firstRank < 0) {
+    c.kind = kind;
+    c.layer = v->layer;
+    c.firstRank = id_;
+    c.firstAt = at;
+  } else if (!c.mismatched && c.kind != kind) {
+    error(at, "collective-mismatch",
+          "rank " + std::to_string(id_) + " calls " + name + " over " + where + " where rank " +
+              std::to_string(c.firstRank) + " calls " + collectiveName(c.kind),
+          {note(c.firstAt, "rank " + std::to_string(c.firstRank) + " calls " + collectiveName(c.kind) + " here")});
+    c.mismatched = true;
+  } else if (!c.mismatched && !v->poisoned && c.layer != v->layer) {
+    error(at, "collective-mismatch",
+          "rank " + std::to_string(id_) + " calls " + name + " of layer " + std::to_string(v->layer) + " over " +
+              where + " where rank " + std::to_string(c.firstRank) + " calls it for layer " + std::to_string(c.layer),
+          {note(c.firstAt, "rank " + std::to_string(c.firstRank) + "'s " + collectiveName(c.kind) + " of layer " +
+                               std::to_string(c.layer) + " is here")});
+    c.mismatched = true;
+  }
+  c.inputs[pos] = v;
+  c.clocks[pos] = clock_;
+  c.at[pos] = at;
+  if (++c.arrived == elems.size()) {
+    // The latest entry clock, the first (in group order) on ties.
+    c.start = c.clocks[0];
+    for (const Number &t : c.clocks)
+      c.start = Number::pythonMax(c.start, t);
+    World::combine(c, *g.members, *this, at);
+    c.done = true;
+    for (int64_t member : elems)
+      if (member != id_)
+        world_.schedule(*world_.ranks_[member]);
+  } else {
+    std::string missing;
+    if (!waitUntil([&c] { return c.done; }, "waits here in " + std::string(name) + " over " + where +
+                                                 " for the other ranks to call it",
+                   at, -1))
+      return poison(v->kind, v->layer);
+  }
+  clock_ = Number::pythonMax(clock_, c.start);
+  logEvent(name, c.layer, nullptr, Number::real(0.3), at);
+  ValuePtr result = c.results[pos];
+  if (++c.taken == elems.size()) // everyone has its result: retire finished instances
+    while (!g.instances.empty() && g.instances.front().taken == elems.size()) {
+      g.instances.pop_front();
+      ++g.base;
+    }
+  return result;
+}
+
+void Rank::send(SourceRange at, int64_t to, const ValuePtr &v) {
+  if (to < 0 || to >= world_.model_.ranks || to == id_) {
+    error(at, "send-rank",
+          to == id_ ? "rank " + std::to_string(id_) + " sends to itself"
+                    : "send to rank " + std::to_string(to) + ": there are " + std::to_string(world_.model_.ranks) +
+                          " ranks (0 to " + std::to_string(world_.model_.ranks - 1) + ")");
+    return;
+  }
+  logEvent("pass", -1, nullptr, Number::real(0.2), at);
+  world_.inbox_[to][id_].push_back(World::Message{v, clock_, at});
+  Rank &peer = *world_.ranks_[to];
+  if (peer.blocked_ && peer.wait_.peer == id_)
+    world_.schedule(peer);
+}
+
+ValuePtr Rank::recv(SourceRange at, int64_t from) {
+  Kind fallback = Kind::Activation;
+  if (from < 0 || from >= world_.model_.ranks || from == id_) {
+    error(at, "recv-rank",
+          from == id_ ? "rank " + std::to_string(id_) + " receives from itself"
+                      : "receive from rank " + std::to_string(from) + ": there are " +
+                            std::to_string(world_.model_.ranks) + " ranks (0 to " +
+                            std::to_string(world_.model_.ranks - 1) + ")");
+    return poison(fallback);
+  }
+  std::deque<World::Message> &queue = world_.inbox_[id_][from];
+  if (!waitUntil([&queue] { return !queue.empty(); }, "waits here to receive from rank " + std::to_string(from), at,
+                 from))
+    return poison(fallback);
+  World::Message m = std::move(queue.front());
+  queue.pop_front();
+  clock_ = Number::pythonMax(m.stamp, clock_);
+  logEvent("pass", -1, nullptr, Number::real(0.2), at);
+  return m.value;
+}
+
+} // namespace schedc::sim

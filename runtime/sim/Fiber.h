@@ -1,0 +1,43 @@
+// Fiber — a cooperatively scheduled execution context with its own stack (ucontext), so the
+// sim backend can run every rank of a schedule in one thread: a rank runs until it must wait
+// (a collective, a receive) and then yields to the scheduler. The interpreter of `schedc
+// check` and compiled schedules both run on fibers and call the same backend. Stacks are
+// reserved lazily (only touched pages cost memory) and end in a guard page.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <ucontext.h>
+
+namespace schedc::sim {
+
+class Fiber {
+public:
+  static constexpr size_t kDefaultStack = size_t(8) << 20;
+
+  explicit Fiber(std::function<void()> body, size_t stackBytes = kDefaultStack);
+  ~Fiber();
+  Fiber(const Fiber &) = delete;
+  Fiber &operator=(const Fiber &) = delete;
+
+  // Runs the fiber until it yields or its body returns. Returns true once it has finished.
+  bool resume();
+  bool finished() const { return finished_; }
+  // Called from inside a running fiber: returns to whoever resumed it.
+  static void yield();
+  // The fiber running now, or null on the scheduler's own stack.
+  static Fiber *current();
+
+private:
+  static void entry(unsigned lo, unsigned hi);
+
+  std::function<void()> body_;
+  ucontext_t context_{};
+  ucontext_t caller_{};
+  void *stack_ = nullptr;
+  size_t stackBytes_ = 0;
+  bool started_ = false;
+  bool finished_ = false;
+};
+
+} // namespace schedc::sim

@@ -1,0 +1,50 @@
+// Number — a clock or memory figure of the `puzzle` cost model: an integer until a
+// fractional amount is added, then a double, exactly as Python's int/float arithmetic in the
+// original puzzle library behaves. Figures are printed the way Python prints them (`8`,
+// `2621440.0`, `19.90000000000001`), so schedc reproduces the library's output digit for
+// digit. The order of additions matters for the last digits; callers keep it.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace schedc::sim {
+
+class Number {
+public:
+  Number() = default;
+  static Number integer(int64_t v) { return Number(false, v, 0.0); }
+  static Number real(double v) { return Number(true, 0, v); }
+
+  bool isInteger() const { return !isReal_; }
+  double asDouble() const { return isReal_ ? real_ : static_cast<double>(int_); }
+
+  // Python `a + b`: int + int stays int, anything else is a double sum.
+  friend Number operator+(const Number &a, const Number &b) {
+    if (!a.isReal_ && !b.isReal_)
+      return integer(a.int_ + b.int_);
+    return real(a.asDouble() + b.asDouble());
+  }
+  Number &operator+=(const Number &b) { return *this = *this + b; }
+  // Exact comparisons (all figures stay far below 2^53, where int -> double is exact).
+  friend bool operator<(const Number &a, const Number &b) { return a.asDouble() < b.asDouble(); }
+  friend bool operator>(const Number &a, const Number &b) { return b < a; }
+
+  // Python `max(a, b)`: `a` unless `b` is strictly larger (keeps `a`'s int/float-ness on ties).
+  static Number pythonMax(const Number &a, const Number &b) { return b > a ? b : a; }
+
+  // Python's repr: `8`, `2621440.0`, `19.90000000000001`, `1e+16`.
+  std::string str() const;
+
+private:
+  Number(bool isReal, int64_t i, double d) : isReal_(isReal), int_(i), real_(d) {}
+  bool isReal_ = false;
+  int64_t int_ = 0;
+  double real_ = 0.0;
+};
+
+// Python's repr of a float: the shortest digits that round-trip, in fixed notation when the
+// decimal exponent is in [-4, 16), else scientific; `.0` added to integral fixed values.
+std::string pythonFloatRepr(double v);
+
+} // namespace schedc::sim

@@ -1,0 +1,357 @@
+// Rank operations on values and storage: the checks of the `puzzle` model (and schedc's
+// stricter ones), the events they log and the values they produce. Order matters and
+// follows the original library: forward/backward/loss log their event before checking,
+// update checks before logging. Memory is sampled when the event is logged, before the
+// result is stored.
+#include "sim/World.h"
+
+namespace schedc::sim {
+
+namespace {
+
+std::string layerOf(int64_t l) { return "layer " + std::to_string(l); }
+
+ValuePtr make(Value v) { return std::make_shared<const Value>(std::move(v)); }
+
+bool anyPoisoned(std::initializer_list<const ValuePtr *> vs) {
+  for (const ValuePtr *v : vs)
+    if ((*v)->poisoned)
+      return true;
+  return false;
+}
+
+} // namespace
+
+void Rank::logEvent(const char *kind, int64_t layer, std::shared_ptr<const IntSet> batches, Number length,
+                    SourceRange at) {
+  events_.push_back(Event{kind, layer, std::move(batches), clock_, length, storage_.memory(), at});
+  clock_ += length;
+}
+
+ValuePtr Rank::poison(Kind kind, int64_t layer) const {
+  Value v;
+  v.kind = kind;
+  v.layer = layer;
+  v.shards = setOf(IntSet::single(0));
+  v.batches = emptySet();
+  v.poisoned = true;
+  return make(std::move(v));
+}
+
+bool Rank::checkLayer(SourceRange at, const char *op, int64_t layer) {
+  if (layer >= 0 && layer < world_.model_.layers)
+    return true;
+  error(at, "layer-range",
+        std::string(op) + " of " + layerOf(layer) + ": the model has " + std::to_string(world_.model_.layers) +
+            " layers (0 to " + std::to_string(world_.model_.layers - 1) + ")");
+  return false;
+}
+
+// ---- Storage -------------------------------------------------------------------------------
+
+std::string Rank::slotName(uint32_t array, const std::vector<int64_t> &index) const {
+  std::string s = world_.arrays_[array].name + "[";
+  for (size_t i = 0; i < index.size(); ++i)
+    s += (i ? ", " : "") + std::to_string(index[i]);
+  return s + "]";
+}
+
+void Rank::store(uint32_t array, std::vector<int64_t> index, ValuePtr v, SourceRange at) {
+  std::optional<Kind> &kind = world_.arrayKinds_[array];
+  if (kind && *kind != v->kind && !v->poisoned) {
+    error(at, "store-kind",
+          "storing " + v->describe() + " in `" + world_.arrays_[array].name + "`, which holds " + kindPlural(*kind));
+    v = poison(*kind, v->layer);
+  } else if (!kind) {
+    kind = v->kind;
+  }
+  StorageKey key{array, std::move(index)};
+  freedAt_.erase(key);
+  storage_.store(key, std::move(v), at);
+}
+
+ValuePtr Rank::read(uint32_t array, const std::vector<int64_t> &index, SourceRange at) {
+  StorageKey key{array, index};
+  if (const ValuePtr *v = storage_.find(key))
+    return *v;
+  Kind kind = world_.arrayKinds_[array].value_or(Kind::Activation);
+  auto freed = freedAt_.find(key);
+  if (freed != freedAt_.end())
+    error(at, "read-freed", "`" + slotName(array, index) + "` is used after it was freed on rank " + std::to_string(id_),
+          {note(freed->second, "it is freed here")});
+  else
+    error(at, "read-unassigned", "`" + slotName(array, index) + "` is used but never assigned on rank " +
+                                     std::to_string(id_));
+  return poison(kind);
+}
+
+void Rank::free(uint32_t array, const std::vector<int64_t> &index, SourceRange at) {
+  StorageKey key{array, index};
+  if (storage_.erase(key)) {
+    freedAt_[key] = at;
+    return;
+  }
+  auto freed = freedAt_.find(key);
+  if (freed != freedAt_.end())
+    error(at, "double-free", "`" + slotName(array, index) + "` is freed twice on rank " + std::to_string(id_),
+          {note(freed->second, "it is first freed here")});
+  else
+    error(at, "free-unassigned", "`" + slotName(array, index) + "` is freed but never assigned on rank " +
+                                     std::to_string(id_));
+}
+
+// ---- Operations ------------------------------------------------------------------------------
+
+std::pair<ValuePtr, ValuePtr> Rank::load(SourceRange at, int64_t layer, int64_t shard, int64_t of) {
+  bool ok = checkLayer(at, "load", layer);
+  if (of < 1) {
+    error(at, "load-shards", "load of " + layerOf(layer) + " into " + std::to_string(of) +
+                                 " shards: the number of shards must be at least 1");
+    ok = false;
+  } else if (shard < 0 || shard >= of) {
+    error(at, "load-shards", "load of shard " + std::to_string(shard) + " of " + std::to_string(of) + " of " +
+                                 layerOf(layer) + ": shards are numbered 0 to " + std::to_string(of - 1));
+    ok = false;
+  }
+  Value w;
+  w.kind = Kind::Weight;
+  w.layer = layer;
+  w.shards = setOf(IntSet::single(ok ? shard : 0));
+  w.total = ok ? of : 1;
+  w.batches = emptySet();
+  w.poisoned = !ok;
+  Value o = w;
+  o.kind = Kind::OptState;
+  return {make(std::move(w)), make(std::move(o))};
+}
+
+ValuePtr Rank::input(SourceRange at, const IntSet &batches) {
+  Value a;
+  a.kind = Kind::Activation;
+  a.layer = 0;
+  a.shards = emptySet();
+  if (!batches.empty() && (batches.min() < 0 || batches.max() >= world_.model_.batches)) {
+    error(at, "input-range", "input of micro-batches " + batches.str() + ": there are " +
+                                 std::to_string(world_.model_.batches) + " micro-batches (0 to " +
+                                 std::to_string(world_.model_.batches - 1) + ")");
+    a.poisoned = true;
+  }
+  a.batches = setOf(batches);
+  return make(std::move(a));
+}
+
+ValuePtr Rank::forward(SourceRange at, int64_t layer, const ValuePtr &a, const ValuePtr &w) {
+  logEvent("forward", layer, a->batches, Number::integer(static_cast<int64_t>(a->batches->size())), at);
+  bool ok = checkLayer(at, "forward", layer);
+  if (ok && !anyPoisoned({&a, &w})) {
+    if (w->layer != layer) {
+      error(at, "forward-weight-layer",
+            "forward of " + layerOf(layer) + " uses the weight of " + layerOf(w->layer));
+      ok = false;
+    } else if (!w->complete()) {
+      error(at, "forward-sharded",
+            "forward of " + layerOf(layer) + " needs the complete weight, but rank " + std::to_string(id_) +
+                " holds only shards " + w->shards->str() + " of " + std::to_string(w->total) +
+                " (all-gather the weight first)");
+      ok = false;
+    }
+    if (a->layer != layer) {
+      error(at, "forward-input-layer",
+            "forward of " + layerOf(layer) + " takes the activations entering " + layerOf(layer) + ", but this is " +
+                a->describe());
+      ok = false;
+    }
+  }
+  Value out;
+  out.kind = Kind::Activation;
+  out.layer = layer + 1;
+  out.shards = emptySet();
+  out.batches = a->batches;
+  out.poisoned = !ok || a->poisoned || w->poisoned;
+  return make(std::move(out));
+}
+
+std::pair<ValuePtr, ValuePtr> Rank::backward(SourceRange at, int64_t layer, const ValuePtr &a, const ValuePtr &g,
+                                             const ValuePtr &w) {
+  logEvent("backward", layer, a->batches, Number::integer(static_cast<int64_t>(a->batches->size())), at);
+  bool ok = checkLayer(at, "backward", layer);
+  if (ok && !anyPoisoned({&a, &g, &w})) {
+    if (w->layer != layer) {
+      error(at, "backward-weight-layer", "backward of " + layerOf(layer) + " uses the weight of " + layerOf(w->layer));
+      ok = false;
+    } else if (!w->complete()) {
+      error(at, "backward-sharded",
+            "backward of " + layerOf(layer) + " needs the complete weight, but rank " + std::to_string(id_) +
+                " holds only shards " + w->shards->str() + " of " + std::to_string(w->total) +
+                " (all-gather the weight first)");
+      ok = false;
+    }
+    if (a->layer != layer) {
+      error(at, "backward-input-layer",
+            "backward of " + layerOf(layer) + " takes the activations entering " + layerOf(layer) +
+                ", but this is " + a->describe());
+      ok = false;
+    }
+    if (g->layer != layer) {
+      error(at, "backward-grad-layer",
+            "backward of " + layerOf(layer) + " takes the gradient of " + layerOf(layer) +
+                "'s output, but this is the gradient of " + layerOf(g->layer) + "'s output");
+      ok = false;
+    } else if (*a->batches != *g->batches) {
+      error(at, "backward-batches",
+            "backward of " + layerOf(layer) + " mixes micro-batches: the activations are of " + a->batches->str() +
+                ", the gradient of " + g->batches->str());
+      ok = false;
+    }
+  }
+  bool poisoned = !ok || a->poisoned || g->poisoned || w->poisoned;
+  Value gw;
+  gw.kind = Kind::WeightGrad;
+  gw.layer = layer;
+  gw.batches = a->batches;
+  gw.shards = setOf(IntSet::single(0));
+  gw.total = 1;
+  gw.forged = g->forged;
+  gw.poisoned = poisoned;
+  Value ga;
+  ga.kind = Kind::ActGrad;
+  ga.layer = layer - 1;
+  ga.batches = a->batches;
+  ga.shards = emptySet();
+  ga.forged = g->forged;
+  ga.poisoned = poisoned;
+  return {make(std::move(gw)), make(std::move(ga))};
+}
+
+ValuePtr Rank::loss(SourceRange at, const ValuePtr &a) {
+  int64_t L = world_.model_.layers;
+  logEvent("loss", a->layer, nullptr, Number::integer(0), at);
+  bool ok = true;
+  if (!a->poisoned && a->layer != L) {
+    error(at, "loss-layer",
+          "loss takes the output of the last layer (the activations of layer " + std::to_string(L) +
+              "), but this is " + a->describe());
+    ok = false;
+  }
+  Value g;
+  g.kind = Kind::ActGrad;
+  g.layer = L - 1;
+  g.batches = a->batches;
+  g.shards = emptySet();
+  g.poisoned = !ok || a->poisoned;
+  return make(std::move(g));
+}
+
+std::pair<ValuePtr, ValuePtr> Rank::update(SourceRange at, int64_t layer, const ValuePtr &g, const ValuePtr &w,
+                                           const ValuePtr &o) {
+  bool ok = checkLayer(at, "update", layer);
+  if (ok && !anyPoisoned({&g, &w, &o})) {
+    for (const ValuePtr *v : {&g, &w, &o})
+      if ((*v)->layer != layer) {
+        error(at, "update-layer", "update of " + layerOf(layer) + " is given " + (*v)->describe());
+        ok = false;
+      }
+    const IntSet &have = *g->batches;
+    if (ok && !have.isPrefix(world_.model_.batches)) {
+      IntSet missing = IntSet::range(0, world_.model_.batches).minus(have);
+      std::string msg = "update of " + layerOf(layer) + " on rank " + std::to_string(id_) +
+                        " has gradients for micro-batches " + have.str();
+      if (!missing.empty())
+        msg += "; missing " + missing.str();
+      IntSet extra = have.minus(IntSet::range(0, world_.model_.batches));
+      if (!extra.empty())
+        msg += "; " + extra.str() + " are not micro-batches";
+      error(at, "update-missing-batches", msg);
+      ok = false;
+    }
+    if (ok && g->total > 1 &&
+        (g->total != w->total || !w->shards->subsetOf(*g->shards) || !o->shards->subsetOf(*g->shards))) {
+      error(at, "update-shards",
+            "update of " + layerOf(layer) + " has the gradient of shards " + g->shards->str() + " of " +
+                std::to_string(g->total) + " for a weight of shards " + w->shards->str() + " of " +
+                std::to_string(w->total));
+      ok = false;
+    }
+    if (ok && (w->total != o->total || *w->shards != *o->shards)) {
+      error(at, "update-opt-shards",
+            "update of " + layerOf(layer) + " has a weight of shards " + w->shards->str() + " of " +
+                std::to_string(w->total) + " but an optimizer state of shards " + o->shards->str() + " of " +
+                std::to_string(o->total));
+      ok = false;
+    }
+    if (ok && w->step != o->step) {
+      error(at, "update-steps",
+            "update of " + layerOf(layer) + " has a weight at step " + std::to_string(w->step) +
+                " but an optimizer state at step " + std::to_string(o->step));
+      ok = false;
+    }
+    if (ok) {
+      auto it = updated_.find(layer);
+      if (it != updated_.end() && it->second.total == w->total && !it->second.shards.intersect(*w->shards).empty()) {
+        error(at, "update-twice",
+              layerOf(layer) + " is updated twice on rank " + std::to_string(id_) + " (shards " +
+                  it->second.shards.intersect(*w->shards).str() + " of " + std::to_string(w->total) + ")",
+              {note(it->second.at, "it is first updated here")});
+        ok = false;
+      } else if (it == updated_.end()) {
+        updated_.emplace(layer, Updated{*w->shards, w->total, at});
+      } else if (it->second.total == w->total) {
+        it->second.shards = it->second.shards.unite(*w->shards);
+      }
+    }
+  }
+  logEvent("update", -1, nullptr, Number::real(0.5), at);
+  bool poisoned = !ok || g->poisoned || w->poisoned || o->poisoned;
+  Value nw = *w;
+  nw.step = w->step + 1;
+  nw.forged = g->forged || w->forged;
+  nw.poisoned = poisoned;
+  Value no = *o;
+  no.step = o->step + 1;
+  no.forged = nw.forged;
+  no.poisoned = poisoned;
+  return {make(std::move(nw)), make(std::move(no))};
+}
+
+ValuePtr Rank::addGrad(SourceRange at, const ValuePtr &a, const ValuePtr &b) {
+  bool ok = true;
+  if (!anyPoisoned({&a, &b})) {
+    if (a->layer != b->layer) {
+      error(at, "add-layers", "adds the gradients of " + layerOf(a->layer) + " and " + layerOf(b->layer));
+      ok = false;
+    } else if (a->total != b->total || *a->shards != *b->shards) {
+      error(at, "add-shards",
+            "adds gradients of different shards (" + a->shards->str() + " of " + std::to_string(a->total) + " and " +
+                b->shards->str() + " of " + std::to_string(b->total) + ")");
+      ok = false;
+    } else if (IntSet both = a->batches->intersect(*b->batches); !both.empty()) {
+      error(at, "add-overlap",
+            "adds the gradient of micro-batches " + both.str() + " twice (they are in both operands)");
+      ok = false;
+    }
+  }
+  Value s = *a;
+  s.batches = setOf(a->batches->unite(*b->batches));
+  s.forged = a->forged || b->forged;
+  s.poisoned = !ok || a->poisoned || b->poisoned;
+  return make(std::move(s));
+}
+
+ValuePtr Rank::fakeGrad(SourceRange at, int64_t layer, const IntSet &batches) {
+  bool ok = checkLayer(at, "fake_grad", layer);
+  if (!batches.empty())
+    warning(at, "fake-grad",
+            "`fake_grad` forges a gradient of micro-batches " + batches.str() +
+                ": a schedule that uses it is not a real training step");
+  Value g;
+  g.kind = Kind::WeightGrad;
+  g.layer = layer;
+  g.batches = setOf(batches);
+  g.shards = setOf(IntSet::single(0));
+  g.total = 1;
+  g.forged = !batches.empty();
+  g.poisoned = !ok;
+  return make(std::move(g));
+}
+
+} // namespace schedc::sim

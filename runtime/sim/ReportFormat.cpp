@@ -1,0 +1,149 @@
+// ReportFormat implementation, with a minimal JSON writer (strings escaped, numbers in the
+// same Python repr as the text report).
+#include "sim/ReportFormat.h"
+
+#include <cstdio>
+
+namespace schedc::sim {
+
+Verdict verdictOf(const World &w) {
+  if (!w.completed())
+    return Verdict::Unfinished;
+  if (w.hasErrors())
+    return Verdict::Incorrect;
+  return w.forged() ? Verdict::Forged : Verdict::Correct;
+}
+
+namespace {
+
+const char *verdictLine(Verdict v) {
+  switch (v) {
+  case Verdict::Correct: return "Correct!";
+  case Verdict::Forged: return "Not a real training step: it uses gradients forged with `fake_grad`";
+  case Verdict::Incorrect: return "Incorrect: see the errors above";
+  case Verdict::Unfinished: return "The schedule cannot run to its end: see the errors above";
+  }
+  return "";
+}
+
+const char *verdictName(Verdict v) {
+  switch (v) {
+  case Verdict::Correct: return "correct";
+  case Verdict::Forged: return "forged";
+  case Verdict::Incorrect: return "incorrect";
+  case Verdict::Unfinished: return "unfinished";
+  }
+  return "";
+}
+
+bool met(const Number &value, int64_t target) { return !(value > Number::integer(target)); }
+
+std::string quote(const std::string &s) {
+  std::string out = "\"";
+  for (unsigned char c : s) {
+    switch (c) {
+    case '"': out += "\\\""; break;
+    case '\\': out += "\\\\"; break;
+    case '\n': out += "\\n"; break;
+    case '\t': out += "\\t"; break;
+    default:
+      if (c < 0x20) {
+        char buf[8];
+        std::snprintf(buf, sizeof buf, "\\u%04x", c);
+        out += buf;
+      } else {
+        out += static_cast<char>(c);
+      }
+    }
+  }
+  return out + "\"";
+}
+
+std::string location(const SourceRange &r, const SourceManager &sources) {
+  if (!r.valid())
+    return "null";
+  return "{\"file\": " + quote(sources.name(r.begin.file)) + ", \"line\": " + std::to_string(r.begin.line) +
+         ", \"column\": " + std::to_string(r.begin.col) + "}";
+}
+
+std::string diagnostic(const Diagnostic &d, const SourceManager &sources) {
+  std::string s = "{\"severity\": " + quote(severityName(d.severity)) + ", \"message\": " + quote(d.message) +
+                  ", \"location\": " + location(d.range, sources) + ", \"notes\": [";
+  for (size_t i = 0; i < d.notes.size(); ++i)
+    s += (i ? ", " : "") + diagnostic(d.notes[i], sources);
+  return s + "]}";
+}
+
+} // namespace
+
+std::string formatText(const CheckResult &r) {
+  std::string s = std::string(verdictLine(r.verdict)) + "\n";
+  if (!r.report)
+    return s;
+  const Report &rep = *r.report;
+  // The trailing space after the timesteps is the original's.
+  s += "Timesteps: " + rep.timesteps.str() + " \n";
+  s += "Maximum Memory: " + rep.maxMemory.str() + " at GPU: " + std::to_string(rep.maxMemoryRank) +
+       " time: " + rep.maxMemoryTime.str() + "\n";
+  if (r.targetSteps)
+    s += "Target steps " + std::to_string(*r.targetSteps) + ": " + (met(rep.timesteps, *r.targetSteps) ? "met" : "missed") +
+         " (Timesteps " + rep.timesteps.str() + ")\n";
+  if (r.targetMemory)
+    s += "Target memory " + std::to_string(*r.targetMemory) + ": " +
+         (met(rep.maxMemory, *r.targetMemory) ? "met" : "missed") + " (Maximum Memory " + rep.maxMemory.str() + ")\n";
+  return s;
+}
+
+std::string formatJson(const CheckResult &r, const std::vector<Diagnostic> &diagnostics, const SourceManager &sources) {
+  std::string s = "{\n  \"schema\": \"schedc-check/1\",\n";
+  s += "  \"schedule\": " + quote(r.schedule) + ",\n";
+  s += "  \"file\": " + quote(r.file) + ",\n";
+  s += "  \"parameters\": {";
+  for (size_t i = 0; i < r.parameters.size(); ++i)
+    s += (i ? ", " : "") + quote(r.parameters[i].first) + ": " + std::to_string(r.parameters[i].second);
+  s += "},\n";
+  s += "  \"ranks\": " + std::to_string(r.model.ranks) + ",\n";
+  s += "  \"verdict\": " + quote(verdictName(r.verdict)) + ",\n";
+  s += std::string("  \"correct\": ") + (r.verdict == Verdict::Correct ? "true" : "false") + ",\n";
+  if (r.report) {
+    const Report &rep = *r.report;
+    s += "  \"timesteps\": " + rep.timesteps.str() + ",\n";
+    s += "  \"makespan\": " + rep.makespan.str() + ",\n";
+    s += "  \"max_memory\": " + rep.maxMemory.str() + ",\n";
+    s += "  \"max_memory_rank\": " + std::to_string(rep.maxMemoryRank) + ",\n";
+    s += "  \"max_memory_time\": " + rep.maxMemoryTime.str() + ",\n";
+    s += "  \"events\": " + std::to_string(rep.events) + ",\n";
+    s += "  \"per_rank\": [";
+    for (size_t i = 0; i < rep.ranks.size(); ++i) {
+      const RankFigures &f = rep.ranks[i];
+      s += std::string(i ? ",\n    " : "\n    ") + "{\"rank\": " + std::to_string(f.rank) +
+           ", \"events\": " + std::to_string(f.events) + ", \"last_event_start\": " + f.lastStart.str() +
+           ", \"end_time\": " + f.end.str() + ", \"peak_memory\": " + f.peakMemory.str() +
+           ", \"peak_memory_time\": " + f.peakTime.str() + "}";
+    }
+    s += rep.ranks.empty() ? "],\n" : "\n  ],\n";
+  } else {
+    s += "  \"timesteps\": null,\n  \"makespan\": null,\n  \"max_memory\": null,\n  \"max_memory_rank\": null,\n"
+         "  \"max_memory_time\": null,\n  \"events\": null,\n  \"per_rank\": [],\n";
+  }
+  s += "  \"targets\": {";
+  bool comma = false;
+  if (r.targetSteps) {
+    s += "\"steps\": " + std::to_string(*r.targetSteps);
+    if (r.report)
+      s += std::string(", \"steps_met\": ") + (met(r.report->timesteps, *r.targetSteps) ? "true" : "false");
+    comma = true;
+  }
+  if (r.targetMemory) {
+    s += std::string(comma ? ", " : "") + "\"memory\": " + std::to_string(*r.targetMemory);
+    if (r.report)
+      s += std::string(", \"memory_met\": ") + (met(r.report->maxMemory, *r.targetMemory) ? "true" : "false");
+  }
+  s += "},\n  \"diagnostics\": [";
+  for (size_t i = 0; i < diagnostics.size(); ++i)
+    s += std::string(i ? ",\n    " : "\n    ") + diagnostic(diagnostics[i], sources);
+  s += diagnostics.empty() ? "]\n}\n" : "\n  ]\n}\n";
+  return s;
+}
+
+} // namespace schedc::sim

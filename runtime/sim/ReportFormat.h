@@ -1,0 +1,39 @@
+// ReportFormat — how the result of a simulated run is shown: the text the original puzzle
+// library prints (`Correct!`, `Timesteps: 16.5 `, `Maximum Memory: ... at GPU: 0 time: 8`)
+// plus the puzzle targets, or the `--format=json` document (schema `schedc-check/1`,
+// documented in docs/checks.md). `schedc check` and compiled programs both print through
+// here, so their output is byte-identical.
+#pragma once
+
+#include "diagnostics/Diagnostics.h"
+#include "sim/World.h"
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace schedc::sim {
+
+enum class Verdict {
+  Correct,    // a complete, correct training step
+  Forged,     // correct only thanks to gradients made up with fake_grad
+  Incorrect,  // ran to its end with errors
+  Unfinished, // could not run to its end (deadlock, a limit)
+};
+
+struct CheckResult {
+  std::string schedule;
+  std::string file;
+  std::vector<std::pair<std::string, int64_t>> parameters;
+  Model model;
+  Verdict verdict = Verdict::Unfinished;
+  std::optional<Report> report; // absent when the run did not complete
+  std::optional<int64_t> targetSteps, targetMemory;
+};
+
+Verdict verdictOf(const World &w);
+std::string formatText(const CheckResult &r);
+std::string formatJson(const CheckResult &r, const std::vector<Diagnostic> &diagnostics, const SourceManager &sources);
+
+} // namespace schedc::sim

@@ -1,0 +1,69 @@
+// Storage — one rank's named, indexed storage (`act[l, mb]`) with the exact memory
+// accounting of the `puzzle` model: values are kept per storage class (weights, optimizer
+// states, activations, activation gradients, weight gradients) in insertion order, like the
+// Python dictionaries of the original (assigning to a held name keeps its position; freeing
+// and assigning again moves it to the end), and memory is summed in that order starting
+// from integer 0, so float rounding matches digit for digit.
+#pragma once
+
+#include "sim/Value.h"
+
+#include <array>
+#include <functional>
+#include <unordered_map>
+#include <vector>
+
+namespace schedc::sim {
+
+struct StorageKey {
+  uint32_t array = 0;
+  std::vector<int64_t> index;
+  friend bool operator==(const StorageKey &a, const StorageKey &b) { return a.array == b.array && a.index == b.index; }
+};
+
+struct StorageKeyHash {
+  size_t operator()(const StorageKey &k) const {
+    size_t h = k.array * 0x9E3779B97F4A7C15ull;
+    for (int64_t v : k.index)
+      h = (h ^ static_cast<size_t>(v)) * 0x100000001B3ull;
+    return h;
+  }
+};
+
+class Storage {
+public:
+  // Stores `v` under `key` (replacing what is there, keeping its position).
+  void store(const StorageKey &key, ValuePtr v, SourceRange storedAt);
+  // The value under `key`, or null.
+  const ValuePtr *find(const StorageKey &key) const;
+  // Removes `key`; returns false if nothing was held there.
+  bool erase(const StorageKey &key);
+  // The rank's memory now, summed in storage-class and insertion order.
+  Number memory() const;
+
+  struct Held {
+    const StorageKey &key;
+    const ValuePtr &value;
+    SourceRange storedAt;
+  };
+  // Every held value, in storage-class and insertion order.
+  void forEach(const std::function<void(const Held &)> &fn) const;
+
+private:
+  struct Entry {
+    StorageKey key;
+    ValuePtr value; // null once erased (a tombstone until compaction)
+    SourceRange storedAt;
+  };
+  struct Place {
+    uint8_t cls;
+    uint32_t slot;
+  };
+  void compact(int cls);
+
+  std::array<std::vector<Entry>, kKinds> classes_;
+  std::array<size_t, kKinds> dead_{};
+  std::unordered_map<StorageKey, Place, StorageKeyHash> places_;
+};
+
+} // namespace schedc::sim

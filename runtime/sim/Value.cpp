@@ -1,0 +1,64 @@
+// Value implementation: memory units and descriptions.
+#include "sim/Value.h"
+
+namespace schedc::sim {
+
+const char *kindName(Kind k) {
+  switch (k) {
+  case Kind::Weight: return "weight";
+  case Kind::OptState: return "optimizer state";
+  case Kind::Activation: return "activation";
+  case Kind::ActGrad: return "activation gradient";
+  case Kind::WeightGrad: return "weight gradient";
+  }
+  return "value";
+}
+
+const char *kindPlural(Kind k) {
+  switch (k) {
+  case Kind::Weight: return "weights";
+  case Kind::OptState: return "optimizer states";
+  case Kind::Activation: return "activations";
+  case Kind::ActGrad: return "activation gradients";
+  case Kind::WeightGrad: return "weight gradients";
+  }
+  return "values";
+}
+
+Number Value::memory() const {
+  switch (kind) {
+  case Kind::Activation:
+  case Kind::ActGrad:
+    return Number::integer(static_cast<int64_t>(batches->size()) * 512 * 256);
+  default:
+    // Left to right, as the original computes it: ((|shards| / total) * 512) * 512.
+    return Number::real(static_cast<double>(shards->size()) / static_cast<double>(total) * 512 * 512);
+  }
+}
+
+std::string Value::describe() const {
+  std::string s = std::string(kind == Kind::OptState || kind == Kind::Activation ? "an " : "a ") + kindName(kind) +
+                  " of layer " + std::to_string(layer);
+  switch (kind) {
+  case Kind::Weight:
+  case Kind::OptState:
+    return s + " (shards " + shards->str() + " of " + std::to_string(total) + ", step " + std::to_string(step) + ")";
+  case Kind::WeightGrad:
+    return s + " (batches " + batches->str() + ", shards " + shards->str() + " of " + std::to_string(total) + ")";
+  default:
+    return s + " (batches " + batches->str() + ")";
+  }
+}
+
+std::shared_ptr<const IntSet> emptySet() {
+  static const auto empty = std::make_shared<const IntSet>();
+  return empty;
+}
+
+std::shared_ptr<const IntSet> setOf(IntSet s) {
+  if (s.empty())
+    return emptySet();
+  return std::make_shared<const IntSet>(std::move(s));
+}
+
+} // namespace schedc::sim

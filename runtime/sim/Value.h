@@ -1,0 +1,47 @@
+// Value — the metadata the sim backend tracks for every training value (no tensors): its
+// kind, layer, optimizer step, shards and micro-batches, and the units of memory it takes
+// under the `puzzle` cost model. Values are immutable and shared (a value stored under two
+// names, or the one result of a collective handed to every rank, is one object).
+#pragma once
+
+#include "diagnostics/SourceManager.h"
+#include "sim/IntSet.h"
+#include "sim/Number.h"
+
+#include <memory>
+#include <string>
+
+namespace schedc::sim {
+
+// In storage-class order: memory is summed over classes in this order.
+enum class Kind : uint8_t { Weight, OptState, Activation, ActGrad, WeightGrad };
+constexpr int kKinds = 5;
+const char *kindName(Kind k);   // "weight", "activation gradient", ...
+const char *kindPlural(Kind k); // "weights", "activation gradients", ...
+
+struct Value {
+  Kind kind = Kind::Activation;
+  int64_t layer = 0;
+  int64_t step = 0;                                         // weights, optimizer states
+  std::shared_ptr<const IntSet> shards;                     // weights, optimizer states, weight gradients
+  int64_t total = 1;                                        // number of shards of the whole
+  std::shared_ptr<const IntSet> batches;                    // activations, gradients
+  bool forged = false;   // depends on a gradient made up with fake_grad
+  bool poisoned = false; // the result of a failed operation: checks on it stay silent
+
+  // Units of memory (puzzle model): weights, optimizer states and weight gradients take
+  // (|shards| / total) * 512 * 512 as a double; activations and activation gradients
+  // |batches| * 512 * 256 as an integer.
+  Number memory() const;
+  bool complete() const { return static_cast<int64_t>(shards->size()) == total; }
+  // "a weight of layer 2 (shards {0} of 4, step 0)".
+  std::string describe() const;
+};
+
+using ValuePtr = std::shared_ptr<const Value>;
+
+// Interned empty set and {0}, shared by many values.
+std::shared_ptr<const IntSet> emptySet();
+std::shared_ptr<const IntSet> setOf(IntSet s);
+
+} // namespace schedc::sim

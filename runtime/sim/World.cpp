@@ -1,0 +1,312 @@
+// World implementation: running the ranks, deadlock reports, diagnostics aggregation, the
+// end-of-run checks (messages never received, values still held, the final model) and the
+// reported figures.
+#include "sim/World.h"
+
+#include <algorithm>
+
+namespace schedc::sim {
+
+const char *collectiveName(CollectiveKind k) {
+  switch (k) {
+  case CollectiveKind::AllReduce: return "allreduce";
+  case CollectiveKind::AllGather: return "allgather";
+  case CollectiveKind::ReduceScatter: return "scatterreduce";
+  }
+  return "collective";
+}
+
+const Model &Rank::model() const { return world_.model_; }
+bool Rank::cancelled() const { return world_.cancelled_; }
+
+World::World(Model model, std::vector<ArrayInfo> arrays, Options options)
+    : model_(model), arrays_(std::move(arrays)), options_(options) {
+  for (const ArrayInfo &a : arrays_)
+    arrayKinds_.push_back(a.kind);
+  allRanks_ = std::make_shared<const IntSet>(IntSet::range(0, model_.ranks));
+  inbox_.resize(static_cast<size_t>(model_.ranks));
+  for (int64_t r = 0; r < model_.ranks; ++r)
+    ranks_.push_back(std::unique_ptr<Rank>(new Rank(*this, r)));
+}
+
+World::~World() = default;
+
+void World::run(const std::function<void(Rank &)> &body) {
+  for (auto &r : ranks_) {
+    Rank *rank = r.get();
+    rank->fiber_ = std::make_unique<Fiber>([rank, &body] {
+      body(*rank);
+      rank->finished_ = true;
+    });
+    runnable_.push_back(rank);
+  }
+  // Round-robin over runnable ranks in the order they became runnable. The figures do not
+  // depend on this order: clocks follow the cost model, collectives match by call count
+  // and messages are FIFO per pair of ranks.
+  for (;;) {
+    while (!runnable_.empty()) {
+      Rank *r = runnable_.front();
+      runnable_.pop_front();
+      r->fiber_->resume();
+      if (r->finished_)
+        r->fiber_.reset(); // release the stack as soon as a rank is done
+    }
+    bool anyBlocked = std::any_of(ranks_.begin(), ranks_.end(), [](auto &r) { return !r->finished_; });
+    if (!anyBlocked)
+      break;
+    if (!cancelled_) {
+      reportDeadlock();
+      cancelled_ = true;
+    }
+    // Cancelled: let every blocked rank unwind.
+    for (auto &r : ranks_)
+      if (!r->finished_ && r->blocked_) {
+        r->blocked_ = false;
+        runnable_.push_back(r.get());
+      }
+  }
+  completed_ = !cancelled_;
+  if (completed_)
+    checkEnd();
+}
+
+void World::schedule(Rank &r) {
+  if (r.blocked_) {
+    r.blocked_ = false;
+    runnable_.push_back(&r);
+  }
+}
+
+bool Rank::waitUntil(const std::function<bool()> &ready, std::string what, SourceRange at, int64_t peer) {
+  while (!ready()) {
+    if (world_.cancelled_)
+      return false;
+    wait_ = Wait{std::move(what), at, peer};
+    blocked_ = true;
+    Fiber::yield();
+  }
+  return !world_.cancelled_;
+}
+
+bool Rank::step(SourceRange at) {
+  if (++world_.steps_ <= world_.options_.maxSteps)
+    return true;
+  if (!world_.cancelled_)
+    fatal(at, "the schedule runs more than " + std::to_string(world_.options_.maxSteps) +
+                  " statements; stopping (is a loop bound too large?)");
+  return false;
+}
+
+// ---- Diagnostics ---------------------------------------------------------------------------
+
+void World::record(Severity s, SourceRange at, const char *code, std::string message, int64_t rank,
+                   std::vector<Diagnostic> notes) {
+  auto key = std::make_pair(std::string(code), std::make_tuple(at.begin.file, at.begin.line, at.begin.col));
+  auto it = diagIndex_.find(key);
+  if (it != diagIndex_.end()) {
+    std::vector<int64_t> &others = diags_[it->second].otherRanks;
+    if (rank >= 0 && (others.empty() || others.back() != rank))
+      others.push_back(rank);
+    return;
+  }
+  if (s == Severity::Error)
+    ++errors_;
+  diagIndex_.emplace(key, diags_.size());
+  diags_.push_back(Recorded{Diagnostic{s, at, std::move(message), std::move(notes)}, {}});
+}
+
+bool World::hasErrors() const { return errors_ != 0; }
+
+std::vector<Diagnostic> World::diagnostics() const {
+  std::vector<Diagnostic> out;
+  for (const Recorded &r : diags_) {
+    Diagnostic d = r.diag;
+    if (!r.otherRanks.empty()) {
+      std::string ranks = IntSet(r.otherRanks).str();
+      d.notes.push_back(note({}, "the same happens on " + std::to_string(r.otherRanks.size()) +
+                                     (r.otherRanks.size() == 1 ? " more rank: " : " more ranks: ") +
+                                     ranks.substr(1, ranks.size() - 2)));
+    }
+    out.push_back(std::move(d));
+  }
+  return out;
+}
+
+void Rank::error(SourceRange at, const char *code, std::string message, std::vector<Diagnostic> notes) {
+  world_.record(Severity::Error, at, code, std::move(message), id_, std::move(notes));
+}
+
+void Rank::warning(SourceRange at, const char *code, std::string message) {
+  world_.record(Severity::Warning, at, code, std::move(message), id_);
+}
+
+void Rank::fatal(SourceRange at, std::string message) {
+  world_.record(Severity::Error, at, "fatal", std::move(message), id_);
+  world_.cancelled_ = true;
+}
+
+// ---- Deadlock --------------------------------------------------------------------------------
+
+void World::reportDeadlock() {
+  std::vector<Rank *> blocked;
+  for (auto &r : ranks_)
+    if (!r->finished_)
+      blocked.push_back(r.get());
+  Rank &first = *blocked.front();
+  std::vector<Diagnostic> notes;
+  // A cycle of receives: follow "waits for" from the first blocked rank.
+  std::vector<int64_t> chain;
+  std::vector<int> seenAt(static_cast<size_t>(model_.ranks), -1);
+  for (int64_t r = first.id_; r >= 0 && !ranks_[r]->finished_ && ranks_[r]->wait_.peer >= 0;
+       r = ranks_[r]->wait_.peer) {
+    if (seenAt[r] >= 0) {
+      std::string cycle;
+      for (size_t i = static_cast<size_t>(seenAt[r]); i < chain.size(); ++i)
+        cycle += "rank " + std::to_string(chain[i]) + " -> ";
+      notes.push_back(note({}, "the ranks wait for each other in a cycle: " + cycle + "rank " + std::to_string(r)));
+      break;
+    }
+    seenAt[r] = static_cast<int>(chain.size());
+    chain.push_back(r);
+  }
+  const size_t kShown = 16;
+  for (size_t i = 0; i < blocked.size() && i < kShown; ++i) {
+    const Rank &r = *blocked[i];
+    std::string what = "rank " + std::to_string(r.id_) + " " + r.wait_.what;
+    if (r.wait_.peer >= 0) {
+      const Rank &peer = *ranks_[r.wait_.peer];
+      what += peer.finished_ ? ", which has finished" : ", which is blocked too";
+    }
+    notes.push_back(note(r.wait_.at, what));
+  }
+  if (blocked.size() > kShown)
+    notes.push_back(note({}, "and " + std::to_string(blocked.size() - kShown) + " more blocked ranks"));
+  record(Severity::Error, first.wait_.at, "deadlock",
+         "deadlock: " + std::to_string(blocked.size()) + " of " + std::to_string(model_.ranks) +
+             (model_.ranks == 1 ? " rank is" : " ranks are") + " blocked and can never continue",
+         -1, std::move(notes));
+}
+
+// ---- End of the run ----------------------------------------------------------------------------
+
+void World::checkEnd() {
+  // Messages nobody received.
+  for (int64_t to = 0; to < model_.ranks; ++to)
+    for (const auto &[from, queue] : inbox_[to])
+      for (const Message &m : queue)
+        record(Severity::Warning, m.sentAt, "unreceived",
+               "a message sent here from rank " + std::to_string(from) + " to rank " + std::to_string(to) +
+                   " is never received",
+               from);
+  // Activations and gradients still held (weights and optimizer states are the model).
+  struct Leftover {
+    Kind kind;
+    std::vector<std::string> slots;
+  };
+  std::map<std::tuple<uint32_t, uint32_t, uint32_t, int>, Leftover> leftovers;
+  std::vector<std::tuple<uint32_t, uint32_t, uint32_t, int>> order;
+  for (auto &r : ranks_)
+    r->storage_.forEach([&](const Storage::Held &h) {
+      Kind k = h.value->kind;
+      if (k == Kind::Weight || k == Kind::OptState)
+        return;
+      auto key = std::make_tuple(h.storedAt.begin.file, h.storedAt.begin.line, h.storedAt.begin.col, int(k));
+      auto [it, inserted] = leftovers.emplace(key, Leftover{k, {}});
+      if (inserted)
+        order.push_back(key);
+      it->second.slots.push_back(r->slotName(h.key.array, h.key.index) + " on rank " + std::to_string(r->id_));
+    });
+  for (const auto &key : order) {
+    const Leftover &l = leftovers[key];
+    std::string list;
+    for (size_t i = 0; i < l.slots.size() && i < 4; ++i)
+      list += (i ? ", " : "") + l.slots[i];
+    if (l.slots.size() > 4)
+      list += " and " + std::to_string(l.slots.size() - 4) + " more";
+    SourceRange at{{std::get<0>(key), std::get<1>(key), std::get<2>(key)}};
+    record(Severity::Warning, at, "leftover",
+           std::string(kindPlural(l.kind)) + " stored here are still held at the end of the step: " + list, -1);
+  }
+  checkFinalModel();
+}
+
+// Every layer must end up updated exactly once on every shard: the updated weights held at
+// the end, over all ranks, must cover each layer completely.
+void World::checkFinalModel() {
+  struct Final {
+    int64_t total = 0;
+    IntSet shards;
+    bool inconsistent = false;
+  };
+  std::vector<Final> finals(static_cast<size_t>(model_.layers));
+  for (auto &r : ranks_)
+    r->storage_.forEach([&](const Storage::Held &h) {
+      const Value &v = *h.value;
+      if (v.kind != Kind::Weight || v.step < 1 || v.poisoned || v.layer < 0 || v.layer >= model_.layers)
+        return;
+      forged_ |= v.forged;
+      Final &f = finals[v.layer];
+      if (f.total && f.total != v.total)
+        f.inconsistent = true;
+      f.total = v.total;
+      f.shards = f.shards.unite(*v.shards);
+    });
+  for (int64_t l = 0; l < model_.layers; ++l) {
+    const Final &f = finals[l];
+    if (!f.total)
+      record(Severity::Error, options_.scheduleAt, "never-updated",
+             "layer " + std::to_string(l) + " is never updated: no rank holds an updated weight of it at the end", -1);
+    else if (f.inconsistent)
+      record(Severity::Error, options_.scheduleAt, "final-inconsistent",
+             "the updated weights of layer " + std::to_string(l) + " are split into different numbers of shards", -1);
+    else if (static_cast<int64_t>(f.shards.size()) != f.total)
+      record(Severity::Error, options_.scheduleAt, "final-incomplete",
+             "the updated weights of layer " + std::to_string(l) + " cover shards " + f.shards.str() + " of " +
+                 std::to_string(f.total) + "; shards " + IntSet::range(0, f.total).minus(f.shards).str() +
+                 " are never updated",
+             -1);
+  }
+}
+
+// ---- Figures ------------------------------------------------------------------------------
+
+Report World::report() const {
+  Report rep;
+  rep.timesteps = Number::integer(0);
+  rep.makespan = Number::integer(0);
+  rep.maxMemory = Number::integer(0);
+  rep.maxMemoryTime = Number::integer(0);
+  bool anyEvents = false;
+  for (const auto &r : ranks_) {
+    RankFigures f;
+    f.rank = r->id_;
+    f.events = r->events_.size();
+    f.lastStart = f.end = f.peakMemory = f.peakTime = Number::integer(0);
+    for (const Event &e : r->events_) {
+      if (e.memory > f.peakMemory) {
+        f.peakMemory = e.memory;
+        f.peakTime = e.start;
+      }
+      if (e.memory > rep.maxMemory) {
+        rep.maxMemory = e.memory;
+        rep.maxMemoryRank = r->id_;
+        rep.maxMemoryTime = e.start;
+      }
+    }
+    if (!r->events_.empty()) {
+      const Event &last = r->events_.back();
+      f.lastStart = last.start;
+      f.end = last.start + last.length;
+      if (!anyEvents || f.lastStart > rep.timesteps)
+        rep.timesteps = f.lastStart;
+      if (!anyEvents || f.end > rep.makespan)
+        rep.makespan = f.end;
+      anyEvents = true;
+    }
+    rep.events += f.events;
+    rep.ranks.push_back(f);
+  }
+  return rep;
+}
+
+} // namespace schedc::sim

@@ -1,0 +1,246 @@
+// World — the sim backend: one simulated run of a schedule on every rank, under the `puzzle`
+// cost model. It is the semantic core of schedc: `schedc check` interprets the IR against
+// it and compiled schedules call it through the runtime ABI, so both report the same
+// figures and the same errors. A World owns the ranks (each runs on its own Fiber), their
+// storage, clocks and event logs, collective matching and point-to-point channels; it
+// detects deadlock, checks the final model, and computes the reported figures.
+//
+// `Rank` is the per-rank API: every operation of the language, storage, and errors. An
+// operation that fails reports an error (aggregated across ranks by source location and
+// kind) and returns a *poisoned* value, so the run goes on, more errors can be found, and
+// nothing that depends on the failed value reports again.
+#pragma once
+
+#include "diagnostics/Diagnostics.h"
+#include "sim/Fiber.h"
+#include "sim/Storage.h"
+#include "sim/Value.h"
+
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace schedc::sim {
+
+struct Model {
+  int64_t layers = 1;
+  int64_t batches = 1;
+  int64_t ranks = 1;
+};
+
+// A note for a diagnostic.
+inline Diagnostic note(SourceRange at, std::string message) { return Diagnostic{Severity::Note, at, std::move(message), {}}; }
+
+struct ArrayInfo {
+  std::string name;
+  std::optional<Kind> kind; // unknown until run time for arrays only ever received into
+};
+
+struct Options {
+  uint64_t maxSteps = 50'000'000; // statements executed over all ranks before giving up
+  SourceRange scheduleAt;         // where model-level problems are reported
+};
+
+// One logged event of a rank (the rows of the reference traces).
+struct Event {
+  const char *kind;                            // forward, backward, loss, update, pass, allreduce, ...
+  int64_t layer = -1;                          // -1: none
+  std::shared_ptr<const IntSet> batches;       // null: none
+  Number start, length, memory;
+  SourceRange at;
+};
+
+enum class CollectiveKind { AllReduce, AllGather, ReduceScatter };
+const char *collectiveName(CollectiveKind k); // as the events call them: allreduce, allgather, scatterreduce
+
+struct RankFigures {
+  int64_t rank = 0;
+  size_t events = 0;
+  Number lastStart, end, peakMemory, peakTime;
+};
+
+// The reported figures, computed as the original library computes them.
+struct Report {
+  Number timesteps;      // largest start time of a rank's last event
+  Number makespan;       // largest end time of a rank's last event
+  Number maxMemory;      // first strictly largest memory sample, ranks in order
+  int64_t maxMemoryRank = 0;
+  Number maxMemoryTime;
+  size_t events = 0;
+  std::vector<RankFigures> ranks;
+};
+
+class World;
+
+class Rank {
+public:
+  int64_t id() const { return id_; }
+  const Model &model() const;
+  Number clock() const { return clock_; }
+
+  // ---- Storage ----
+  void store(uint32_t array, std::vector<int64_t> index, ValuePtr v, SourceRange at);
+  ValuePtr read(uint32_t array, const std::vector<int64_t> &index, SourceRange at);
+  void free(uint32_t array, const std::vector<int64_t> &index, SourceRange at);
+
+  // ---- Operations (each checks its inputs; see docs/checks.md) ----
+  std::pair<ValuePtr, ValuePtr> load(SourceRange at, int64_t layer, int64_t shard, int64_t of);
+  ValuePtr input(SourceRange at, const IntSet &batches);
+  ValuePtr forward(SourceRange at, int64_t layer, const ValuePtr &input, const ValuePtr &weight);
+  std::pair<ValuePtr, ValuePtr> backward(SourceRange at, int64_t layer, const ValuePtr &input,
+                                         const ValuePtr &grad, const ValuePtr &weight);
+  ValuePtr loss(SourceRange at, const ValuePtr &input);
+  std::pair<ValuePtr, ValuePtr> update(SourceRange at, int64_t layer, const ValuePtr &grad, const ValuePtr &weight,
+                                       const ValuePtr &opt);
+  ValuePtr addGrad(SourceRange at, const ValuePtr &a, const ValuePtr &b);
+  ValuePtr fakeGrad(SourceRange at, int64_t layer, const IntSet &batches);
+  // `group` lists the participating ranks in order; it must contain this rank.
+  ValuePtr collective(SourceRange at, CollectiveKind kind, const ValuePtr &v, std::shared_ptr<const IntSet> group);
+  void send(SourceRange at, int64_t to, const ValuePtr &v);
+  ValuePtr recv(SourceRange at, int64_t from);
+
+  // ---- Errors and control ----
+  // An error in the schedule; `code` groups the same problem on many ranks into one report.
+  void error(SourceRange at, const char *code, std::string message, std::vector<Diagnostic> notes = {});
+  void warning(SourceRange at, const char *code, std::string message);
+  // An error after which the run cannot go on (a limit, a bad argument to the runtime).
+  void fatal(SourceRange at, std::string message);
+  // True once the run is being abandoned: every call returns at once, the caller unwinds.
+  bool cancelled() const;
+  // Counts one executed statement; false (after a fatal error) past the step limit.
+  bool step(SourceRange at);
+
+  // `act[3, 0]`: how a storage slot is named in messages.
+  std::string slotName(uint32_t array, const std::vector<int64_t> &index) const;
+
+private:
+  friend class World;
+  Rank(World &world, int64_t id) : world_(world), id_(id) {}
+
+  // Logs an event at the current clock with the current memory, then advances the clock.
+  void logEvent(const char *kind, int64_t layer, std::shared_ptr<const IntSet> batches, Number length,
+                SourceRange at);
+  // Waits (yields the fiber) until `ready()`; returns false if the run was cancelled.
+  bool waitUntil(const std::function<bool()> &ready, std::string what, SourceRange at, int64_t peer);
+  ValuePtr poison(Kind kind, int64_t layer = 0) const;
+  bool checkLayer(SourceRange at, const char *op, int64_t layer);
+
+  World &world_;
+  int64_t id_;
+  Number clock_ = Number::integer(0);
+  Storage storage_;
+  std::vector<Event> events_;
+  std::map<StorageKey, SourceRange, bool (*)(const StorageKey &, const StorageKey &)> freedAt_{
+      [](const StorageKey &a, const StorageKey &b) { return a.array != b.array ? a.array < b.array : a.index < b.index; }};
+  // Per layer: the shards this rank has updated, their shard count, and where.
+  struct Updated {
+    IntSet shards;
+    int64_t total;
+    SourceRange at;
+  };
+  std::map<int64_t, Updated> updated_;
+  // While blocked: what the rank waits for (for deadlock reports).
+  struct Wait {
+    std::string what;
+    SourceRange at;
+    int64_t peer = -1; // the rank waited on (receives), for cycle detection
+  } wait_;
+  bool blocked_ = false;
+  bool finished_ = false;
+  std::unique_ptr<Fiber> fiber_;
+};
+
+class World {
+public:
+  World(Model model, std::vector<ArrayInfo> arrays, Options options);
+  ~World();
+
+  // Runs `body` for every rank, each on its own fiber, until all finish or the run cannot
+  // go on (deadlock, a fatal error). Then checks the final model.
+  void run(const std::function<void(Rank &)> &body);
+
+  const Model &model() const { return model_; }
+  // Every rank, shared, in order: the default group of collectives.
+  const std::shared_ptr<const IntSet> &allRanks() const { return allRanks_; }
+  // True if every rank ran to its end.
+  bool completed() const { return completed_; }
+  bool hasErrors() const;
+  // True if the final weights depend on a gradient forged with a non-empty fake_grad.
+  bool forged() const { return forged_; }
+  // True if the run completed, without errors, into a complete model.
+  bool correct() const { return completed_ && !hasErrors(); }
+  // Diagnostics in the order they happened, each problem once (with the other ranks it
+  // happened on as a note).
+  std::vector<Diagnostic> diagnostics() const;
+  Report report() const;
+  const std::vector<Event> &events(int64_t rank) const { return ranks_[rank]->events_; }
+
+private:
+  friend class Rank;
+  struct Recorded {
+    Diagnostic diag;
+    std::vector<int64_t> otherRanks;
+  };
+  // One collective call of a group: the k-th call of every member meets here.
+  struct Collective {
+    CollectiveKind kind;
+    int64_t layer = -1;
+    int64_t firstRank = -1;
+    SourceRange firstAt;
+    std::vector<ValuePtr> inputs;  // by position in the group
+    std::vector<Number> clocks;    // entry clocks, by position
+    std::vector<SourceRange> at;   // call sites, by position
+    size_t arrived = 0, taken = 0;
+    bool mismatched = false;
+    bool done = false;
+    Number start;
+    std::vector<ValuePtr> results; // by position
+  };
+
+  struct Group {
+    std::shared_ptr<const IntSet> members;
+    std::vector<uint64_t> calls;       // collectives called so far, by position
+    std::deque<Collective> instances;  // instances[i] is call number base + i
+    uint64_t base = 0;
+  };
+
+  // Records a diagnostic; one per (code, location), later ranks noted on the first.
+  void record(Severity s, SourceRange at, const char *code, std::string message, int64_t rank,
+              std::vector<Diagnostic> notes = {});
+  void schedule(Rank &r);
+  void reportDeadlock();
+  void checkEnd();
+  void checkFinalModel();
+  Group &groupFor(const std::shared_ptr<const IntSet> &members);
+  static void combine(Collective &c, const IntSet &members, Rank &reporter, SourceRange at);
+
+  Model model_;
+  std::vector<ArrayInfo> arrays_;
+  std::vector<std::optional<Kind>> arrayKinds_; // static kind, or the first kind stored
+  Options options_;
+  std::shared_ptr<const IntSet> allRanks_;
+  std::vector<std::unique_ptr<Rank>> ranks_;
+  std::deque<Rank *> runnable_;
+  std::vector<Recorded> diags_;
+  std::map<std::pair<std::string, std::tuple<uint32_t, uint32_t, uint32_t>>, size_t> diagIndex_;
+  std::unique_ptr<Group> allGroup_;
+  std::map<std::vector<int64_t>, std::unique_ptr<Group>> groups_;
+  struct Message {
+    ValuePtr value;
+    Number stamp;
+    SourceRange sentAt;
+  };
+  // inbox_[to][from]: messages in the order they were sent.
+  std::vector<std::map<int64_t, std::deque<Message>>> inbox_;
+  uint64_t steps_ = 0;
+  bool cancelled_ = false;
+  bool completed_ = false;
+  bool forged_ = false;
+  unsigned errors_ = 0;
+};
+
+} // namespace schedc::sim
