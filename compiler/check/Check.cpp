@@ -4,6 +4,8 @@
 #include "check/Interpreter.h"
 #include "sim/ReportFormat.h"
 
+#include <cstdio>
+#include <fstream>
 #include <ostream>
 
 namespace schedc::check {
@@ -19,6 +21,32 @@ std::optional<sim::Kind> kindOf(ir::Type t) {
   case ir::Type::WeightGrad: return sim::Kind::WeightGrad;
   default: return std::nullopt;
   }
+}
+
+// The events as CSV, in the format of the reference traces (test/reference/traces/).
+bool writeEvents(const sim::World &world, const std::string &path, DiagnosticEngine &diags) {
+  std::ofstream out(path + ".tmp");
+  out << "rank,idx,typ,layer,batches,time,length,memory\n";
+  for (int64_t r = 0; r < world.model().ranks; ++r) {
+    const std::vector<sim::Event> &events = world.events(r);
+    for (size_t i = 0; i < events.size(); ++i) {
+      const sim::Event &e = events[i];
+      out << r << ',' << i << ',' << e.kind << ',';
+      if (e.layer >= 0)
+        out << e.layer;
+      out << ',';
+      if (e.batches)
+        for (size_t k = 0; k < e.batches->size(); ++k)
+          out << (k ? " " : "") << e.batches->elements()[k];
+      out << ',' << e.start.str() << ',' << e.length.str() << ',' << e.memory.str() << '\n';
+    }
+  }
+  out.close();
+  if (!out || std::rename((path + ".tmp").c_str(), path.c_str()) != 0) {
+    diags.error({}, "cannot write the events to `" + path + "`");
+    return false;
+  }
+  return true;
 }
 
 } // namespace
@@ -61,6 +89,8 @@ int runCheck(const ir::Program &program, const ir::Function &schedule, const std
     for (const Diagnostic &n : d.notes)
       b.note(n.range, n.message);
   }
+  if (!options.eventsFile.empty() && !writeEvents(world, options.eventsFile, diags))
+    return finish(kExitIoError);
   result.verdict = sim::verdictOf(world);
   if (world.completed())
     result.report = world.report();

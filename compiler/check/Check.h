@@ -15,6 +15,7 @@ namespace schedc::check {
 struct CheckOptions {
   bool json = false;
   uint64_t maxSteps = 50'000'000;
+  std::string eventsFile; // if set: write every event here as CSV
 };
 
 int runCheck(const ir::Program &program, const ir::Function &schedule, const std::map<std::string, int64_t> &overrides,

@@ -94,8 +94,9 @@ int runDriver(const std::vector<std::string> &args) {
 
   switch (opts.command) {
   case Command::Check:
-    return check::runCheck(*program, *schedule, *params, check::CheckOptions{opts.format == Format::Json},
-                           sources, diags, std::cout);
+    return check::runCheck(*program, *schedule, *params,
+                           check::CheckOptions{opts.format == Format::Json, opts.maxSteps, opts.eventsFile}, sources,
+                           diags, std::cout);
   case Command::Draw:
   case Command::Build:
   case Command::Run:

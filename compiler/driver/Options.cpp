@@ -29,6 +29,9 @@ OPTIONS
   --cost-model=NAME    Cost model for time and memory (default puzzle)
   -o FILE              Output file (draw, build)
   --error-limit=N      Stop after N errors (default 20, 0 means no limit)
+  --events=FILE        check: write every event (rank, kind, layer, batches, start,
+                       length, memory) as CSV, in the format of the reference traces
+  --max-steps=N        check: give up after N executed statements (default 50000000)
 
 EXIT CODES
   0 success, 1 the schedule is not a correct training step, 2 bad command line,
@@ -123,6 +126,14 @@ std::optional<Options> parseOptions(const std::vector<std::string> &args, std::s
         o.format = Format::Json;
       else if (error.empty())
         error = "unknown --format `" + v + "` (expected text or json)";
+    } else if (value("--events", v)) {
+      o.eventsFile = v;
+    } else if (value("--max-steps", v)) {
+      char *end = nullptr;
+      unsigned long long n = std::strtoull(v.c_str(), &end, 10);
+      if (v.empty() || *end || n == 0)
+        error = "--max-steps needs a positive number";
+      o.maxSteps = n;
     } else if (value("--error-limit", v)) {
       char *end = nullptr;
       unsigned long n = std::strtoul(v.c_str(), &end, 10);

@@ -24,6 +24,8 @@ struct Options {
   Emit emit = Emit::None;             // --emit=ast|ir
   Format format = Format::Text;       // --format=text|json
   unsigned errorLimit = 20;           // --error-limit=N (0: no limit)
+  std::string eventsFile;             // --events=FILE: every event as CSV (check)
+  uint64_t maxSteps = 50'000'000;     // --max-steps=N (check)
 };
 
 // Parses argv. On error returns nullopt and sets `error`.

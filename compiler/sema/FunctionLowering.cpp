@@ -492,6 +492,10 @@ private:
                                                                {"ranks", ir::ExprOp::Ranks},
                                                                {"layers", ir::ExprOp::Layers},
                                                                {"batches", ir::ExprOp::Batches}};
+    if (definingParams_ && e.name == "rank") {
+      diags_.error(e.range, "a parameter default cannot use `rank`: parameters are the same on every rank");
+      return Typed::error();
+    }
     if (auto it = builtins.find(e.name); it != builtins.end())
       return plain(leaf(it->second, Type::Int, 0, e.range));
     if (ctx_.arrayIds.count(e.name)) {
