@@ -62,11 +62,12 @@ int runCheck(const ir::Program &program, const ir::Function &schedule, const std
   auto finish = [&](int code) {
     if (options.json)
       out << sim::formatJson(result, diags.diagnostics(), sources);
-    else if (code != kExitUsage)
+    else if (result.verdict != sim::Verdict::Invalid)
       out << sim::formatText(result);
     return code;
   };
 
+  result.verdict = sim::Verdict::Invalid;
   std::optional<std::vector<int64_t>> params = evaluateParameters(schedule, overrides, diags);
   std::optional<sim::Model> model = params ? modelOf(schedule, *params, diags) : std::nullopt;
   if (!model)

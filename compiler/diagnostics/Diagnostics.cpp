@@ -96,7 +96,7 @@ std::string DiagnosticEngine::format(const Diagnostic &d) const {
     if (x.range.valid()) {
       const SourceLoc &b = x.range.begin;
       s += sources_.name(b.file) + ":" + std::to_string(b.line) + ":" + std::to_string(b.col) + ": ";
-    } else {
+    } else if (x.severity != Severity::Note) {
       s += "schedc: ";
     }
     s += severityName(x.severity);

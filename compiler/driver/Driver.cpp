@@ -9,6 +9,7 @@
 #include "sema/Imports.h"
 #include "sema/Parameters.h"
 #include "sema/Sema.h"
+#include "sim/ReportFormat.h"
 
 #include <iostream>
 #include <limits>
@@ -54,9 +55,22 @@ int runDriver(const std::vector<std::string> &args) {
     return kExitOk;
   }
 
+  // With --format=json every diagnostic goes into the JSON document on stdout instead.
+  bool json = opts.format == Format::Json;
   SourceManager sources;
-  DiagnosticEngine diags(sources, &std::cerr);
+  DiagnosticEngine diags(sources, json ? nullptr : &std::cerr);
   diags.setErrorLimit(opts.errorLimit ? opts.errorLimit : std::numeric_limits<unsigned>::max());
+
+  auto failed = [&](int code, const std::string &schedule = "") {
+    if (json) {
+      sim::CheckResult result;
+      result.schedule = schedule;
+      result.file = opts.input;
+      result.verdict = sim::Verdict::Invalid;
+      std::cout << sim::formatJson(result, diags.diagnostics(), sources);
+    }
+    return code;
+  };
 
   std::optional<uint32_t> mainFile = sources.load(opts.input, error);
   if (!mainFile) {
@@ -68,14 +82,14 @@ int runDriver(const std::vector<std::string> &args) {
   sema::ImportOptions importOptions{opts.includes, sema::defaultStdlibDir()};
   std::vector<std::unique_ptr<ast::Module>> modules = sema::loadModules(*mainFile, importOptions, sources, diags);
   if (modules.empty())
-    return kExitSourceError;
+    return failed(kExitSourceError);
   if (opts.emit == Emit::Ast) {
     std::cout << ast::dump(*modules.back(), sources);
     return kExitOk;
   }
   std::unique_ptr<ir::Program> program = sema::analyze(modules, sema::SemaOptions{opts.schedule}, diags);
   if (!program)
-    return kExitSourceError;
+    return failed(kExitSourceError);
   if (std::string problem = ir::verify(*program); !problem.empty()) {
     std::cerr << "schedc: internal error: the IR verifier failed: " << problem << " (please report this bug)\n";
     return kExitInternal;
@@ -90,13 +104,12 @@ int runDriver(const std::vector<std::string> &args) {
     return kExitUsage;
   std::optional<std::map<std::string, int64_t>> params = sema::resolveDefines(*schedule, opts.defines, diags);
   if (!params)
-    return kExitUsage;
+    return failed(kExitUsage, schedule->name);
 
   switch (opts.command) {
   case Command::Check:
-    return check::runCheck(*program, *schedule, *params,
-                           check::CheckOptions{opts.format == Format::Json, opts.maxSteps, opts.eventsFile}, sources,
-                           diags, std::cout);
+    return check::runCheck(*program, *schedule, *params, check::CheckOptions{json, opts.maxSteps, opts.eventsFile},
+                           sources, diags, std::cout);
   case Command::Draw:
   case Command::Build:
   case Command::Run:

@@ -22,6 +22,7 @@ const char *verdictLine(Verdict v) {
   case Verdict::Forged: return "Not a real training step: it uses gradients forged with `fake_grad`";
   case Verdict::Incorrect: return "Incorrect: see the errors above";
   case Verdict::Unfinished: return "The schedule cannot run to its end: see the errors above";
+  case Verdict::Invalid: return "Invalid: see the errors above";
   }
   return "";
 }
@@ -32,6 +33,7 @@ const char *verdictName(Verdict v) {
   case Verdict::Forged: return "forged";
   case Verdict::Incorrect: return "incorrect";
   case Verdict::Unfinished: return "unfinished";
+  case Verdict::Invalid: return "invalid";
   }
   return "";
 }

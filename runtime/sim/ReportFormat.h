@@ -20,6 +20,7 @@ enum class Verdict {
   Forged,     // correct only thanks to gradients made up with fake_grad
   Incorrect,  // ran to its end with errors
   Unfinished, // could not run to its end (deadlock, a limit)
+  Invalid,    // never ran: the source or the parameters have errors
 };
 
 struct CheckResult {

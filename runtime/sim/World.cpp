@@ -237,13 +237,18 @@ void World::checkFinalModel() {
     int64_t total = 0;
     IntSet shards;
     bool inconsistent = false;
+    bool failed = false; // an update of the layer failed: that error is the report
   };
   std::vector<Final> finals(static_cast<size_t>(model_.layers));
   for (auto &r : ranks_)
     r->storage_.forEach([&](const Storage::Held &h) {
       const Value &v = *h.value;
-      if (v.kind != Kind::Weight || v.step < 1 || v.poisoned || v.layer < 0 || v.layer >= model_.layers)
+      if (v.kind != Kind::Weight || v.step < 1 || v.layer < 0 || v.layer >= model_.layers)
         return;
+      if (v.poisoned) {
+        finals[v.layer].failed = true;
+        return;
+      }
       forged_ |= v.forged;
       Final &f = finals[v.layer];
       if (f.total && f.total != v.total)
@@ -253,6 +258,8 @@ void World::checkFinalModel() {
     });
   for (int64_t l = 0; l < model_.layers; ++l) {
     const Final &f = finals[l];
+    if (f.failed)
+      continue;
     if (!f.total)
       record(Severity::Error, options_.scheduleAt, "never-updated",
              "layer " + std::to_string(l) + " is never updated: no rank holds an updated weight of it at the end", -1);
