@@ -103,6 +103,34 @@ void World::combine(Collective &c, const IntSet &members, Rank &reporter, Source
 }
 
 
+// Every member must have called the same collective on the same layer as the group's
+// lowest rank; the first that did not is reported, naming both places.
+void World::matchCalls(Collective &c, const IntSet &members, Rank &reporter) {
+  const auto &ranks = members.elements();
+  std::string where = groupName(members, reporter.model().ranks);
+  c.kind = c.kinds[0];
+  c.layer = c.inputs[0]->layer;
+  for (size_t i = 1; i < ranks.size(); ++i) {
+    std::string me = "rank " + std::to_string(ranks[i]), first = "rank " + std::to_string(ranks[0]);
+    if (c.kinds[i] != c.kind) {
+      reporter.error(c.at[i], "collective-mismatch",
+                     me + " calls " + collectiveName(c.kinds[i]) + " over " + where + " where " + first + " calls " +
+                         collectiveName(c.kind),
+                     {note(c.at[0], first + " calls " + collectiveName(c.kind) + " here")});
+    } else if (!c.inputs[i]->poisoned && !c.inputs[0]->poisoned && c.inputs[i]->layer != c.layer) {
+      reporter.error(c.at[i], "collective-mismatch",
+                     me + " calls " + collectiveName(c.kind) + " of layer " + std::to_string(c.inputs[i]->layer) +
+                         " over " + where + " where " + first + " calls it for layer " + std::to_string(c.layer),
+                     {note(c.at[0], first + "'s " + collectiveName(c.kind) + " of layer " + std::to_string(c.layer) +
+                                        " is here")});
+    } else {
+      continue;
+    }
+    c.mismatched = true;
+    return;
+  }
+}
+
 ValuePtr Rank::collective(SourceRange at, CollectiveKind kind, const ValuePtr &v, std::shared_ptr<const IntSet> group) {
   const char *name = collectiveName(kind);
   if (group->empty() || group->min() < 0 || group->max() >= world_.model_.ranks) {
@@ -121,31 +149,11 @@ ValuePtr Rank::collective(SourceRange at, CollectiveKind kind, const ValuePtr &v
   size_t pos = static_cast<size_t>(std::lower_bound(elems.begin(), elems.end(), id_) - elems.begin());
   uint64_t call = g.calls[pos]++;
   while (g.base + g.instances.size() <= call)
-    g.instances.push_back(World::Collective{kind, -1, -1, {}, std::vector<ValuePtr>(elems.size()),
-                                            std::vector<Number>(elems.size()),
+    g.instances.push_back(World::Collective{kind, -1, std::vector<CollectiveKind>(elems.size()),
+                                            std::vector<ValuePtr>(elems.size()), std::vector<Number>(elems.size()),
                                             std::vector<SourceRange>(elems.size()), 0, 0, false, false, {}, {}});
   World::Collective &c = g.instances[call - g.base];
-
-  std::string where = groupName(*g.members, world_.model_.ranks);
-  if (c.firstRank < 0) {
-    c.kind = kind;
-    c.layer = v->layer;
-    c.firstRank = id_;
-    c.firstAt = at;
-  } else if (!c.mismatched && c.kind != kind) {
-    error(at, "collective-mismatch",
-          "rank " + std::to_string(id_) + " calls " + name + " over " + where + " where rank " +
-              std::to_string(c.firstRank) + " calls " + collectiveName(c.kind),
-          {note(c.firstAt, "rank " + std::to_string(c.firstRank) + " calls " + collectiveName(c.kind) + " here")});
-    c.mismatched = true;
-  } else if (!c.mismatched && !v->poisoned && c.layer != v->layer) {
-    error(at, "collective-mismatch",
-          "rank " + std::to_string(id_) + " calls " + name + " of layer " + std::to_string(v->layer) + " over " +
-              where + " where rank " + std::to_string(c.firstRank) + " calls it for layer " + std::to_string(c.layer),
-          {note(c.firstAt, "rank " + std::to_string(c.firstRank) + "'s " + collectiveName(c.kind) + " of layer " +
-                               std::to_string(c.layer) + " is here")});
-    c.mismatched = true;
-  }
+  c.kinds[pos] = kind;
   c.inputs[pos] = v;
   c.clocks[pos] = clock_;
   c.at[pos] = at;
@@ -154,20 +162,21 @@ ValuePtr Rank::collective(SourceRange at, CollectiveKind kind, const ValuePtr &v
     c.start = c.clocks[0];
     for (const Number &t : c.clocks)
       c.start = Number::pythonMax(c.start, t);
+    World::matchCalls(c, *g.members, *this);
     World::combine(c, *g.members, *this, at);
     c.done = true;
     for (int64_t member : elems)
       if (member != id_)
         world_.schedule(*world_.ranks_[member]);
   } else {
-    std::string missing;
-    if (!waitUntil([&c] { return c.done; }, "waits here in " + std::string(name) + " over " + where +
-                                                 " for the other ranks to call it",
-                   at, -1))
+    std::string where = groupName(*g.members, world_.model_.ranks);
+    if (!waitUntil([&c] { return c.done; },
+                   Wait{"waits here in " + std::string(name) + " over " + where + " for the other ranks to call it",
+                        at, -1, &c, g.members}))
       return poison(v->kind, v->layer);
   }
   clock_ = Number::pythonMax(clock_, c.start);
-  logEvent(name, c.layer, nullptr, Number::real(0.3), at);
+  logEvent(name, v->layer, nullptr, Number::real(0.3), at);
   ValuePtr result = c.results[pos];
   if (++c.taken == elems.size()) // everyone has its result: retire finished instances
     while (!g.instances.empty() && g.instances.front().taken == elems.size()) {
@@ -203,8 +212,8 @@ ValuePtr Rank::recv(SourceRange at, int64_t from) {
     return poison(fallback);
   }
   std::deque<World::Message> &queue = world_.inbox_[id_][from];
-  if (!waitUntil([&queue] { return !queue.empty(); }, "waits here to receive from rank " + std::to_string(from), at,
-                 from))
+  if (!waitUntil([&queue] { return !queue.empty(); },
+                 Wait{"waits here to receive from rank " + std::to_string(from), at, from, nullptr, nullptr}))
     return poison(fallback);
   World::Message m = std::move(queue.front());
   queue.pop_front();

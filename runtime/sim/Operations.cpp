@@ -303,10 +303,12 @@ std::pair<ValuePtr, ValuePtr> Rank::update(SourceRange at, int64_t layer, const 
   logEvent("update", -1, nullptr, Number::real(0.5), at);
   bool poisoned = !ok || g->poisoned || w->poisoned || o->poisoned;
   Value nw = *w;
+  nw.layer = layer; // a failed update still belongs to the layer it meant to update
   nw.step = w->step + 1;
   nw.forged = g->forged || w->forged;
   nw.poisoned = poisoned;
   Value no = *o;
+  no.layer = layer;
   no.step = o->step + 1;
   no.forged = nw.forged;
   no.poisoned = poisoned;

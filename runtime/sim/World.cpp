@@ -4,6 +4,7 @@
 #include "sim/World.h"
 
 #include <algorithm>
+#include <tuple>
 
 namespace schedc::sim {
 
@@ -77,11 +78,11 @@ void World::schedule(Rank &r) {
   }
 }
 
-bool Rank::waitUntil(const std::function<bool()> &ready, std::string what, SourceRange at, int64_t peer) {
+bool Rank::waitUntil(const std::function<bool()> &ready, Wait wait) {
+  wait_ = std::move(wait);
   while (!ready()) {
     if (world_.cancelled_)
       return false;
-    wait_ = Wait{std::move(what), at, peer};
     blocked_ = true;
     Fiber::yield();
   }
@@ -101,25 +102,46 @@ bool Rank::step(SourceRange at) {
 
 void World::record(Severity s, SourceRange at, const char *code, std::string message, int64_t rank,
                    std::vector<Diagnostic> notes) {
+  // Problems of the whole run (rank -1) are each their own report.
   auto key = std::make_pair(std::string(code), std::make_tuple(at.begin.file, at.begin.line, at.begin.col));
-  auto it = diagIndex_.find(key);
+  auto it = rank < 0 ? diagIndex_.end() : diagIndex_.find(key);
   if (it != diagIndex_.end()) {
-    std::vector<int64_t> &others = diags_[it->second].otherRanks;
-    if (rank >= 0 && (others.empty() || others.back() != rank))
-      others.push_back(rank);
+    Recorded &r = diags_[it->second];
+    if (rank < r.rank) { // describe the lowest rank; the others become the note
+      r.otherRanks.push_back(r.rank);
+      r.rank = rank;
+      r.diag.message = std::move(message);
+      r.diag.notes = std::move(notes);
+    } else if (rank != r.rank && std::find(r.otherRanks.begin(), r.otherRanks.end(), rank) == r.otherRanks.end()) {
+      r.otherRanks.push_back(rank);
+    }
     return;
   }
   if (s == Severity::Error)
     ++errors_;
-  diagIndex_.emplace(key, diags_.size());
-  diags_.push_back(Recorded{Diagnostic{s, at, std::move(message), std::move(notes)}, {}});
+  if (rank >= 0)
+    diagIndex_.emplace(key, diags_.size());
+  diags_.push_back(Recorded{Diagnostic{s, at, std::move(message), std::move(notes)}, rank, {}});
 }
 
 bool World::hasErrors() const { return errors_ != 0; }
 
 std::vector<Diagnostic> World::diagnostics() const {
+  // Problems of single operations in source order, then those of the whole run.
+  std::vector<const Recorded *> order;
+  for (const Recorded &r : diags_)
+    order.push_back(&r);
+  std::stable_sort(order.begin(), order.end(), [](const Recorded *a, const Recorded *b) {
+    if ((a->rank < 0) != (b->rank < 0))
+      return a->rank >= 0;
+    if (a->rank < 0)
+      return false;
+    const SourceLoc &x = a->diag.range.begin, &y = b->diag.range.begin;
+    return std::tie(x.file, x.line, x.col) < std::tie(y.file, y.line, y.col);
+  });
   std::vector<Diagnostic> out;
-  for (const Recorded &r : diags_) {
+  for (const Recorded *rp : order) {
+    const Recorded &r = *rp;
     Diagnostic d = r.diag;
     if (!r.otherRanks.empty()) {
       std::string ranks = IntSet(r.otherRanks).str();
@@ -176,6 +198,24 @@ void World::reportDeadlock() {
     if (r.wait_.peer >= 0) {
       const Rank &peer = *ranks_[r.wait_.peer];
       what += peer.finished_ ? ", which has finished" : ", which is blocked too";
+    } else if (r.wait_.collective) {
+      // Which members never arrived, and what became of them.
+      const auto &c = *static_cast<const Collective *>(r.wait_.collective);
+      std::vector<int64_t> finished, elsewhere;
+      const auto &members = r.wait_.members->elements();
+      for (size_t i = 0; i < members.size(); ++i)
+        if (!c.inputs[i])
+          (ranks_[members[i]]->finished_ ? finished : elsewhere).push_back(members[i]);
+      auto list = [](const std::vector<int64_t> &v) {
+        std::string s = IntSet(v).str();
+        return (v.size() == 1 ? "rank " : "ranks ") + s.substr(1, s.size() - 2);
+      };
+      what += "; it never comes: ";
+      if (!finished.empty())
+        what += list(finished) + (finished.size() == 1 ? " has" : " have") + " finished";
+      if (!elsewhere.empty())
+        what += std::string(finished.empty() ? "" : ", ") + list(elsewhere) + (elsewhere.size() == 1 ? " is" : " are") +
+                " blocked elsewhere";
     }
     notes.push_back(note(r.wait_.at, what));
   }
@@ -208,7 +248,7 @@ void World::checkEnd() {
   for (auto &r : ranks_)
     r->storage_.forEach([&](const Storage::Held &h) {
       Kind k = h.value->kind;
-      if (k == Kind::Weight || k == Kind::OptState)
+      if (k == Kind::Weight || k == Kind::OptState || h.value->poisoned) // an error was reported for it
         return;
       auto key = std::make_tuple(h.storedAt.begin.file, h.storedAt.begin.line, h.storedAt.begin.col, int(k));
       auto [it, inserted] = leftovers.emplace(key, Leftover{k, {}});

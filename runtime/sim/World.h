@@ -121,11 +121,21 @@ private:
   friend class World;
   Rank(World &world, int64_t id) : world_(world), id_(id) {}
 
+  // While blocked: what the rank waits for (for deadlock reports).
+  struct Wait {
+    std::string what;
+    SourceRange at;
+    int64_t peer = -1;                      // the rank waited on (receives), for cycle detection
+    const void *collective = nullptr;       // the World::Collective waited in, if any
+    std::shared_ptr<const IntSet> members;  // and its group
+  };
+  Wait wait_;
+
   // Logs an event at the current clock with the current memory, then advances the clock.
   void logEvent(const char *kind, int64_t layer, std::shared_ptr<const IntSet> batches, Number length,
                 SourceRange at);
   // Waits (yields the fiber) until `ready()`; returns false if the run was cancelled.
-  bool waitUntil(const std::function<bool()> &ready, std::string what, SourceRange at, int64_t peer);
+  bool waitUntil(const std::function<bool()> &ready, Wait wait);
   ValuePtr poison(Kind kind, int64_t layer = 0) const;
   bool checkLayer(SourceRange at, const char *op, int64_t layer);
 
@@ -143,12 +153,6 @@ private:
     SourceRange at;
   };
   std::map<int64_t, Updated> updated_;
-  // While blocked: what the rank waits for (for deadlock reports).
-  struct Wait {
-    std::string what;
-    SourceRange at;
-    int64_t peer = -1; // the rank waited on (receives), for cycle detection
-  } wait_;
   bool blocked_ = false;
   bool finished_ = false;
   std::unique_ptr<Fiber> fiber_;
@@ -183,15 +187,15 @@ private:
   friend class Rank;
   struct Recorded {
     Diagnostic diag;
-    std::vector<int64_t> otherRanks;
+    int64_t rank;                   // the rank the message describes (-1: the whole run)
+    std::vector<int64_t> otherRanks; // where the same problem happens too
   };
   // One collective call of a group: the k-th call of every member meets here.
   struct Collective {
-    CollectiveKind kind;
+    CollectiveKind kind;                 // of the lowest member (what the others must match)
     int64_t layer = -1;
-    int64_t firstRank = -1;
-    SourceRange firstAt;
-    std::vector<ValuePtr> inputs;  // by position in the group
+    std::vector<CollectiveKind> kinds; // by position in the group
+    std::vector<ValuePtr> inputs;      // by position in the group
     std::vector<Number> clocks;    // entry clocks, by position
     std::vector<SourceRange> at;   // call sites, by position
     size_t arrived = 0, taken = 0;
@@ -217,6 +221,7 @@ private:
   void checkFinalModel();
   Group &groupFor(const std::shared_ptr<const IntSet> &members);
   static void combine(Collective &c, const IntSet &members, Rank &reporter, SourceRange at);
+  static void matchCalls(Collective &c, const IntSet &members, Rank &reporter);
 
   Model model_;
   std::vector<ArrayInfo> arrays_;
