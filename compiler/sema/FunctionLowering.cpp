@@ -203,6 +203,10 @@ private:
   }
 
   void assignStmt(const ast::AssignStmt &s, ir::Block &out) {
+    // The value first: if it is wrong, nothing more is said about the statement.
+    Typed v = expr(*s.value);
+    if (v.bad)
+      return;
     std::vector<ir::StorageRef> targets;
     bool ok = true;
     for (const ast::Target &t : s.targets) {
@@ -211,8 +215,7 @@ private:
       if (r)
         targets.push_back(std::move(*r));
     }
-    Typed v = expr(*s.value);
-    if (v.bad || !ok)
+    if (!ok)
       return;
     if (!v.isValue()) {
       diags_.error(s.value->range, "cannot store " + withArticle(v.type) +
