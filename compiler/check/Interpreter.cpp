@@ -229,6 +229,7 @@ private:
   bool meshReady(SourceRange at) {
     if (!sizes_.empty())
       return true;
+    // diag-coverage: unreachable (sema scopes axes from `mesh` on; a failed mesh cancels the run first)
     fail(at, "a mesh axis is used before the mesh is declared");
     return false;
   }

@@ -182,10 +182,19 @@ void World::reportDeadlock() {
   for (int64_t r = first.id_; r >= 0 && !ranks_[r]->finished_ && ranks_[r]->wait_.peer >= 0;
        r = ranks_[r]->wait_.peer) {
     if (seenAt[r] >= 0) {
-      std::string cycle;
-      for (size_t i = static_cast<size_t>(seenAt[r]); i < chain.size(); ++i)
-        cycle += "rank " + std::to_string(chain[i]) + " -> ";
-      notes.push_back(note({}, "the ranks wait for each other in a cycle: " + cycle + "rank " + std::to_string(r)));
+      std::vector<int64_t> cycle(chain.begin() + seenAt[r], chain.end());
+      std::string text;
+      for (size_t i = 0; i < cycle.size(); ++i) {
+        if (cycle.size() > 8 && i == 4) { // long cycles: the start, then the last rank
+          text += "... -> ";
+          i = cycle.size() - 1;
+        }
+        text += "rank " + std::to_string(cycle[i]) + " -> ";
+      }
+      text += "rank " + std::to_string(r);
+      if (cycle.size() > 8)
+        text += " (" + std::to_string(cycle.size()) + " ranks)";
+      notes.push_back(note({}, "the ranks wait for each other in a cycle: " + text));
       break;
     }
     seenAt[r] = static_cast<int>(chain.size());
