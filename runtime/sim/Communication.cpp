@@ -31,7 +31,6 @@ std::string groupName(const IntSet &members, int64_t ranks) {
   return static_cast<int64_t>(members.size()) == ranks ? "all ranks" : "ranks " + members.str();
 }
 
-ValuePtr make(Value v) { return std::make_shared<const Value>(std::move(v)); }
 
 } // namespace
 
@@ -51,46 +50,66 @@ void World::combine(Collective &c, const IntSet &members, Rank &reporter, Source
     reporter.error(at, code, std::move(msg));
     poisoned = true;
   };
-  IntSet batches, shards;
+  // Check each member's value against the first, then unite all shards (allgather) or
+  // micro-batches (the reductions) with one sort; an element seen twice is an overlap.
+  const char *op = c.kind == CollectiveKind::AllReduce ? "allreduce" : "reducescatter";
+  std::vector<int64_t> all;
+  std::vector<int64_t> owner; // the member each element came from (for messages)
   for (size_t i = 0; i < n && !poisoned; ++i) {
     const Value &v = *c.inputs[i];
+    std::string who = "rank " + std::to_string(members.elements()[i]);
     if (c.kind == CollectiveKind::AllGather) {
       if (v.total != first.total || v.step != first.step)
         fail("collective-shards", "allgather of layer " + std::to_string(c.layer) +
-                                      " combines weights of different shard counts or steps (rank " +
-                                      std::to_string(members.elements()[i]) + " has " + v.describe() + ")");
-      else if (!shards.intersect(*v.shards).empty())
-        fail("collective-overlap", "allgather of layer " + std::to_string(c.layer) + " receives shards " +
-                                       shards.intersect(*v.shards).str() + " from more than one rank");
-      shards = shards.unite(*v.shards);
-      continue;
+                                      " combines weights of different shard counts or steps (" + who + " has " +
+                                      v.describe() + ")");
+      all.insert(all.end(), v.shards->elements().begin(), v.shards->elements().end());
+    } else {
+      if (v.total != first.total || *v.shards != *first.shards)
+        fail("collective-shards", std::string(op) + " of layer " + std::to_string(c.layer) +
+                                      " sums gradients of different shards (" + who + " has " + v.describe() + ")");
+      else if (c.kind == CollectiveKind::ReduceScatter && !v.complete())
+        fail("collective-shards", "reducescatter of layer " + std::to_string(c.layer) +
+                                      " needs complete gradients, but " + who + " has " + v.describe());
+      all.insert(all.end(), v.batches->elements().begin(), v.batches->elements().end());
     }
-    if (v.total != first.total || *v.shards != *first.shards)
-      fail("collective-shards", std::string(c.kind == CollectiveKind::AllReduce ? "allreduce" : "reducescatter") +
-                                    " of layer " + std::to_string(c.layer) +
-                                    " sums gradients of different shards (rank " +
-                                    std::to_string(members.elements()[i]) + " has " + v.describe() + ")");
-    else if (c.kind == CollectiveKind::ReduceScatter && !v.complete())
-      fail("collective-shards", "reducescatter of layer " + std::to_string(c.layer) +
-                                    " needs complete gradients, but rank " + std::to_string(members.elements()[i]) +
-                                    " has " + v.describe());
-    else if (IntSet both = batches.intersect(*v.batches); !both.empty())
-      fail("collective-overlap", std::string(c.kind == CollectiveKind::AllReduce ? "allreduce" : "reducescatter") +
-                                     " of layer " + std::to_string(c.layer) + " sums the gradient of micro-batches " +
-                                     both.str() + " more than once (rank " + std::to_string(members.elements()[i]) +
-                                     " has it too)");
-    batches = batches.unite(*v.batches);
+    owner.resize(all.size(), members.elements()[i]);
+  }
+  IntSet united;
+  if (!poisoned) {
+    std::vector<size_t> order(all.size());
+    for (size_t i = 0; i < order.size(); ++i)
+      order[i] = i;
+    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return all[a] < all[b]; });
+    std::vector<int64_t> twice;
+    int64_t secondOwner = -1;
+    for (size_t i = 1; i < order.size(); ++i)
+      if (all[order[i]] == all[order[i - 1]]) {
+        twice.push_back(all[order[i]]);
+        if (secondOwner < 0)
+          secondOwner = std::max(owner[order[i]], owner[order[i - 1]]);
+      }
+    if (!twice.empty()) {
+      std::string dup = IntSet(twice).str();
+      if (c.kind == CollectiveKind::AllGather)
+        fail("collective-overlap", "allgather of layer " + std::to_string(c.layer) + " receives shards " + dup +
+                                       " from more than one rank");
+      else
+        fail("collective-overlap", std::string(op) + " of layer " + std::to_string(c.layer) +
+                                       " sums the gradient of micro-batches " + dup + " more than once (rank " +
+                                       std::to_string(secondOwner) + " has it too)");
+    }
+    united = IntSet(std::move(all));
   }
   Value out = first;
   out.forged = forged;
   out.poisoned = poisoned;
-  if (c.kind == CollectiveKind::AllGather) {
-    out.shards = setOf(std::move(shards));
-  } else {
-    out.batches = setOf(std::move(batches));
-  }
+  if (c.kind == CollectiveKind::AllGather)
+    out.shards = setOf(std::move(united));
+  else
+    out.batches = setOf(std::move(united));
   if (c.kind != CollectiveKind::ReduceScatter) {
-    ValuePtr shared = make(std::move(out));
+    ValuePtr shared = makeValue(std::move(out));
     std::fill(c.results.begin(), c.results.end(), shared);
     return;
   }
@@ -98,7 +117,7 @@ void World::combine(Collective &c, const IntSet &members, Rank &reporter, Source
     Value mine = out;
     mine.shards = setOf(IntSet::single(static_cast<int64_t>(i)));
     mine.total = static_cast<int64_t>(n);
-    c.results[i] = make(std::move(mine));
+    c.results[i] = makeValue(std::move(mine));
   }
 }
 

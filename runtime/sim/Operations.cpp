@@ -11,7 +11,6 @@ namespace {
 
 std::string layerOf(int64_t l) { return "layer " + std::to_string(l); }
 
-ValuePtr make(Value v) { return std::make_shared<const Value>(std::move(v)); }
 
 bool anyPoisoned(std::initializer_list<const ValuePtr *> vs) {
   for (const ValuePtr *v : vs)
@@ -35,7 +34,7 @@ ValuePtr Rank::poison(Kind kind, int64_t layer) const {
   v.shards = setOf(IntSet::single(0));
   v.batches = emptySet();
   v.poisoned = true;
-  return make(std::move(v));
+  return makeValue(std::move(v));
 }
 
 bool Rank::checkLayer(SourceRange at, const char *op, int64_t layer) {
@@ -122,7 +121,7 @@ std::pair<ValuePtr, ValuePtr> Rank::load(SourceRange at, int64_t layer, int64_t 
   w.poisoned = !ok;
   Value o = w;
   o.kind = Kind::OptState;
-  return {make(std::move(w)), make(std::move(o))};
+  return {makeValue(std::move(w)), makeValue(std::move(o))};
 }
 
 ValuePtr Rank::input(SourceRange at, const IntSet &batches) {
@@ -137,7 +136,7 @@ ValuePtr Rank::input(SourceRange at, const IntSet &batches) {
     a.poisoned = true;
   }
   a.batches = setOf(batches);
-  return make(std::move(a));
+  return makeValue(std::move(a));
 }
 
 ValuePtr Rank::forward(SourceRange at, int64_t layer, const ValuePtr &a, const ValuePtr &w) {
@@ -168,7 +167,7 @@ ValuePtr Rank::forward(SourceRange at, int64_t layer, const ValuePtr &a, const V
   out.shards = emptySet();
   out.batches = a->batches;
   out.poisoned = !ok || a->poisoned || w->poisoned;
-  return make(std::move(out));
+  return makeValue(std::move(out));
 }
 
 std::pair<ValuePtr, ValuePtr> Rank::backward(SourceRange at, int64_t layer, const ValuePtr &a, const ValuePtr &g,
@@ -220,7 +219,7 @@ std::pair<ValuePtr, ValuePtr> Rank::backward(SourceRange at, int64_t layer, cons
   ga.shards = emptySet();
   ga.forged = g->forged;
   ga.poisoned = poisoned;
-  return {make(std::move(gw)), make(std::move(ga))};
+  return {makeValue(std::move(gw)), makeValue(std::move(ga))};
 }
 
 ValuePtr Rank::loss(SourceRange at, const ValuePtr &a) {
@@ -239,7 +238,7 @@ ValuePtr Rank::loss(SourceRange at, const ValuePtr &a) {
   g.batches = a->batches;
   g.shards = emptySet();
   g.poisoned = !ok || a->poisoned;
-  return make(std::move(g));
+  return makeValue(std::move(g));
 }
 
 std::pair<ValuePtr, ValuePtr> Rank::update(SourceRange at, int64_t layer, const ValuePtr &g, const ValuePtr &w,
@@ -312,7 +311,7 @@ std::pair<ValuePtr, ValuePtr> Rank::update(SourceRange at, int64_t layer, const 
   no.step = o->step + 1;
   no.forged = nw.forged;
   no.poisoned = poisoned;
-  return {make(std::move(nw)), make(std::move(no))};
+  return {makeValue(std::move(nw)), makeValue(std::move(no))};
 }
 
 ValuePtr Rank::addGrad(SourceRange at, const ValuePtr &a, const ValuePtr &b) {
@@ -336,7 +335,7 @@ ValuePtr Rank::addGrad(SourceRange at, const ValuePtr &a, const ValuePtr &b) {
   s.batches = setOf(a->batches->unite(*b->batches));
   s.forged = a->forged || b->forged;
   s.poisoned = !ok || a->poisoned || b->poisoned;
-  return make(std::move(s));
+  return makeValue(std::move(s));
 }
 
 ValuePtr Rank::fakeGrad(SourceRange at, int64_t layer, const IntSet &batches) {
@@ -353,7 +352,7 @@ ValuePtr Rank::fakeGrad(SourceRange at, int64_t layer, const IntSet &batches) {
   g.total = 1;
   g.forged = !batches.empty();
   g.poisoned = !ok;
-  return make(std::move(g));
+  return makeValue(std::move(g));
 }
 
 } // namespace schedc::sim

@@ -10,6 +10,7 @@ void Storage::store(const StorageKey &key, ValuePtr v, SourceRange storedAt) {
   if (it != places_.end()) {
     Entry &e = classes_[it->second.cls][it->second.slot];
     if (it->second.cls == cls) { // same dictionary: the name keeps its position
+      e.memory = v->memory();
       e.value = std::move(v);
       e.storedAt = storedAt;
       return;
@@ -19,7 +20,8 @@ void Storage::store(const StorageKey &key, ValuePtr v, SourceRange storedAt) {
     places_.erase(it);
   }
   places_.emplace(key, Place{cls, static_cast<uint32_t>(classes_[cls].size())});
-  classes_[cls].push_back(Entry{key, std::move(v), storedAt});
+  Number memory = v->memory();
+  classes_[cls].push_back(Entry{key, std::move(v), storedAt, memory});
 }
 
 const ValuePtr *Storage::find(const StorageKey &key) const {
@@ -56,7 +58,7 @@ Number Storage::memory() const {
   for (const auto &entries : classes_)
     for (const Entry &e : entries)
       if (e.value)
-        total += e.value->memory();
+        total += e.memory;
   return total;
 }
 

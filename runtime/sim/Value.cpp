@@ -25,7 +25,12 @@ const char *kindPlural(Kind k) {
   return "values";
 }
 
-Number Value::memory() const {
+ValuePtr makeValue(Value v) {
+  v.memory_ = v.computeMemory();
+  return std::make_shared<const Value>(std::move(v));
+}
+
+Number Value::computeMemory() const {
   switch (kind) {
   case Kind::Activation:
   case Kind::ActGrad:

@@ -31,14 +31,20 @@ struct Value {
 
   // Units of memory (puzzle model): weights, optimizer states and weight gradients take
   // (|shards| / total) * 512 * 512 as a double; activations and activation gradients
-  // |batches| * 512 * 256 as an integer.
-  Number memory() const;
+  // |batches| * 512 * 256 as an integer. Computed once, by makeValue.
+  Number memory() const { return memory_; }
+  Number computeMemory() const;
   bool complete() const { return static_cast<int64_t>(shards->size()) == total; }
   // "a weight of layer 2 (shards {0} of 4, step 0)".
   std::string describe() const;
+
+  Number memory_;
 };
 
 using ValuePtr = std::shared_ptr<const Value>;
+
+// The one way values are made: fixes the value's memory and shares it.
+ValuePtr makeValue(Value v);
 
 // Interned empty set and {0}, shared by many values.
 std::shared_ptr<const IntSet> emptySet();

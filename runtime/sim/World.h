@@ -22,6 +22,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace schedc::sim {
@@ -144,8 +145,7 @@ private:
   Number clock_ = Number::integer(0);
   Storage storage_;
   std::vector<Event> events_;
-  std::map<StorageKey, SourceRange, bool (*)(const StorageKey &, const StorageKey &)> freedAt_{
-      [](const StorageKey &a, const StorageKey &b) { return a.array != b.array ? a.array < b.array : a.index < b.index; }};
+  std::unordered_map<StorageKey, SourceRange, StorageKeyHash> freedAt_; // where each freed slot was freed
   // Per layer: the shards this rank has updated, their shard count, and where.
   struct Updated {
     IntSet shards;
