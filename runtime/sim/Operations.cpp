@@ -139,28 +139,33 @@ ValuePtr Rank::input(SourceRange at, const IntSet &batches) {
   return makeValue(std::move(a));
 }
 
+// forward and backward of `layer` need the complete weight of that layer and the
+// activations entering it.
+bool Rank::checkComputeInputs(SourceRange at, const char *op, int64_t layer, const Value &a, const Value &w) {
+  bool ok = true;
+  if (w.layer != layer) {
+    error(at, "weight-layer", std::string(op) + " of " + layerOf(layer) + " uses the weight of " + layerOf(w.layer));
+    ok = false;
+  } else if (!w.complete()) {
+    error(at, "weight-sharded",
+          std::string(op) + " of " + layerOf(layer) + " needs the complete weight, but rank " + std::to_string(id_) +
+              " holds only shards " + w.shards->str() + " of " + std::to_string(w.total) +
+              " (all-gather the weight first)");
+    ok = false;
+  }
+  if (a.layer != layer) {
+    error(at, "input-layer", std::string(op) + " of " + layerOf(layer) + " takes the activations entering " +
+                                 layerOf(layer) + ", but this is " + a.describe());
+    ok = false;
+  }
+  return ok;
+}
+
 ValuePtr Rank::forward(SourceRange at, int64_t layer, const ValuePtr &a, const ValuePtr &w) {
   logEvent("forward", layer, a->batches, Number::integer(static_cast<int64_t>(a->batches->size())), at);
   bool ok = checkLayer(at, "forward", layer);
-  if (ok && !anyPoisoned({&a, &w})) {
-    if (w->layer != layer) {
-      error(at, "forward-weight-layer",
-            "forward of " + layerOf(layer) + " uses the weight of " + layerOf(w->layer));
-      ok = false;
-    } else if (!w->complete()) {
-      error(at, "forward-sharded",
-            "forward of " + layerOf(layer) + " needs the complete weight, but rank " + std::to_string(id_) +
-                " holds only shards " + w->shards->str() + " of " + std::to_string(w->total) +
-                " (all-gather the weight first)");
-      ok = false;
-    }
-    if (a->layer != layer) {
-      error(at, "forward-input-layer",
-            "forward of " + layerOf(layer) + " takes the activations entering " + layerOf(layer) + ", but this is " +
-                a->describe());
-      ok = false;
-    }
-  }
+  if (ok && !anyPoisoned({&a, &w}))
+    ok = checkComputeInputs(at, "forward", layer, *a, *w);
   Value out;
   out.kind = Kind::Activation;
   out.layer = layer + 1;
@@ -175,22 +180,7 @@ std::pair<ValuePtr, ValuePtr> Rank::backward(SourceRange at, int64_t layer, cons
   logEvent("backward", layer, a->batches, Number::integer(static_cast<int64_t>(a->batches->size())), at);
   bool ok = checkLayer(at, "backward", layer);
   if (ok && !anyPoisoned({&a, &g, &w})) {
-    if (w->layer != layer) {
-      error(at, "backward-weight-layer", "backward of " + layerOf(layer) + " uses the weight of " + layerOf(w->layer));
-      ok = false;
-    } else if (!w->complete()) {
-      error(at, "backward-sharded",
-            "backward of " + layerOf(layer) + " needs the complete weight, but rank " + std::to_string(id_) +
-                " holds only shards " + w->shards->str() + " of " + std::to_string(w->total) +
-                " (all-gather the weight first)");
-      ok = false;
-    }
-    if (a->layer != layer) {
-      error(at, "backward-input-layer",
-            "backward of " + layerOf(layer) + " takes the activations entering " + layerOf(layer) +
-                ", but this is " + a->describe());
-      ok = false;
-    }
+    ok = checkComputeInputs(at, "backward", layer, *a, *w);
     if (g->layer != layer) {
       error(at, "backward-grad-layer",
             "backward of " + layerOf(layer) + " takes the gradient of " + layerOf(layer) +

@@ -139,6 +139,7 @@ private:
   bool waitUntil(const std::function<bool()> &ready, Wait wait);
   ValuePtr poison(Kind kind, int64_t layer = 0) const;
   bool checkLayer(SourceRange at, const char *op, int64_t layer);
+  bool checkComputeInputs(SourceRange at, const char *op, int64_t layer, const Value &input, const Value &weight);
 
   World &world_;
   int64_t id_;
