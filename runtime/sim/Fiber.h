@@ -36,6 +36,7 @@ private:
   ucontext_t caller_{};
   void *stack_ = nullptr;
   size_t stackBytes_ = 0;
+  unsigned valgrindStack_ = 0;
   bool started_ = false;
   bool finished_ = false;
 };
