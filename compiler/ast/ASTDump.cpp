@@ -6,7 +6,9 @@
 
 namespace schedc::ast {
 
-const char *spelling(UnaryOp op) { return op == UnaryOp::Neg ? "-" : "!"; }
+const char *spelling(UnaryOp op) {
+  return op == UnaryOp::Neg ? "-" : "!";
+}
 
 const char *spelling(BinaryOp op) {
   switch (op) {
@@ -142,15 +144,9 @@ private:
 
   void expr(int d, const Expr &e) {
     switch (e.kind) {
-    case ExprKind::Int:
-      line(d, e.range) << "Int " << e.dyn<IntExpr>()->value << "\n";
-      break;
-    case ExprKind::Bool:
-      line(d, e.range) << "Bool " << (e.dyn<BoolExpr>()->value ? "true" : "false") << "\n";
-      break;
-    case ExprKind::Name:
-      line(d, e.range) << "Name " << e.dyn<NameExpr>()->name << "\n";
-      break;
+    case ExprKind::Int: line(d, e.range) << "Int " << e.dyn<IntExpr>()->value << "\n"; break;
+    case ExprKind::Bool: line(d, e.range) << "Bool " << (e.dyn<BoolExpr>()->value ? "true" : "false") << "\n"; break;
+    case ExprKind::Name: line(d, e.range) << "Name " << e.dyn<NameExpr>()->name << "\n"; break;
     case ExprKind::Index: {
       auto &x = *e.dyn<IndexExpr>();
       line(d, e.range) << "Index " << x.name << "\n";

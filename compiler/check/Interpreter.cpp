@@ -37,34 +37,27 @@ public:
   RtValue eval(const ir::Expr &e) {
     switch (e.op) {
     case ir::ExprOp::Int:
-    case ir::ExprOp::Bool:
-      return {e.value, {}};
-    case ir::ExprOp::Var:
-      return slots_[static_cast<size_t>(e.value)];
-    case ir::ExprOp::Rank:
-      return {rankId(e.range), {}};
-    case ir::ExprOp::Ranks:
-      return {model_ ? model_->ranks : 1, {}};
-    case ir::ExprOp::Layers:
-      return {model_ ? model_->layers : 0, {}};
-    case ir::ExprOp::Batches:
-      return {model_ ? model_->batches : 0, {}};
-    case ir::ExprOp::AxisCoord:
-      return {axisCoord(static_cast<size_t>(e.value), e.range), {}};
-    case ir::ExprOp::AxisSize:
-      return {axisSize(static_cast<size_t>(e.value), e.range), {}};
-    case ir::ExprOp::Neg:
-      return {checked(0, eval(e.operands[0]).i, '-', e.range), {}};
-    case ir::ExprOp::Not:
-      return {!eval(e.operands[0]).i, {}};
+    case ir::ExprOp::Bool: return {e.value, {}};
+    case ir::ExprOp::Var: return slots_[static_cast<size_t>(e.value)];
+    case ir::ExprOp::Rank: return {rankId(e.range), {}};
+    case ir::ExprOp::Ranks: return {model_ ? model_->ranks : 1, {}};
+    case ir::ExprOp::Layers: return {model_ ? model_->layers : 0, {}};
+    case ir::ExprOp::Batches: return {model_ ? model_->batches : 0, {}};
+    case ir::ExprOp::AxisCoord: return {axisCoord(static_cast<size_t>(e.value), e.range), {}};
+    case ir::ExprOp::AxisSize: return {axisSize(static_cast<size_t>(e.value), e.range), {}};
+    case ir::ExprOp::Neg: return {checked(0, eval(e.operands[0]).i, '-', e.range), {}};
+    case ir::ExprOp::Not: return {!eval(e.operands[0]).i, {}};
     case ir::ExprOp::Add:
     case ir::ExprOp::Sub:
     case ir::ExprOp::Mul:
     case ir::ExprOp::Div:
     case ir::ExprOp::Mod: {
       int64_t a = eval(e.operands[0]).i, b = eval(e.operands[1]).i;
-      char op = e.op == ir::ExprOp::Add ? '+' : e.op == ir::ExprOp::Sub ? '-' : e.op == ir::ExprOp::Mul ? '*'
-                : e.op == ir::ExprOp::Div ? '/' : '%';
+      char op = e.op == ir::ExprOp::Add   ? '+'
+                : e.op == ir::ExprOp::Sub ? '-'
+                : e.op == ir::ExprOp::Mul ? '*'
+                : e.op == ir::ExprOp::Div ? '/'
+                                          : '%';
       return {checked(a, b, op, e.range), {}};
     }
     case ir::ExprOp::Lt: return {eval(e.operands[0]).i < eval(e.operands[1]).i, {}};
@@ -80,10 +73,8 @@ public:
         eq = eval(e.operands[0]).i == eval(e.operands[1]).i;
       return {e.op == ir::ExprOp::Eq ? eq : !eq, {}};
     }
-    case ir::ExprOp::And:
-      return {eval(e.operands[0]).i && eval(e.operands[1]).i, {}};
-    case ir::ExprOp::Or:
-      return {eval(e.operands[0]).i || eval(e.operands[1]).i, {}};
+    case ir::ExprOp::And: return {eval(e.operands[0]).i && eval(e.operands[1]).i, {}};
+    case ir::ExprOp::Or: return {eval(e.operands[0]).i || eval(e.operands[1]).i, {}};
     case ir::ExprOp::Range: {
       RtValue v;
       v.set.lo = eval(e.operands[0]).i;
@@ -107,8 +98,7 @@ public:
       v.set.elems = std::make_shared<const IntSet>(std::move(elems));
       return v;
     }
-    case ir::ExprOp::In:
-      return {eval(e.operands[1]).set.contains(eval(e.operands[0]).i), {}};
+    case ir::ExprOp::In: return {eval(e.operands[1]).set.contains(eval(e.operands[0]).i), {}};
     case ir::ExprOp::Min:
     case ir::ExprOp::Max: {
       int64_t best = eval(e.operands[0]).i;
@@ -118,8 +108,7 @@ public:
       }
       return {best, {}};
     }
-    case ir::ExprOp::Size:
-      return {eval(e.operands[0]).set.size(), {}};
+    case ir::ExprOp::Size: return {eval(e.operands[0]).set.size(), {}};
     }
     return {};
   }
@@ -330,8 +319,8 @@ private:
       int64_t n = eval(m.sizes[i]).i;
       shape += (i ? ", " : "") + schedule_.axes[i] + " = " + std::to_string(n);
       if (n < 1) {
-        fail(m.sizes[i].range, "mesh axis `" + schedule_.axes[i] + "` has size " + std::to_string(n) +
-                                   "; sizes must be at least 1");
+        fail(m.sizes[i].range,
+             "mesh axis `" + schedule_.axes[i] + "` has size " + std::to_string(n) + "; sizes must be at least 1");
         return;
       }
       sizes.push_back(n);
@@ -352,8 +341,7 @@ private:
 
   std::shared_ptr<const IntSet> group(const ir::Group &g) {
     switch (g.kind) {
-    case ir::Group::All:
-      return world_.allRanks();
+    case ir::Group::All: return world_.allRanks();
     case ir::Group::Axis: {
       if (!meshReady(g.range))
         return world_.allRanks();
@@ -368,8 +356,7 @@ private:
       }
       return cached;
     }
-    case ir::Group::Ranks:
-      return std::make_shared<const IntSet>(materialize(eval(g.ranks[0]).set, g.range));
+    case ir::Group::Ranks: return std::make_shared<const IntSet>(materialize(eval(g.ranks[0]).set, g.range));
     }
     return world_.allRanks();
   }
@@ -382,15 +369,13 @@ private:
     auto intArg = [&](size_t i) { return eval(op.ints[i]).i; };
     auto setArg = [&](size_t i) { return materialize(eval(op.ints[i]).set, op.ints[i].range); };
     switch (op.kind) {
-    case ir::OpKind::Read:
-      return {rank_.read(op.ref.array, indices(op.ref), op.ref.range)};
+    case ir::OpKind::Read: return {rank_.read(op.ref.array, indices(op.ref), op.ref.range)};
     case ir::OpKind::Load: {
       int64_t layer = intArg(0), shard = intArg(1), of = intArg(2);
       auto [w, o] = rank_.load(at, layer, shard, of);
       return {w, o};
     }
-    case ir::OpKind::Input:
-      return {rank_.input(at, setArg(0))};
+    case ir::OpKind::Input: return {rank_.input(at, setArg(0))};
     case ir::OpKind::Forward: {
       int64_t layer = intArg(0);
       ValuePtr a = value(op.values[0]), w = value(op.values[1]);
@@ -402,8 +387,7 @@ private:
       auto [gw, ga] = rank_.backward(at, layer, a, g, w);
       return {gw, ga};
     }
-    case ir::OpKind::Loss:
-      return {rank_.loss(at, value(op.values[0]))};
+    case ir::OpKind::Loss: return {rank_.loss(at, value(op.values[0]))};
     case ir::OpKind::Update: {
       int64_t layer = intArg(0);
       ValuePtr g = value(op.values[0]), w = value(op.values[1]), o = value(op.values[2]);
@@ -423,8 +407,7 @@ private:
                                                      : sim::CollectiveKind::ReduceScatter;
       return {rank_.collective(at, kind, v, group(op.group))};
     }
-    case ir::OpKind::Recv:
-      return {rank_.recv(at, intArg(0))};
+    case ir::OpKind::Recv: return {rank_.recv(at, intArg(0))};
     case ir::OpKind::FakeGrad: {
       int64_t layer = intArg(0);
       return {rank_.fakeGrad(at, layer, setArg(1))};
@@ -468,15 +451,17 @@ std::optional<sim::Model> modelOf(const ir::Function &schedule, const std::vecto
   for (size_t i = 0; i < schedule.params.size(); ++i) {
     const ir::Param &p = schedule.params[i];
     int64_t v = params[i];
-    int64_t *slot = p.name == "layers" ? &m.layers : p.name == "batches" ? &m.batches : p.name == "ranks" ? &m.ranks
-                                                                                                         : nullptr;
+    int64_t *slot = p.name == "layers"    ? &m.layers
+                    : p.name == "batches" ? &m.batches
+                    : p.name == "ranks"   ? &m.ranks
+                                          : nullptr;
     if (!slot)
       continue;
     *slot = v;
     int64_t limit = p.name == "ranks" ? kMaxRanks : kMaxSetSize;
     if (v < 1 || v > limit) {
-      diags.error(p.range, "`" + p.name + "` is " + std::to_string(v) + "; it must be from 1 to " +
-                               std::to_string(limit));
+      diags.error(p.range,
+                  "`" + p.name + "` is " + std::to_string(v) + "; it must be from 1 to " + std::to_string(limit));
       ok = false;
     }
   }

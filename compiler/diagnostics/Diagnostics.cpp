@@ -7,18 +7,14 @@ namespace schedc {
 
 const char *severityName(Severity s) {
   switch (s) {
-  case Severity::Note:
-    return "note";
-  case Severity::Warning:
-    return "warning";
-  case Severity::Error:
-    return "error";
+  case Severity::Note: return "note";
+  case Severity::Warning: return "warning";
+  case Severity::Error: return "error";
   }
   return "error";
 }
 
-DiagnosticEngine::DiagnosticEngine(const SourceManager &sources, std::ostream *out)
-    : sources_(sources), out_(out) {}
+DiagnosticEngine::DiagnosticEngine(const SourceManager &sources, std::ostream *out) : sources_(sources), out_(out) {}
 
 DiagnosticEngine::Builder::~Builder() {
   if (engine_)

@@ -76,11 +76,11 @@ private:
 // The process exit codes of every schedc command; documented in docs/diagnostics.md.
 enum ExitCode : int {
   kExitOk = 0,
-  kExitCheckFailed = 1,  // the schedule was read but is not a correct training step
-  kExitUsage = 2,        // bad command line (unknown option, malformed -D, ...)
-  kExitSourceError = 3,  // syntax or semantic errors in the source
-  kExitIoError = 4,      // a file could not be read or written
-  kExitInternal = 70,    // a bug in schedc (an internal assertion)
+  kExitCheckFailed = 1, // the schedule was read but is not a correct training step
+  kExitUsage = 2,       // bad command line (unknown option, malformed -D, ...)
+  kExitSourceError = 3, // syntax or semantic errors in the source
+  kExitIoError = 4,     // a file could not be read or written
+  kExitInternal = 70,   // a bug in schedc (an internal assertion)
 };
 
 const char *severityName(Severity s);

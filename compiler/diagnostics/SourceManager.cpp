@@ -21,7 +21,9 @@ SourceRange SourceRange::cover(const SourceRange &a, const SourceRange &b) {
 }
 
 // File id 0 is reserved for "no file" so that a default SourceLoc never names a real file.
-SourceManager::SourceManager() { files_.push_back(File{"<none>", "", {0}}); }
+SourceManager::SourceManager() {
+  files_.push_back(File{"<none>", "", {0}});
+}
 
 std::optional<uint32_t> SourceManager::load(const std::string &path, std::string &error) {
   struct stat st {};

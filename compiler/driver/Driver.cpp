@@ -114,8 +114,7 @@ int runDriver(const std::vector<std::string> &args) {
   case Command::Build:
   case Command::Run:
     return usageError("this command is not available yet: only `check` is implemented in this version");
-  default:
-    return kExitOk;
+  default: return kExitOk;
   }
 }
 

@@ -16,16 +16,16 @@ enum class Format { Text, Json };
 struct Options {
   Command command = Command::Help;
   std::string input;
-  std::string output;                 // -o
-  std::vector<std::string> defines;   // -D name=value (checked against the schedule later)
-  std::vector<std::string> includes;  // -I dir
-  std::string schedule;               // --schedule=NAME
-  std::string costModel = "puzzle";   // --cost-model=
-  Emit emit = Emit::None;             // --emit=ast|ir
-  Format format = Format::Text;       // --format=text|json
-  unsigned errorLimit = 20;           // --error-limit=N (0: no limit)
-  std::string eventsFile;             // --events=FILE: every event as CSV (check)
-  uint64_t maxSteps = 50'000'000;     // --max-steps=N (check)
+  std::string output;                // -o
+  std::vector<std::string> defines;  // -D name=value (checked against the schedule later)
+  std::vector<std::string> includes; // -I dir
+  std::string schedule;              // --schedule=NAME
+  std::string costModel = "puzzle";  // --cost-model=
+  Emit emit = Emit::None;            // --emit=ast|ir
+  Format format = Format::Text;      // --format=text|json
+  unsigned errorLimit = 20;          // --error-limit=N (0: no limit)
+  std::string eventsFile;            // --events=FILE: every event as CSV (check)
+  uint64_t maxSteps = 50'000'000;    // --max-steps=N (check)
 };
 
 // Parses argv. On error returns nullopt and sets `error`.

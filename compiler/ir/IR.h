@@ -22,13 +22,13 @@ namespace schedc::ir {
 enum class Type : uint8_t {
   Int,
   Bool,
-  Set,        // a set of integers (batches, ranks, loop domains)
+  Set, // a set of integers (batches, ranks, loop domains)
   Weight,
   OptState,
   Activation,
   ActGrad,
   WeightGrad,
-  Value,      // a training value whose kind is known only at run time (`recv`)
+  Value, // a training value whose kind is known only at run time (`recv`)
 };
 const char *typeName(Type t);
 bool isValueType(Type t);
@@ -45,14 +45,27 @@ enum class ExprOp : uint8_t {
   Batches,   // number of micro-batches
   AxisCoord, // this rank's coordinate along mesh axis `value`
   AxisSize,  // the size of mesh axis `value`
-  Neg, Not,
-  Add, Sub, Mul, Div, Mod, // Div and Mod round toward negative infinity (as in Python)
-  Lt, Le, Gt, Ge, Eq, Ne, And, Or,
-  Range,     // operands [lo, hi): the set {lo, ..., hi-1}
-  SetLit,    // union of operands (each an Int element or a Set)
-  In,        // Int in Set
-  Min, Max,  // of one or more Ints
-  Size,      // number of elements of a Set
+  Neg,
+  Not,
+  Add,
+  Sub,
+  Mul,
+  Div,
+  Mod, // Div and Mod round toward negative infinity (as in Python)
+  Lt,
+  Le,
+  Gt,
+  Ge,
+  Eq,
+  Ne,
+  And,
+  Or,
+  Range,  // operands [lo, hi): the set {lo, ..., hi-1}
+  SetLit, // union of operands (each an Int element or a Set)
+  In,     // Int in Set
+  Min,
+  Max,  // of one or more Ints
+  Size, // number of elements of a Set
 };
 const char *exprOpName(ExprOp op);
 
@@ -76,7 +89,7 @@ struct StorageRef {
 // Which ranks a collective spans.
 struct Group {
   enum Kind : uint8_t { All, Axis, Ranks } kind = All;
-  uint32_t axis = 0; // for Axis: the ranks that share every other mesh coordinate
+  uint32_t axis = 0;       // for Axis: the ranks that share every other mesh coordinate
   std::vector<Expr> ranks; // for Ranks: one Set expression
   SourceRange range;
 };

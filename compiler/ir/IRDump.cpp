@@ -22,7 +22,9 @@ const char *typeName(Type t) {
   return "?";
 }
 
-bool isValueType(Type t) { return t >= Type::Weight; }
+bool isValueType(Type t) {
+  return t >= Type::Weight;
+}
 
 const char *exprOpName(ExprOp op) {
   switch (op) {
@@ -128,26 +130,18 @@ private:
 
   std::string expr(const Expr &e) const {
     switch (e.op) {
-    case ExprOp::Int:
-      return std::to_string(e.value);
-    case ExprOp::Bool:
-      return e.value ? "true" : "false";
-    case ExprOp::Var:
-      return slot(static_cast<uint32_t>(e.value));
+    case ExprOp::Int: return std::to_string(e.value);
+    case ExprOp::Bool: return e.value ? "true" : "false";
+    case ExprOp::Var: return slot(static_cast<uint32_t>(e.value));
     case ExprOp::Rank:
     case ExprOp::Ranks:
     case ExprOp::Layers:
-    case ExprOp::Batches:
-      return exprOpName(e.op);
-    case ExprOp::AxisCoord:
-      return "coord(" + fn_->axes[e.value] + ")";
-    case ExprOp::AxisSize:
-      return "size(" + fn_->axes[e.value] + ")";
+    case ExprOp::Batches: return exprOpName(e.op);
+    case ExprOp::AxisCoord: return "coord(" + fn_->axes[e.value] + ")";
+    case ExprOp::AxisSize: return "size(" + fn_->axes[e.value] + ")";
     case ExprOp::Neg:
-    case ExprOp::Not:
-      return std::string(exprOpName(e.op)) + expr(e.operands[0]);
-    case ExprOp::Range:
-      return "range(" + expr(e.operands[0]) + ", " + expr(e.operands[1]) + ")";
+    case ExprOp::Not: return std::string(exprOpName(e.op)) + expr(e.operands[0]);
+    case ExprOp::Range: return "range(" + expr(e.operands[0]) + ", " + expr(e.operands[1]) + ")";
     case ExprOp::SetLit:
     case ExprOp::Min:
     case ExprOp::Max:
@@ -157,8 +151,7 @@ private:
         s += (i ? ", " : "") + expr(e.operands[i]);
       return s + (e.op == ExprOp::SetLit ? "}" : ")");
     }
-    default:
-      return "(" + expr(e.operands[0]) + " " + exprOpName(e.op) + " " + expr(e.operands[1]) + ")";
+    default: return "(" + expr(e.operands[0]) + " " + exprOpName(e.op) + " " + expr(e.operands[1]) + ")";
     }
   }
 
@@ -171,12 +164,9 @@ private:
 
   std::string group(const Group &g) const {
     switch (g.kind) {
-    case Group::All:
-      return "all";
-    case Group::Axis:
-      return "axis " + fn_->axes[g.axis];
-    case Group::Ranks:
-      return expr(g.ranks[0]);
+    case Group::All: return "all";
+    case Group::Axis: return "axis " + fn_->axes[g.axis];
+    case Group::Ranks: return expr(g.ranks[0]);
     }
     return "?";
   }
@@ -219,8 +209,7 @@ private:
 
   void stmt(const Stmt &s, int d) {
     if (auto *x = std::get_if<LetStmt>(&s.node)) {
-      start(s, d) << "let " << slot(x->slot) << " : " << typeName(x->value.type) << " = " << expr(x->value)
-                  << loc(s);
+      start(s, d) << "let " << slot(x->slot) << " : " << typeName(x->value.type) << " = " << expr(x->value) << loc(s);
     } else if (auto *x = std::get_if<StoreStmt>(&s.node)) {
       start(s, d);
       for (size_t i = 0; i < x->targets.size(); ++i)
@@ -240,8 +229,8 @@ private:
       }
       start(s, d) << "}\n";
     } else if (auto *x = std::get_if<ForStmt>(&s.node)) {
-      start(s, d) << "for " << slot(x->slot) << " in " << (x->reversed ? "reversed " : "") << expr(x->domain)
-                  << " {" << loc(s);
+      start(s, d) << "for " << slot(x->slot) << " in " << (x->reversed ? "reversed " : "") << expr(x->domain) << " {"
+                  << loc(s);
       block(x->body, d + 1);
       start(s, d) << "}\n";
     } else if (auto *x = std::get_if<CallStmt>(&s.node)) {

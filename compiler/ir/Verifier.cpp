@@ -74,12 +74,8 @@ private:
     case ExprOp::Rank:
     case ExprOp::Ranks:
     case ExprOp::Layers:
-    case ExprOp::Batches:
-      check(e.type == Type::Int && e.operands.empty(), "malformed integer leaf");
-      break;
-    case ExprOp::Bool:
-      check(e.type == Type::Bool && e.operands.empty(), "malformed boolean leaf");
-      break;
+    case ExprOp::Batches: check(e.type == Type::Int && e.operands.empty(), "malformed integer leaf"); break;
+    case ExprOp::Bool: check(e.type == Type::Bool && e.operands.empty(), "malformed boolean leaf"); break;
     case ExprOp::Var:
       check(e.value >= 0 && static_cast<size_t>(e.value) < fn_->slotNames.size(), "slot out of range");
       break;
@@ -88,12 +84,20 @@ private:
       check(e.value >= 0 && static_cast<size_t>(e.value) < fn_->axes.size(), "axis out of range");
       break;
     case ExprOp::Neg:
-    case ExprOp::Add: case ExprOp::Sub: case ExprOp::Mul: case ExprOp::Div: case ExprOp::Mod:
-    case ExprOp::Min: case ExprOp::Max:
+    case ExprOp::Add:
+    case ExprOp::Sub:
+    case ExprOp::Mul:
+    case ExprOp::Div:
+    case ExprOp::Mod:
+    case ExprOp::Min:
+    case ExprOp::Max:
       check(e.type == Type::Int && !e.operands.empty(), "malformed arithmetic");
       all(Type::Int);
       break;
-    case ExprOp::Lt: case ExprOp::Le: case ExprOp::Gt: case ExprOp::Ge:
+    case ExprOp::Lt:
+    case ExprOp::Le:
+    case ExprOp::Gt:
+    case ExprOp::Ge:
       check(e.type == Type::Bool && e.operands.size() == 2, "malformed comparison");
       all(Type::Int);
       break;
@@ -103,7 +107,9 @@ private:
             "malformed equality");
       all(e.operands.empty() ? Type::Int : e.operands[0].type);
       break;
-    case ExprOp::Not: case ExprOp::And: case ExprOp::Or:
+    case ExprOp::Not:
+    case ExprOp::And:
+    case ExprOp::Or:
       check(e.type == Type::Bool, "malformed logic");
       all(Type::Bool);
       break;
@@ -210,6 +216,8 @@ private:
 
 } // namespace
 
-std::string verify(const Program &p) { return Checker(p).run(); }
+std::string verify(const Program &p) {
+  return Checker(p).run();
+}
 
 } // namespace schedc::ir

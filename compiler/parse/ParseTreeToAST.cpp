@@ -198,8 +198,8 @@ private:
   ExprPtr buildExpr(P::ExprContext *ctx) {
     SourceRange r = range(ctx);
     if (auto *c = dynamic_cast<P::BinaryExprContext *>(ctx))
-      return std::make_unique<BinaryExpr>(r, binaryOp(c->op->getType()), rangeOf(c->op, file_),
-                                           buildExpr(c->expr(0)), buildExpr(c->expr(1)));
+      return std::make_unique<BinaryExpr>(r, binaryOp(c->op->getType()), rangeOf(c->op, file_), buildExpr(c->expr(0)),
+                                          buildExpr(c->expr(1)));
     if (auto *c = dynamic_cast<P::UnaryExprContext *>(ctx))
       return std::make_unique<UnaryExpr>(r, c->op->getType() == P::MINUS ? UnaryOp::Neg : UnaryOp::Not,
                                          buildExpr(c->expr()));

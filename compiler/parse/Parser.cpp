@@ -83,28 +83,36 @@ bool checkTokens(const std::vector<antlr4::Token *> &tokens, uint32_t file, Diag
         operators = 0;
       break;
     case L::RPAREN:
-    case L::RBRACKET:
-      depth = std::max(0, depth - 1);
-      break;
+    case L::RBRACKET: depth = std::max(0, depth - 1); break;
     case L::RBRACE:
       depth = std::max(0, depth - 1);
       operators = 0;
       break;
-    case L::SEMI:
-      operators = 0;
-      break;
-    case L::PLUS: case L::MINUS: case L::STAR: case L::SLASH: case L::PERCENT: case L::DOTDOT:
-    case L::EQ: case L::NE: case L::LT: case L::LE: case L::GT: case L::GE: case L::AND:
-    case L::OR: case L::NOT: case L::IN:
+    case L::SEMI: operators = 0; break;
+    case L::PLUS:
+    case L::MINUS:
+    case L::STAR:
+    case L::SLASH:
+    case L::PERCENT:
+    case L::DOTDOT:
+    case L::EQ:
+    case L::NE:
+    case L::LT:
+    case L::LE:
+    case L::GT:
+    case L::GE:
+    case L::AND:
+    case L::OR:
+    case L::NOT:
+    case L::IN:
       if (++operators > kMaxOperatorsPerStmt && !tooComplexReported) {
-        diags.error(parse::rangeOf(t, file), "statement has more than " + std::to_string(kMaxOperatorsPerStmt) +
-                                                  " operators; split it up");
+        diags.error(parse::rangeOf(t, file),
+                    "statement has more than " + std::to_string(kMaxOperatorsPerStmt) + " operators; split it up");
         tooComplexReported = true;
         ok = false;
       }
       break;
-    default:
-      break;
+    default: break;
     }
   }
   return ok;

@@ -13,12 +13,11 @@
 namespace schedc {
 
 // Limits that keep hostile input from exhausting the stack; exceeding one is a diagnostic.
-constexpr int kMaxNesting = 256;           // brackets, braces and parentheses
+constexpr int kMaxNesting = 256;            // brackets, braces and parentheses
 constexpr int kMaxOperatorsPerStmt = 10000; // operators in one statement
 
 // Parses `file` (already loaded into the SourceManager). Returns null if the file had any
 // error (every error was reported).
-std::unique_ptr<ast::Module> parseModule(uint32_t file, const SourceManager &sources,
-                                         DiagnosticEngine &diags);
+std::unique_ptr<ast::Module> parseModule(uint32_t file, const SourceManager &sources, DiagnosticEngine &diags);
 
 } // namespace schedc

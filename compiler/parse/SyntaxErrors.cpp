@@ -29,17 +29,13 @@ std::string SyntaxErrorStrategy::expectation(antlr4::Parser *p, const antlr4::mi
   }
   switch (p->getContext()->getRuleIndex()) {
   case P::RuleFile:
-  case P::RuleTopDecl:
-    return "expected `schedule`, `proc` or `import`";
+  case P::RuleTopDecl: return "expected `schedule`, `proc` or `import`";
   case P::RuleBlock:
   case P::RuleStmt:
-  case P::RuleIfChain:
-    return "expected a statement";
+  case P::RuleIfChain: return "expected a statement";
   case P::RuleExpr:
-  case P::RuleArg:
-    return "expected an expression";
-  default:
-    return "unexpected input";
+  case P::RuleArg: return "expected an expression";
+  default: return "unexpected input";
   }
 }
 

@@ -27,7 +27,9 @@ SourceLoc endOf(const antlr4::Token *t, uint32_t file) {
   return {file, b.line, b.col + (n ? n - 1 : 0)};
 }
 
-SourceRange rangeOf(const antlr4::Token *t, uint32_t file) { return {beginOf(t, file), endOf(t, file)}; }
+SourceRange rangeOf(const antlr4::Token *t, uint32_t file) {
+  return {beginOf(t, file), endOf(t, file)};
+}
 
 SourceRange rangeOf(antlr4::ParserRuleContext *ctx, uint32_t file) {
   const antlr4::Token *stop = ctx->getStop() ? ctx->getStop() : ctx->getStart();
@@ -46,16 +48,11 @@ SourceRange after(const antlr4::Token *t, uint32_t file) {
 std::string describeTokenType(size_t type, const antlr4::dfa::Vocabulary &vocabulary) {
   using L = schedc_antlr::SchedLexer;
   switch (type) {
-  case antlr4::Token::EOF:
-    return "end of file";
-  case L::ID:
-    return "identifier";
-  case L::INT:
-    return "integer";
-  case L::STRING:
-    return "string";
-  default:
-    break;
+  case antlr4::Token::EOF: return "end of file";
+  case L::ID: return "identifier";
+  case L::INT: return "integer";
+  case L::STRING: return "string";
+  default: break;
   }
   std::string lit = vocabulary.getLiteralName(type);
   if (lit.size() >= 2 && lit.front() == '\'' && lit.back() == '\'')

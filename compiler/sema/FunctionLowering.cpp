@@ -114,7 +114,9 @@ private:
     definingParams_ = false;
     if (ast_.isSchedule && (!hasLayers || !hasBatches))
       diags_.error(ast_.nameRange, "schedule `" + ast_.name + "` must declare the model parameters " +
-                                       (hasLayers ? "`batches`" : hasBatches ? "`layers`" : "`layers` and `batches`"));
+                                       (hasLayers    ? "`batches`"
+                                        : hasBatches ? "`layers`"
+                                                     : "`layers` and `batches`"));
   }
 
   void attributes() {
@@ -126,9 +128,9 @@ private:
       out_.targets.range = a.range;
       for (const ast::Arg &arg : a.args) {
         auto *lit = arg.value->dyn<ast::IntExpr>();
-        std::optional<int64_t> *slot = arg.name == "steps" ? &out_.targets.steps
+        std::optional<int64_t> *slot = arg.name == "steps"    ? &out_.targets.steps
                                        : arg.name == "memory" ? &out_.targets.memory
-                                                               : nullptr;
+                                                              : nullptr;
         if (!slot) {
           diags_.error(arg.name.empty() ? arg.value->range : arg.nameRange,
                        arg.name.empty() ? "`@target` takes named arguments: `steps = N`, `memory = N`"
@@ -165,20 +167,13 @@ private:
 
   void statement(const ast::Stmt &s, ir::Block &out, bool topLevel) {
     switch (s.kind) {
-    case ast::StmtKind::Let:
-      return letStmt(*s.dyn<ast::LetStmt>(), out);
-    case ast::StmtKind::Assign:
-      return assignStmt(*s.dyn<ast::AssignStmt>(), out);
-    case ast::StmtKind::Free:
-      return freeStmt(*s.dyn<ast::FreeStmt>(), out);
-    case ast::StmtKind::If:
-      return ifStmt(*s.dyn<ast::IfStmt>(), out);
-    case ast::StmtKind::For:
-      return forStmt(*s.dyn<ast::ForStmt>(), out);
-    case ast::StmtKind::Mesh:
-      return meshStmt(*s.dyn<ast::MeshStmt>(), out, topLevel);
-    case ast::StmtKind::Expr:
-      return exprStmt(*s.dyn<ast::ExprStmt>(), out);
+    case ast::StmtKind::Let: return letStmt(*s.dyn<ast::LetStmt>(), out);
+    case ast::StmtKind::Assign: return assignStmt(*s.dyn<ast::AssignStmt>(), out);
+    case ast::StmtKind::Free: return freeStmt(*s.dyn<ast::FreeStmt>(), out);
+    case ast::StmtKind::If: return ifStmt(*s.dyn<ast::IfStmt>(), out);
+    case ast::StmtKind::For: return forStmt(*s.dyn<ast::ForStmt>(), out);
+    case ast::StmtKind::Mesh: return meshStmt(*s.dyn<ast::MeshStmt>(), out, topLevel);
+    case ast::StmtKind::Expr: return exprStmt(*s.dyn<ast::ExprStmt>(), out);
     case ast::StmtKind::Block: {
       ir::Block inner = block(*s.dyn<ast::BlockStmt>());
       // A nested block only scopes names; its statements run in place.
@@ -224,8 +219,8 @@ private:
     }
     size_t n = v.op->results.size();
     if (targets.size() != n) {
-      diags_.error(s.range, "`" + describeOp(*v.op) + "` yields " + std::to_string(n) + (n == 1 ? " value" : " values") +
-                                ", but " + std::to_string(targets.size()) +
+      diags_.error(s.range, "`" + describeOp(*v.op) + "` yields " + std::to_string(n) +
+                                (n == 1 ? " value" : " values") + ", but " + std::to_string(targets.size()) +
                                 (targets.size() == 1 ? " target is" : " targets are") + " assigned");
       return;
     }
@@ -358,9 +353,10 @@ private:
         c.args.push_back(std::move(*e));
     }
     if (call.args.size() != f.params.size()) {
-      diags_.error(call.range, "procedure `" + f.name + "` takes " + std::to_string(f.params.size()) + " argument" +
-                                   (f.params.size() == 1 ? "" : "s") + ", but " + std::to_string(call.args.size()) +
-                                   (call.args.size() == 1 ? " was" : " were") + " given")
+      diags_
+          .error(call.range, "procedure `" + f.name + "` takes " + std::to_string(f.params.size()) + " argument" +
+                                 (f.params.size() == 1 ? "" : "s") + ", but " + std::to_string(call.args.size()) +
+                                 (call.args.size() == 1 ? " was" : " were") + " given")
           .note(f.nameRange, "`" + f.name + "` is declared here");
       return;
     }
@@ -372,8 +368,9 @@ private:
   // A storage target (of an assignment or `free`).
   std::optional<ir::StorageRef> target(const ast::Target &t, bool isFree) {
     if (const Symbol *sym = lookup(t.name)) {
-      diags_.error(t.nameRange, "`" + t.name + "` is " + (sym->kind == Symbol::Axis ? "a mesh axis" : "a variable") +
-                                    ", not storage; " + (isFree ? "only storage can be freed" : "it cannot be assigned"))
+      diags_
+          .error(t.nameRange, "`" + t.name + "` is " + (sym->kind == Symbol::Axis ? "a mesh axis" : "a variable") +
+                                  ", not storage; " + (isFree ? "only storage can be freed" : "it cannot be assigned"))
           .note(sym->defined, "`" + t.name + "` is defined here");
       return std::nullopt;
     }
@@ -430,9 +427,7 @@ private:
     }
     return std::move(v.expr);
   }
-  std::optional<ir::Expr> intExpr(const ast::Expr &e, const std::string &what) {
-    return typedExpr(e, Type::Int, what);
-  }
+  std::optional<ir::Expr> intExpr(const ast::Expr &e, const std::string &what) { return typedExpr(e, Type::Int, what); }
   std::optional<ir::Expr> boolExpr(const ast::Expr &e) {
     Typed v = expr(e);
     if (v.bad)
@@ -460,22 +455,14 @@ private:
 
   Typed expr(const ast::Expr &e) {
     switch (e.kind) {
-    case ast::ExprKind::Int:
-      return plain(leaf(ir::ExprOp::Int, Type::Int, e.dyn<ast::IntExpr>()->value, e.range));
-    case ast::ExprKind::Bool:
-      return plain(leaf(ir::ExprOp::Bool, Type::Bool, e.dyn<ast::BoolExpr>()->value, e.range));
-    case ast::ExprKind::Name:
-      return name(*e.dyn<ast::NameExpr>());
-    case ast::ExprKind::Index:
-      return read(*e.dyn<ast::IndexExpr>());
-    case ast::ExprKind::Call:
-      return call(*e.dyn<ast::CallExpr>());
-    case ast::ExprKind::Set:
-      return setLiteral(*e.dyn<ast::SetExpr>());
-    case ast::ExprKind::Unary:
-      return unary(*e.dyn<ast::UnaryExpr>());
-    case ast::ExprKind::Binary:
-      return binary(*e.dyn<ast::BinaryExpr>());
+    case ast::ExprKind::Int: return plain(leaf(ir::ExprOp::Int, Type::Int, e.dyn<ast::IntExpr>()->value, e.range));
+    case ast::ExprKind::Bool: return plain(leaf(ir::ExprOp::Bool, Type::Bool, e.dyn<ast::BoolExpr>()->value, e.range));
+    case ast::ExprKind::Name: return name(*e.dyn<ast::NameExpr>());
+    case ast::ExprKind::Index: return read(*e.dyn<ast::IndexExpr>());
+    case ast::ExprKind::Call: return call(*e.dyn<ast::CallExpr>());
+    case ast::ExprKind::Set: return setLiteral(*e.dyn<ast::SetExpr>());
+    case ast::ExprKind::Unary: return unary(*e.dyn<ast::UnaryExpr>());
+    case ast::ExprKind::Binary: return binary(*e.dyn<ast::BinaryExpr>());
     }
     return Typed::error();
   }
@@ -520,8 +507,9 @@ private:
 
   Typed read(const ast::IndexExpr &e) {
     if (const Symbol *s = lookup(e.name)) {
-      diags_.error(e.nameRange, "`" + e.name + "` is " + (s->kind == Symbol::Axis ? "a mesh axis" : "a variable") +
-                                    ", not storage, and cannot be indexed")
+      diags_
+          .error(e.nameRange, "`" + e.name + "` is " + (s->kind == Symbol::Axis ? "a mesh axis" : "a variable") +
+                                  ", not storage, and cannot be indexed")
           .note(s->defined, "`" + e.name + "` is defined here");
       return Typed::error();
     }
@@ -556,7 +544,8 @@ private:
   Typed unary(const ast::UnaryExpr &e) {
     bool neg = e.op == ast::UnaryOp::Neg;
     Type want = neg ? Type::Int : Type::Bool;
-    std::optional<ir::Expr> x = typedExpr(*e.operand, want, std::string("the operand of `") + ast::spelling(e.op) + "`");
+    std::optional<ir::Expr> x =
+        typedExpr(*e.operand, want, std::string("the operand of `") + ast::spelling(e.op) + "`");
     if (!x)
       return Typed::error();
     return plain(ir::Expr{neg ? ir::ExprOp::Neg : ir::ExprOp::Not, want, 0, {std::move(*x)}, e.range});
@@ -591,24 +580,15 @@ private:
         return value(std::move(op));
       }
       return ints ? make(ir::ExprOp::Add, Type::Int) : mismatch("two integers or two weight gradients");
-    case ast::BinaryOp::Sub:
-      return ints ? make(ir::ExprOp::Sub, Type::Int) : mismatch("integers");
-    case ast::BinaryOp::Mul:
-      return ints ? make(ir::ExprOp::Mul, Type::Int) : mismatch("integers");
-    case ast::BinaryOp::Div:
-      return ints ? make(ir::ExprOp::Div, Type::Int) : mismatch("integers");
-    case ast::BinaryOp::Mod:
-      return ints ? make(ir::ExprOp::Mod, Type::Int) : mismatch("integers");
-    case ast::BinaryOp::Range:
-      return ints ? make(ir::ExprOp::Range, Type::Set) : mismatch("integer bounds");
-    case ast::BinaryOp::Lt:
-      return ints ? make(ir::ExprOp::Lt, Type::Bool) : mismatch("integers");
-    case ast::BinaryOp::Le:
-      return ints ? make(ir::ExprOp::Le, Type::Bool) : mismatch("integers");
-    case ast::BinaryOp::Gt:
-      return ints ? make(ir::ExprOp::Gt, Type::Bool) : mismatch("integers");
-    case ast::BinaryOp::Ge:
-      return ints ? make(ir::ExprOp::Ge, Type::Bool) : mismatch("integers");
+    case ast::BinaryOp::Sub: return ints ? make(ir::ExprOp::Sub, Type::Int) : mismatch("integers");
+    case ast::BinaryOp::Mul: return ints ? make(ir::ExprOp::Mul, Type::Int) : mismatch("integers");
+    case ast::BinaryOp::Div: return ints ? make(ir::ExprOp::Div, Type::Int) : mismatch("integers");
+    case ast::BinaryOp::Mod: return ints ? make(ir::ExprOp::Mod, Type::Int) : mismatch("integers");
+    case ast::BinaryOp::Range: return ints ? make(ir::ExprOp::Range, Type::Set) : mismatch("integer bounds");
+    case ast::BinaryOp::Lt: return ints ? make(ir::ExprOp::Lt, Type::Bool) : mismatch("integers");
+    case ast::BinaryOp::Le: return ints ? make(ir::ExprOp::Le, Type::Bool) : mismatch("integers");
+    case ast::BinaryOp::Gt: return ints ? make(ir::ExprOp::Gt, Type::Bool) : mismatch("integers");
+    case ast::BinaryOp::Ge: return ints ? make(ir::ExprOp::Ge, Type::Bool) : mismatch("integers");
     case ast::BinaryOp::Eq:
     case ast::BinaryOp::Ne:
       if (l.isValue() || r.isValue() || l.type != r.type)
@@ -726,7 +706,8 @@ private:
         std::vector<std::string_view> names;
         for (const OpParam &p : sig.params)
           names.push_back(p.name);
-        diags_.error(a.nameRange, "`" + c.callee + "` has no argument named `" + a.name + "`" + didYouMean(a.name, names));
+        diags_.error(a.nameRange,
+                     "`" + c.callee + "` has no argument named `" + a.name + "`" + didYouMean(a.name, names));
         ok = false;
       } else if (bound[i]) {
         diags_.error(a.nameRange, "argument `" + a.name + "` of `" + c.callee + "` is given twice")
@@ -798,8 +779,8 @@ private:
       return std::nullopt;
     std::string what = "argument `" + std::string(p.name) + "` of `" + callee + "`";
     if (!v.isValue()) {
-      diags_.error(e.range, what + " must be " + withArticle(p.type) + " from storage, but this is " +
-                                withArticle(v.type));
+      diags_.error(e.range,
+                   what + " must be " + withArticle(p.type) + " from storage, but this is " + withArticle(v.type));
       return std::nullopt;
     }
     if (v.op->results.size() != 1) {
@@ -857,6 +838,8 @@ private:
 
 } // namespace
 
-void lowerFunction(const ast::Function &fn, uint32_t id, SemaContext &ctx) { FunctionLowering(fn, id, ctx).run(); }
+void lowerFunction(const ast::Function &fn, uint32_t id, SemaContext &ctx) {
+  FunctionLowering(fn, id, ctx).run();
+}
 
 } // namespace schedc::sema

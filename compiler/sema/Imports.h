@@ -15,7 +15,7 @@ namespace schedc::sema {
 
 struct ImportOptions {
   std::vector<std::string> includeDirs; // -I, searched in order
-  std::string stdlibDir;               // searched last
+  std::string stdlibDir;                // searched last
 };
 
 // Parses `mainFile` (already loaded) and all imports. Modules come back in dependency order

@@ -10,33 +10,40 @@ using ir::Type;
 
 const std::vector<OpSignature> &table() {
   static const std::vector<OpSignature> ops = {
-      {"load", OpKind::Load,
+      {"load",
+       OpKind::Load,
        {{"layer", ArgKind::Int}, {"shard", ArgKind::Int, Type::Int, 0, true}, {"of", ArgKind::Int, Type::Int, 1, true}},
        {Type::Weight, Type::OptState}},
       {"input", OpKind::Input, {{"batches", ArgKind::Set}}, {Type::Activation}},
-      {"forward", OpKind::Forward,
+      {"forward",
+       OpKind::Forward,
        {{"layer", ArgKind::Int}, {"input", ArgKind::Value, Type::Activation}, {"weight", ArgKind::Value, Type::Weight}},
        {Type::Activation}},
-      {"backward", OpKind::Backward,
+      {"backward",
+       OpKind::Backward,
        {{"layer", ArgKind::Int},
         {"input", ArgKind::Value, Type::Activation},
         {"grad", ArgKind::Value, Type::ActGrad},
         {"weight", ArgKind::Value, Type::Weight}},
        {Type::WeightGrad, Type::ActGrad}},
       {"loss", OpKind::Loss, {{"input", ArgKind::Value, Type::Activation}}, {Type::ActGrad}},
-      {"update", OpKind::Update,
+      {"update",
+       OpKind::Update,
        {{"layer", ArgKind::Int},
         {"grad", ArgKind::Value, Type::WeightGrad},
         {"weight", ArgKind::Value, Type::Weight},
         {"opt", ArgKind::Value, Type::OptState}},
        {Type::Weight, Type::OptState}},
-      {"allreduce", OpKind::AllReduce,
+      {"allreduce",
+       OpKind::AllReduce,
        {{"grad", ArgKind::Value, Type::WeightGrad}, {"group", ArgKind::Group, Type::Int, std::nullopt, true}},
        {Type::WeightGrad}},
-      {"allgather", OpKind::AllGather,
+      {"allgather",
+       OpKind::AllGather,
        {{"weight", ArgKind::Value, Type::Weight}, {"group", ArgKind::Group, Type::Int, std::nullopt, true}},
        {Type::Weight}},
-      {"reducescatter", OpKind::ReduceScatter,
+      {"reducescatter",
+       OpKind::ReduceScatter,
        {{"grad", ArgKind::Value, Type::WeightGrad}, {"group", ArgKind::Group, Type::Int, std::nullopt, true}},
        {Type::WeightGrad}},
       {"recv", OpKind::Recv, {{"from", ArgKind::Int}}, {Type::Value}},
@@ -65,7 +72,9 @@ std::vector<std::string_view> operationNames() {
   return names;
 }
 
-bool isBuiltinFunction(std::string_view name) { return name == "min" || name == "max" || name == "size"; }
+bool isBuiltinFunction(std::string_view name) {
+  return name == "min" || name == "max" || name == "size";
+}
 
 bool isBuiltinName(std::string_view name) {
   return name == "rank" || name == "ranks" || name == "layers" || name == "batches";

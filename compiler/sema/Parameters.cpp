@@ -36,9 +36,8 @@ std::optional<std::pair<std::string, int64_t>> parseDefine(const std::string &te
   return std::make_pair(name, static_cast<int64_t>(v));
 }
 
-std::optional<std::map<std::string, int64_t>> resolveDefines(const ir::Function &schedule,
-                                                             const std::vector<std::string> &defines,
-                                                             DiagnosticEngine &diags) {
+std::optional<std::map<std::string, int64_t>>
+resolveDefines(const ir::Function &schedule, const std::vector<std::string> &defines, DiagnosticEngine &diags) {
   std::map<std::string, int64_t> out;
   std::vector<std::string_view> names;
   std::string list;

@@ -20,8 +20,7 @@ std::optional<std::pair<std::string, int64_t>> parseDefine(const std::string &te
 
 // Checks `defines` (raw "-D" texts) against `schedule`; returns the overrides by parameter
 // name, or nullopt after reporting every problem.
-std::optional<std::map<std::string, int64_t>> resolveDefines(const ir::Function &schedule,
-                                                             const std::vector<std::string> &defines,
-                                                             DiagnosticEngine &diags);
+std::optional<std::map<std::string, int64_t>>
+resolveDefines(const ir::Function &schedule, const std::vector<std::string> &defines, DiagnosticEngine &diags);
 
 } // namespace schedc::sema

@@ -73,8 +73,9 @@ void declareFunctions(const std::vector<std::unique_ptr<ast::Module>> &modules, 
       auto [it, inserted] = ctx.functionIds.try_emplace(f->name, static_cast<uint32_t>(ctx.functionAsts.size()));
       if (!inserted) {
         const ast::Function &prev = *ctx.functionAsts[it->second];
-        ctx.diags.error(f->nameRange, std::string(f->isSchedule ? "schedule" : "procedure") + " `" + f->name +
-                                          "` is already defined")
+        ctx.diags
+            .error(f->nameRange,
+                   std::string(f->isSchedule ? "schedule" : "procedure") + " `" + f->name + "` is already defined")
             .note(prev.nameRange, "`" + f->name + "` is first defined here");
         continue;
       }

@@ -40,9 +40,7 @@ public:
 private:
   void stmt(const ast::Stmt &s) {
     switch (s.kind) {
-    case ast::StmtKind::Assign:
-      assign(*s.dyn<ast::AssignStmt>());
-      break;
+    case ast::StmtKind::Assign: assign(*s.dyn<ast::AssignStmt>()); break;
     case ast::StmtKind::If: {
       auto &x = *s.dyn<ast::IfStmt>();
       stmt(*x.then);
@@ -50,15 +48,12 @@ private:
         stmt(*x.otherwise);
       break;
     }
-    case ast::StmtKind::For:
-      stmt(*s.dyn<ast::ForStmt>()->body);
-      break;
+    case ast::StmtKind::For: stmt(*s.dyn<ast::ForStmt>()->body); break;
     case ast::StmtKind::Block:
       for (const auto &c : s.dyn<ast::BlockStmt>()->stmts)
         stmt(*c);
       break;
-    default:
-      break;
+    default: break;
     }
   }
 
@@ -73,8 +68,9 @@ private:
         if (t.indexed)
           copies_.push_back(Copy{t.name, idx->name, t.range});
       results = {ir::Type::Value};
-    } else if (auto *bin = v.dyn<ast::BinaryExpr>(); bin && bin->op == ast::BinaryOp::Add &&
-                                                      (bin->lhs->dyn<ast::IndexExpr>() || bin->rhs->dyn<ast::IndexExpr>())) {
+    } else if (auto *bin = v.dyn<ast::BinaryExpr>();
+               bin && bin->op == ast::BinaryOp::Add &&
+               (bin->lhs->dyn<ast::IndexExpr>() || bin->rhs->dyn<ast::IndexExpr>())) {
       results = {ir::Type::WeightGrad};
     }
     for (size_t i = 0; i < a.targets.size() && i < results.size(); ++i)
@@ -98,8 +94,9 @@ private:
       return true;
     }
     if (reported_.insert(name).second)
-      ctx_.diags.error(at, "storage `" + name + "` is assigned " + withArticle(t) + " here, but it holds " +
-                               withArticle(a.kind) + " elsewhere")
+      ctx_.diags
+          .error(at, "storage `" + name + "` is assigned " + withArticle(t) + " here, but it holds " +
+                         withArticle(a.kind) + " elsewhere")
           .note(a.firstAssigned, "`" + name + "` is first assigned " + withArticle(a.kind) + " here");
     return false;
   }

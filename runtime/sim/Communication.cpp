@@ -31,7 +31,6 @@ std::string groupName(const IntSet &members, int64_t ranks) {
   return static_cast<int64_t>(members.size()) == ranks ? "all ranks" : "ranks " + members.str();
 }
 
-
 } // namespace
 
 // Computes the results of a complete collective (one per member), reporting problems that
@@ -92,8 +91,8 @@ void World::combine(Collective &c, const IntSet &members, Rank &reporter, Source
     if (!twice.empty()) {
       std::string dup = IntSet(twice).str();
       if (c.kind == CollectiveKind::AllGather)
-        fail("collective-overlap", "allgather of layer " + std::to_string(c.layer) + " receives shards " + dup +
-                                       " from more than one rank");
+        fail("collective-overlap",
+             "allgather of layer " + std::to_string(c.layer) + " receives shards " + dup + " from more than one rank");
       else
         fail("collective-overlap", std::string(op) + " of layer " + std::to_string(c.layer) +
                                        " sums the gradient of micro-batches " + dup + " more than once (rank " +
@@ -120,7 +119,6 @@ void World::combine(Collective &c, const IntSet &members, Rank &reporter, Source
     c.results[i] = makeValue(std::move(mine));
   }
 }
-
 
 // Every member must have called the same collective on the same layer as the group's
 // lowest rank; the first that did not is reported, naming both places.
@@ -153,14 +151,14 @@ void World::matchCalls(Collective &c, const IntSet &members, Rank &reporter) {
 ValuePtr Rank::collective(SourceRange at, CollectiveKind kind, const ValuePtr &v, std::shared_ptr<const IntSet> group) {
   const char *name = collectiveName(kind);
   if (group->empty() || group->min() < 0 || group->max() >= world_.model_.ranks) {
-    error(at, "group-range", std::string(name) + " over ranks " + group->str() + ": there are " +
-                                 std::to_string(world_.model_.ranks) + " ranks (0 to " +
-                                 std::to_string(world_.model_.ranks - 1) + ")");
+    error(at, "group-range",
+          std::string(name) + " over ranks " + group->str() + ": there are " + std::to_string(world_.model_.ranks) +
+              " ranks (0 to " + std::to_string(world_.model_.ranks - 1) + ")");
     return poison(v->kind, v->layer);
   }
   if (!group->contains(id_)) {
-    error(at, "group-member", "rank " + std::to_string(id_) + " calls " + name + " over ranks " + group->str() +
-                                  ", a group it is not in");
+    error(at, "group-member",
+          "rank " + std::to_string(id_) + " calls " + name + " over ranks " + group->str() + ", a group it is not in");
     return poison(v->kind, v->layer);
   }
   World::Group &g = world_.groupFor(group);
@@ -168,9 +166,18 @@ ValuePtr Rank::collective(SourceRange at, CollectiveKind kind, const ValuePtr &v
   size_t pos = static_cast<size_t>(std::lower_bound(elems.begin(), elems.end(), id_) - elems.begin());
   uint64_t call = g.calls[pos]++;
   while (g.base + g.instances.size() <= call)
-    g.instances.push_back(World::Collective{kind, -1, std::vector<CollectiveKind>(elems.size()),
-                                            std::vector<ValuePtr>(elems.size()), std::vector<Number>(elems.size()),
-                                            std::vector<SourceRange>(elems.size()), 0, 0, false, false, {}, {}});
+    g.instances.push_back(World::Collective{kind,
+                                            -1,
+                                            std::vector<CollectiveKind>(elems.size()),
+                                            std::vector<ValuePtr>(elems.size()),
+                                            std::vector<Number>(elems.size()),
+                                            std::vector<SourceRange>(elems.size()),
+                                            0,
+                                            0,
+                                            false,
+                                            false,
+                                            {},
+                                            {}});
   World::Collective &c = g.instances[call - g.base];
   c.kinds[pos] = kind;
   c.inputs[pos] = v;
@@ -190,8 +197,8 @@ ValuePtr Rank::collective(SourceRange at, CollectiveKind kind, const ValuePtr &v
   } else {
     std::string where = groupName(*g.members, world_.model_.ranks);
     if (!waitUntil([&c] { return c.done; },
-                   Wait{"waits here in " + std::string(name) + " over " + where + " for the other ranks to call it",
-                        at, -1, &c, g.members}))
+                   Wait{"waits here in " + std::string(name) + " over " + where + " for the other ranks to call it", at,
+                        -1, &c, g.members}))
       return poison(v->kind, v->layer);
   }
   clock_ = Number::pythonMax(clock_, c.start);
@@ -224,10 +231,10 @@ ValuePtr Rank::recv(SourceRange at, int64_t from) {
   Kind fallback = Kind::Activation;
   if (from < 0 || from >= world_.model_.ranks || from == id_) {
     error(at, "recv-rank",
-          from == id_ ? "rank " + std::to_string(id_) + " receives from itself"
-                      : "receive from rank " + std::to_string(from) + ": there are " +
-                            std::to_string(world_.model_.ranks) + " ranks (0 to " +
-                            std::to_string(world_.model_.ranks - 1) + ")");
+          from == id_
+              ? "rank " + std::to_string(id_) + " receives from itself"
+              : "receive from rank " + std::to_string(from) + ": there are " + std::to_string(world_.model_.ranks) +
+                    " ranks (0 to " + std::to_string(world_.model_.ranks - 1) + ")");
     return poison(fallback);
   }
   std::deque<World::Message> &queue = world_.inbox_[id_][from];

@@ -32,7 +32,9 @@ Fiber::~Fiber() {
   }
 }
 
-Fiber *Fiber::current() { return running; }
+Fiber *Fiber::current() {
+  return running;
+}
 
 void Fiber::entry(unsigned lo, unsigned hi) {
   auto *self = reinterpret_cast<Fiber *>((static_cast<uintptr_t>(hi) << 32) | lo);

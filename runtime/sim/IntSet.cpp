@@ -21,7 +21,9 @@ IntSet IntSet::range(int64_t lo, int64_t hi) {
   return s;
 }
 
-bool IntSet::contains(int64_t v) const { return std::binary_search(elems_.begin(), elems_.end(), v); }
+bool IntSet::contains(int64_t v) const {
+  return std::binary_search(elems_.begin(), elems_.end(), v);
+}
 
 bool IntSet::subsetOf(const IntSet &o) const {
   return std::includes(o.elems_.begin(), o.elems_.end(), elems_.begin(), elems_.end());

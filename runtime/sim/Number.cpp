@@ -6,7 +6,9 @@
 
 namespace schedc::sim {
 
-std::string Number::str() const { return isReal_ ? pythonFloatRepr(real_) : std::to_string(int_); }
+std::string Number::str() const {
+  return isReal_ ? pythonFloatRepr(real_) : std::to_string(int_);
+}
 
 std::string pythonFloatRepr(double v) {
   if (std::isnan(v))

@@ -9,8 +9,9 @@ namespace schedc::sim {
 
 namespace {
 
-std::string layerOf(int64_t l) { return "layer " + std::to_string(l); }
-
+std::string layerOf(int64_t l) {
+  return "layer " + std::to_string(l);
+}
 
 bool anyPoisoned(std::initializer_list<const ValuePtr *> vs) {
   for (const ValuePtr *v : vs)
@@ -76,11 +77,12 @@ ValuePtr Rank::read(uint32_t array, const std::vector<int64_t> &index, SourceRan
   Kind kind = world_.arrayKinds_[array].value_or(Kind::Activation);
   auto freed = freedAt_.find(key);
   if (freed != freedAt_.end())
-    error(at, "read-freed", "`" + slotName(array, index) + "` is used after it was freed on rank " + std::to_string(id_),
+    error(at, "read-freed",
+          "`" + slotName(array, index) + "` is used after it was freed on rank " + std::to_string(id_),
           {note(freed->second, "it is freed here")});
   else
-    error(at, "read-unassigned", "`" + slotName(array, index) + "` is used but never assigned on rank " +
-                                     std::to_string(id_));
+    error(at, "read-unassigned",
+          "`" + slotName(array, index) + "` is used but never assigned on rank " + std::to_string(id_));
   return poison(kind);
 }
 
@@ -95,8 +97,8 @@ void Rank::free(uint32_t array, const std::vector<int64_t> &index, SourceRange a
     error(at, "double-free", "`" + slotName(array, index) + "` is freed twice on rank " + std::to_string(id_),
           {note(freed->second, "it is first freed here")});
   else
-    error(at, "free-unassigned", "`" + slotName(array, index) + "` is freed but never assigned on rank " +
-                                     std::to_string(id_));
+    error(at, "free-unassigned",
+          "`" + slotName(array, index) + "` is freed but never assigned on rank " + std::to_string(id_));
 }
 
 // ---- Operations ------------------------------------------------------------------------------
@@ -104,12 +106,14 @@ void Rank::free(uint32_t array, const std::vector<int64_t> &index, SourceRange a
 std::pair<ValuePtr, ValuePtr> Rank::load(SourceRange at, int64_t layer, int64_t shard, int64_t of) {
   bool ok = checkLayer(at, "load", layer);
   if (of < 1) {
-    error(at, "load-shards", "load of " + layerOf(layer) + " into " + std::to_string(of) +
-                                 " shards: the number of shards must be at least 1");
+    error(at, "load-shards",
+          "load of " + layerOf(layer) + " into " + std::to_string(of) +
+              " shards: the number of shards must be at least 1");
     ok = false;
   } else if (shard < 0 || shard >= of) {
-    error(at, "load-shards", "load of shard " + std::to_string(shard) + " of " + std::to_string(of) + " of " +
-                                 layerOf(layer) + ": shards are numbered 0 to " + std::to_string(of - 1));
+    error(at, "load-shards",
+          "load of shard " + std::to_string(shard) + " of " + std::to_string(of) + " of " + layerOf(layer) +
+              ": shards are numbered 0 to " + std::to_string(of - 1));
     ok = false;
   }
   Value w;
@@ -130,9 +134,9 @@ ValuePtr Rank::input(SourceRange at, const IntSet &batches) {
   a.layer = 0;
   a.shards = emptySet();
   if (!batches.empty() && (batches.min() < 0 || batches.max() >= world_.model_.batches)) {
-    error(at, "input-range", "input of micro-batches " + batches.str() + ": there are " +
-                                 std::to_string(world_.model_.batches) + " micro-batches (0 to " +
-                                 std::to_string(world_.model_.batches - 1) + ")");
+    error(at, "input-range",
+          "input of micro-batches " + batches.str() + ": there are " + std::to_string(world_.model_.batches) +
+              " micro-batches (0 to " + std::to_string(world_.model_.batches - 1) + ")");
     a.poisoned = true;
   }
   a.batches = setOf(batches);
@@ -154,8 +158,9 @@ bool Rank::checkComputeInputs(SourceRange at, const char *op, int64_t layer, con
     ok = false;
   }
   if (a.layer != layer) {
-    error(at, "input-layer", std::string(op) + " of " + layerOf(layer) + " takes the activations entering " +
-                                 layerOf(layer) + ", but this is " + a.describe());
+    error(at, "input-layer",
+          std::string(op) + " of " + layerOf(layer) + " takes the activations entering " + layerOf(layer) +
+              ", but this is " + a.describe());
     ok = false;
   }
   return ok;
@@ -218,8 +223,8 @@ ValuePtr Rank::loss(SourceRange at, const ValuePtr &a) {
   bool ok = true;
   if (!a->poisoned && a->layer != L) {
     error(at, "loss-layer",
-          "loss takes the output of the last layer (the activations of layer " + std::to_string(L) +
-              "), but this is " + a->describe());
+          "loss takes the output of the last layer (the activations of layer " + std::to_string(L) + "), but this is " +
+              a->describe());
     ok = false;
   }
   Value g;

@@ -38,7 +38,9 @@ const char *verdictName(Verdict v) {
   return "";
 }
 
-bool met(const Number &value, int64_t target) { return !(value > Number::integer(target)); }
+bool met(const Number &value, int64_t target) {
+  return !(value > Number::integer(target));
+}
 
 std::string quote(const std::string &s) {
   std::string out = "\"";
@@ -88,8 +90,8 @@ std::string formatText(const CheckResult &r) {
   s += "Maximum Memory: " + rep.maxMemory.str() + " at GPU: " + std::to_string(rep.maxMemoryRank) +
        " time: " + rep.maxMemoryTime.str() + "\n";
   if (r.targetSteps)
-    s += "Target steps " + std::to_string(*r.targetSteps) + ": " + (met(rep.timesteps, *r.targetSteps) ? "met" : "missed") +
-         " (Timesteps " + rep.timesteps.str() + ")\n";
+    s += "Target steps " + std::to_string(*r.targetSteps) + ": " +
+         (met(rep.timesteps, *r.targetSteps) ? "met" : "missed") + " (Timesteps " + rep.timesteps.str() + ")\n";
   if (r.targetMemory)
     s += "Target memory " + std::to_string(*r.targetMemory) + ": " +
          (met(rep.maxMemory, *r.targetMemory) ? "met" : "missed") + " (Maximum Memory " + rep.maxMemory.str() + ")\n";

@@ -54,7 +54,7 @@ private:
     StorageKey key;
     ValuePtr value; // null once erased (a tombstone until compaction)
     SourceRange storedAt;
-    Number memory;  // value->memory(), kept here so summing touches one array
+    Number memory; // value->memory(), kept here so summing touches one array
   };
   struct Place {
     uint8_t cls;

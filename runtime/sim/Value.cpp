@@ -33,8 +33,7 @@ ValuePtr makeValue(Value v) {
 Number Value::computeMemory() const {
   switch (kind) {
   case Kind::Activation:
-  case Kind::ActGrad:
-    return Number::integer(static_cast<int64_t>(batches->size()) * 512 * 256);
+  case Kind::ActGrad: return Number::integer(static_cast<int64_t>(batches->size()) * 512 * 256);
   default:
     // Left to right, as the original computes it: ((|shards| / total) * 512) * 512.
     return Number::real(static_cast<double>(shards->size()) / static_cast<double>(total) * 512 * 512);
@@ -50,8 +49,7 @@ std::string Value::describe() const {
     return s + " (shards " + shards->str() + " of " + std::to_string(total) + ", step " + std::to_string(step) + ")";
   case Kind::WeightGrad:
     return s + " (batches " + batches->str() + ", shards " + shards->str() + " of " + std::to_string(total) + ")";
-  default:
-    return s + " (batches " + batches->str() + ")";
+  default: return s + " (batches " + batches->str() + ")";
   }
 }
 

@@ -22,12 +22,12 @@ const char *kindPlural(Kind k); // "weights", "activation gradients", ...
 struct Value {
   Kind kind = Kind::Activation;
   int64_t layer = 0;
-  int64_t step = 0;                                         // weights, optimizer states
-  std::shared_ptr<const IntSet> shards;                     // weights, optimizer states, weight gradients
-  int64_t total = 1;                                        // number of shards of the whole
-  std::shared_ptr<const IntSet> batches;                    // activations, gradients
-  bool forged = false;   // depends on a gradient made up with fake_grad
-  bool poisoned = false; // the result of a failed operation: checks on it stay silent
+  int64_t step = 0;                      // weights, optimizer states
+  std::shared_ptr<const IntSet> shards;  // weights, optimizer states, weight gradients
+  int64_t total = 1;                     // number of shards of the whole
+  std::shared_ptr<const IntSet> batches; // activations, gradients
+  bool forged = false;                   // depends on a gradient made up with fake_grad
+  bool poisoned = false;                 // the result of a failed operation: checks on it stay silent
 
   // Units of memory (puzzle model): weights, optimizer states and weight gradients take
   // (|shards| / total) * 512 * 512 as a double; activations and activation gradients

@@ -17,8 +17,12 @@ const char *collectiveName(CollectiveKind k) {
   return "collective";
 }
 
-const Model &Rank::model() const { return world_.model_; }
-bool Rank::cancelled() const { return world_.cancelled_; }
+const Model &Rank::model() const {
+  return world_.model_;
+}
+bool Rank::cancelled() const {
+  return world_.cancelled_;
+}
 
 World::World(Model model, std::vector<ArrayInfo> arrays, Options options)
     : model_(model), arrays_(std::move(arrays)), options_(options) {
@@ -124,7 +128,9 @@ void World::record(Severity s, SourceRange at, const char *code, std::string mes
   diags_.push_back(Recorded{Diagnostic{s, at, std::move(message), std::move(notes)}, rank, {}});
 }
 
-bool World::hasErrors() const { return errors_ != 0; }
+bool World::hasErrors() const {
+  return errors_ != 0;
+}
 
 std::vector<Diagnostic> World::diagnostics() const {
   // Problems of single operations in source order, then those of the whole run.

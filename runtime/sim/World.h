@@ -34,7 +34,9 @@ struct Model {
 };
 
 // A note for a diagnostic.
-inline Diagnostic note(SourceRange at, std::string message) { return Diagnostic{Severity::Note, at, std::move(message), {}}; }
+inline Diagnostic note(SourceRange at, std::string message) {
+  return Diagnostic{Severity::Note, at, std::move(message), {}};
+}
 
 struct ArrayInfo {
   std::string name;
@@ -48,9 +50,9 @@ struct Options {
 
 // One logged event of a rank (the rows of the reference traces).
 struct Event {
-  const char *kind;                            // forward, backward, loss, update, pass, allreduce, ...
-  int64_t layer = -1;                          // -1: none
-  std::shared_ptr<const IntSet> batches;       // null: none
+  const char *kind;                      // forward, backward, loss, update, pass, allreduce, ...
+  int64_t layer = -1;                    // -1: none
+  std::shared_ptr<const IntSet> batches; // null: none
   Number start, length, memory;
   SourceRange at;
 };
@@ -66,9 +68,9 @@ struct RankFigures {
 
 // The reported figures, computed as the original library computes them.
 struct Report {
-  Number timesteps;      // largest start time of a rank's last event
-  Number makespan;       // largest end time of a rank's last event
-  Number maxMemory;      // first strictly largest memory sample, ranks in order
+  Number timesteps; // largest start time of a rank's last event
+  Number makespan;  // largest end time of a rank's last event
+  Number maxMemory; // first strictly largest memory sample, ranks in order
   int64_t maxMemoryRank = 0;
   Number maxMemoryTime;
   size_t events = 0;
@@ -92,8 +94,8 @@ public:
   std::pair<ValuePtr, ValuePtr> load(SourceRange at, int64_t layer, int64_t shard, int64_t of);
   ValuePtr input(SourceRange at, const IntSet &batches);
   ValuePtr forward(SourceRange at, int64_t layer, const ValuePtr &input, const ValuePtr &weight);
-  std::pair<ValuePtr, ValuePtr> backward(SourceRange at, int64_t layer, const ValuePtr &input,
-                                         const ValuePtr &grad, const ValuePtr &weight);
+  std::pair<ValuePtr, ValuePtr> backward(SourceRange at, int64_t layer, const ValuePtr &input, const ValuePtr &grad,
+                                         const ValuePtr &weight);
   ValuePtr loss(SourceRange at, const ValuePtr &input);
   std::pair<ValuePtr, ValuePtr> update(SourceRange at, int64_t layer, const ValuePtr &grad, const ValuePtr &weight,
                                        const ValuePtr &opt);
@@ -126,15 +128,14 @@ private:
   struct Wait {
     std::string what;
     SourceRange at;
-    int64_t peer = -1;                      // the rank waited on (receives), for cycle detection
-    const void *collective = nullptr;       // the World::Collective waited in, if any
-    std::shared_ptr<const IntSet> members;  // and its group
+    int64_t peer = -1;                     // the rank waited on (receives), for cycle detection
+    const void *collective = nullptr;      // the World::Collective waited in, if any
+    std::shared_ptr<const IntSet> members; // and its group
   };
   Wait wait_;
 
   // Logs an event at the current clock with the current memory, then advances the clock.
-  void logEvent(const char *kind, int64_t layer, std::shared_ptr<const IntSet> batches, Number length,
-                SourceRange at);
+  void logEvent(const char *kind, int64_t layer, std::shared_ptr<const IntSet> batches, Number length, SourceRange at);
   // Waits (yields the fiber) until `ready()`; returns false if the run was cancelled.
   bool waitUntil(const std::function<bool()> &ready, Wait wait);
   ValuePtr poison(Kind kind, int64_t layer = 0) const;
@@ -188,17 +189,17 @@ private:
   friend class Rank;
   struct Recorded {
     Diagnostic diag;
-    int64_t rank;                   // the rank the message describes (-1: the whole run)
+    int64_t rank;                    // the rank the message describes (-1: the whole run)
     std::vector<int64_t> otherRanks; // where the same problem happens too
   };
   // One collective call of a group: the k-th call of every member meets here.
   struct Collective {
-    CollectiveKind kind;                 // of the lowest member (what the others must match)
+    CollectiveKind kind; // of the lowest member (what the others must match)
     int64_t layer = -1;
     std::vector<CollectiveKind> kinds; // by position in the group
     std::vector<ValuePtr> inputs;      // by position in the group
-    std::vector<Number> clocks;    // entry clocks, by position
-    std::vector<SourceRange> at;   // call sites, by position
+    std::vector<Number> clocks;        // entry clocks, by position
+    std::vector<SourceRange> at;       // call sites, by position
     size_t arrived = 0, taken = 0;
     bool mismatched = false;
     bool done = false;
@@ -208,8 +209,8 @@ private:
 
   struct Group {
     std::shared_ptr<const IntSet> members;
-    std::vector<uint64_t> calls;       // collectives called so far, by position
-    std::deque<Collective> instances;  // instances[i] is call number base + i
+    std::vector<uint64_t> calls;      // collectives called so far, by position
+    std::deque<Collective> instances; // instances[i] is call number base + i
     uint64_t base = 0;
   };
 

@@ -1,9 +1,9 @@
 // Unit tests of sema and the IR: storage kinds, slots, the verifier catching malformed IR,
 // and did-you-mean suggestions.
+#include "sema/Sema.h"
 #include "ir/IR.h"
 #include "parse/Parser.h"
 #include "sema/Parameters.h"
-#include "sema/Sema.h"
 #include "sema/SemaContext.h"
 
 #include <gtest/gtest.h>
