@@ -19,9 +19,8 @@ rows = list(csv.DictReader(open(os.path.join(reference, "puzzles.csv"), newline=
 for row in rows:
     name = row["schedule"]
     source = os.path.join(examples, "puzzles", name + ".sched")
-    args = [schedc, "check", source, "-D", "layers=" + row["layers"], "-D", "batches=" + row["batches"]]
-    if name not in ("basic", "grad_accum"):  # single-rank schedules have no `ranks`
-        args += ["-D", "ranks=" + row["ranks"]]
+    args = [schedc, "check", source, "-D", "layers=" + row["layers"], "-D", "batches=" + row["batches"],
+            "-D", "ranks=" + row["ranks"]]
     trace = os.path.join(reference, "traces", f"{name}_L{row['layers']}_B{row['batches']}_R{row['ranks']}.csv")
     with tempfile.TemporaryDirectory() as tmp:
         events = os.path.join(tmp, "events.csv")
