@@ -272,6 +272,9 @@ private:
   void loop(const ir::ForStmt &f) {
     SetValue d = eval(f.domain).set;
     auto body = [&](int64_t v) {
+      // Each iteration counts toward the step limit, so even an empty body cannot spin forever.
+      if (rank_.cancelled() || !rank_.step(f.domain.range))
+        return false;
       slots_[f.slot] = RtValue{v, {}};
       return block(f.body);
     };
