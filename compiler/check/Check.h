@@ -1,10 +1,11 @@
-// Check — `schedc check`: evaluates the entry schedule's parameters, runs every rank of it
-// on the sim backend (a sim::World) through the interpreter, turns what the backend found
-// into diagnostics, and prints the report (text or JSON). Returns the exit code.
+// Check — `schedc check`: describes the entry schedule to the sim backend, evaluates its
+// parameters, and runs every rank through the IR interpreter (sim::runAndReport prints the
+// report). Returns the exit code.
 #pragma once
 
 #include "diagnostics/Diagnostics.h"
 #include "ir/IR.h"
+#include "sim/Run.h"
 
 #include <iosfwd>
 #include <map>
@@ -12,13 +13,10 @@
 
 namespace schedc::check {
 
-struct CheckOptions {
-  bool json = false;
-  uint64_t maxSteps = 50'000'000;
-  std::string eventsFile; // if set: write every event here as CSV
-};
+// What the sim backend needs to know about `schedule` (parameters, storage, targets).
+sim::RunSetup setupOf(const ir::Program &program, const ir::Function &schedule, const SourceManager &sources);
 
 int runCheck(const ir::Program &program, const ir::Function &schedule, const std::map<std::string, int64_t> &overrides,
-             const CheckOptions &options, const SourceManager &sources, DiagnosticEngine &diags, std::ostream &out);
+             const sim::RunOptions &options, const SourceManager &sources, DiagnosticEngine &diags, std::ostream &out);
 
 } // namespace schedc::check

@@ -3,6 +3,8 @@
 // training values goes through sim::Rank.
 #include "check/Interpreter.h"
 
+#include "sim/Arith.h"
+
 #include <algorithm>
 #include <memory>
 
@@ -138,34 +140,13 @@ protected:
     return v;
   }
 
-  // Integer arithmetic with Python's floor division and modulo, and overflow checks.
+  // Integer arithmetic, with the language's rules (sim/Arith.h).
   int64_t checked(int64_t a, int64_t b, char op, SourceRange at) {
-    int64_t r = 0;
-    bool overflow = false;
-    switch (op) {
-    case '+': overflow = __builtin_add_overflow(a, b, &r); break;
-    case '-': overflow = __builtin_sub_overflow(a, b, &r); break;
-    case '*': overflow = __builtin_mul_overflow(a, b, &r); break;
-    case '/':
-    case '%':
-      if (b == 0) {
-        fail(at, std::string(op == '/' ? "division" : "modulo") + " by zero");
-        return 0;
-      }
-      if (a == INT64_MIN && b == -1) {
-        overflow = true;
-        break;
-      }
-      r = op == '/' ? a / b : a % b;
-      if ((a % b != 0) && ((a < 0) != (b < 0))) // round toward negative infinity
-        r = op == '/' ? r - 1 : r + b;
-      break;
-    }
-    if (overflow) {
-      fail(at, "integer overflow in `" + std::to_string(a) + " " + op + " " + std::to_string(b) + "`");
-      return 0;
-    }
-    return r;
+    std::string error;
+    std::optional<int64_t> r = sim::arith(op, a, b, error);
+    if (!r)
+      fail(at, error);
+    return r.value_or(0);
   }
 
   std::vector<RtValue> &slots_;
@@ -195,9 +176,9 @@ private:
 
 class RankInterpreter : public Evaluator {
 public:
-  RankInterpreter(const ir::Program &program, const ir::Function &schedule, sim::World &world, sim::Rank &rank,
+  RankInterpreter(const ir::Program &program, const ir::Function &schedule, sim::Rank &rank,
                   std::vector<RtValue> &slots)
-      : Evaluator(slots, &world.model()), program_(program), schedule_(schedule), world_(world), rank_(rank) {}
+      : Evaluator(slots, &rank.model()), program_(program), schedule_(schedule), rank_(rank) {}
 
   void run() { block(schedule_.body); }
 
@@ -207,22 +188,10 @@ protected:
       rank_.fatal(at, std::move(message));
   }
   int64_t rankId(SourceRange) override { return rank_.id(); }
-  int64_t axisCoord(size_t axis, SourceRange at) override {
-    if (!meshReady(at))
-      return 0;
-    return rank_.id() / strides_[axis] % sizes_[axis];
-  }
-  int64_t axisSize(size_t axis, SourceRange at) override { return meshReady(at) ? sizes_[axis] : 0; }
+  int64_t axisCoord(size_t axis, SourceRange at) override { return rank_.axisCoord(axis, at); }
+  int64_t axisSize(size_t axis, SourceRange at) override { return rank_.axisSize(axis, at); }
 
 private:
-  bool meshReady(SourceRange at) {
-    if (!sizes_.empty())
-      return true;
-    // diag-coverage: unreachable (sema scopes axes from `mesh` on; a failed mesh cancels the run first)
-    fail(at, "a mesh axis is used before the mesh is declared");
-    return false;
-  }
-
   // Runs the statements of a block; false once the run is cancelled.
   bool block(const ir::Block &b) {
     for (const ir::Stmt &s : b) {
@@ -307,61 +276,26 @@ private:
     std::vector<RtValue> frame(f.slotNames.size());
     for (size_t i = 0; i < c.args.size(); ++i)
       frame[f.params[i].slot] = eval(c.args[i]);
-    RankInterpreter callee(program_, f, world_, rank_, frame);
-    callee.sizes_ = sizes_;
-    callee.strides_ = strides_;
-    callee.axisGroups_ = axisGroups_;
-    callee.block(f.body);
+    RankInterpreter(program_, f, rank_, frame).block(f.body);
   }
 
   void mesh(const ir::MeshStmt &m, SourceRange at) {
     std::vector<int64_t> sizes;
-    int64_t product = 1;
-    std::string shape;
-    for (size_t i = 0; i < m.sizes.size(); ++i) {
-      int64_t n = eval(m.sizes[i]).i;
-      shape += (i ? ", " : "") + schedule_.axes[i] + " = " + std::to_string(n);
-      if (n < 1) {
-        fail(m.sizes[i].range,
-             "mesh axis `" + schedule_.axes[i] + "` has size " + std::to_string(n) + "; sizes must be at least 1");
-        return;
-      }
-      sizes.push_back(n);
-      if (__builtin_mul_overflow(product, n, &product))
-        product = INT64_MAX;
+    std::vector<SourceRange> sizeAt;
+    for (const ir::Expr &e : m.sizes) {
+      sizes.push_back(eval(e).i);
+      sizeAt.push_back(e.range);
     }
-    if (product != world_.model().ranks) {
-      fail(at, "mesh (" + shape + ") has " + std::to_string(product) + " ranks, but the schedule runs on " +
-                   std::to_string(world_.model().ranks));
-      return;
-    }
-    sizes_ = sizes;
-    strides_.assign(sizes.size(), 1);
-    for (size_t i = sizes.size() - 1; i > 0; --i)
-      strides_[i - 1] = strides_[i] * sizes[i];
-    axisGroups_.assign(sizes.size(), nullptr);
+    rank_.declareMesh(at, schedule_.axes, sizes, sizeAt);
   }
 
   std::shared_ptr<const IntSet> group(const ir::Group &g) {
     switch (g.kind) {
-    case ir::Group::All: return world_.allRanks();
-    case ir::Group::Axis: {
-      if (!meshReady(g.range))
-        return world_.allRanks();
-      std::shared_ptr<const IntSet> &cached = axisGroups_[g.axis];
-      if (!cached) {
-        int64_t coord = rank_.id() / strides_[g.axis] % sizes_[g.axis];
-        int64_t base = rank_.id() - coord * strides_[g.axis];
-        std::vector<int64_t> members;
-        for (int64_t k = 0; k < sizes_[g.axis]; ++k)
-          members.push_back(base + k * strides_[g.axis]);
-        cached = std::make_shared<const IntSet>(std::move(members));
-      }
-      return cached;
-    }
+    case ir::Group::All: return rank_.allRanks();
+    case ir::Group::Axis: return rank_.axisGroup(g.axis, g.range);
     case ir::Group::Ranks: return std::make_shared<const IntSet>(materialize(eval(g.ranks[0]).set, g.range));
     }
-    return world_.allRanks();
+    return rank_.allRanks();
   }
 
   ValuePtr value(const ir::Operation &op) { return operation(op)[0]; }
@@ -421,10 +355,7 @@ private:
 
   const ir::Program &program_;
   const ir::Function &schedule_;
-  sim::World &world_;
   sim::Rank &rank_;
-  std::vector<int64_t> sizes_, strides_;
-  std::vector<std::shared_ptr<const IntSet>> axisGroups_;
 };
 
 } // namespace
@@ -446,37 +377,12 @@ std::optional<std::vector<int64_t>> evaluateParameters(const ir::Function &sched
   return values;
 }
 
-std::optional<sim::Model> modelOf(const ir::Function &schedule, const std::vector<int64_t> &params,
-                                  DiagnosticEngine &diags) {
-  sim::Model m;
-  m.ranks = 1;
-  bool ok = true;
-  for (size_t i = 0; i < schedule.params.size(); ++i) {
-    const ir::Param &p = schedule.params[i];
-    int64_t v = params[i];
-    int64_t *slot = p.name == "layers"    ? &m.layers
-                    : p.name == "batches" ? &m.batches
-                    : p.name == "ranks"   ? &m.ranks
-                                          : nullptr;
-    if (!slot)
-      continue;
-    *slot = v;
-    int64_t limit = p.name == "ranks" ? kMaxRanks : kMaxSetSize;
-    if (v < 1 || v > limit) {
-      diags.error(p.range,
-                  "`" + p.name + "` is " + std::to_string(v) + "; it must be from 1 to " + std::to_string(limit));
-      ok = false;
-    }
-  }
-  return ok ? std::optional(m) : std::nullopt;
-}
-
 void runRank(const ir::Program &program, const ir::Function &schedule, const std::vector<int64_t> &params,
-             sim::World &world, sim::Rank &rank) {
+             sim::Rank &rank) {
   std::vector<RtValue> slots(schedule.slotNames.size());
   for (size_t i = 0; i < schedule.params.size(); ++i)
     slots[schedule.params[i].slot] = RtValue{params[i], {}};
-  RankInterpreter(program, schedule, world, rank, slots).run();
+  RankInterpreter(program, schedule, rank, slots).run();
 }
 
 } // namespace schedc::check

@@ -18,8 +18,6 @@ namespace schedc::check {
 
 // The largest set a schedule may build (elements); loops over ranges never build one.
 constexpr int64_t kMaxSetSize = int64_t(1) << 24;
-// The most ranks a simulated run may have.
-constexpr int64_t kMaxRanks = 65536;
 
 // Evaluates the schedule's parameters (defaults in order, with `overrides` from -D).
 // Returns one value per parameter, or nullopt after reporting an error.
@@ -27,13 +25,8 @@ std::optional<std::vector<int64_t>> evaluateParameters(const ir::Function &sched
                                                        const std::map<std::string, int64_t> &overrides,
                                                        DiagnosticEngine &diags);
 
-// The model size from the parameter values (`ranks` is 1 if not declared). Reports and
-// returns nullopt if a size is out of range.
-std::optional<sim::Model> modelOf(const ir::Function &schedule, const std::vector<int64_t> &params,
-                                  DiagnosticEngine &diags);
-
 // Runs `schedule` (an entry of `program`) on `rank`.
 void runRank(const ir::Program &program, const ir::Function &schedule, const std::vector<int64_t> &params,
-             sim::World &world, sim::Rank &rank);
+             sim::Rank &rank);
 
 } // namespace schedc::check

@@ -7,9 +7,8 @@
 #include "driver/Options.h"
 #include "ir/IR.h"
 #include "sema/Imports.h"
-#include "sema/Parameters.h"
 #include "sema/Sema.h"
-#include "sim/ReportFormat.h"
+#include "sim/Run.h"
 
 #include <iostream>
 #include <limits>
@@ -62,13 +61,8 @@ int runDriver(const std::vector<std::string> &args) {
   diags.setErrorLimit(opts.errorLimit ? opts.errorLimit : std::numeric_limits<unsigned>::max());
 
   auto failed = [&](int code, const std::string &schedule = "") {
-    if (json) {
-      sim::CheckResult result;
-      result.schedule = schedule;
-      result.file = opts.input;
-      result.verdict = sim::Verdict::Invalid;
-      std::cout << sim::formatJson(result, diags.diagnostics(), sources);
-    }
+    if (json)
+      std::cout << sim::invalidJson(schedule, opts.input, diags, sources);
     return code;
   };
 
@@ -102,14 +96,15 @@ int runDriver(const std::vector<std::string> &args) {
   const ir::Function *schedule = entrySchedule(*program, opts.input);
   if (!schedule)
     return kExitUsage;
-  std::optional<std::map<std::string, int64_t>> params = sema::resolveDefines(*schedule, opts.defines, diags);
+  sim::RunSetup setup = check::setupOf(*program, *schedule, sources);
+  std::optional<std::map<std::string, int64_t>> params = sim::resolveDefines(setup, opts.defines, diags);
   if (!params)
     return failed(kExitUsage, schedule->name);
 
   switch (opts.command) {
   case Command::Check:
-    return check::runCheck(*program, *schedule, *params, check::CheckOptions{json, opts.maxSteps, opts.eventsFile},
-                           sources, diags, std::cout);
+    return check::runCheck(*program, *schedule, *params, sim::RunOptions{json, opts.maxSteps, opts.eventsFile}, sources,
+                           diags, std::cout);
   case Command::Draw:
   case Command::Build:
   case Command::Run:

@@ -5,6 +5,7 @@
 
 #include "ast/AST.h"
 #include "diagnostics/Diagnostics.h"
+#include "diagnostics/Suggest.h"
 #include "ir/IR.h"
 
 #include <map>
@@ -43,10 +44,6 @@ struct SemaContext {
 
 // "a weight", "an activation", "an integer", ...
 std::string withArticle(ir::Type t);
-// The closest of `candidates` to `name`, or empty if none is close.
-std::string suggest(std::string_view name, const std::vector<std::string_view> &candidates);
-// ", did you mean `x`?" or "".
-std::string didYouMean(std::string_view name, const std::vector<std::string_view> &candidates);
 
 // Infers every storage array's kind from the operations assigned to it (sema/StorageKinds.cpp).
 void inferStorageKinds(const std::vector<std::unique_ptr<ast::Module>> &modules, SemaContext &ctx);

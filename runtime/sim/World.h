@@ -106,6 +106,17 @@ public:
   void send(SourceRange at, int64_t to, const ValuePtr &v);
   ValuePtr recv(SourceRange at, int64_t from);
 
+  // ---- Mesh ----
+  // Lays the ranks out on a mesh; false (after a fatal error) if it does not fit.
+  bool declareMesh(SourceRange at, const std::vector<std::string> &names, const std::vector<int64_t> &sizes,
+                   const std::vector<SourceRange> &sizeAt);
+  int64_t axisCoord(size_t axis, SourceRange at);
+  int64_t axisSize(size_t axis, SourceRange at);
+  // The ranks that share every coordinate but `axis` with this one.
+  std::shared_ptr<const IntSet> axisGroup(size_t axis, SourceRange at);
+  // Every rank: the default group of collectives.
+  const std::shared_ptr<const IntSet> &allRanks() const;
+
   // ---- Errors and control ----
   // An error in the schedule; `code` groups the same problem on many ranks into one report.
   void error(SourceRange at, const char *code, std::string message, std::vector<Diagnostic> notes = {});
@@ -140,6 +151,7 @@ private:
   bool waitUntil(const std::function<bool()> &ready, Wait wait);
   ValuePtr poison(Kind kind, int64_t layer = 0) const;
   bool checkLayer(SourceRange at, const char *op, int64_t layer);
+  bool meshReady(SourceRange at);
   bool checkComputeInputs(SourceRange at, const char *op, int64_t layer, const Value &input, const Value &weight);
 
   World &world_;
@@ -158,6 +170,8 @@ private:
   bool blocked_ = false;
   bool finished_ = false;
   std::unique_ptr<Fiber> fiber_;
+  std::vector<int64_t> meshSizes_, meshStrides_;
+  std::vector<std::shared_ptr<const IntSet>> axisGroups_;
 };
 
 class World {

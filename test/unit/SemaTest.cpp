@@ -3,7 +3,7 @@
 #include "sema/Sema.h"
 #include "ir/IR.h"
 #include "parse/Parser.h"
-#include "sema/Parameters.h"
+#include "sim/Run.h"
 #include "sema/SemaContext.h"
 
 #include <gtest/gtest.h>
@@ -74,19 +74,19 @@ TEST(IRVerifier, CatchesMalformedIR) {
 }
 
 TEST(Suggest, FindsCloseNames) {
-  EXPECT_EQ(sema::suggest("forwrd", {"forward", "backward"}), "forward");
-  EXPECT_EQ(sema::suggest("zzz", {"forward", "backward"}), "");
+  EXPECT_EQ(schedc::suggest("forwrd", {"forward", "backward"}), "forward");
+  EXPECT_EQ(schedc::suggest("zzz", {"forward", "backward"}), "");
 }
 
 TEST(Defines, ParsesNameAndValue) {
   std::string error;
-  auto d = sema::parseDefine("layers=-8", error);
+  auto d = sim::parseDefine("layers=-8", error);
   ASSERT_TRUE(d);
   EXPECT_EQ(d->first, "layers");
   EXPECT_EQ(d->second, -8);
-  EXPECT_FALSE(sema::parseDefine("layers", error));
-  EXPECT_FALSE(sema::parseDefine("layers=8x", error));
-  EXPECT_FALSE(sema::parseDefine("9x=8", error));
-  EXPECT_FALSE(sema::parseDefine("x=99999999999999999999", error));
+  EXPECT_FALSE(sim::parseDefine("layers", error));
+  EXPECT_FALSE(sim::parseDefine("layers=8x", error));
+  EXPECT_FALSE(sim::parseDefine("9x=8", error));
+  EXPECT_FALSE(sim::parseDefine("x=99999999999999999999", error));
   EXPECT_NE(error.find("64 bits"), std::string::npos);
 }

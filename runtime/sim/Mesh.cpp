@@ -1,0 +1,69 @@
+// Rank's mesh: `mesh (a = n, b = m, ...)` lays the ranks out row-major (the last axis
+// varies fastest); an axis name is this rank's coordinate on it, and a group over an axis is
+// the ranks that share every other coordinate.
+#include "sim/World.h"
+
+namespace schedc::sim {
+
+bool Rank::declareMesh(SourceRange at, const std::vector<std::string> &names, const std::vector<int64_t> &sizes,
+                       const std::vector<SourceRange> &sizeAt) {
+  int64_t product = 1;
+  std::string shape;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    shape += (i ? ", " : "") + names[i] + " = " + std::to_string(sizes[i]);
+    if (sizes[i] < 1) {
+      fatal(sizeAt[i],
+            "mesh axis `" + names[i] + "` has size " + std::to_string(sizes[i]) + "; sizes must be at least 1");
+      return false;
+    }
+    if (__builtin_mul_overflow(product, sizes[i], &product))
+      product = INT64_MAX;
+  }
+  if (product != world_.model_.ranks) {
+    fatal(at, "mesh (" + shape + ") has " + std::to_string(product) + " ranks, but the schedule runs on " +
+                  std::to_string(world_.model_.ranks));
+    return false;
+  }
+  meshSizes_ = sizes;
+  meshStrides_.assign(sizes.size(), 1);
+  for (size_t i = sizes.size() - 1; i > 0; --i)
+    meshStrides_[i - 1] = meshStrides_[i] * sizes[i];
+  axisGroups_.assign(sizes.size(), nullptr);
+  return true;
+}
+
+bool Rank::meshReady(SourceRange at) {
+  if (!meshSizes_.empty())
+    return true;
+  // diag-coverage: unreachable (sema scopes axes from `mesh` on; a failed mesh cancels the run first)
+  fatal(at, "a mesh axis is used before the mesh is declared");
+  return false;
+}
+
+int64_t Rank::axisCoord(size_t axis, SourceRange at) {
+  return meshReady(at) ? id_ / meshStrides_[axis] % meshSizes_[axis] : 0;
+}
+
+int64_t Rank::axisSize(size_t axis, SourceRange at) {
+  return meshReady(at) ? meshSizes_[axis] : 0;
+}
+
+std::shared_ptr<const IntSet> Rank::axisGroup(size_t axis, SourceRange at) {
+  if (!meshReady(at))
+    return world_.allRanks();
+  std::shared_ptr<const IntSet> &cached = axisGroups_[axis];
+  if (!cached) {
+    int64_t base = id_ - axisCoord(axis, at) * meshStrides_[axis];
+    std::vector<int64_t> members;
+    for (int64_t k = 0; k < meshSizes_[axis]; ++k)
+      members.push_back(base + k * meshStrides_[axis]);
+    cached = std::make_shared<const IntSet>(std::move(members));
+  }
+  return cached;
+}
+
+const std::shared_ptr<const IntSet> &Rank::allRanks() const {
+  return world_.allRanks();
+}
+
+} // namespace schedc::sim

@@ -1,0 +1,188 @@
+// Run implementation: -D overrides, model size, the run itself, events CSV, report.
+#include "sim/Run.h"
+
+#include "diagnostics/Suggest.h"
+#include "sim/ReportFormat.h"
+
+#include <cctype>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <ostream>
+
+namespace schedc::sim {
+
+std::optional<std::pair<std::string, int64_t>> parseDefine(const std::string &text, std::string &error) {
+  size_t eq = text.find('=');
+  if (eq == std::string::npos || eq == 0) {
+    error = "`-D " + text + "` must have the form `-D name=value`";
+    return std::nullopt;
+  }
+  std::string name = text.substr(0, eq), value = text.substr(eq + 1);
+  bool ident = std::isalpha(static_cast<unsigned char>(name[0])) || name[0] == '_';
+  for (char c : name)
+    ident &= std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+  if (!ident) {
+    error = "`" + name + "` in `-D " + text + "` is not a parameter name";
+    return std::nullopt;
+  }
+  errno = 0;
+  char *end = nullptr;
+  long long v = std::strtoll(value.c_str(), &end, 10);
+  if (value.empty() || *end != '\0' || std::isspace(static_cast<unsigned char>(value[0]))) {
+    error = "the value of `-D " + text + "` is not an integer";
+    return std::nullopt;
+  }
+  if (errno == ERANGE) {
+    error = "the value of `-D " + text + "` does not fit in 64 bits";
+    return std::nullopt;
+  }
+  return std::make_pair(name, static_cast<int64_t>(v));
+}
+
+std::optional<std::map<std::string, int64_t>>
+resolveDefines(const RunSetup &setup, const std::vector<std::string> &defines, DiagnosticEngine &diags) {
+  std::map<std::string, int64_t> out;
+  std::vector<std::string_view> names;
+  std::string list;
+  for (const ParamSpec &p : setup.params) {
+    names.push_back(p.name);
+    list += (list.empty() ? "" : ", ") + p.name;
+  }
+  bool ok = true;
+  for (const std::string &d : defines) {
+    std::string error;
+    auto parsed = parseDefine(d, error);
+    if (!parsed) {
+      diags.error({}, error);
+      ok = false;
+      continue;
+    }
+    auto &[name, value] = *parsed;
+    bool known = false;
+    for (const ParamSpec &p : setup.params)
+      known |= p.name == name;
+    if (!known) {
+      diags.error({}, "schedule `" + setup.schedule + "` has no parameter `" + name + "`" + didYouMean(name, names) +
+                          " (its parameters: " + list + ")");
+      ok = false;
+    } else if (!out.emplace(name, value).second) {
+      diags.error({}, "parameter `" + name + "` is set twice with -D");
+      ok = false;
+    }
+  }
+  for (const ParamSpec &p : setup.params)
+    if (!p.hasDefault && !out.count(p.name)) {
+      diags.error(p.range, "parameter `" + p.name + "` has no default; set it with `-D " + p.name + "=N`");
+      ok = false;
+    }
+  return ok ? std::optional(std::move(out)) : std::nullopt;
+}
+
+namespace {
+
+// The model size from the parameters (`ranks` is 1 if the schedule has none).
+std::optional<Model> modelOf(const RunSetup &setup, const std::vector<int64_t> &values, DiagnosticEngine &diags) {
+  Model m;
+  bool ok = true;
+  for (size_t i = 0; i < setup.params.size(); ++i) {
+    const ParamSpec &p = setup.params[i];
+    int64_t *slot = p.name == "layers"    ? &m.layers
+                    : p.name == "batches" ? &m.batches
+                    : p.name == "ranks"   ? &m.ranks
+                                          : nullptr;
+    if (!slot)
+      continue;
+    *slot = values[i];
+    int64_t limit = p.name == "ranks" ? kMaxRanks : kMaxModelSize;
+    if (values[i] < 1 || values[i] > limit) {
+      diags.error(p.range, "`" + p.name + "` is " + std::to_string(values[i]) + "; it must be from 1 to " +
+                               std::to_string(limit));
+      ok = false;
+    }
+  }
+  return ok ? std::optional(m) : std::nullopt;
+}
+
+// The events as CSV, in the format of the reference traces (test/reference/traces/),
+// written to a temporary file and renamed, so a reader never sees half a file.
+bool writeEvents(const World &world, const std::string &path) {
+  std::ofstream out(path + ".tmp");
+  out << "rank,idx,typ,layer,batches,time,length,memory\n";
+  for (int64_t r = 0; r < world.model().ranks; ++r) {
+    const std::vector<Event> &events = world.events(r);
+    for (size_t i = 0; i < events.size(); ++i) {
+      const Event &e = events[i];
+      out << r << ',' << i << ',' << e.kind << ',';
+      if (e.layer >= 0)
+        out << e.layer;
+      out << ',';
+      if (e.batches)
+        for (size_t k = 0; k < e.batches->size(); ++k)
+          out << (k ? " " : "") << e.batches->elements()[k];
+      out << ',' << e.start.str() << ',' << e.length.str() << ',' << e.memory.str() << '\n';
+    }
+  }
+  out.close();
+  return out && std::rename((path + ".tmp").c_str(), path.c_str()) == 0;
+}
+
+} // namespace
+
+std::string invalidJson(const std::string &schedule, const std::string &file, const DiagnosticEngine &diags,
+                        const SourceManager &sources) {
+  CheckResult result;
+  result.schedule = schedule;
+  result.file = file;
+  result.verdict = Verdict::Invalid;
+  return formatJson(result, diags.diagnostics(), sources);
+}
+
+int runAndReport(const RunSetup &setup, const std::optional<std::vector<int64_t>> &values, const RunOptions &options,
+                 const std::function<void(Rank &)> &body, const SourceManager &sources, DiagnosticEngine &diags,
+                 std::ostream &out) {
+  CheckResult result;
+  result.schedule = setup.schedule;
+  result.file = setup.file;
+  result.targetSteps = setup.targetSteps;
+  result.targetMemory = setup.targetMemory;
+  result.verdict = Verdict::Invalid;
+  auto finish = [&](int code) {
+    if (options.json)
+      out << formatJson(result, diags.diagnostics(), sources);
+    else if (result.verdict != Verdict::Invalid)
+      out << formatText(result);
+    out.flush();
+    return code;
+  };
+
+  std::optional<Model> model = values ? modelOf(setup, *values, diags) : std::nullopt;
+  if (!model)
+    return finish(kExitUsage);
+  result.model = *model;
+  for (size_t i = 0; i < setup.params.size(); ++i)
+    result.parameters.emplace_back(setup.params[i].name, (*values)[i]);
+
+  Options simOptions;
+  simOptions.maxSteps = options.maxSteps;
+  simOptions.scheduleAt = setup.scheduleAt;
+  World world(*model, setup.arrays, simOptions);
+  world.run(body);
+
+  for (const Diagnostic &d : world.diagnostics()) {
+    auto b = d.severity == Severity::Error ? diags.error(d.range, d.message) : diags.warning(d.range, d.message);
+    for (const Diagnostic &n : d.notes)
+      b.note(n.range, n.message);
+  }
+  if (!options.eventsFile.empty() && !writeEvents(world, options.eventsFile)) {
+    diags.error({}, "cannot write the events to `" + options.eventsFile + "`");
+    return finish(kExitIoError);
+  }
+  result.verdict = verdictOf(world);
+  if (world.completed())
+    result.report = world.report();
+  return finish(result.verdict == Verdict::Correct ? kExitOk : kExitCheckFailed);
+}
+
+} // namespace schedc::sim

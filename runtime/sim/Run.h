@@ -1,0 +1,65 @@
+// Run — one run of a schedule on the sim backend, from parameters to the printed report.
+// `schedc check` (with the IR interpreter as the rank body) and compiled schedules (with
+// the compiled code as the body) both go through here, so they print the same report, the
+// same diagnostics and the same events. Also here: `-D name=value` handling and the model
+// size from the parameters, shared for the same reason.
+#pragma once
+
+#include "diagnostics/Diagnostics.h"
+#include "sim/World.h"
+
+#include <functional>
+#include <iosfwd>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace schedc::sim {
+
+// The most ranks a simulated run may have, and the largest layer or batch count.
+constexpr int64_t kMaxRanks = 65536;
+constexpr int64_t kMaxModelSize = int64_t(1) << 24;
+
+struct ParamSpec {
+  std::string name;
+  bool hasDefault = true;
+  SourceRange range;
+};
+
+// What a run needs to know about the schedule.
+struct RunSetup {
+  std::string schedule;
+  std::string file;
+  std::vector<ParamSpec> params;
+  std::vector<ArrayInfo> arrays;
+  std::optional<int64_t> targetSteps, targetMemory;
+  SourceRange scheduleAt;
+};
+
+struct RunOptions {
+  bool json = false;
+  uint64_t maxSteps = 50'000'000;
+  std::string eventsFile; // if set: every event as CSV
+};
+
+// Parses "name=value" (value a decimal integer, optionally negative).
+std::optional<std::pair<std::string, int64_t>> parseDefine(const std::string &text, std::string &error);
+
+// Checks `defines` (raw -D texts) against the parameters; the overrides by name, or
+// nullopt after reporting every problem.
+std::optional<std::map<std::string, int64_t>>
+resolveDefines(const RunSetup &setup, const std::vector<std::string> &defines, DiagnosticEngine &diags);
+
+// Runs `body` on every rank with the evaluated parameter `values` (nullopt: evaluating
+// them failed, already reported), reports what the run found into `diags`, writes the
+// events if asked, and prints the report (text or JSON) on `out`. Returns the exit code.
+int runAndReport(const RunSetup &setup, const std::optional<std::vector<int64_t>> &values, const RunOptions &options,
+                 const std::function<void(Rank &)> &body, const SourceManager &sources, DiagnosticEngine &diags,
+                 std::ostream &out);
+
+// The JSON document for a run that never started (front-end or command-line errors).
+std::string invalidJson(const std::string &schedule, const std::string &file, const DiagnosticEngine &diags,
+                        const SourceManager &sources);
+
+} // namespace schedc::sim
