@@ -62,17 +62,21 @@ public:
                                           : '%';
       return {checked(a, b, op, e.range), {}};
     }
-    case ir::ExprOp::Lt: return {eval(e.operands[0]).i < eval(e.operands[1]).i, {}};
-    case ir::ExprOp::Le: return {eval(e.operands[0]).i <= eval(e.operands[1]).i, {}};
-    case ir::ExprOp::Gt: return {eval(e.operands[0]).i > eval(e.operands[1]).i, {}};
-    case ir::ExprOp::Ge: return {eval(e.operands[0]).i >= eval(e.operands[1]).i, {}};
+    case ir::ExprOp::Lt: return compare(e, [](int64_t a, int64_t b) { return a < b; });
+    case ir::ExprOp::Le: return compare(e, [](int64_t a, int64_t b) { return a <= b; });
+    case ir::ExprOp::Gt: return compare(e, [](int64_t a, int64_t b) { return a > b; });
+    case ir::ExprOp::Ge: return compare(e, [](int64_t a, int64_t b) { return a >= b; });
     case ir::ExprOp::Eq:
     case ir::ExprOp::Ne: {
       bool eq;
-      if (e.operands[0].type == ir::Type::Set)
-        eq = materialize(eval(e.operands[0]).set, e.range) == materialize(eval(e.operands[1]).set, e.range);
-      else
-        eq = eval(e.operands[0]).i == eval(e.operands[1]).i;
+      RtValue a = eval(e.operands[0]);
+      RtValue b = eval(e.operands[1]);
+      if (e.operands[0].type == ir::Type::Set) {
+        IntSet x = materialize(a.set, e.range);
+        eq = x == materialize(b.set, e.range);
+      } else {
+        eq = a.i == b.i;
+      }
       return {e.op == ir::ExprOp::Eq ? eq : !eq, {}};
     }
     case ir::ExprOp::And: return {eval(e.operands[0]).i && eval(e.operands[1]).i, {}};
@@ -93,14 +97,17 @@ public:
           elems.insert(elems.end(), s.elements().begin(), s.elements().end());
         }
         if (static_cast<int64_t>(elems.size()) > kMaxSetSize)
-          return tooLarge(static_cast<int64_t>(elems.size()), e.range);
+          return tooLarge(static_cast<int64_t>(elems.size()), o.range);
       }
       RtValue v;
       v.set.isRange = false;
       v.set.elems = std::make_shared<const IntSet>(std::move(elems));
       return v;
     }
-    case ir::ExprOp::In: return {eval(e.operands[1]).set.contains(eval(e.operands[0]).i), {}};
+    case ir::ExprOp::In: { // the set first, as compiled code does
+      SetValue s = eval(e.operands[1]).set;
+      return {s.contains(eval(e.operands[0]).i), {}};
+    }
     case ir::ExprOp::Min:
     case ir::ExprOp::Max: {
       int64_t best = eval(e.operands[0]).i;
@@ -138,6 +145,13 @@ protected:
     v.set.isRange = false;
     v.set.elems = std::make_shared<const IntSet>();
     return v;
+  }
+
+  // Both operands, left to right, then the comparison.
+  template <class Cmp> RtValue compare(const ir::Expr &e, Cmp cmp) {
+    int64_t a = eval(e.operands[0]).i;
+    int64_t b = eval(e.operands[1]).i;
+    return {cmp(a, b), {}};
   }
 
   // Integer arithmetic, with the language's rules (sim/Arith.h).

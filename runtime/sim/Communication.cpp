@@ -213,6 +213,8 @@ ValuePtr Rank::collective(SourceRange at, CollectiveKind kind, const ValuePtr &v
 }
 
 void Rank::send(SourceRange at, int64_t to, const ValuePtr &v) {
+  if (cancelled())
+    return;
   if (to < 0 || to >= world_.model_.ranks || to == id_) {
     error(at, "send-rank",
           to == id_ ? "rank " + std::to_string(id_) + " sends to itself"

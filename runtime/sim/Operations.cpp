@@ -57,6 +57,8 @@ std::string Rank::slotName(uint32_t array, const std::vector<int64_t> &index) co
 }
 
 void Rank::store(uint32_t array, std::vector<int64_t> index, ValuePtr v, SourceRange at) {
+  if (cancelled())
+    return;
   std::optional<Kind> &kind = world_.arrayKinds_[array];
   if (kind && *kind != v->kind && !v->poisoned) {
     error(at, "store-kind",
@@ -87,6 +89,8 @@ ValuePtr Rank::read(uint32_t array, const std::vector<int64_t> &index, SourceRan
 }
 
 void Rank::free(uint32_t array, const std::vector<int64_t> &index, SourceRange at) {
+  if (cancelled())
+    return;
   StorageKey key{array, index};
   if (storage_.erase(key)) {
     freedAt_[key] = at;

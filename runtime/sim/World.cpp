@@ -106,6 +106,8 @@ bool Rank::step(SourceRange at) {
 
 void World::record(Severity s, SourceRange at, const char *code, std::string message, int64_t rank,
                    std::vector<Diagnostic> notes) {
+  if (cancelled_) // the run is being abandoned: what follows a fatal error is its echo
+    return;
   // Problems of the whole run (rank -1) are each their own report.
   auto key = std::make_pair(std::string(code), std::make_tuple(at.begin.file, at.begin.line, at.begin.col));
   auto it = rank < 0 ? diagIndex_.end() : diagIndex_.find(key);

@@ -1,0 +1,290 @@
+// Abi — the functions of schedc/runtime.h that compiled code calls, each a thin layer over
+// the sim backend's Rank API. A schedc_rank holds what compiled code cannot: the values of
+// the current statement (handles index `temps`, cleared by schedc_step) and the rank's sets
+// (reference counted). While parameters are evaluated there is no rank yet: then only
+// arithmetic can fail, and its error goes to the parameter diagnostics.
+#include "rt/RankContext.h"
+
+#include "sim/Arith.h"
+
+namespace schedc::rt {
+
+SourceRange RankContext::at(uint32_t loc) const {
+  return locations[loc];
+}
+
+schedc_value RankContext::keep(sim::ValuePtr v) {
+  temps.push_back(std::move(v));
+  return static_cast<schedc_value>(temps.size() - 1);
+}
+
+schedc_set RankContext::newSet(SetEntry e) {
+  e.refs = 1;
+  if (!freeSets.empty()) {
+    schedc_set h = freeSets.back();
+    freeSets.pop_back();
+    sets[static_cast<size_t>(h - 1)] = std::move(e);
+    return h;
+  }
+  sets.push_back(std::move(e));
+  return static_cast<schedc_set>(sets.size());
+}
+
+// The elements of a set, built on demand within the size limit (`at` locates the set).
+const sim::IntSet &RankContext::elements(schedc_set h, SourceRange at) {
+  SetEntry &e = set(h);
+  if (!e.frozen) {
+    if (e.isRange) {
+      int64_t n = std::max<int64_t>(0, e.hi - e.lo);
+      if (n > kMaxSetSize) {
+        tooLarge(n, at);
+        e.frozen = std::make_shared<const sim::IntSet>();
+      } else {
+        e.frozen = std::make_shared<const sim::IntSet>(sim::IntSet::range(e.lo, e.hi));
+      }
+    } else {
+      e.frozen = std::make_shared<const sim::IntSet>(e.building);
+    }
+  }
+  return *e.frozen;
+}
+
+void RankContext::tooLarge(int64_t n, SourceRange at) {
+  if (rank && !rank->cancelled())
+    rank->fatal(at, "this set has " + std::to_string(n) + " elements, more than the limit of " +
+                        std::to_string(kMaxSetSize));
+}
+
+void RankContext::fail(SourceRange at, const std::string &message) {
+  if (rank) {
+    if (!rank->cancelled())
+      rank->fatal(at, message);
+  } else if (!paramsFailed) {
+    paramsFailed = true;
+    paramDiags->error(at, message);
+  }
+}
+
+} // namespace schedc::rt
+
+using schedc::rt::RankContext;
+namespace sim = schedc::sim;
+
+namespace {
+RankContext &ctx(schedc_rank *r) {
+  return *reinterpret_cast<RankContext *>(r);
+}
+std::vector<int64_t> indexOf(const int64_t *index, uint32_t n) {
+  return std::vector<int64_t>(index, index + n);
+}
+} // namespace
+
+extern "C" {
+
+int32_t schedc_step(schedc_rank *r, uint32_t loc) {
+  RankContext &c = ctx(r);
+  c.temps.clear();
+  return !c.rank->cancelled() && c.rank->step(c.at(loc));
+}
+
+int64_t schedc_arith(schedc_rank *r, uint32_t loc, int32_t op, int64_t a, int64_t b) {
+  RankContext &c = ctx(r);
+  std::string error;
+  std::optional<int64_t> v = sim::arith(static_cast<char>(op), a, b, error);
+  if (!v)
+    c.fail(c.at(loc), error);
+  return v.value_or(0);
+}
+
+int64_t schedc_rank_id(schedc_rank *r) {
+  return ctx(r).rank->id();
+}
+
+int64_t schedc_model(schedc_rank *r, int32_t which) {
+  RankContext &c = ctx(r);
+  if (!c.rank) // parameter defaults: only `ranks` can be meant (undeclared: 1)
+    return which == 0 ? 1 : 0;
+  const sim::Model &m = c.rank->model();
+  return which == 0 ? m.ranks : which == 1 ? m.layers : m.batches;
+}
+
+schedc_set schedc_set_range(schedc_rank *r, int64_t lo, int64_t hi) {
+  RankContext::SetEntry e;
+  e.isRange = true;
+  e.lo = lo;
+  e.hi = hi;
+  return ctx(r).newSet(std::move(e));
+}
+
+schedc_set schedc_set_new(schedc_rank *r) {
+  return ctx(r).newSet(RankContext::SetEntry{});
+}
+
+void schedc_set_add(schedc_rank *r, uint32_t loc, schedc_set s, int64_t v) {
+  RankContext &c = ctx(r);
+  RankContext::SetEntry &e = c.set(s);
+  e.frozen.reset();
+  e.building.push_back(v);
+  if (static_cast<int64_t>(e.building.size()) > schedc::rt::kMaxSetSize)
+    c.tooLarge(static_cast<int64_t>(e.building.size()), c.at(loc));
+}
+
+void schedc_set_add_set(schedc_rank *r, uint32_t loc, schedc_set s, schedc_set t) {
+  RankContext &c = ctx(r);
+  const sim::IntSet &elems = c.elements(t, c.at(loc));
+  RankContext::SetEntry &e = c.set(s);
+  e.frozen.reset();
+  e.building.insert(e.building.end(), elems.elements().begin(), elems.elements().end());
+  if (static_cast<int64_t>(e.building.size()) > schedc::rt::kMaxSetSize)
+    c.tooLarge(static_cast<int64_t>(e.building.size()), c.at(loc));
+}
+
+int64_t schedc_set_size(schedc_rank *r, schedc_set s) {
+  RankContext &c = ctx(r);
+  RankContext::SetEntry &e = c.set(s);
+  if (e.isRange)
+    return std::max<int64_t>(0, e.hi - e.lo);
+  return static_cast<int64_t>(c.elements(s, {}).size());
+}
+
+int64_t schedc_set_at(schedc_rank *r, schedc_set s, int64_t i) {
+  RankContext &c = ctx(r);
+  RankContext::SetEntry &e = c.set(s);
+  return e.isRange ? e.lo + i : c.elements(s, {}).elements()[static_cast<size_t>(i)];
+}
+
+int32_t schedc_set_contains(schedc_rank *r, schedc_set s, int64_t v) {
+  RankContext &c = ctx(r);
+  RankContext::SetEntry &e = c.set(s);
+  return e.isRange ? v >= e.lo && v < e.hi : c.elements(s, {}).contains(v);
+}
+
+int32_t schedc_set_equal(schedc_rank *r, uint32_t loc, schedc_set a, schedc_set b) {
+  RankContext &c = ctx(r);
+  return c.elements(a, c.at(loc)) == c.elements(b, c.at(loc));
+}
+
+void schedc_set_retain(schedc_rank *r, schedc_set s) {
+  if (s)
+    ++ctx(r).set(s).refs;
+}
+
+void schedc_set_release(schedc_rank *r, schedc_set s) {
+  if (!s)
+    return;
+  RankContext &c = ctx(r);
+  RankContext::SetEntry &e = c.set(s);
+  if (--e.refs == 0) {
+    e = RankContext::SetEntry{};
+    c.freeSets.push_back(s);
+  }
+}
+
+void schedc_mesh(schedc_rank *r, uint32_t loc, const int64_t *sizes, const uint32_t *sizeLocs, uint32_t n) {
+  RankContext &c = ctx(r);
+  std::vector<schedc::SourceRange> at;
+  for (uint32_t i = 0; i < n; ++i)
+    at.push_back(c.at(sizeLocs[i]));
+  c.rank->declareMesh(c.at(loc), c.axes, std::vector<int64_t>(sizes, sizes + n), at);
+}
+
+int64_t schedc_axis_coord(schedc_rank *r, uint32_t loc, uint32_t axis) {
+  return ctx(r).rank->axisCoord(axis, ctx(r).at(loc));
+}
+
+int64_t schedc_axis_size(schedc_rank *r, uint32_t loc, uint32_t axis) {
+  return ctx(r).rank->axisSize(axis, ctx(r).at(loc));
+}
+
+void schedc_store(schedc_rank *r, uint32_t loc, uint32_t array, const int64_t *index, uint32_t n, schedc_value v) {
+  RankContext &c = ctx(r);
+  c.rank->store(array, indexOf(index, n), c.temps[static_cast<size_t>(v)], c.at(loc));
+}
+
+schedc_value schedc_read(schedc_rank *r, uint32_t loc, uint32_t array, const int64_t *index, uint32_t n) {
+  RankContext &c = ctx(r);
+  return c.keep(c.rank->read(array, indexOf(index, n), c.at(loc)));
+}
+
+void schedc_free(schedc_rank *r, uint32_t loc, uint32_t array, const int64_t *index, uint32_t n) {
+  RankContext &c = ctx(r);
+  c.rank->free(array, indexOf(index, n), c.at(loc));
+}
+
+void schedc_load(schedc_rank *r, uint32_t loc, int64_t layer, int64_t shard, int64_t of, schedc_value *out) {
+  RankContext &c = ctx(r);
+  auto [w, o] = c.rank->load(c.at(loc), layer, shard, of);
+  out[0] = c.keep(std::move(w));
+  out[1] = c.keep(std::move(o));
+}
+
+schedc_value schedc_input(schedc_rank *r, uint32_t loc, schedc_set batches, uint32_t batchesLoc) {
+  RankContext &c = ctx(r);
+  sim::IntSet b = c.elements(batches, c.at(batchesLoc));
+  return c.keep(c.rank->input(c.at(loc), b));
+}
+
+schedc_value schedc_forward(schedc_rank *r, uint32_t loc, int64_t layer, schedc_value input, schedc_value weight) {
+  RankContext &c = ctx(r);
+  return c.keep(c.rank->forward(c.at(loc), layer, c.temps[input], c.temps[weight]));
+}
+
+void schedc_backward(schedc_rank *r, uint32_t loc, int64_t layer, schedc_value input, schedc_value grad,
+                     schedc_value weight, schedc_value *out) {
+  RankContext &c = ctx(r);
+  auto [gw, ga] = c.rank->backward(c.at(loc), layer, c.temps[input], c.temps[grad], c.temps[weight]);
+  out[0] = c.keep(std::move(gw));
+  out[1] = c.keep(std::move(ga));
+}
+
+schedc_value schedc_loss(schedc_rank *r, uint32_t loc, schedc_value input) {
+  RankContext &c = ctx(r);
+  return c.keep(c.rank->loss(c.at(loc), c.temps[input]));
+}
+
+void schedc_update(schedc_rank *r, uint32_t loc, int64_t layer, schedc_value grad, schedc_value weight,
+                   schedc_value opt, schedc_value *out) {
+  RankContext &c = ctx(r);
+  auto [w, o] = c.rank->update(c.at(loc), layer, c.temps[grad], c.temps[weight], c.temps[opt]);
+  out[0] = c.keep(std::move(w));
+  out[1] = c.keep(std::move(o));
+}
+
+schedc_value schedc_add_grad(schedc_rank *r, uint32_t loc, schedc_value a, schedc_value b) {
+  RankContext &c = ctx(r);
+  return c.keep(c.rank->addGrad(c.at(loc), c.temps[a], c.temps[b]));
+}
+
+schedc_value schedc_fake_grad(schedc_rank *r, uint32_t loc, int64_t layer, schedc_set batches, uint32_t batchesLoc) {
+  RankContext &c = ctx(r);
+  sim::IntSet b = c.elements(batches, c.at(batchesLoc));
+  return c.keep(c.rank->fakeGrad(c.at(loc), layer, b));
+}
+
+schedc_value schedc_collective(schedc_rank *r, uint32_t loc, int32_t kind, schedc_value v, int32_t groupKind,
+                               int64_t group, uint32_t groupLoc) {
+  RankContext &c = ctx(r);
+  std::shared_ptr<const sim::IntSet> members;
+  if (groupKind == 0)
+    members = c.rank->allRanks();
+  else if (groupKind == 1)
+    members = c.rank->axisGroup(static_cast<size_t>(group), c.at(groupLoc));
+  else
+    members = std::make_shared<const sim::IntSet>(c.elements(group, c.at(groupLoc)));
+  auto k = kind == 0   ? sim::CollectiveKind::AllReduce
+           : kind == 1 ? sim::CollectiveKind::AllGather
+                       : sim::CollectiveKind::ReduceScatter;
+  return c.keep(c.rank->collective(c.at(loc), k, c.temps[v], std::move(members)));
+}
+
+void schedc_send(schedc_rank *r, uint32_t loc, int64_t to, schedc_value v) {
+  RankContext &c = ctx(r);
+  c.rank->send(c.at(loc), to, c.temps[v]);
+}
+
+schedc_value schedc_recv(schedc_rank *r, uint32_t loc, int64_t from) {
+  RankContext &c = ctx(r);
+  return c.keep(c.rank->recv(c.at(loc), from));
+}
+
+} // extern "C"

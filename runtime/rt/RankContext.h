@@ -1,0 +1,49 @@
+// RankContext — what a `schedc_rank *` points to: the sim Rank the compiled code runs on,
+// the values of its current statement, its reference-counted sets, and the program's
+// locations. Internal to runtime/rt/.
+#pragma once
+
+#include "schedc/runtime.h"
+#include "sim/World.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace schedc::rt {
+
+// The largest set a schedule may build (the interpreter's limit).
+constexpr int64_t kMaxSetSize = int64_t(1) << 24;
+
+struct RankContext {
+  sim::Rank *rank = nullptr; // null while parameters are evaluated
+  const std::vector<SourceRange> &locations;
+  const std::vector<std::string> &axes;
+  DiagnosticEngine *paramDiags = nullptr; // while parameters are evaluated
+  bool paramsFailed = false;
+
+  std::vector<sim::ValuePtr> temps;
+  struct SetEntry {
+    bool isRange = false;
+    int64_t lo = 0, hi = 0;
+    std::vector<int64_t> building;             // explicit elements as added
+    std::shared_ptr<const sim::IntSet> frozen; // the elements, once used
+    int32_t refs = 0;
+  };
+  std::vector<SetEntry> sets; // handle h is sets[h - 1]
+  std::vector<schedc_set> freeSets;
+
+  RankContext(const std::vector<SourceRange> &locs, const std::vector<std::string> &axisNames)
+      : locations(locs), axes(axisNames) {}
+
+  SourceRange at(uint32_t loc) const;
+  schedc_value keep(sim::ValuePtr v);
+  schedc_set newSet(SetEntry e);
+  SetEntry &set(schedc_set h) { return sets[static_cast<size_t>(h - 1)]; }
+  const sim::IntSet &elements(schedc_set h, SourceRange at);
+  void tooLarge(int64_t n, SourceRange at);
+  // A run-time error that stops the run (or fails the parameters).
+  void fail(SourceRange at, const std::string &message);
+};
+
+} // namespace schedc::rt
