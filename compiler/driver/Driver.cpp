@@ -3,6 +3,7 @@
 
 #include "ast/AST.h"
 #include "check/Check.h"
+#include "codegen/Codegen.h"
 #include "diagnostics/Diagnostics.h"
 #include "driver/Options.h"
 #include "ir/IR.h"
@@ -10,6 +11,7 @@
 #include "sema/Sema.h"
 #include "sim/Run.h"
 
+#include <filesystem>
 #include <iostream>
 #include <limits>
 
@@ -96,19 +98,33 @@ int runDriver(const std::vector<std::string> &args) {
   const ir::Function *schedule = entrySchedule(*program, opts.input);
   if (!schedule)
     return kExitUsage;
-  sim::RunSetup setup = check::setupOf(*program, *schedule, sources);
-  std::optional<std::map<std::string, int64_t>> params = sim::resolveDefines(setup, opts.defines, diags);
-  if (!params)
-    return failed(kExitUsage, schedule->name);
-
+  sim::RunOptions runOptions{json, opts.maxSteps, opts.eventsFile};
   switch (opts.command) {
-  case Command::Check:
-    return check::runCheck(*program, *schedule, *params, sim::RunOptions{json, opts.maxSteps, opts.eventsFile}, sources,
-                           diags, std::cout);
-  case Command::Draw:
-  case Command::Build:
-  case Command::Run:
-    return usageError("this command is not available yet: only `check` is implemented in this version");
+  case Command::Check: {
+    sim::RunSetup setup = check::setupOf(*program, *schedule, sources);
+    std::optional<std::map<std::string, int64_t>> params = sim::resolveDefines(setup, opts.defines, diags);
+    if (!params)
+      return failed(kExitUsage, schedule->name);
+    return check::runCheck(*program, *schedule, *params, runOptions, sources, diags, std::cout);
+  }
+  case Command::Run: // -D is read by the compiled program, as an executable reads it
+    return codegen::runJit(*program, *schedule, sources, opts.optLevel, opts.defines, runOptions, diags);
+  case Command::Build: {
+    if (!opts.defines.empty())
+      return usageError("parameters are set when the program runs: pass -D to the executable it builds");
+    codegen::BuildOptions build;
+    build.optLevel = opts.optLevel;
+    build.kind = opts.emitLLVM     ? codegen::OutputKind::LLVMText
+                 : opts.objectOnly ? codegen::OutputKind::Object
+                                   : codegen::OutputKind::Executable;
+    build.output = opts.output;
+    if (build.output.empty()) {
+      std::string stem = std::filesystem::path(opts.input).stem().string();
+      build.output = stem + (opts.emitLLVM ? ".ll" : opts.objectOnly ? ".o" : "");
+    }
+    return codegen::build(*program, *schedule, sources, build, diags);
+  }
+  case Command::Draw: return usageError("`draw` is not available yet in this version");
   default: return kExitOk;
   }
 }

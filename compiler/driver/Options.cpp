@@ -16,8 +16,9 @@ COMMANDS
   check FILE    Verify the schedule (every update sees all batches and shards, collectives
                 match, nothing hangs) and report its step time and peak memory per rank
   draw FILE     Draw the schedule's timeline (one row per rank, memory beneath)
-  build FILE    Compile the schedule to a native executable (LLVM)
-  run FILE      Compile and run the schedule in-process (LLVM ORC JIT)
+  build FILE    Compile the schedule to a native executable (LLVM) that runs it on the sim
+                backend and prints the same report as check (pass -D to the executable)
+  run FILE      Compile the schedule and run it in-process (LLVM ORC JIT)
   help          Show this text (also --help); `schedc --version` prints the version
 
 OPTIONS
@@ -27,11 +28,14 @@ OPTIONS
   --emit=ast|ir        Stop after the front end and print the syntax tree or the typed IR
   --format=text|json   Output format of reports and diagnostics (default text)
   --cost-model=NAME    Cost model for time and memory (default puzzle)
-  -o FILE              Output file (draw, build)
+  -o FILE              Output file (draw, build; default: the input's name, .o, .ll)
+  -O0 .. -O3           Optimization level of build and run (default -O2)
+  --emit-llvm          build: write textual LLVM IR instead of an executable
+  -c                   build: write an object file instead of an executable
   --error-limit=N      Stop after N errors (default 20, 0 means no limit)
-  --events=FILE        check: write every event (rank, kind, layer, batches, start,
-                       length, memory) as CSV, in the format of the reference traces
-  --max-steps=N        check: give up after N executed statements (default 50000000)
+  --events=FILE        check, run: write every event (rank, kind, layer, batches,
+                       start, length, memory) as CSV, in the format of the reference traces
+  --max-steps=N        check, run: give up after N executed statements (default 50000000)
 
 EXIT CODES
   0 success, 1 the schedule is not a correct training step, 2 bad command line,
@@ -126,6 +130,12 @@ std::optional<Options> parseOptions(const std::vector<std::string> &args, std::s
         o.format = Format::Json;
       else if (error.empty())
         error = "unknown --format `" + v + "` (expected text or json)";
+    } else if (a.size() == 3 && a[0] == '-' && a[1] == 'O' && a[2] >= '0' && a[2] <= '3') {
+      o.optLevel = static_cast<unsigned>(a[2] - '0');
+    } else if (a == "--emit-llvm") {
+      o.emitLLVM = true;
+    } else if (a == "-c") {
+      o.objectOnly = true;
     } else if (value("--events", v)) {
       o.eventsFile = v;
     } else if (value("--max-steps", v)) {

@@ -24,7 +24,10 @@ struct Options {
   Emit emit = Emit::None;            // --emit=ast|ir
   Format format = Format::Text;      // --format=text|json
   unsigned errorLimit = 20;          // --error-limit=N (0: no limit)
-  std::string eventsFile;            // --events=FILE: every event as CSV (check)
+  std::string eventsFile;            // --events=FILE: every event as CSV (check, run)
+  unsigned optLevel = 2;             // -O0 .. -O3 (build, run)
+  bool emitLLVM = false;             // --emit-llvm (build): textual LLVM IR
+  bool objectOnly = false;           // -c (build): an object file, not linked
   uint64_t maxSteps = 50'000'000;    // --max-steps=N (check)
 };
 

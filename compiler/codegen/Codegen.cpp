@@ -1,0 +1,163 @@
+// Codegen implementation: target machine, verification, the optimization pipeline, output
+// of IR or objects, and linking with the system C++ compiler against the runtime archives
+// (their paths are compiled in by CMake as SCHEDC_RUNTIME_ARCHIVES).
+#include "codegen/Codegen.h"
+
+#include "RuntimeArchives.h"
+#include "codegen/LowerToLLVM.h"
+#include "codegen/Pipeline.h"
+
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/IR/Verifier.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Passes/PassBuilder.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/Target/TargetOptions.h"
+#include "llvm/TargetParser/Host.h"
+
+#include <cstdlib>
+#include <spawn.h>
+#include <sstream>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+
+namespace schedc::codegen {
+
+void initializeNativeTarget() {
+  static bool done = [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+    llvm::InitializeNativeTargetAsmParser();
+    return true;
+  }();
+  (void)done;
+}
+
+std::string prepareModule(llvm::Module &module, const llvm::DataLayout &layout, const std::string &triple,
+                          llvm::TargetMachine *tm, unsigned optLevel) {
+  module.setDataLayout(layout);
+  module.setTargetTriple(triple);
+  std::string problem;
+  llvm::raw_string_ostream os(problem);
+  if (llvm::verifyModule(module, &os))
+    return "the generated LLVM IR is invalid: " + os.str();
+
+  llvm::LoopAnalysisManager lam;
+  llvm::FunctionAnalysisManager fam;
+  llvm::CGSCCAnalysisManager cgam;
+  llvm::ModuleAnalysisManager mam;
+  llvm::PassBuilder pb(tm);
+  pb.registerModuleAnalyses(mam);
+  pb.registerCGSCCAnalyses(cgam);
+  pb.registerFunctionAnalyses(fam);
+  pb.registerLoopAnalyses(lam);
+  pb.crossRegisterProxies(lam, fam, cgam, mam);
+  llvm::OptimizationLevel level = optLevel == 0   ? llvm::OptimizationLevel::O0
+                                  : optLevel == 1 ? llvm::OptimizationLevel::O1
+                                  : optLevel == 2 ? llvm::OptimizationLevel::O2
+                                                  : llvm::OptimizationLevel::O3;
+  llvm::ModulePassManager mpm =
+      optLevel == 0 ? pb.buildO0DefaultPipeline(level) : pb.buildPerModuleDefaultPipeline(level);
+  mpm.run(module, mam);
+  if (llvm::verifyModule(module, &os))
+    return "the optimized LLVM IR is invalid: " + os.str();
+  return "";
+}
+
+namespace {
+
+std::unique_ptr<llvm::TargetMachine> hostMachine(std::string &triple, std::string &error) {
+  initializeNativeTarget();
+  triple = llvm::sys::getDefaultTargetTriple();
+  const llvm::Target *target = llvm::TargetRegistry::lookupTarget(triple, error);
+  if (!target)
+    return nullptr;
+  llvm::TargetOptions options;
+  return std::unique_ptr<llvm::TargetMachine>(
+      target->createTargetMachine(triple, "generic", "", options, llvm::Reloc::PIC_));
+}
+
+// Runs `argv` (no shell); returns its exit status, or -1 if it could not start.
+int spawn(const std::vector<std::string> &argv) {
+  std::vector<char *> args;
+  for (const std::string &a : argv)
+    args.push_back(const_cast<char *>(a.c_str()));
+  args.push_back(nullptr);
+  pid_t pid;
+  if (posix_spawnp(&pid, args[0], nullptr, nullptr, args.data(), environ) != 0)
+    return -1;
+  int status = 0;
+  if (waitpid(pid, &status, 0) < 0)
+    return -1;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+} // namespace
+
+int build(const ir::Program &program, const ir::Function &entry, const SourceManager &sources,
+          const BuildOptions &options, DiagnosticEngine &diags) {
+  std::string triple, error;
+  std::unique_ptr<llvm::TargetMachine> tm = hostMachine(triple, error);
+  if (!tm) {
+    diags.error({}, "no LLVM target for this machine (" + triple + "): " + error);
+    return kExitInternal;
+  }
+  llvm::LLVMContext context;
+  std::unique_ptr<llvm::Module> module = lowerToLLVM(context, program, entry, sources);
+  if (std::string problem = prepareModule(*module, tm->createDataLayout(), triple, tm.get(), options.optLevel);
+      !problem.empty()) {
+    diags.error({}, "internal error: " + problem + " (please report this bug)");
+    return kExitInternal;
+  }
+
+  std::string objectPath = options.kind == OutputKind::Executable ? options.output + ".o.tmp" : options.output;
+  std::error_code ec;
+  llvm::raw_fd_ostream out(options.kind == OutputKind::LLVMText ? options.output : objectPath, ec,
+                           llvm::sys::fs::OF_None);
+  if (ec) {
+    diags.error({}, "cannot write `" + options.output + "`: " + ec.message());
+    return kExitIoError;
+  }
+  if (options.kind == OutputKind::LLVMText) {
+    module->print(out, nullptr);
+    return kExitOk;
+  }
+  llvm::legacy::PassManager emit;
+  if (tm->addPassesToEmitFile(emit, out, nullptr, llvm::CodeGenFileType::ObjectFile)) {
+    diags.error({}, "internal error: LLVM cannot emit an object file for " + triple);
+    return kExitInternal;
+  }
+  emit.run(*module);
+  out.close();
+  if (out.has_error()) {
+    diags.error({}, "cannot write `" + objectPath + "`: " + out.error().message());
+    return kExitIoError;
+  }
+  if (options.kind == OutputKind::Object)
+    return kExitOk;
+
+  // Link with the system C++ compiler: the object, the runtime archives, threads.
+  const char *cxx = std::getenv("CXX");
+  std::vector<std::string> argv{cxx && *cxx ? cxx : "c++", "-o", options.output, objectPath};
+  std::stringstream archives(SCHEDC_RUNTIME_ARCHIVES);
+  for (std::string a; std::getline(archives, a, ';');)
+    argv.push_back(a);
+  argv.push_back("-lpthread");
+  int status = spawn(argv);
+  std::remove(objectPath.c_str());
+  if (status != 0) {
+    diags.error({}, status < 0 ? "cannot run the linker `" + argv[0] + "`"
+                               : "linking `" + options.output + "` failed (the linker exited with " +
+                                     std::to_string(status) + ")");
+    return kExitIoError;
+  }
+  return kExitOk;
+}
+
+} // namespace schedc::codegen

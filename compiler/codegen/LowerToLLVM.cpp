@@ -1,0 +1,631 @@
+// LowerToLLVM implementation. Every statement starts with `schedc_step` (the step limit and
+// cancellation: on 0 the function returns through its exit block), and so does every loop
+// iteration. Integers are i64 with inline overflow checks whose slow path, like `/` and `%`,
+// calls `schedc_arith` (the runtime's, and the interpreter's, arithmetic). Sets are runtime
+// handles: an expression yields a new reference (released after use) or borrows a slot's;
+// set slots own one reference each, released when overwritten and at the function's exit.
+// Operands are evaluated in the interpreter's order, so both report the same first error.
+#include "codegen/LowerToLLVM.h"
+
+#include "codegen/ProgramDescription.h"
+
+#include "llvm/IR/Constants.h"
+#include "llvm/IR/DerivedTypes.h"
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/Intrinsics.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+
+namespace schedc::codegen {
+
+namespace {
+
+using llvm::BasicBlock;
+using llvm::Value;
+
+// The runtime functions compiled code calls, with their LLVM signatures.
+class Runtime {
+public:
+  explicit Runtime(llvm::Module &m) : m_(m), c_(m.getContext()) {
+    auto *v = llvm::Type::getVoidTy(c_);
+    auto *i32 = llvm::Type::getInt32Ty(c_);
+    auto *i64 = llvm::Type::getInt64Ty(c_);
+    auto *p = llvm::PointerType::getUnqual(c_);
+    add("schedc_step", i32, {p, i32});
+    add("schedc_arith", i64, {p, i32, i32, i64, i64});
+    add("schedc_rank_id", i64, {p});
+    add("schedc_model", i64, {p, i32});
+    add("schedc_set_range", i64, {p, i64, i64});
+    add("schedc_set_new", i64, {p});
+    add("schedc_set_add", v, {p, i32, i64, i64});
+    add("schedc_set_add_set", v, {p, i32, i64, i64});
+    add("schedc_set_size", i64, {p, i64});
+    add("schedc_set_at", i64, {p, i64, i64});
+    add("schedc_set_contains", i32, {p, i64, i64});
+    add("schedc_set_equal", i32, {p, i32, i64, i64});
+    add("schedc_set_retain", v, {p, i64});
+    add("schedc_set_release", v, {p, i64});
+    add("schedc_mesh", v, {p, i32, p, p, i32});
+    add("schedc_axis_coord", i64, {p, i32, i32});
+    add("schedc_axis_size", i64, {p, i32, i32});
+    add("schedc_store", v, {p, i32, i32, p, i32, i64});
+    add("schedc_read", i64, {p, i32, i32, p, i32});
+    add("schedc_free", v, {p, i32, i32, p, i32});
+    add("schedc_load", v, {p, i32, i64, i64, i64, p});
+    add("schedc_input", i64, {p, i32, i64, i32});
+    add("schedc_forward", i64, {p, i32, i64, i64, i64});
+    add("schedc_backward", v, {p, i32, i64, i64, i64, i64, p});
+    add("schedc_loss", i64, {p, i32, i64});
+    add("schedc_update", v, {p, i32, i64, i64, i64, i64, p});
+    add("schedc_add_grad", i64, {p, i32, i64, i64});
+    add("schedc_fake_grad", i64, {p, i32, i64, i64, i32});
+    add("schedc_collective", i64, {p, i32, i32, i64, i32, i64, i32});
+    add("schedc_send", v, {p, i32, i64, i64});
+    add("schedc_recv", i64, {p, i32, i64});
+    add("schedc_main", i32, {p, i32, p});
+  }
+  llvm::FunctionCallee operator()(const char *name) const { return fns_.at(name); }
+
+private:
+  void add(const char *name, llvm::Type *ret, std::vector<llvm::Type *> params) {
+    auto *type = llvm::FunctionType::get(ret, params, false);
+    llvm::FunctionCallee f = m_.getOrInsertFunction(name, type);
+    if (auto *fn = llvm::dyn_cast<llvm::Function>(f.getCallee()))
+      fn->addFnAttr(llvm::Attribute::NoUnwind);
+    fns_[name] = f;
+  }
+  llvm::Module &m_;
+  llvm::LLVMContext &c_;
+  std::map<std::string, llvm::FunctionCallee> fns_;
+};
+
+struct Shared {
+  llvm::Module &module;
+  const ir::Program &program;
+  Runtime &rt;
+  Locations &locations;
+  std::map<uint32_t, llvm::Function *> functions; // ir function id -> LLVM function
+};
+
+// A set-valued expression: a handle, owned (release it) or borrowed from a slot.
+struct SetVal {
+  Value *handle;
+  bool owned;
+};
+
+class FunctionLowering {
+public:
+  FunctionLowering(Shared &s, const ir::Function &f, llvm::Function *fn)
+      : s_(s), f_(f), fn_(fn), b_(fn->getContext()), i32_(b_.getInt32Ty()), i64_(b_.getInt64Ty()) {}
+
+  // Lowers a schedule (params from an array) or a procedure (params as arguments).
+  void lower() {
+    begin();
+    Value *rank = fn_->getArg(0);
+    rank_ = rank;
+    for (size_t i = 0; i < f_.params.size(); ++i) {
+      Value *v = f_.isSchedule ? b_.CreateLoad(i64_, b_.CreateConstGEP1_64(i64_, fn_->getArg(1), i))
+                               : static_cast<Value *>(fn_->getArg(static_cast<unsigned>(i + 1)));
+      b_.CreateStore(v, slots_[f_.params[i].slot]);
+    }
+    block(f_.body);
+    finish();
+  }
+
+  // Lowers the parameter defaults: values[i] = default unless overridden[i].
+  void lowerParameters() {
+    begin();
+    rank_ = fn_->getArg(0);
+    Value *values = fn_->getArg(1), *overridden = fn_->getArg(2);
+    for (size_t i = 0; i < f_.params.size(); ++i) {
+      const ir::Param &p = f_.params[i];
+      Value *slotPtr = b_.CreateConstGEP1_64(i64_, values, i);
+      if (p.defaultValue) {
+        Value *given = b_.CreateLoad(b_.getInt8Ty(), b_.CreateConstGEP1_64(b_.getInt8Ty(), overridden, i));
+        BasicBlock *compute = newBlock("default"), *next = newBlock("param.next");
+        b_.CreateCondBr(b_.CreateICmpEQ(given, b_.getInt8(0)), compute, next);
+        b_.SetInsertPoint(compute);
+        b_.CreateStore(integer(*p.defaultValue), slotPtr);
+        b_.CreateBr(next);
+        b_.SetInsertPoint(next);
+      }
+      b_.CreateStore(b_.CreateLoad(i64_, slotPtr), slots_[p.slot]);
+    }
+    finish();
+  }
+
+private:
+  // ---- Frame ---------------------------------------------------------------------------------
+
+  void begin() {
+    BasicBlock *entry = BasicBlock::Create(fn_->getContext(), "entry", fn_);
+    exit_ = BasicBlock::Create(fn_->getContext(), "exit", fn_);
+    b_.SetInsertPoint(entry);
+    slotTypes_.assign(f_.slotNames.size(), ir::Type::Int);
+    scanSlotTypes(f_.body);
+    for (size_t i = 0; i < f_.slotNames.size(); ++i) {
+      slots_.push_back(b_.CreateAlloca(i64_, nullptr, f_.slotNames[i]));
+      b_.CreateStore(b_.getInt64(0), slots_.back());
+    }
+  }
+
+  // Falls through to the exit block, which releases the sets held in slots and returns.
+  void finish() {
+    if (!b_.GetInsertBlock()->getTerminator())
+      b_.CreateBr(exit_);
+    b_.SetInsertPoint(exit_);
+    for (size_t i = 0; i < slots_.size(); ++i)
+      if (slotTypes_[i] == ir::Type::Set)
+        b_.CreateCall(s_.rt("schedc_set_release"), {rank_, b_.CreateLoad(i64_, slots_[i])});
+    b_.CreateRetVoid();
+  }
+
+  void scanSlotTypes(const ir::Block &block) {
+    for (const ir::Stmt &s : block) {
+      if (auto *x = std::get_if<ir::LetStmt>(&s.node)) {
+        slotTypes_[x->slot] = x->value.type;
+      } else if (auto *x = std::get_if<ir::IfStmt>(&s.node)) {
+        scanSlotTypes(x->then);
+        scanSlotTypes(x->otherwise);
+      } else if (auto *x = std::get_if<ir::ForStmt>(&s.node)) {
+        scanSlotTypes(x->body);
+      }
+    }
+  }
+
+  BasicBlock *newBlock(const char *name) { return BasicBlock::Create(fn_->getContext(), name, fn_); }
+  llvm::ConstantInt *loc(const SourceRange &r) { return b_.getInt32(s_.locations.id(r)); }
+
+  // Before a statement or an iteration: stop (return) when the runtime says so.
+  void step(const SourceRange &at) {
+    Value *go = b_.CreateCall(s_.rt("schedc_step"), {rank_, loc(at)});
+    BasicBlock *next = newBlock("go");
+    b_.CreateCondBr(b_.CreateICmpNE(go, b_.getInt32(0)), next, exit_);
+    b_.SetInsertPoint(next);
+  }
+
+  // ---- Statements ----------------------------------------------------------------------------
+
+  void block(const ir::Block &blk) {
+    for (const ir::Stmt &s : blk) {
+      step(s.range);
+      statement(s);
+    }
+  }
+
+  void statement(const ir::Stmt &s) {
+    if (auto *x = std::get_if<ir::LetStmt>(&s.node)) {
+      if (x->value.type == ir::Type::Set) {
+        SetVal v = set(x->value);
+        if (!v.owned)
+          b_.CreateCall(s_.rt("schedc_set_retain"), {rank_, v.handle});
+        b_.CreateCall(s_.rt("schedc_set_release"), {rank_, b_.CreateLoad(i64_, slots_[x->slot])});
+        b_.CreateStore(v.handle, slots_[x->slot]);
+      } else {
+        b_.CreateStore(integer(x->value), slots_[x->slot]);
+      }
+    } else if (auto *x = std::get_if<ir::StoreStmt>(&s.node)) {
+      std::vector<Value *> results = operation(x->op);
+      for (size_t i = 0; i < x->targets.size(); ++i) {
+        const ir::StorageRef &t = x->targets[i];
+        auto [index, n] = indices(t);
+        b_.CreateCall(s_.rt("schedc_store"), {rank_, loc(t.range), b_.getInt32(t.array), index, n, results[i]});
+      }
+    } else if (auto *x = std::get_if<ir::FreeStmt>(&s.node)) {
+      for (const ir::StorageRef &r : x->refs) {
+        auto [index, n] = indices(r);
+        b_.CreateCall(s_.rt("schedc_free"), {rank_, loc(r.range), b_.getInt32(r.array), index, n});
+      }
+    } else if (auto *x = std::get_if<ir::IfStmt>(&s.node)) {
+      Value *cond = b_.CreateICmpNE(integer(x->cond), b_.getInt64(0));
+      BasicBlock *then = newBlock("then"), *otherwise = newBlock("else"), *join = newBlock("endif");
+      b_.CreateCondBr(cond, then, otherwise);
+      b_.SetInsertPoint(then);
+      block(x->then);
+      b_.CreateBr(join);
+      b_.SetInsertPoint(otherwise);
+      block(x->otherwise);
+      b_.CreateBr(join);
+      b_.SetInsertPoint(join);
+    } else if (auto *x = std::get_if<ir::ForStmt>(&s.node)) {
+      loop(*x);
+    } else if (auto *x = std::get_if<ir::CallStmt>(&s.node)) {
+      std::vector<Value *> args{rank_};
+      for (const ir::Expr &a : x->args)
+        args.push_back(integer(a));
+      b_.CreateCall(s_.functions.at(x->callee), args);
+    } else if (auto *x = std::get_if<ir::SendStmt>(&s.node)) {
+      Value *to = integer(x->dest);
+      Value *v = value(x->value);
+      b_.CreateCall(s_.rt("schedc_send"), {rank_, loc(s.range), to, v});
+    } else if (auto *x = std::get_if<ir::MeshStmt>(&s.node)) {
+      auto n = static_cast<uint32_t>(x->sizes.size());
+      Value *sizes = b_.CreateAlloca(i64_, b_.getInt32(n));
+      Value *locs = b_.CreateAlloca(i32_, b_.getInt32(n));
+      for (uint32_t i = 0; i < n; ++i) {
+        b_.CreateStore(integer(x->sizes[i]), b_.CreateConstGEP1_32(i64_, sizes, i));
+        b_.CreateStore(loc(x->sizes[i].range), b_.CreateConstGEP1_32(i32_, locs, i));
+      }
+      b_.CreateCall(s_.rt("schedc_mesh"), {rank_, loc(s.range), sizes, locs, b_.getInt32(n)});
+    }
+  }
+
+  // `for v in domain`: a range is counted natively; any other set by index. Every
+  // iteration first calls schedc_step (at the domain's location).
+  void loop(const ir::ForStmt &f) {
+    Value *lo, *hi, *setHandle = nullptr;
+    std::optional<SetVal> domain;
+    if (f.domain.op == ir::ExprOp::Range) {
+      lo = integer(f.domain.operands[0]);
+      hi = integer(f.domain.operands[1]);
+    } else {
+      domain = set(f.domain);
+      setHandle = domain->handle;
+      lo = b_.getInt64(0);
+      hi = b_.CreateCall(s_.rt("schedc_set_size"), {rank_, setHandle});
+    }
+    BasicBlock *pre = b_.GetInsertBlock();
+    BasicBlock *head = newBlock("for.head"), *body = newBlock("for.body"), *done = newBlock("for.end");
+    // Counting up: i = lo .. hi-1; down: i = hi-1 .. lo.
+    Value *first = f.reversed ? b_.CreateSub(hi, b_.getInt64(1)) : lo;
+    b_.CreateBr(head);
+    b_.SetInsertPoint(head);
+    llvm::PHINode *i = b_.CreatePHI(i64_, 2, "i");
+    i->addIncoming(first, pre);
+    Value *more = f.reversed ? b_.CreateICmpSGE(i, lo) : b_.CreateICmpSLT(i, hi);
+    b_.CreateCondBr(more, body, done);
+    b_.SetInsertPoint(body);
+    step(f.domain.range);
+    Value *v = setHandle ? static_cast<Value *>(b_.CreateCall(s_.rt("schedc_set_at"), {rank_, setHandle, i})) : i;
+    b_.CreateStore(v, slots_[f.slot]);
+    block(f.body);
+    Value *next = f.reversed ? b_.CreateSub(i, b_.getInt64(1)) : b_.CreateAdd(i, b_.getInt64(1));
+    i->addIncoming(next, b_.GetInsertBlock());
+    b_.CreateBr(head);
+    b_.SetInsertPoint(done);
+    if (domain)
+      release(*domain);
+  }
+
+  std::pair<Value *, Value *> indices(const ir::StorageRef &r) {
+    auto n = static_cast<uint32_t>(r.indices.size());
+    Value *array = b_.CreateAlloca(i64_, b_.getInt32(std::max<uint32_t>(n, 1)));
+    for (uint32_t k = 0; k < n; ++k)
+      b_.CreateStore(integer(r.indices[k]), b_.CreateConstGEP1_32(i64_, array, k));
+    return {array, b_.getInt32(n)};
+  }
+
+  // ---- Operations ----------------------------------------------------------------------------
+
+  Value *value(const ir::Operation &op) { return operation(op)[0]; }
+
+  std::vector<Value *> twoResults(const char *fn, std::vector<Value *> args) {
+    Value *out = b_.CreateAlloca(i64_, b_.getInt32(2));
+    args.push_back(out);
+    b_.CreateCall(s_.rt(fn), args);
+    return {b_.CreateLoad(i64_, out), b_.CreateLoad(i64_, b_.CreateConstGEP1_32(i64_, out, 1))};
+  }
+
+  std::vector<Value *> operation(const ir::Operation &op) {
+    llvm::ConstantInt *at = loc(op.range);
+    switch (op.kind) {
+    case ir::OpKind::Read: {
+      auto [index, n] = indices(op.ref);
+      return {b_.CreateCall(s_.rt("schedc_read"), {rank_, loc(op.ref.range), b_.getInt32(op.ref.array), index, n})};
+    }
+    case ir::OpKind::Load: {
+      Value *layer = integer(op.ints[0]), *shard = integer(op.ints[1]), *of = integer(op.ints[2]);
+      return twoResults("schedc_load", {rank_, at, layer, shard, of});
+    }
+    case ir::OpKind::Input:
+    case ir::OpKind::FakeGrad: {
+      bool input = op.kind == ir::OpKind::Input;
+      Value *layer = input ? nullptr : integer(op.ints[0]);
+      const ir::Expr &batchesExpr = op.ints[input ? 0 : 1];
+      SetVal batches = set(batchesExpr);
+      Value *v =
+          input ? b_.CreateCall(s_.rt("schedc_input"), {rank_, at, batches.handle, loc(batchesExpr.range)})
+                : b_.CreateCall(s_.rt("schedc_fake_grad"), {rank_, at, layer, batches.handle, loc(batchesExpr.range)});
+      release(batches);
+      return {v};
+    }
+    case ir::OpKind::Forward: {
+      Value *layer = integer(op.ints[0]);
+      Value *a = value(op.values[0]), *w = value(op.values[1]);
+      return {b_.CreateCall(s_.rt("schedc_forward"), {rank_, at, layer, a, w})};
+    }
+    case ir::OpKind::Backward: {
+      Value *layer = integer(op.ints[0]);
+      Value *a = value(op.values[0]), *g = value(op.values[1]), *w = value(op.values[2]);
+      return twoResults("schedc_backward", {rank_, at, layer, a, g, w});
+    }
+    case ir::OpKind::Loss: return {b_.CreateCall(s_.rt("schedc_loss"), {rank_, at, value(op.values[0])})};
+    case ir::OpKind::Update: {
+      Value *layer = integer(op.ints[0]);
+      Value *g = value(op.values[0]), *w = value(op.values[1]), *o = value(op.values[2]);
+      return twoResults("schedc_update", {rank_, at, layer, g, w, o});
+    }
+    case ir::OpKind::AddGrad: {
+      Value *a = value(op.values[0]), *bv = value(op.values[1]);
+      return {b_.CreateCall(s_.rt("schedc_add_grad"), {rank_, at, a, bv})};
+    }
+    case ir::OpKind::AllReduce:
+    case ir::OpKind::AllGather:
+    case ir::OpKind::ReduceScatter: {
+      Value *v = value(op.values[0]);
+      int kind = op.kind == ir::OpKind::AllReduce ? 0 : op.kind == ir::OpKind::AllGather ? 1 : 2;
+      std::optional<SetVal> members;
+      Value *group = b_.getInt64(0);
+      int groupKind = 0;
+      if (op.group.kind == ir::Group::Axis) {
+        groupKind = 1;
+        group = b_.getInt64(op.group.axis);
+      } else if (op.group.kind == ir::Group::Ranks) {
+        groupKind = 2;
+        members = set(op.group.ranks[0]);
+        group = members->handle;
+      }
+      Value *r = b_.CreateCall(s_.rt("schedc_collective"),
+                               {rank_, at, b_.getInt32(kind), v, b_.getInt32(groupKind), group, loc(op.group.range)});
+      if (members)
+        release(*members);
+      return {r};
+    }
+    case ir::OpKind::Recv: return {b_.CreateCall(s_.rt("schedc_recv"), {rank_, at, integer(op.ints[0])})};
+    }
+    return {};
+  }
+
+  // ---- Expressions ---------------------------------------------------------------------------
+
+  void release(const SetVal &v) {
+    if (v.owned)
+      b_.CreateCall(s_.rt("schedc_set_release"), {rank_, v.handle});
+  }
+
+  Value *boolean(Value *i1) { return b_.CreateZExt(i1, i64_); }
+
+  // a op b with an overflow check whose slow path is the runtime's arithmetic.
+  Value *checkedArith(llvm::Intrinsic::ID id, char op, Value *a, Value *b, const SourceRange &at) {
+    Value *pair = b_.CreateBinaryIntrinsic(id, a, b);
+    Value *result = b_.CreateExtractValue(pair, 0);
+    Value *overflow = b_.CreateExtractValue(pair, 1);
+    BasicBlock *here = b_.GetInsertBlock(), *slow = newBlock("overflow"), *join = newBlock("arith");
+    b_.CreateCondBr(overflow, slow, join);
+    b_.SetInsertPoint(slow);
+    Value *reported = b_.CreateCall(s_.rt("schedc_arith"), {rank_, loc(at), b_.getInt32(op), a, b});
+    b_.CreateBr(join);
+    b_.SetInsertPoint(join);
+    llvm::PHINode *phi = b_.CreatePHI(i64_, 2);
+    phi->addIncoming(result, here);
+    phi->addIncoming(reported, slow);
+    return phi;
+  }
+
+  // An integer or boolean expression (booleans are 0 or 1).
+  Value *integer(const ir::Expr &e) {
+    switch (e.op) {
+    case ir::ExprOp::Int:
+    case ir::ExprOp::Bool: return b_.getInt64(static_cast<uint64_t>(e.value));
+    case ir::ExprOp::Var: return b_.CreateLoad(i64_, slots_[static_cast<size_t>(e.value)]);
+    case ir::ExprOp::Rank: return b_.CreateCall(s_.rt("schedc_rank_id"), {rank_});
+    case ir::ExprOp::Ranks: return b_.CreateCall(s_.rt("schedc_model"), {rank_, b_.getInt32(0)});
+    case ir::ExprOp::Layers: return b_.CreateCall(s_.rt("schedc_model"), {rank_, b_.getInt32(1)});
+    case ir::ExprOp::Batches: return b_.CreateCall(s_.rt("schedc_model"), {rank_, b_.getInt32(2)});
+    case ir::ExprOp::AxisCoord:
+      return b_.CreateCall(s_.rt("schedc_axis_coord"), {rank_, loc(e.range), b_.getInt32(e.value)});
+    case ir::ExprOp::AxisSize:
+      return b_.CreateCall(s_.rt("schedc_axis_size"), {rank_, loc(e.range), b_.getInt32(e.value)});
+    case ir::ExprOp::Neg:
+      return checkedArith(llvm::Intrinsic::ssub_with_overflow, '-', b_.getInt64(0), integer(e.operands[0]), e.range);
+    case ir::ExprOp::Not: return boolean(b_.CreateICmpEQ(integer(e.operands[0]), b_.getInt64(0)));
+    case ir::ExprOp::Add:
+    case ir::ExprOp::Sub:
+    case ir::ExprOp::Mul:
+    case ir::ExprOp::Div:
+    case ir::ExprOp::Mod: {
+      Value *a = integer(e.operands[0]);
+      Value *b = integer(e.operands[1]);
+      if (e.op == ir::ExprOp::Add)
+        return checkedArith(llvm::Intrinsic::sadd_with_overflow, '+', a, b, e.range);
+      if (e.op == ir::ExprOp::Sub)
+        return checkedArith(llvm::Intrinsic::ssub_with_overflow, '-', a, b, e.range);
+      if (e.op == ir::ExprOp::Mul)
+        return checkedArith(llvm::Intrinsic::smul_with_overflow, '*', a, b, e.range);
+      char op = e.op == ir::ExprOp::Div ? '/' : '%';
+      return b_.CreateCall(s_.rt("schedc_arith"), {rank_, loc(e.range), b_.getInt32(op), a, b});
+    }
+    case ir::ExprOp::Lt:
+    case ir::ExprOp::Le:
+    case ir::ExprOp::Gt:
+    case ir::ExprOp::Ge: {
+      Value *a = integer(e.operands[0]);
+      Value *b = integer(e.operands[1]);
+      auto pred = e.op == ir::ExprOp::Lt   ? llvm::CmpInst::ICMP_SLT
+                  : e.op == ir::ExprOp::Le ? llvm::CmpInst::ICMP_SLE
+                  : e.op == ir::ExprOp::Gt ? llvm::CmpInst::ICMP_SGT
+                                           : llvm::CmpInst::ICMP_SGE;
+      return boolean(b_.CreateICmp(pred, a, b));
+    }
+    case ir::ExprOp::Eq:
+    case ir::ExprOp::Ne: {
+      Value *eq;
+      if (e.operands[0].type == ir::Type::Set) {
+        SetVal a = set(e.operands[0]);
+        SetVal b = set(e.operands[1]);
+        eq = b_.CreateICmpNE(b_.CreateCall(s_.rt("schedc_set_equal"), {rank_, loc(e.range), a.handle, b.handle}),
+                             b_.getInt32(0));
+        release(a);
+        release(b);
+      } else {
+        Value *a = integer(e.operands[0]);
+        Value *b = integer(e.operands[1]);
+        eq = b_.CreateICmpEQ(a, b);
+      }
+      return boolean(e.op == ir::ExprOp::Eq ? eq : b_.CreateNot(eq));
+    }
+    case ir::ExprOp::And:
+    case ir::ExprOp::Or: { // short-circuit, as the interpreter
+      bool isAnd = e.op == ir::ExprOp::And;
+      Value *lhs = b_.CreateICmpNE(integer(e.operands[0]), b_.getInt64(0));
+      BasicBlock *here = b_.GetInsertBlock(), *rhsBlock = newBlock("rhs"), *join = newBlock("logic");
+      if (isAnd)
+        b_.CreateCondBr(lhs, rhsBlock, join);
+      else
+        b_.CreateCondBr(lhs, join, rhsBlock);
+      b_.SetInsertPoint(rhsBlock);
+      Value *rhs = b_.CreateICmpNE(integer(e.operands[1]), b_.getInt64(0));
+      BasicBlock *rhsEnd = b_.GetInsertBlock();
+      b_.CreateBr(join);
+      b_.SetInsertPoint(join);
+      llvm::PHINode *phi = b_.CreatePHI(b_.getInt1Ty(), 2);
+      phi->addIncoming(b_.getInt1(!isAnd), here);
+      phi->addIncoming(rhs, rhsEnd);
+      return boolean(phi);
+    }
+    case ir::ExprOp::In: { // the set first, then the element
+      if (e.operands[1].op == ir::ExprOp::Range) {
+        Value *lo = integer(e.operands[1].operands[0]);
+        Value *hi = integer(e.operands[1].operands[1]);
+        Value *v = integer(e.operands[0]);
+        return boolean(b_.CreateAnd(b_.CreateICmpSGE(v, lo), b_.CreateICmpSLT(v, hi)));
+      }
+      SetVal s = set(e.operands[1]);
+      Value *v = integer(e.operands[0]);
+      Value *in = b_.CreateICmpNE(b_.CreateCall(s_.rt("schedc_set_contains"), {rank_, s.handle, v}), b_.getInt32(0));
+      release(s);
+      return boolean(in);
+    }
+    case ir::ExprOp::Min:
+    case ir::ExprOp::Max: {
+      Value *best = integer(e.operands[0]);
+      for (size_t i = 1; i < e.operands.size(); ++i) {
+        Value *v = integer(e.operands[i]);
+        Value *better = e.op == ir::ExprOp::Min ? b_.CreateICmpSLT(v, best) : b_.CreateICmpSGT(v, best);
+        best = b_.CreateSelect(better, v, best);
+      }
+      return best;
+    }
+    case ir::ExprOp::Size: {
+      const ir::Expr &s = e.operands[0];
+      if (s.op == ir::ExprOp::Range) {
+        Value *lo = integer(s.operands[0]);
+        Value *hi = integer(s.operands[1]);
+        Value *n = b_.CreateSub(hi, lo);
+        return b_.CreateSelect(b_.CreateICmpSGT(n, b_.getInt64(0)), n, b_.getInt64(0));
+      }
+      SetVal v = set(s);
+      Value *n = b_.CreateCall(s_.rt("schedc_set_size"), {rank_, v.handle});
+      release(v);
+      return n;
+    }
+    case ir::ExprOp::Range:
+    case ir::ExprOp::SetLit: break; // sets: see set()
+    }
+    return b_.getInt64(0);
+  }
+
+  // A set expression.
+  SetVal set(const ir::Expr &e) {
+    switch (e.op) {
+    case ir::ExprOp::Var: return {b_.CreateLoad(i64_, slots_[static_cast<size_t>(e.value)]), false};
+    case ir::ExprOp::Range: {
+      Value *lo = integer(e.operands[0]);
+      Value *hi = integer(e.operands[1]);
+      return {b_.CreateCall(s_.rt("schedc_set_range"), {rank_, lo, hi}), true};
+    }
+    case ir::ExprOp::SetLit: {
+      Value *s = b_.CreateCall(s_.rt("schedc_set_new"), {rank_});
+      for (const ir::Expr &o : e.operands) {
+        if (o.type == ir::Type::Int) {
+          b_.CreateCall(s_.rt("schedc_set_add"), {rank_, loc(o.range), s, integer(o)});
+        } else {
+          SetVal t = set(o);
+          b_.CreateCall(s_.rt("schedc_set_add_set"), {rank_, loc(o.range), s, t.handle});
+          release(t);
+        }
+      }
+      return {s, true};
+    }
+    default: return {b_.CreateCall(s_.rt("schedc_set_new"), {rank_}), true}; // no other set-valued expressions
+    }
+  }
+
+  Shared &s_;
+  const ir::Function &f_;
+  llvm::Function *fn_;
+  llvm::IRBuilder<> b_;
+  llvm::Type *i32_, *i64_;
+  Value *rank_ = nullptr;
+  BasicBlock *exit_ = nullptr;
+  std::vector<llvm::AllocaInst *> slots_;
+  std::vector<ir::Type> slotTypes_;
+};
+
+// The functions the entry can reach (procedures it calls, transitively), entry first.
+std::vector<uint32_t> reachable(const ir::Program &p, uint32_t entry) {
+  std::vector<uint32_t> order{entry};
+  std::set<uint32_t> seen{entry};
+  std::function<void(const ir::Block &)> scan = [&](const ir::Block &b) {
+    for (const ir::Stmt &s : b) {
+      if (auto *x = std::get_if<ir::CallStmt>(&s.node)) {
+        if (seen.insert(x->callee).second)
+          order.push_back(x->callee);
+      } else if (auto *x = std::get_if<ir::IfStmt>(&s.node)) {
+        scan(x->then);
+        scan(x->otherwise);
+      } else if (auto *x = std::get_if<ir::ForStmt>(&s.node)) {
+        scan(x->body);
+      }
+    }
+  };
+  for (size_t i = 0; i < order.size(); ++i)
+    scan(p.functions[order[i]].body);
+  return order;
+}
+
+} // namespace
+
+std::unique_ptr<llvm::Module> lowerToLLVM(llvm::LLVMContext &context, const ir::Program &program,
+                                          const ir::Function &entry, const SourceManager &sources) {
+  auto module = std::make_unique<llvm::Module>(entry.name, context);
+  Runtime rt(*module);
+  Locations locations;
+  Shared shared{*module, program, rt, locations, {}};
+  auto *ptr = llvm::PointerType::getUnqual(context);
+  auto *voidTy = llvm::Type::getVoidTy(context);
+  auto *i64 = llvm::Type::getInt64Ty(context);
+  uint32_t entryId = static_cast<uint32_t>(&entry - program.functions.data());
+
+  // Declare first (procedures may be called before they are lowered), then lower.
+  std::vector<uint32_t> ids = reachable(program, entryId);
+  for (uint32_t id : ids) {
+    const ir::Function &f = program.functions[id];
+    std::vector<llvm::Type *> args{ptr};
+    if (f.isSchedule)
+      args.push_back(ptr);
+    else
+      args.insert(args.end(), f.params.size(), i64);
+    auto *fn = llvm::Function::Create(llvm::FunctionType::get(voidTy, args, false), llvm::Function::InternalLinkage,
+                                      (f.isSchedule ? "schedule." : "proc.") + f.name, *module);
+    fn->addFnAttr(llvm::Attribute::NoUnwind);
+    shared.functions[id] = fn;
+  }
+  for (uint32_t id : ids)
+    FunctionLowering(shared, program.functions[id], shared.functions[id]).lower();
+
+  auto *paramsFn = llvm::Function::Create(llvm::FunctionType::get(voidTy, {ptr, ptr, ptr}, false),
+                                          llvm::Function::InternalLinkage, "parameters." + entry.name, *module);
+  paramsFn->addFnAttr(llvm::Attribute::NoUnwind);
+  FunctionLowering(shared, entry, paramsFn).lowerParameters();
+
+  emitProgramDescription(*module, program, entry, sources, locations, paramsFn, shared.functions[entryId]);
+  return module;
+}
+
+} // namespace schedc::codegen
