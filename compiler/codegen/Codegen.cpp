@@ -105,6 +105,7 @@ int build(const ir::Program &program, const ir::Function &entry, const SourceMan
   std::string triple, error;
   std::unique_ptr<llvm::TargetMachine> tm = hostMachine(triple, error);
   if (!tm) {
+    // diag-coverage: unreachable (a broken LLVM installation or a compiler bug)
     diags.error({}, "no LLVM target for this machine (" + triple + "): " + error);
     return kExitInternal;
   }
@@ -112,6 +113,7 @@ int build(const ir::Program &program, const ir::Function &entry, const SourceMan
   std::unique_ptr<llvm::Module> module = lowerToLLVM(context, program, entry, sources);
   if (std::string problem = prepareModule(*module, tm->createDataLayout(), triple, tm.get(), options.optLevel);
       !problem.empty()) {
+    // diag-coverage: unreachable (a broken LLVM installation or a compiler bug)
     diags.error({}, "internal error: " + problem + " (please report this bug)");
     return kExitInternal;
   }
@@ -130,6 +132,7 @@ int build(const ir::Program &program, const ir::Function &entry, const SourceMan
   }
   llvm::legacy::PassManager emit;
   if (tm->addPassesToEmitFile(emit, out, nullptr, llvm::CodeGenFileType::ObjectFile)) {
+    // diag-coverage: unreachable (a broken LLVM installation or a compiler bug)
     diags.error({}, "internal error: LLVM cannot emit an object file for " + triple);
     return kExitInternal;
   }

@@ -22,6 +22,7 @@ int runJit(const ir::Program &program, const ir::Function &entry, const SourceMa
            const std::vector<std::string> &defines, const sim::RunOptions &options, DiagnosticEngine &diags) {
   initializeNativeTarget();
   auto fail = [&](llvm::Error e) {
+    // diag-coverage: unreachable (a broken LLVM installation or a compiler bug)
     diags.error({}, "internal error: the JIT failed: " + llvm::toString(std::move(e)));
     return kExitInternal;
   };
@@ -51,6 +52,7 @@ int runJit(const ir::Program &program, const ir::Function &entry, const SourceMa
   if (std::string problem =
           prepareModule(*module, (*jit)->getDataLayout(), (*jit)->getTargetTriple().str(), nullptr, optLevel);
       !problem.empty()) {
+    // diag-coverage: unreachable (a broken LLVM installation or a compiler bug)
     diags.error({}, "internal error: " + problem + " (please report this bug)");
     return kExitInternal;
   }
