@@ -214,6 +214,10 @@ void schedc_free(schedc_rank *r, uint32_t loc, uint32_t array, const int64_t *in
 void schedc_load(schedc_rank *r, uint32_t loc, int64_t layer, int64_t shard, int64_t of, schedc_value *out) {
   RankContext &c = ctx(r);
   auto [w, o] = c.rank->load(c.at(loc), layer, shard, of);
+  if (c.computing() && !w->poisoned) {
+    w = c.compute->loadWeight(w);
+    o = c.compute->loadOptState(o);
+  }
   out[0] = c.keep(std::move(w));
   out[1] = c.keep(std::move(o));
 }
@@ -221,44 +225,53 @@ void schedc_load(schedc_rank *r, uint32_t loc, int64_t layer, int64_t shard, int
 schedc_value schedc_input(schedc_rank *r, uint32_t loc, schedc_set batches, uint32_t batchesLoc) {
   RankContext &c = ctx(r);
   sim::IntSet b = c.elements(batches, c.at(batchesLoc));
-  return c.keep(c.rank->input(c.at(loc), b));
+  sim::ValuePtr v = c.rank->input(c.at(loc), b);
+  return c.keep(c.computing() ? c.compute->input(v) : v);
 }
 
 schedc_value schedc_forward(schedc_rank *r, uint32_t loc, int64_t layer, schedc_value input, schedc_value weight) {
   RankContext &c = ctx(r);
-  return c.keep(c.rank->forward(c.at(loc), layer, c.temps[input], c.temps[weight]));
+  sim::ValuePtr v = c.rank->forward(c.at(loc), layer, c.temps[input], c.temps[weight]);
+  return c.keep(c.computing() ? c.compute->forward(v, c.temps[input], c.temps[weight]) : v);
 }
 
 void schedc_backward(schedc_rank *r, uint32_t loc, int64_t layer, schedc_value input, schedc_value grad,
                      schedc_value weight, schedc_value *out) {
   RankContext &c = ctx(r);
-  auto [gw, ga] = c.rank->backward(c.at(loc), layer, c.temps[input], c.temps[grad], c.temps[weight]);
-  out[0] = c.keep(std::move(gw));
-  out[1] = c.keep(std::move(ga));
+  auto results = c.rank->backward(c.at(loc), layer, c.temps[input], c.temps[grad], c.temps[weight]);
+  if (c.computing())
+    results = c.compute->backward(results, c.temps[input], c.temps[grad], c.temps[weight]);
+  out[0] = c.keep(std::move(results.first));
+  out[1] = c.keep(std::move(results.second));
 }
 
 schedc_value schedc_loss(schedc_rank *r, uint32_t loc, schedc_value input) {
   RankContext &c = ctx(r);
-  return c.keep(c.rank->loss(c.at(loc), c.temps[input]));
+  sim::ValuePtr v = c.rank->loss(c.at(loc), c.temps[input]);
+  return c.keep(c.computing() ? c.compute->loss(v, c.temps[input]) : v);
 }
 
 void schedc_update(schedc_rank *r, uint32_t loc, int64_t layer, schedc_value grad, schedc_value weight,
                    schedc_value opt, schedc_value *out) {
   RankContext &c = ctx(r);
-  auto [w, o] = c.rank->update(c.at(loc), layer, c.temps[grad], c.temps[weight], c.temps[opt]);
-  out[0] = c.keep(std::move(w));
-  out[1] = c.keep(std::move(o));
+  auto results = c.rank->update(c.at(loc), layer, c.temps[grad], c.temps[weight], c.temps[opt]);
+  if (c.computing())
+    results = c.compute->update(results, c.temps[grad], c.temps[weight], c.temps[opt]);
+  out[0] = c.keep(std::move(results.first));
+  out[1] = c.keep(std::move(results.second));
 }
 
 schedc_value schedc_add_grad(schedc_rank *r, uint32_t loc, schedc_value a, schedc_value b) {
   RankContext &c = ctx(r);
-  return c.keep(c.rank->addGrad(c.at(loc), c.temps[a], c.temps[b]));
+  sim::ValuePtr v = c.rank->addGrad(c.at(loc), c.temps[a], c.temps[b]);
+  return c.keep(c.computing() ? c.compute->addGrad(v, c.temps[a], c.temps[b]) : v);
 }
 
 schedc_value schedc_fake_grad(schedc_rank *r, uint32_t loc, int64_t layer, schedc_set batches, uint32_t batchesLoc) {
   RankContext &c = ctx(r);
   sim::IntSet b = c.elements(batches, c.at(batchesLoc));
-  return c.keep(c.rank->fakeGrad(c.at(loc), layer, b));
+  sim::ValuePtr v = c.rank->fakeGrad(c.at(loc), layer, b);
+  return c.keep(c.computing() ? c.compute->fakeGrad(v) : v);
 }
 
 schedc_value schedc_collective(schedc_rank *r, uint32_t loc, int32_t kind, schedc_value v, int32_t groupKind,
@@ -274,17 +287,25 @@ schedc_value schedc_collective(schedc_rank *r, uint32_t loc, int32_t kind, sched
   auto k = kind == 0   ? sim::CollectiveKind::AllReduce
            : kind == 1 ? sim::CollectiveKind::AllGather
                        : sim::CollectiveKind::ReduceScatter;
-  return c.keep(c.rank->collective(c.at(loc), k, c.temps[v], std::move(members)));
+  sim::ValuePtr result = c.rank->collective(c.at(loc), k, c.temps[v], members);
+  if (c.computing() && !result->poisoned)
+    result = c.compute->collective(result, k, c.temps[v], *members);
+  return c.keep(std::move(result));
 }
 
 void schedc_send(schedc_rank *r, uint32_t loc, int64_t to, schedc_value v) {
   RankContext &c = ctx(r);
   c.rank->send(c.at(loc), to, c.temps[v]);
+  if (c.computing() && to >= 0 && to < c.rank->model().ranks && to != c.rank->id())
+    c.compute->send(to, c.temps[v]);
 }
 
 schedc_value schedc_recv(schedc_rank *r, uint32_t loc, int64_t from) {
   RankContext &c = ctx(r);
-  return c.keep(c.rank->recv(c.at(loc), from));
+  sim::ValuePtr v = c.rank->recv(c.at(loc), from);
+  if (c.computing() && from >= 0 && from < c.rank->model().ranks && from != c.rank->id())
+    v = c.compute->recv(v, from);
+  return c.keep(std::move(v));
 }
 
 } // extern "C"

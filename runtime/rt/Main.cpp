@@ -5,10 +5,13 @@
 // check` takes — so the report and diagnostics are byte for byte the same.
 #include "rt/Program.h"
 #include "rt/RankContext.h"
+#include "sim/ReportFormat.h"
 
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
+#include <mpi.h>
+#include <sstream>
 
 namespace schedc::rt {
 
@@ -19,6 +22,14 @@ const char *kUsage = R"(usage: %s [options]
 A schedule compiled by schedc. Runs one training step of it and prints the report.
 
   --backend=sim        run on the simulated backend (the puzzle cost model; the default)
+  --backend=cpu        compute for real, one MPI process per rank:
+                         mpirun -np RANKS ./prog --backend=cpu
+  --hidden=H           cpu: the hidden size (default 512; H x H weights)
+  --tokens=T           cpu: rows per micro-batch (default 256)
+  --seed=N             cpu: the seed of inputs, targets and initial weights (default 1)
+  --optimizer=sgd|adam cpu: SGD with momentum (default) or Adam
+  --weights-out=DIR    cpu: write the final weights to DIR/layer_<l>.npy (H x H float32)
+  --no-verify          cpu: run even a schedule that check rejects
   -D NAME=VALUE        override a schedule parameter (repeatable)
   --format=text|json   the report's format (default text)
   --events=FILE        write every event as CSV
@@ -32,10 +43,15 @@ Exit codes: 0 correct, 1 not a correct training step, 2 bad command line or para
 } // namespace
 
 int runProgram(const schedc_program &program, const std::vector<std::string> &defines, const sim::RunOptions &options,
-               std::ostream &out, std::ostream &err) {
+               std::ostream &out, std::ostream &err, const CpuRun *cpuRun) {
+  std::unique_ptr<cpu::Comm> comm = cpuRun ? std::make_unique<cpu::Comm>() : nullptr;
+  bool root = !comm || comm->rank() == 0;
+  std::ostringstream discard; // what ranks other than 0 would print (rank 0 says it)
+  std::ostream &o = root ? out : discard;
+  std::ostream &e = root ? err : discard;
   if (program.abi_version != SCHEDC_ABI_VERSION) {
-    err << "schedc: error: this program was compiled for runtime ABI " << program.abi_version
-        << ", but the runtime is ABI " << SCHEDC_ABI_VERSION << "; rebuild it\n";
+    e << "schedc: error: this program was compiled for runtime ABI " << program.abi_version
+      << ", but the runtime is ABI " << SCHEDC_ABI_VERSION << "; rebuild it\n";
     return kExitInternal;
   }
   SourceManager sources;
@@ -53,23 +69,23 @@ int runProgram(const schedc_program &program, const std::vector<std::string> &de
   setup.scheduleAt = SourceRange(locations[program.schedule_loc].begin);
   setup.file = sources.name(setup.scheduleAt.begin.file);
   for (uint32_t i = 0; i < program.num_params; ++i)
-    setup.params.push_back(
-        sim::ParamSpec{program.params[i].name, program.params[i].has_default != 0, locations[program.params[i].loc]});
+    setup.params.push_back(sim::ParamSpec{program.params[i].name, program.params[i].has_default != 0,
+                                          locations[program.params[i].loc]});
   for (uint32_t i = 0; i < program.num_arrays; ++i) {
     int32_t k = program.arrays[i].kind;
-    setup.arrays.push_back(
-        sim::ArrayInfo{program.arrays[i].name, k < 0 ? std::nullopt : std::optional(static_cast<sim::Kind>(k))});
+    setup.arrays.push_back(sim::ArrayInfo{program.arrays[i].name,
+                                          k < 0 ? std::nullopt : std::optional(static_cast<sim::Kind>(k))});
   }
   if (program.target_steps >= 0)
     setup.targetSteps = program.target_steps;
   if (program.target_memory >= 0)
     setup.targetMemory = program.target_memory;
 
-  DiagnosticEngine diags(sources, options.json ? nullptr : &err);
+  DiagnosticEngine diags(sources, options.json ? nullptr : &e);
   std::optional<std::map<std::string, int64_t>> overrides = sim::resolveDefines(setup, defines, diags);
   if (!overrides) {
     if (options.json)
-      out << sim::invalidJson(setup.schedule, setup.file, diags, sources);
+      o << sim::invalidJson(setup.schedule, setup.file, diags, sources);
     return kExitUsage;
   }
 
@@ -88,14 +104,77 @@ int runProgram(const schedc_program &program, const std::vector<std::string> &de
   if (!paramContext.paramsFailed)
     evaluated = values;
 
-  return sim::runAndReport(
-      setup, evaluated, options,
-      [&](sim::Rank &rank) {
-        RankContext context(locations, axes);
-        context.rank = &rank;
-        program.entry(reinterpret_cast<schedc_rank *>(&context), values.data());
-      },
-      sources, diags, out);
+  // Runs the compiled entry on every rank (computing data on `local`'s rank, if any).
+  auto body = [&](cpu::CpuRank *local) {
+    return [&, local](sim::Rank &rank) {
+      RankContext context(locations, axes);
+      context.rank = &rank;
+      if (local && rank.id() == comm->rank()) {
+        context.compute = local;
+        rank.measurePayloads(true);
+      }
+      program.entry(reinterpret_cast<schedc_rank *>(&context), values.data());
+    };
+  };
+  if (!cpuRun)
+    return sim::runAndReport(setup, evaluated, options, body(nullptr), sources, diags, o);
+
+  // The cpu backend: one process per rank, a verified schedule unless --no-verify.
+  int64_t ranks = 1, batches = 1, layers = 1;
+  for (uint32_t i = 0; i < program.num_params && evaluated; ++i) {
+    std::string name = program.params[i].name;
+    (name == "ranks" ? ranks : name == "batches" ? batches : name == "layers" ? layers : batches) =
+        name == "ranks" || name == "batches" || name == "layers" ? values[i] : batches;
+  }
+  if (evaluated && ranks != comm->size()) {
+    e << "schedc: error: the schedule runs on " << ranks << " ranks, but " << comm->size()
+      << " processes were started (run it with mpirun -np " << ranks << ")\n";
+    return kExitUsage;
+  }
+  if (!cpuRun->noVerify && evaluated) {
+    DiagnosticEngine quiet(sources, nullptr);
+    std::ostringstream report;
+    sim::RunOptions verifyOptions = options;
+    verifyOptions.json = false;
+    verifyOptions.eventsFile.clear();
+    if (sim::runAndReport(setup, evaluated, verifyOptions, body(nullptr), sources, quiet, report) != kExitOk) {
+      for (const Diagnostic &d : quiet.diagnostics()) {
+        auto b = d.severity == Severity::Error ? diags.error(d.range, d.message) : diags.warning(d.range, d.message);
+        for (const Diagnostic &n : d.notes)
+          b.note(n.range, n.message);
+      }
+      diags.error({}, "`" + setup.schedule + "` is not a correct training step, so the cpu backend does not run it "
+                                              "(--no-verify runs it anyway)");
+      if (options.json)
+        o << sim::invalidJson(setup.schedule, setup.file, diags, sources);
+      return kExitCheckFailed;
+    }
+  }
+  cpu::Dims dims = cpuRun->dims;
+  dims.batches = batches;
+  cpu::CpuRank local(dims, cpuRun->optimizer, *comm);
+  sim::RunOptions runOptions = options;
+  runOptions.afterRun = [&](const sim::World &world, sim::CheckResult &result) -> std::string {
+    result.backend = "cpu";
+    // This rank's peak of elements held, measured at the cost model's sampling points.
+    int64_t peak = 0;
+    for (const sim::Event &ev : world.events(comm->rank()))
+      peak = std::max(peak, ev.measured);
+    std::vector<char> mine(reinterpret_cast<const char *>(&peak), reinterpret_cast<const char *>(&peak) + 8);
+    for (const std::vector<char> &bytes : comm->gather(mine)) {
+      int64_t v;
+      std::memcpy(&v, bytes.data(), 8);
+      result.measuredPeak.push_back(v);
+    }
+    if (cpuRun->weightsOut.empty() || !world.completed())
+      return "";
+    return local.writeFinalWeights(world.rank(comm->rank()), layers, cpuRun->weightsOut);
+  };
+  int code = sim::runAndReport(setup, evaluated, runOptions, body(&local), sources, diags, o);
+  comm->finish();
+  // Every rank ends with rank 0's exit code (only rank 0 writes files).
+  MPI_Bcast(&code, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  return code;
 }
 
 } // namespace schedc::rt
@@ -104,6 +183,8 @@ extern "C" int schedc_main(const schedc_program *program, int argc, char **argv)
   namespace rt = schedc::rt;
   std::vector<std::string> defines;
   schedc::sim::RunOptions options;
+  rt::CpuRun cpuRun;
+  bool useCpu = false;
   auto usage = [&](const std::string &message) {
     std::cerr << "schedc: error: " << message << " (see " << argv[0] << " --help)\n";
     return schedc::kExitUsage;
@@ -126,8 +207,27 @@ extern "C" int schedc_main(const schedc_program *program, int argc, char **argv)
     } else if (a == "-D" && i + 1 < argc) {
       defines.push_back(argv[++i]);
     } else if (auto v = value("--backend")) {
-      if (*v != "sim")
-        return usage("backend `" + *v + "` is not available in this build (available: sim)");
+      if (*v != "sim" && *v != "cpu")
+        return usage("backend `" + *v + "` is not available in this build (available: sim, cpu)");
+      useCpu = *v == "cpu";
+    } else if (auto v = value("--hidden")) {
+      cpuRun.dims.hidden = std::strtoll(v->c_str(), nullptr, 10);
+      if (cpuRun.dims.hidden < 1 || cpuRun.dims.hidden > 65536)
+        return usage("--hidden needs a size from 1 to 65536");
+    } else if (auto v = value("--tokens")) {
+      cpuRun.dims.tokens = std::strtoll(v->c_str(), nullptr, 10);
+      if (cpuRun.dims.tokens < 1 || cpuRun.dims.tokens > 1048576)
+        return usage("--tokens needs a number from 1 to 1048576");
+    } else if (auto v = value("--seed")) {
+      cpuRun.dims.seed = std::strtoull(v->c_str(), nullptr, 10);
+    } else if (auto v = value("--optimizer")) {
+      if (*v != "sgd" && *v != "adam")
+        return usage("unknown --optimizer `" + *v + "` (expected sgd or adam)");
+      cpuRun.optimizer.kind = *v == "adam" ? schedc::cpu::Optimizer::Adam : schedc::cpu::Optimizer::Sgd;
+    } else if (auto v = value("--weights-out")) {
+      cpuRun.weightsOut = *v;
+    } else if (a == "--no-verify") {
+      cpuRun.noVerify = true;
     } else if (auto v = value("--format")) {
       if (*v != "text" && *v != "json")
         return usage("unknown --format `" + *v + "` (expected text or json)");
@@ -143,10 +243,24 @@ extern "C" int schedc_main(const schedc_program *program, int argc, char **argv)
       return usage("unknown option `" + a + "`");
     }
   }
-  try {
-    return rt::runProgram(*program, defines, options, std::cout, std::cerr);
-  } catch (const std::exception &e) {
-    std::cerr << "schedc: internal error: " << e.what() << "\n";
-    return schedc::kExitInternal;
+  if (!useCpu) {
+    try {
+      return rt::runProgram(*program, defines, options, std::cout, std::cerr);
+    } catch (const std::exception &e) {
+      std::cerr << "schedc: internal error: " << e.what() << "\n";
+      return schedc::kExitInternal;
+    }
   }
+  MPI_Init(&argc, &argv);
+  int code = schedc::kExitInternal;
+  try {
+    code = rt::runProgram(*program, defines, options, std::cout, std::cerr, &cpuRun);
+  } catch (const std::exception &e) {
+    int rank = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    std::cerr << "schedc: internal error: rank " << rank << ": " << e.what() << std::endl;
+    MPI_Abort(MPI_COMM_WORLD, schedc::kExitInternal);
+  }
+  MPI_Finalize();
+  return code;
 }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "schedc/runtime.h"
+#include "cpu/CpuRank.h"
 #include "sim/World.h"
 
 #include <memory>
@@ -17,6 +18,11 @@ constexpr int64_t kMaxSetSize = int64_t(1) << 24;
 
 struct RankContext {
   sim::Rank *rank = nullptr; // null while parameters are evaluated
+  // The cpu backend, on the fiber of the rank this process computes (else null): every
+  // result then gets its real data.
+  cpu::CpuRank *compute = nullptr;
+  // True when the run goes on and this rank computes data.
+  bool computing() const { return compute && !rank->cancelled(); }
   const std::vector<SourceRange> &locations;
   const std::vector<std::string> &axes;
   DiagnosticEngine *paramDiags = nullptr; // while parameters are evaluated

@@ -24,7 +24,8 @@ bool anyPoisoned(std::initializer_list<const ValuePtr *> vs) {
 
 void Rank::logEvent(const char *kind, int64_t layer, std::shared_ptr<const IntSet> batches, Number length,
                     SourceRange at) {
-  events_.push_back(Event{kind, layer, std::move(batches), clock_, length, storage_.memory(), at});
+  events_.push_back(Event{kind, layer, std::move(batches), clock_, length, storage_.memory(), at,
+                          measure_ ? storage_.payloadElements() : -1});
   clock_ += length;
 }
 

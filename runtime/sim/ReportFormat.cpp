@@ -89,6 +89,14 @@ std::string formatText(const CheckResult &r) {
   s += "Timesteps: " + rep.timesteps.str() + " \n";
   s += "Maximum Memory: " + rep.maxMemory.str() + " at GPU: " + std::to_string(rep.maxMemoryRank) +
        " time: " + rep.maxMemoryTime.str() + "\n";
+  if (!r.measuredPeak.empty()) {
+    size_t top = 0;
+    for (size_t i = 1; i < r.measuredPeak.size(); ++i)
+      if (r.measuredPeak[i] > r.measuredPeak[top])
+        top = i;
+    s += "Measured Maximum Memory: " + std::to_string(r.measuredPeak[top]) + " at GPU: " + std::to_string(top) + " (" +
+         r.backend + " backend, elements held)\n";
+  }
   if (r.targetSteps)
     s += "Target steps " + std::to_string(*r.targetSteps) + ": " +
          (met(rep.timesteps, *r.targetSteps) ? "met" : "missed") + " (Timesteps " + rep.timesteps.str() + ")\n";
@@ -107,6 +115,7 @@ std::string formatJson(const CheckResult &r, const std::vector<Diagnostic> &diag
     s += (i ? ", " : "") + quote(r.parameters[i].first) + ": " + std::to_string(r.parameters[i].second);
   s += "},\n";
   s += "  \"ranks\": " + std::to_string(r.model.ranks) + ",\n";
+  s += "  \"backend\": " + quote(r.backend) + ",\n";
   s += "  \"verdict\": " + quote(verdictName(r.verdict)) + ",\n";
   s += std::string("  \"correct\": ") + (r.verdict == Verdict::Correct ? "true" : "false") + ",\n";
   if (r.report) {
@@ -123,7 +132,8 @@ std::string formatJson(const CheckResult &r, const std::vector<Diagnostic> &diag
       s += std::string(i ? ",\n    " : "\n    ") + "{\"rank\": " + std::to_string(f.rank) +
            ", \"events\": " + std::to_string(f.events) + ", \"last_event_start\": " + f.lastStart.str() +
            ", \"end_time\": " + f.end.str() + ", \"peak_memory\": " + f.peakMemory.str() +
-           ", \"peak_memory_time\": " + f.peakTime.str() + "}";
+           ", \"peak_memory_time\": " + f.peakTime.str() +
+           (i < r.measuredPeak.size() ? ", \"measured_peak_memory\": " + std::to_string(r.measuredPeak[i]) : "") + "}";
     }
     s += rep.ranks.empty() ? "],\n" : "\n  ],\n";
   } else {

@@ -31,6 +31,10 @@ struct CheckResult {
   Verdict verdict = Verdict::Unfinished;
   std::optional<Report> report; // absent when the run did not complete
   std::optional<int64_t> targetSteps, targetMemory;
+  // A backend with real data (cpu): its name, and the elements each rank held at its
+  // peak, measured at the same events as the cost model samples.
+  std::string backend = "sim";
+  std::vector<int64_t> measuredPeak;
 };
 
 Verdict verdictOf(const World &w);

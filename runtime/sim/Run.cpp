@@ -182,6 +182,11 @@ int runAndReport(const RunSetup &setup, const std::optional<std::vector<int64_t>
   result.verdict = verdictOf(world);
   if (world.completed())
     result.report = world.report();
+  if (options.afterRun)
+    if (std::string problem = options.afterRun(world, result); !problem.empty()) {
+      diags.error({}, problem);
+      return finish(kExitIoError);
+    }
   return finish(result.verdict == Verdict::Correct ? kExitOk : kExitCheckFailed);
 }
 

@@ -37,10 +37,15 @@ struct RunSetup {
   SourceRange scheduleAt;
 };
 
+struct CheckResult;
+
 struct RunOptions {
   bool json = false;
   uint64_t maxSteps = 50'000'000;
   std::string eventsFile; // if set: every event as CSV
+  // Called after every rank has run, before the report is printed (the cpu backend adds
+  // its measured memory here and writes the final weights). Returns an error message or "".
+  std::function<std::string(const World &, CheckResult &)> afterRun;
 };
 
 // Parses "name=value" (value a decimal integer, optionally negative).

@@ -62,6 +62,15 @@ Number Storage::memory() const {
   return total;
 }
 
+int64_t Storage::payloadElements() const {
+  int64_t total = 0;
+  for (const auto &entries : classes_)
+    for (const Entry &e : entries)
+      if (e.value)
+        total += e.value->payloadElements;
+  return total;
+}
+
 void Storage::forEach(const std::function<void(const Held &)> &fn) const {
   for (const auto &entries : classes_)
     for (const Entry &e : entries)

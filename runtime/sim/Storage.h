@@ -40,6 +40,8 @@ public:
   bool erase(const StorageKey &key);
   // The rank's memory now, summed in storage-class and insertion order.
   Number memory() const;
+  // The elements of real data (payloads) held now.
+  int64_t payloadElements() const;
 
   struct Held {
     const StorageKey &key;

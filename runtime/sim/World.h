@@ -55,6 +55,7 @@ struct Event {
   std::shared_ptr<const IntSet> batches; // null: none
   Number start, length, memory;
   SourceRange at;
+  int64_t measured = -1; // elements of real data held at the event (-1: not measured)
 };
 
 enum class CollectiveKind { AllReduce, AllGather, ReduceScatter };
@@ -84,6 +85,10 @@ public:
   int64_t id() const { return id_; }
   const Model &model() const;
   Number clock() const { return clock_; }
+  // Every value this rank holds in storage now.
+  void forEachHeld(const std::function<void(const Storage::Held &)> &fn) const { storage_.forEach(fn); }
+  // Also record, at every event, the elements of real data held (the cpu backend).
+  void measurePayloads(bool on) { measure_ = on; }
 
   // ---- Storage ----
   void store(uint32_t array, std::vector<int64_t> index, ValuePtr v, SourceRange at);
@@ -169,6 +174,7 @@ private:
   std::map<int64_t, Updated> updated_;
   bool blocked_ = false;
   bool finished_ = false;
+  bool measure_ = false;
   std::unique_ptr<Fiber> fiber_;
   std::vector<int64_t> meshSizes_, meshStrides_;
   std::vector<std::shared_ptr<const IntSet>> axisGroups_;
@@ -198,6 +204,7 @@ public:
   std::vector<Diagnostic> diagnostics() const;
   Report report() const;
   const std::vector<Event> &events(int64_t rank) const { return ranks_[rank]->events_; }
+  const Rank &rank(int64_t r) const { return *ranks_[r]; }
 
 private:
   friend class Rank;

@@ -1,0 +1,195 @@
+// Comm implementation, and the .npy writer.
+#include "cpu/Comm.h"
+
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+
+namespace schedc::cpu {
+
+bool Comm::initialized() {
+  int flag = 0;
+  MPI_Initialized(&flag);
+  return flag != 0;
+}
+
+Comm::Comm() {
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
+  MPI_Comm_size(MPI_COMM_WORLD, &size_);
+}
+
+Comm::~Comm() {
+  for (auto &[members, comm] : comms_)
+    if (comm != MPI_COMM_WORLD && comm != MPI_COMM_NULL)
+      MPI_Comm_free(&comm);
+}
+
+void Comm::abort(const std::string &message) {
+  std::cerr << "schedc: error: rank " << rank_ << ": " << message << std::endl;
+  MPI_Abort(MPI_COMM_WORLD, 1);
+  std::_Exit(1);
+}
+
+void Comm::check(int code, const char *what) {
+  if (code == MPI_SUCCESS)
+    return;
+  char text[MPI_MAX_ERROR_STRING];
+  int length = 0;
+  MPI_Error_string(code, text, &length);
+  abort(std::string("MPI error in ") + what + ": " + std::string(text, static_cast<size_t>(length)));
+}
+
+MPI_Comm Comm::communicator(const std::vector<int64_t> &members) {
+  if (static_cast<int>(members.size()) == size_)
+    return MPI_COMM_WORLD;
+  auto it = comms_.find(members);
+  if (it != comms_.end())
+    return it->second;
+  std::vector<int> ranks(members.begin(), members.end());
+  MPI_Group world, group;
+  check(MPI_Comm_group(MPI_COMM_WORLD, &world), "MPI_Comm_group");
+  check(MPI_Group_incl(world, static_cast<int>(ranks.size()), ranks.data(), &group), "MPI_Group_incl");
+  MPI_Comm comm;
+  check(MPI_Comm_create_group(MPI_COMM_WORLD, group, 0, &comm), "MPI_Comm_create_group");
+  MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+  MPI_Group_free(&group);
+  MPI_Group_free(&world);
+  comms_[members] = comm;
+  return comm;
+}
+
+void Comm::allreduce(std::vector<float> &data, const std::vector<int64_t> &members) {
+  check(MPI_Allreduce(MPI_IN_PLACE, data.data(), static_cast<int>(data.size()), MPI_FLOAT, MPI_SUM,
+                      communicator(members)),
+        "MPI_Allreduce");
+}
+
+std::vector<Piece> Comm::allgather(const std::vector<Piece> &mine, const std::vector<int64_t> &members) {
+  MPI_Comm comm = communicator(members);
+  int n = static_cast<int>(members.size());
+  // Each member sends (begin, count) pairs, then the values.
+  std::vector<int64_t> header;
+  std::vector<float> values;
+  for (const Piece &p : mine) {
+    header.push_back(p.begin);
+    header.push_back(static_cast<int64_t>(p.values.size()));
+    values.insert(values.end(), p.values.begin(), p.values.end());
+  }
+  int myHeader = static_cast<int>(header.size()), myValues = static_cast<int>(values.size());
+  std::vector<int> headerCounts(static_cast<size_t>(n)), valueCounts(static_cast<size_t>(n));
+  check(MPI_Allgather(&myHeader, 1, MPI_INT, headerCounts.data(), 1, MPI_INT, comm), "MPI_Allgather");
+  check(MPI_Allgather(&myValues, 1, MPI_INT, valueCounts.data(), 1, MPI_INT, comm), "MPI_Allgather");
+  std::vector<int> headerOffsets(static_cast<size_t>(n)), valueOffsets(static_cast<size_t>(n));
+  for (int i = 1; i < n; ++i) {
+    headerOffsets[i] = headerOffsets[i - 1] + headerCounts[i - 1];
+    valueOffsets[i] = valueOffsets[i - 1] + valueCounts[i - 1];
+  }
+  std::vector<int64_t> allHeaders(static_cast<size_t>(headerOffsets[n - 1] + headerCounts[n - 1]));
+  std::vector<float> allValues(static_cast<size_t>(valueOffsets[n - 1] + valueCounts[n - 1]));
+  check(MPI_Allgatherv(header.data(), myHeader, MPI_INT64_T, allHeaders.data(), headerCounts.data(),
+                       headerOffsets.data(), MPI_INT64_T, comm),
+        "MPI_Allgatherv");
+  check(MPI_Allgatherv(values.data(), myValues, MPI_FLOAT, allValues.data(), valueCounts.data(), valueOffsets.data(),
+                       MPI_FLOAT, comm),
+        "MPI_Allgatherv");
+  std::vector<Piece> out;
+  size_t at = 0;
+  for (size_t h = 0; h < allHeaders.size(); h += 2) {
+    Piece p;
+    p.begin = allHeaders[h];
+    p.values.assign(allValues.begin() + static_cast<long>(at), allValues.begin() + static_cast<long>(at + allHeaders[h + 1]));
+    at += static_cast<size_t>(allHeaders[h + 1]);
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
+std::vector<float> Comm::reduceScatter(const std::vector<float> &data, const std::vector<int64_t> &members) {
+  int n = static_cast<int>(members.size());
+  std::vector<float> part(data.size() / static_cast<size_t>(n));
+  check(MPI_Reduce_scatter_block(data.data(), part.data(), static_cast<int>(part.size()), MPI_FLOAT, MPI_SUM,
+                                 communicator(members)),
+        "MPI_Reduce_scatter_block");
+  return part;
+}
+
+void Comm::send(int64_t to, std::shared_ptr<std::vector<char>> bytes) {
+  // Let finished sends go before adding one.
+  for (size_t i = 0; i < pending_.size();) {
+    int done = 0;
+    check(MPI_Test(&pending_[i].request, &done, MPI_STATUS_IGNORE), "MPI_Test");
+    if (done) {
+      pending_[i] = std::move(pending_.back());
+      pending_.pop_back();
+    } else {
+      ++i;
+    }
+  }
+  Pending p{MPI_REQUEST_NULL, std::move(bytes)};
+  check(MPI_Isend(p.bytes->data(), static_cast<int>(p.bytes->size()), MPI_BYTE, static_cast<int>(to), 0,
+                  MPI_COMM_WORLD, &p.request),
+        "MPI_Isend");
+  pending_.push_back(std::move(p));
+}
+
+std::vector<char> Comm::recv(int64_t from) {
+  MPI_Status status;
+  check(MPI_Probe(static_cast<int>(from), 0, MPI_COMM_WORLD, &status), "MPI_Probe");
+  int count = 0;
+  MPI_Get_count(&status, MPI_BYTE, &count);
+  std::vector<char> bytes(static_cast<size_t>(count));
+  check(MPI_Recv(bytes.data(), count, MPI_BYTE, static_cast<int>(from), 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE),
+        "MPI_Recv");
+  return bytes;
+}
+
+std::vector<std::vector<char>> Comm::gather(const std::vector<char> &mine) {
+  int count = static_cast<int>(mine.size());
+  std::vector<int> counts(static_cast<size_t>(size_)), offsets(static_cast<size_t>(size_));
+  check(MPI_Gather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, MPI_COMM_WORLD), "MPI_Gather");
+  int total = 0;
+  for (int i = 0; i < size_; ++i) {
+    offsets[i] = total;
+    total += counts[i];
+  }
+  std::vector<char> all(static_cast<size_t>(rank_ == 0 ? total : 0));
+  check(MPI_Gatherv(mine.data(), count, MPI_BYTE, all.data(), counts.data(), offsets.data(), MPI_BYTE, 0,
+                    MPI_COMM_WORLD),
+        "MPI_Gatherv");
+  std::vector<std::vector<char>> out;
+  if (rank_ == 0)
+    for (int i = 0; i < size_; ++i)
+      out.emplace_back(all.begin() + offsets[i], all.begin() + offsets[i] + counts[i]);
+  return out;
+}
+
+void Comm::finish() {
+  for (Pending &p : pending_)
+    check(MPI_Wait(&p.request, MPI_STATUS_IGNORE), "MPI_Wait");
+  pending_.clear();
+}
+
+bool writeNpy(const std::string &path, const std::vector<float> &values, int64_t rows, int64_t cols) {
+  std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (" + std::to_string(rows) + ", " +
+                       std::to_string(cols) + "), }";
+  // Pad so the data starts on a 64-byte boundary; the header ends with a newline.
+  size_t total = 10 + header.size() + 1;
+  header.append((64 - total % 64) % 64, ' ');
+  header += '\n';
+  std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary);
+    out.write("\x93NUMPY\x01\x00", 8);
+    uint16_t length = static_cast<uint16_t>(header.size());
+    out.write(reinterpret_cast<const char *>(&length), 2);
+    out.write(header.data(), static_cast<std::streamsize>(header.size()));
+    out.write(reinterpret_cast<const char *>(values.data()), static_cast<std::streamsize>(values.size() * 4));
+    if (!out)
+      return false;
+  }
+  return std::rename(tmp.c_str(), path.c_str()) == 0;
+}
+
+} // namespace schedc::cpu

@@ -1,0 +1,59 @@
+// Comm — the cpu backend's communication: one MPI process per rank. Groups become MPI
+// communicators (made once per group, collectively over its members only). Sends are
+// non-blocking (MPI_Isend with the buffer kept until it completes), because in the
+// schedule language a send never waits; receives, collectives and the final gather block.
+// Any MPI failure ends the whole job at once (MPI_Abort) with a message naming the rank.
+#pragma once
+
+#include "cpu/Tensors.h"
+
+#include <map>
+#include <memory>
+#include <mpi.h>
+#include <string>
+#include <vector>
+
+namespace schedc::cpu {
+
+class Comm {
+public:
+  Comm();
+  ~Comm();
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+
+  // Sum over `members` (ascending world ranks, including this one), in place.
+  void allreduce(std::vector<float> &data, const std::vector<int64_t> &members);
+  // Every member contributes its pieces; returns everyone's (pieces may arrive in any order).
+  std::vector<Piece> allgather(const std::vector<Piece> &mine, const std::vector<int64_t> &members);
+  // Sums `data` (n elements) over the members; returns this member's part: the
+  // position-th of size() equal parts.
+  std::vector<float> reduceScatter(const std::vector<float> &data, const std::vector<int64_t> &members);
+  void send(int64_t to, std::shared_ptr<std::vector<char>> bytes);
+  std::vector<char> recv(int64_t from);
+  // Gathers every rank's bytes at rank 0 (empty elsewhere).
+  std::vector<std::vector<char>> gather(const std::vector<char> &mine);
+  // Waits for the sends still in flight.
+  void finish();
+  // Ends the whole job: prints `message` naming this rank, then MPI_Abort.
+  [[noreturn]] void abort(const std::string &message);
+  static bool initialized();
+
+private:
+  MPI_Comm communicator(const std::vector<int64_t> &members);
+  void check(int code, const char *what);
+
+  int rank_ = 0, size_ = 1;
+  std::map<std::vector<int64_t>, MPI_Comm> comms_;
+  struct Pending {
+    MPI_Request request;
+    std::shared_ptr<std::vector<char>> bytes;
+  };
+  std::vector<Pending> pending_;
+};
+
+// Writes `values` (rows x cols, float32) as a .npy file, atomically (a temporary file, then
+// a rename). Returns false on an I/O error.
+bool writeNpy(const std::string &path, const std::vector<float> &values, int64_t rows, int64_t cols);
+
+} // namespace schedc::cpu

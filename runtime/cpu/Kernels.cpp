@@ -1,0 +1,82 @@
+// Kernels implementation.
+#include "cpu/Kernels.h"
+
+#include <cblas.h>
+#include <chrono>
+#include <cmath>
+
+namespace schedc::cpu {
+
+std::vector<float> forward(const std::vector<float> &x, int64_t rows, const float *w, int64_t h) {
+  std::vector<float> y(static_cast<size_t>(rows * h));
+  if (rows > 0)
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(rows), static_cast<int>(h),
+                static_cast<int>(h), 1.0f, x.data(), static_cast<int>(h), w, static_cast<int>(h), 0.0f, y.data(),
+                static_cast<int>(h));
+  for (float &v : y)
+    v = std::tanh(v);
+  return y;
+}
+
+std::vector<float> lossGradient(const Dims &d, const std::vector<float> &y, const std::vector<int64_t> &batches) {
+  // loss = sum over all B micro-batches of |y - target|^2 / (B T H)
+  float scale = 2.0f / static_cast<float>(d.batches * d.tokens * d.hidden);
+  std::vector<float> g(y.size());
+  size_t block = static_cast<size_t>(d.tokens * d.hidden);
+  for (size_t k = 0; k < batches.size(); ++k) {
+    std::vector<float> t = targetRows(d, batches[k]);
+    for (size_t i = 0; i < block; ++i)
+      g[k * block + i] = scale * (y[k * block + i] - t[i]);
+  }
+  return g;
+}
+
+void backward(const std::vector<float> &x, const std::vector<float> &g, int64_t rows, const float *w, int64_t h,
+              std::vector<float> &dw, std::vector<float> &dx) {
+  std::vector<float> dz = forward(x, rows, w, h); // y, recomputed
+  for (size_t i = 0; i < dz.size(); ++i)
+    dz[i] = g[i] * (1.0f - dz[i] * dz[i]);
+  dw.assign(static_cast<size_t>(h * h), 0.0f);
+  dx.assign(static_cast<size_t>(rows * h), 0.0f);
+  if (rows == 0)
+    return;
+  int ih = static_cast<int>(h), ir = static_cast<int>(rows);
+  cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, ih, ih, ir, 1.0f, x.data(), ih, dz.data(), ih, 0.0f, dw.data(),
+              ih);
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, ir, ih, ih, 1.0f, dz.data(), ih, w, ih, 0.0f, dx.data(), ih);
+}
+
+void optimizerStep(const Optimizer &o, int64_t step, std::vector<float> &w, std::vector<std::vector<float> *> moments,
+                   const std::vector<float> &g) {
+  if (o.kind == Optimizer::Sgd) {
+    std::vector<float> &m = *moments[0];
+    for (size_t i = 0; i < w.size(); ++i) {
+      m[i] = o.momentum * m[i] + g[i];
+      w[i] -= o.lr * m[i];
+    }
+    return;
+  }
+  std::vector<float> &m = *moments[0], &v = *moments[1];
+  double t = static_cast<double>(step + 1);
+  float c1 = static_cast<float>(1 - std::pow(o.beta1, t)), c2 = static_cast<float>(1 - std::pow(o.beta2, t));
+  for (size_t i = 0; i < w.size(); ++i) {
+    m[i] = o.beta1 * m[i] + (1 - o.beta1) * g[i];
+    v[i] = o.beta2 * v[i] + (1 - o.beta2) * g[i] * g[i];
+    w[i] -= o.lr * (m[i] / c1) / (std::sqrt(v[i] / c2) + o.epsilon);
+  }
+}
+
+double measureSgemm(int64_t n, int repeats) {
+  std::vector<float> a(static_cast<size_t>(n * n), 0.5f), b(a), c(a.size());
+  int in = static_cast<int>(n);
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, in, in, in, 1.0f, a.data(), in, b.data(), in, 0.0f, c.data(),
+              in); // warm up
+  auto start = std::chrono::steady_clock::now();
+  for (int r = 0; r < repeats; ++r)
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, in, in, in, 1.0f, a.data(), in, b.data(), in, 0.0f,
+                c.data(), in);
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return 2.0 * double(n) * double(n) * double(n) * repeats / seconds / 1e9;
+}
+
+} // namespace schedc::cpu

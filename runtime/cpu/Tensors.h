@@ -1,0 +1,58 @@
+// Tensors — the real data of the cpu backend. A layer's weight (and its optimizer state and
+// weight gradient) is an H x H float32 matrix, flattened row-major; a rank may hold only
+// some of its n equal slices (shards), kept as `pieces` of the flat array, so a shard costs
+// its elements and nothing more. Activations and activation gradients are row blocks: T rows
+// of width H per micro-batch, in ascending micro-batch order. Inputs, targets and initial
+// weights are generated from (seed, index) by a counter-based generator, so every rank makes
+// its own data without communication and every run makes the same data.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+namespace schedc::cpu {
+
+struct Dims {
+  int64_t hidden = 512; // H
+  int64_t tokens = 256; // T, rows per micro-batch
+  uint64_t seed = 1;
+  int64_t batches = 1;  // B, all micro-batches (the loss is scaled by all of them)
+  int64_t weightElements() const { return hidden * hidden; }
+};
+
+// Part of a flat H x H array: elements [begin, begin + values.size()).
+struct Piece {
+  int64_t begin = 0;
+  std::vector<float> values;
+};
+
+// Weights, optimizer states and weight gradients: pieces sorted by begin, disjoint.
+struct Flat {
+  std::vector<Piece> pieces;
+  int64_t elements() const;
+  // True if the pieces cover the whole array as one piece.
+  bool contiguousWhole(int64_t n) const { return pieces.size() == 1 && pieces[0].begin == 0 && int64_t(pieces[0].values.size()) == n; }
+  // The whole array (the pieces must cover it).
+  std::vector<float> whole(int64_t n) const;
+  // Elements [begin, begin + count) (they must be held).
+  std::vector<float> range(int64_t begin, int64_t count) const;
+};
+
+// An optimizer state: one Flat (SGD with momentum) or two (Adam: first and second moments).
+struct OptState {
+  std::vector<Flat> moments;
+};
+
+// Activations and activation gradients: rows x H, row-major.
+struct Rows {
+  int64_t rows = 0;
+  std::vector<float> values;
+};
+
+// The deterministic data of a run.
+std::vector<float> initialWeight(const Dims &d, int64_t layer, int64_t begin, int64_t count);
+std::vector<float> inputRows(const Dims &d, int64_t batch);   // T x H
+std::vector<float> targetRows(const Dims &d, int64_t batch);  // T x H
+
+} // namespace schedc::cpu
