@@ -12,7 +12,7 @@ namespace schedc::cpu {
 
 struct Optimizer {
   enum Kind { Sgd, Adam } kind = Sgd;
-  float lr = 0.1f;
+  float lr = 0.1f; // Adam runs use 0.001
   float momentum = 0.9f;                                // SGD
   float beta1 = 0.9f, beta2 = 0.999f, epsilon = 1e-8f; // Adam
   int moments() const { return kind == Adam ? 2 : 1; }

@@ -27,7 +27,7 @@ A schedule compiled by schedc. Runs one training step of it and prints the repor
   --hidden=H           cpu: the hidden size (default 512; H x H weights)
   --tokens=T           cpu: rows per micro-batch (default 256)
   --seed=N             cpu: the seed of inputs, targets and initial weights (default 1)
-  --optimizer=sgd|adam cpu: SGD with momentum (default) or Adam
+  --optimizer=sgd|adam cpu: SGD with momentum 0.9, lr 0.1 (default) or Adam, lr 0.001
   --weights-out=DIR    cpu: write the final weights to DIR/layer_<l>.npy (H x H float32)
   --no-verify          cpu: run even a schedule that check rejects
   -D NAME=VALUE        override a schedule parameter (repeatable)
@@ -224,6 +224,7 @@ extern "C" int schedc_main(const schedc_program *program, int argc, char **argv)
       if (*v != "sgd" && *v != "adam")
         return usage("unknown --optimizer `" + *v + "` (expected sgd or adam)");
       cpuRun.optimizer.kind = *v == "adam" ? schedc::cpu::Optimizer::Adam : schedc::cpu::Optimizer::Sgd;
+      cpuRun.optimizer.lr = *v == "adam" ? 1e-3f : 0.1f; // each optimizer's usual step size
     } else if (auto v = value("--weights-out")) {
       cpuRun.weightsOut = *v;
     } else if (a == "--no-verify") {

@@ -4,6 +4,7 @@
 #   %expect_exit N CMD...   runs CMD and fails unless it exits with status N
 #   %examples      the examples/ folder;  %stdlib  the stdlib/ folder
 #   %python        the Python interpreter (to generate large inputs)
+#   %mpirun        mpirun with the flags a root container needs (feature `mpi`)
 import os
 import lit.formats
 
@@ -23,3 +24,10 @@ config.substitutions.append(("%expect_exit", config.python + " " + os.path.join(
 config.substitutions.append(("%examples", os.path.join(config.schedc_src, "examples")))
 config.substitutions.append(("%stdlib", os.path.join(config.schedc_src, "stdlib")))
 config.substitutions.append(("%python", config.python))
+
+# MPI (the cpu backend): %mpirun runs a program on N processes as root, oversubscribed.
+import shutil
+mpirun = shutil.which("mpirun")
+if mpirun:
+    config.available_features.add("mpi")
+    config.substitutions.append(("%mpirun", mpirun + " --allow-run-as-root --oversubscribe -x OPENBLAS_NUM_THREADS=1"))
