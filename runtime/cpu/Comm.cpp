@@ -1,6 +1,7 @@
 // Comm implementation, and the .npy writer.
 #include "cpu/Comm.h"
 
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -32,6 +33,16 @@ void Comm::abort(const std::string &message) {
   std::_Exit(1);
 }
 
+namespace {
+// Runs an MPI call and adds its duration to `seconds`.
+template <class F> int timed(double &seconds, F &&call) {
+  auto start = std::chrono::steady_clock::now();
+  int code = call();
+  seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return code;
+}
+} // namespace
+
 void Comm::check(int code, const char *what) {
   if (code == MPI_SUCCESS)
     return;
@@ -61,8 +72,11 @@ MPI_Comm Comm::communicator(const std::vector<int64_t> &members) {
 }
 
 void Comm::allreduce(std::vector<float> &data, const std::vector<int64_t> &members) {
-  check(MPI_Allreduce(MPI_IN_PLACE, data.data(), static_cast<int>(data.size()), MPI_FLOAT, MPI_SUM,
-                      communicator(members)),
+  check(timed(mpiSeconds_,
+              [&] {
+                return MPI_Allreduce(MPI_IN_PLACE, data.data(), static_cast<int>(data.size()), MPI_FLOAT, MPI_SUM,
+                                     communicator(members));
+              }),
         "MPI_Allreduce");
 }
 
@@ -79,8 +93,10 @@ std::vector<Piece> Comm::allgather(const std::vector<Piece> &mine, const std::ve
   }
   int myHeader = static_cast<int>(header.size()), myValues = static_cast<int>(values.size());
   std::vector<int> headerCounts(static_cast<size_t>(n)), valueCounts(static_cast<size_t>(n));
-  check(MPI_Allgather(&myHeader, 1, MPI_INT, headerCounts.data(), 1, MPI_INT, comm), "MPI_Allgather");
-  check(MPI_Allgather(&myValues, 1, MPI_INT, valueCounts.data(), 1, MPI_INT, comm), "MPI_Allgather");
+  check(timed(mpiSeconds_, [&] { return MPI_Allgather(&myHeader, 1, MPI_INT, headerCounts.data(), 1, MPI_INT, comm); }),
+        "MPI_Allgather");
+  check(timed(mpiSeconds_, [&] { return MPI_Allgather(&myValues, 1, MPI_INT, valueCounts.data(), 1, MPI_INT, comm); }),
+        "MPI_Allgather");
   std::vector<int> headerOffsets(static_cast<size_t>(n)), valueOffsets(static_cast<size_t>(n));
   for (int i = 1; i < n; ++i) {
     headerOffsets[i] = headerOffsets[i - 1] + headerCounts[i - 1];
@@ -88,18 +104,25 @@ std::vector<Piece> Comm::allgather(const std::vector<Piece> &mine, const std::ve
   }
   std::vector<int64_t> allHeaders(static_cast<size_t>(headerOffsets[n - 1] + headerCounts[n - 1]));
   std::vector<float> allValues(static_cast<size_t>(valueOffsets[n - 1] + valueCounts[n - 1]));
-  check(MPI_Allgatherv(header.data(), myHeader, MPI_INT64_T, allHeaders.data(), headerCounts.data(),
-                       headerOffsets.data(), MPI_INT64_T, comm),
+  check(timed(mpiSeconds_,
+              [&] {
+                return MPI_Allgatherv(header.data(), myHeader, MPI_INT64_T, allHeaders.data(), headerCounts.data(),
+                                      headerOffsets.data(), MPI_INT64_T, comm);
+              }),
         "MPI_Allgatherv");
-  check(MPI_Allgatherv(values.data(), myValues, MPI_FLOAT, allValues.data(), valueCounts.data(), valueOffsets.data(),
-                       MPI_FLOAT, comm),
+  check(timed(mpiSeconds_,
+              [&] {
+                return MPI_Allgatherv(values.data(), myValues, MPI_FLOAT, allValues.data(), valueCounts.data(),
+                                      valueOffsets.data(), MPI_FLOAT, comm);
+              }),
         "MPI_Allgatherv");
   std::vector<Piece> out;
   size_t at = 0;
   for (size_t h = 0; h < allHeaders.size(); h += 2) {
     Piece p;
     p.begin = allHeaders[h];
-    p.values.assign(allValues.begin() + static_cast<long>(at), allValues.begin() + static_cast<long>(at + allHeaders[h + 1]));
+    p.values.assign(allValues.begin() + static_cast<long>(at),
+                    allValues.begin() + static_cast<long>(at + allHeaders[h + 1]));
     at += static_cast<size_t>(allHeaders[h + 1]);
     out.push_back(std::move(p));
   }
@@ -109,8 +132,11 @@ std::vector<Piece> Comm::allgather(const std::vector<Piece> &mine, const std::ve
 std::vector<float> Comm::reduceScatter(const std::vector<float> &data, const std::vector<int64_t> &members) {
   int n = static_cast<int>(members.size());
   std::vector<float> part(data.size() / static_cast<size_t>(n));
-  check(MPI_Reduce_scatter_block(data.data(), part.data(), static_cast<int>(part.size()), MPI_FLOAT, MPI_SUM,
-                                 communicator(members)),
+  check(timed(mpiSeconds_,
+              [&] {
+                return MPI_Reduce_scatter_block(data.data(), part.data(), static_cast<int>(part.size()), MPI_FLOAT,
+                                                MPI_SUM, communicator(members));
+              }),
         "MPI_Reduce_scatter_block");
   return part;
 }
@@ -128,19 +154,23 @@ void Comm::send(int64_t to, std::shared_ptr<std::vector<char>> bytes) {
     }
   }
   Pending p{MPI_REQUEST_NULL, std::move(bytes)};
-  check(MPI_Isend(p.bytes->data(), static_cast<int>(p.bytes->size()), MPI_BYTE, static_cast<int>(to), 0,
-                  MPI_COMM_WORLD, &p.request),
+  check(MPI_Isend(p.bytes->data(), static_cast<int>(p.bytes->size()), MPI_BYTE, static_cast<int>(to), 0, MPI_COMM_WORLD,
+                  &p.request),
         "MPI_Isend");
   pending_.push_back(std::move(p));
 }
 
 std::vector<char> Comm::recv(int64_t from) {
   MPI_Status status;
-  check(MPI_Probe(static_cast<int>(from), 0, MPI_COMM_WORLD, &status), "MPI_Probe");
+  check(timed(mpiSeconds_, [&] { return MPI_Probe(static_cast<int>(from), 0, MPI_COMM_WORLD, &status); }), "MPI_Probe");
   int count = 0;
   MPI_Get_count(&status, MPI_BYTE, &count);
   std::vector<char> bytes(static_cast<size_t>(count));
-  check(MPI_Recv(bytes.data(), count, MPI_BYTE, static_cast<int>(from), 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE),
+  check(timed(mpiSeconds_,
+              [&] {
+                return MPI_Recv(bytes.data(), count, MPI_BYTE, static_cast<int>(from), 0, MPI_COMM_WORLD,
+                                MPI_STATUS_IGNORE);
+              }),
         "MPI_Recv");
   return bytes;
 }
@@ -148,15 +178,20 @@ std::vector<char> Comm::recv(int64_t from) {
 std::vector<std::vector<char>> Comm::gather(const std::vector<char> &mine) {
   int count = static_cast<int>(mine.size());
   std::vector<int> counts(static_cast<size_t>(size_)), offsets(static_cast<size_t>(size_));
-  check(MPI_Gather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, MPI_COMM_WORLD), "MPI_Gather");
+  check(
+      timed(mpiSeconds_, [&] { return MPI_Gather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, MPI_COMM_WORLD); }),
+      "MPI_Gather");
   int total = 0;
   for (int i = 0; i < size_; ++i) {
     offsets[i] = total;
     total += counts[i];
   }
   std::vector<char> all(static_cast<size_t>(rank_ == 0 ? total : 0));
-  check(MPI_Gatherv(mine.data(), count, MPI_BYTE, all.data(), counts.data(), offsets.data(), MPI_BYTE, 0,
-                    MPI_COMM_WORLD),
+  check(timed(mpiSeconds_,
+              [&] {
+                return MPI_Gatherv(mine.data(), count, MPI_BYTE, all.data(), counts.data(), offsets.data(), MPI_BYTE, 0,
+                                   MPI_COMM_WORLD);
+              }),
         "MPI_Gatherv");
   std::vector<std::vector<char>> out;
   if (rank_ == 0)
@@ -167,7 +202,7 @@ std::vector<std::vector<char>> Comm::gather(const std::vector<char> &mine) {
 
 void Comm::finish() {
   for (Pending &p : pending_)
-    check(MPI_Wait(&p.request, MPI_STATUS_IGNORE), "MPI_Wait");
+    check(timed(mpiSeconds_, [&] { return MPI_Wait(&p.request, MPI_STATUS_IGNORE); }), "MPI_Wait");
   pending_.clear();
 }
 

@@ -38,12 +38,15 @@ public:
   // Ends the whole job: prints `message` naming this rank, then MPI_Abort.
   [[noreturn]] void abort(const std::string &message);
   static bool initialized();
+  // Seconds spent inside MPI calls so far.
+  double mpiSeconds() const { return mpiSeconds_; }
 
 private:
   MPI_Comm communicator(const std::vector<int64_t> &members);
   void check(int code, const char *what);
 
   int rank_ = 0, size_ = 1;
+  double mpiSeconds_ = 0;
   std::map<std::vector<int64_t>, MPI_Comm> comms_;
   struct Pending {
     MPI_Request request;

@@ -60,8 +60,12 @@ std::vector<float> rowsOf(const Rows *r, int64_t expectedRows, int64_t h) {
 }
 
 // Bytes for send/recv: the kind, then the data.
-void put(std::vector<char> &b, const void *p, size_t n) { b.insert(b.end(), (const char *)p, (const char *)p + n); }
-void putI(std::vector<char> &b, int64_t v) { put(b, &v, 8); }
+void put(std::vector<char> &b, const void *p, size_t n) {
+  b.insert(b.end(), (const char *)p, (const char *)p + n);
+}
+void putI(std::vector<char> &b, int64_t v) {
+  put(b, &v, 8);
+}
 void putFloats(std::vector<char> &b, const std::vector<float> &v) {
   putI(b, static_cast<int64_t>(v.size()));
   put(b, v.data(), v.size() * 4);
@@ -107,8 +111,8 @@ std::pair<int64_t, int64_t> CpuRank::shard(int64_t s, int64_t total) {
   int64_t n = weightElements();
   if (total < 1 || n % total != 0)
     comm_.abort("the " + std::to_string(d_.hidden) + " x " + std::to_string(d_.hidden) +
-                " weight cannot be split into " + std::to_string(total) + " equal shards; choose a hidden size whose square is a multiple of " +
-                std::to_string(total));
+                " weight cannot be split into " + std::to_string(total) +
+                " equal shards; choose a hidden size whose square is a multiple of " + std::to_string(total));
   return {s * (n / total), n / total};
 }
 
@@ -182,7 +186,7 @@ std::pair<ValuePtr, ValuePtr> CpuRank::update(const std::pair<ValuePtr, ValuePtr
       std::vector<std::vector<float>> moments;
       for (int k = 0; k < o_.moments(); ++k)
         moments.push_back(state && k < int(state->moments.size()) ? state->moments[k].range(p.begin, count)
-                                                                    : std::vector<float>(static_cast<size_t>(count)));
+                                                                  : std::vector<float>(static_cast<size_t>(count)));
       std::vector<std::vector<float> *> ptrs;
       for (auto &m : moments)
         ptrs.push_back(&m);

@@ -7,12 +7,28 @@
 
 namespace schedc::cpu {
 
+namespace {
+GemmStats stats;
+
+// cblas_sgemm, timed and counted.
+void gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int m, int n, int k, const float *a, int lda, const float *b, int ldb,
+          float *c, int ldc) {
+  auto start = std::chrono::steady_clock::now();
+  cblas_sgemm(CblasRowMajor, ta, tb, m, n, k, 1.0f, a, lda, b, ldb, 0.0f, c, ldc);
+  stats.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  stats.flops += 2.0 * m * n * k;
+}
+} // namespace
+
+const GemmStats &gemmStats() {
+  return stats;
+}
+
 std::vector<float> forward(const std::vector<float> &x, int64_t rows, const float *w, int64_t h) {
   std::vector<float> y(static_cast<size_t>(rows * h));
   if (rows > 0)
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(rows), static_cast<int>(h),
-                static_cast<int>(h), 1.0f, x.data(), static_cast<int>(h), w, static_cast<int>(h), 0.0f, y.data(),
-                static_cast<int>(h));
+    gemm(CblasNoTrans, CblasNoTrans, static_cast<int>(rows), static_cast<int>(h), static_cast<int>(h), x.data(),
+         static_cast<int>(h), w, static_cast<int>(h), y.data(), static_cast<int>(h));
   for (float &v : y)
     v = std::tanh(v);
   return y;
@@ -41,9 +57,8 @@ void backward(const std::vector<float> &x, const std::vector<float> &g, int64_t 
   if (rows == 0)
     return;
   int ih = static_cast<int>(h), ir = static_cast<int>(rows);
-  cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, ih, ih, ir, 1.0f, x.data(), ih, dz.data(), ih, 0.0f, dw.data(),
-              ih);
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, ir, ih, ih, 1.0f, dz.data(), ih, w, ih, 0.0f, dx.data(), ih);
+  gemm(CblasTrans, CblasNoTrans, ih, ih, ir, x.data(), ih, dz.data(), ih, dw.data(), ih);
+  gemm(CblasNoTrans, CblasTrans, ir, ih, ih, dz.data(), ih, w, ih, dx.data(), ih);
 }
 
 void optimizerStep(const Optimizer &o, int64_t step, std::vector<float> &w, std::vector<std::vector<float> *> moments,
@@ -73,8 +88,8 @@ double measureSgemm(int64_t n, int repeats) {
               in); // warm up
   auto start = std::chrono::steady_clock::now();
   for (int r = 0; r < repeats; ++r)
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, in, in, in, 1.0f, a.data(), in, b.data(), in, 0.0f,
-                c.data(), in);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, in, in, in, 1.0f, a.data(), in, b.data(), in, 0.0f, c.data(),
+                in);
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return 2.0 * double(n) * double(n) * double(n) * repeats / seconds / 1e9;
 }

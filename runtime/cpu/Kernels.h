@@ -12,8 +12,8 @@ namespace schedc::cpu {
 
 struct Optimizer {
   enum Kind { Sgd, Adam } kind = Sgd;
-  float lr = 0.1f; // Adam runs use 0.001
-  float momentum = 0.9f;                                // SGD
+  float lr = 0.1f;                                     // Adam runs use 0.001
+  float momentum = 0.9f;                               // SGD
   float beta1 = 0.9f, beta2 = 0.999f, epsilon = 1e-8f; // Adam
   int moments() const { return kind == Adam ? 2 : 1; }
 };
@@ -33,5 +33,12 @@ void optimizerStep(const Optimizer &o, int64_t step, std::vector<float> &w, std:
 
 // The GEMM rate this machine's BLAS reaches on n x n (for the benchmark), in GFLOP/s.
 double measureSgemm(int64_t n, int repeats);
+
+// The GEMM work this process did: floating-point operations and seconds inside sgemm.
+struct GemmStats {
+  double flops = 0;
+  double seconds = 0;
+};
+const GemmStats &gemmStats();
 
 } // namespace schedc::cpu

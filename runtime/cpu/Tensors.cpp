@@ -13,7 +13,9 @@ int64_t Flat::elements() const {
   return n;
 }
 
-std::vector<float> Flat::whole(int64_t n) const { return range(0, n); }
+std::vector<float> Flat::whole(int64_t n) const {
+  return range(0, n);
+}
 
 std::vector<float> Flat::range(int64_t begin, int64_t count) const {
   std::vector<float> out(static_cast<size_t>(count));

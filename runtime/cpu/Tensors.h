@@ -17,7 +17,7 @@ struct Dims {
   int64_t hidden = 512; // H
   int64_t tokens = 256; // T, rows per micro-batch
   uint64_t seed = 1;
-  int64_t batches = 1;  // B, all micro-batches (the loss is scaled by all of them)
+  int64_t batches = 1; // B, all micro-batches (the loss is scaled by all of them)
   int64_t weightElements() const { return hidden * hidden; }
 };
 
@@ -32,7 +32,9 @@ struct Flat {
   std::vector<Piece> pieces;
   int64_t elements() const;
   // True if the pieces cover the whole array as one piece.
-  bool contiguousWhole(int64_t n) const { return pieces.size() == 1 && pieces[0].begin == 0 && int64_t(pieces[0].values.size()) == n; }
+  bool contiguousWhole(int64_t n) const {
+    return pieces.size() == 1 && pieces[0].begin == 0 && int64_t(pieces[0].values.size()) == n;
+  }
   // The whole array (the pieces must cover it).
   std::vector<float> whole(int64_t n) const;
   // Elements [begin, begin + count) (they must be held).
@@ -52,7 +54,7 @@ struct Rows {
 
 // The deterministic data of a run.
 std::vector<float> initialWeight(const Dims &d, int64_t layer, int64_t begin, int64_t count);
-std::vector<float> inputRows(const Dims &d, int64_t batch);   // T x H
-std::vector<float> targetRows(const Dims &d, int64_t batch);  // T x H
+std::vector<float> inputRows(const Dims &d, int64_t batch);  // T x H
+std::vector<float> targetRows(const Dims &d, int64_t batch); // T x H
 
 } // namespace schedc::cpu

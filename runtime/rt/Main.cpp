@@ -30,6 +30,7 @@ A schedule compiled by schedc. Runs one training step of it and prints the repor
   --optimizer=sgd|adam cpu: SGD with momentum 0.9, lr 0.1 (default) or Adam, lr 0.001
   --weights-out=DIR    cpu: write the final weights to DIR/layer_<l>.npy (H x H float32)
   --no-verify          cpu: run even a schedule that check rejects
+  --stats              cpu: print each rank's GEMM rate, MPI time and the BLAS's own rate
   -D NAME=VALUE        override a schedule parameter (repeatable)
   --format=text|json   the report's format (default text)
   --events=FILE        write every event as CSV
@@ -69,12 +70,12 @@ int runProgram(const schedc_program &program, const std::vector<std::string> &de
   setup.scheduleAt = SourceRange(locations[program.schedule_loc].begin);
   setup.file = sources.name(setup.scheduleAt.begin.file);
   for (uint32_t i = 0; i < program.num_params; ++i)
-    setup.params.push_back(sim::ParamSpec{program.params[i].name, program.params[i].has_default != 0,
-                                          locations[program.params[i].loc]});
+    setup.params.push_back(
+        sim::ParamSpec{program.params[i].name, program.params[i].has_default != 0, locations[program.params[i].loc]});
   for (uint32_t i = 0; i < program.num_arrays; ++i) {
     int32_t k = program.arrays[i].kind;
-    setup.arrays.push_back(sim::ArrayInfo{program.arrays[i].name,
-                                          k < 0 ? std::nullopt : std::optional(static_cast<sim::Kind>(k))});
+    setup.arrays.push_back(
+        sim::ArrayInfo{program.arrays[i].name, k < 0 ? std::nullopt : std::optional(static_cast<sim::Kind>(k))});
   }
   if (program.target_steps >= 0)
     setup.targetSteps = program.target_steps;
@@ -123,8 +124,10 @@ int runProgram(const schedc_program &program, const std::vector<std::string> &de
   int64_t ranks = 1, batches = 1, layers = 1;
   for (uint32_t i = 0; i < program.num_params && evaluated; ++i) {
     std::string name = program.params[i].name;
-    (name == "ranks" ? ranks : name == "batches" ? batches : name == "layers" ? layers : batches) =
-        name == "ranks" || name == "batches" || name == "layers" ? values[i] : batches;
+    (name == "ranks"     ? ranks
+     : name == "batches" ? batches
+     : name == "layers"  ? layers
+                         : batches) = name == "ranks" || name == "batches" || name == "layers" ? values[i] : batches;
   }
   if (evaluated && ranks != comm->size()) {
     e << "schedc: error: the schedule runs on " << ranks << " ranks, but " << comm->size()
@@ -143,8 +146,9 @@ int runProgram(const schedc_program &program, const std::vector<std::string> &de
         for (const Diagnostic &n : d.notes)
           b.note(n.range, n.message);
       }
-      diags.error({}, "`" + setup.schedule + "` is not a correct training step, so the cpu backend does not run it "
-                                              "(--no-verify runs it anyway)");
+      diags.error({}, "`" + setup.schedule +
+                          "` is not a correct training step, so the cpu backend does not run it "
+                          "(--no-verify runs it anyway)");
       if (options.json)
         o << sim::invalidJson(setup.schedule, setup.file, diags, sources);
       return kExitCheckFailed;
@@ -172,6 +176,22 @@ int runProgram(const schedc_program &program, const std::vector<std::string> &de
   };
   int code = sim::runAndReport(setup, evaluated, runOptions, body(&local), sources, diags, o);
   comm->finish();
+  if (cpuRun->stats) {
+    // Each rank's GEMM work and MPI time, and this machine's sgemm rate at the same size
+    // measured now, in the same run; rank 0 prints every rank's line in order.
+    const cpu::GemmStats &g = cpu::gemmStats();
+    double reference = cpu::measureSgemm(dims.hidden, 3);
+    char line[256];
+    std::snprintf(line, sizeof line,
+                  "schedc: stats: rank %d: gemm %.3f GFLOP in %.4f s = %.1f GFLOP/s; sgemm %lldx%lld alone %.1f "
+                  "GFLOP/s (%.0f%%); MPI %.4f s\n",
+                  comm->rank(), g.flops / 1e9, g.seconds, g.seconds > 0 ? g.flops / g.seconds / 1e9 : 0.0,
+                  static_cast<long long>(dims.hidden), static_cast<long long>(dims.hidden), reference,
+                  g.seconds > 0 && reference > 0 ? 100 * g.flops / g.seconds / 1e9 / reference : 0.0,
+                  comm->mpiSeconds());
+    for (const std::vector<char> &bytes : comm->gather(std::vector<char>(line, line + std::strlen(line))))
+      err << std::string(bytes.begin(), bytes.end());
+  }
   // Every rank ends with rank 0's exit code (only rank 0 writes files).
   MPI_Bcast(&code, 1, MPI_INT, 0, MPI_COMM_WORLD);
   return code;
@@ -186,7 +206,12 @@ extern "C" int schedc_main(const schedc_program *program, int argc, char **argv)
   rt::CpuRun cpuRun;
   bool useCpu = false;
   auto usage = [&](const std::string &message) {
-    std::cerr << "schedc: error: " << message << " (see " << argv[0] << " --help)\n";
+    // Under mpirun, say which rank failed (the options are read before MPI starts).
+    const char *rank = std::getenv("OMPI_COMM_WORLD_RANK");
+    if (!rank)
+      rank = std::getenv("PMI_RANK");
+    std::cerr << "schedc: error: " << (rank ? "rank " + std::string(rank) + ": " : "") << message << " (see " << argv[0]
+              << " --help)\n";
     return schedc::kExitUsage;
   };
   for (int i = 1; i < argc; ++i) {
@@ -229,6 +254,8 @@ extern "C" int schedc_main(const schedc_program *program, int argc, char **argv)
       cpuRun.weightsOut = *v;
     } else if (a == "--no-verify") {
       cpuRun.noVerify = true;
+    } else if (a == "--stats") {
+      cpuRun.stats = true;
     } else if (auto v = value("--format")) {
       if (*v != "text" && *v != "json")
         return usage("unknown --format `" + *v + "` (expected text or json)");

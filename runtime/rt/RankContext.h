@@ -3,8 +3,8 @@
 // locations. Internal to runtime/rt/.
 #pragma once
 
-#include "schedc/runtime.h"
 #include "cpu/CpuRank.h"
+#include "schedc/runtime.h"
 #include "sim/World.h"
 
 #include <memory>
