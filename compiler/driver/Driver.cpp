@@ -98,8 +98,23 @@ int runDriver(const std::vector<std::string> &args) {
   const ir::Function *schedule = entrySchedule(*program, opts.input);
   if (!schedule)
     return kExitUsage;
-  sim::RunOptions runOptions{json, opts.maxSteps, opts.eventsFile};
+  sim::RunOptions runOptions;
+  runOptions.json = json;
+  runOptions.maxSteps = opts.maxSteps;
+  runOptions.eventsFile = opts.eventsFile;
+  runOptions.traceFile = opts.traceFile;
   switch (opts.command) {
+  case Command::Draw: {
+    runOptions.timelineFile = opts.output;
+    runOptions.timelineHtml = opts.format == Format::Html ||
+                              (opts.format != Format::Svg && opts.output.size() > 5 &&
+                               opts.output.compare(opts.output.size() - 5, 5, ".html") == 0);
+    if (runOptions.timelineFile.empty())
+      runOptions.timelineFile = std::filesystem::path(opts.input).stem().string() +
+                                (runOptions.timelineHtml ? ".html" : ".svg");
+    runOptions.json = false;
+    [[fallthrough]];
+  }
   case Command::Check: {
     sim::RunSetup setup = check::setupOf(*program, *schedule, sources);
     std::optional<std::map<std::string, int64_t>> params = sim::resolveDefines(setup, opts.defines, diags);
@@ -124,7 +139,6 @@ int runDriver(const std::vector<std::string> &args) {
     }
     return codegen::build(*program, *schedule, sources, build, diags);
   }
-  case Command::Draw: return usageError("`draw` is not available yet in this version");
   default: return kExitOk;
   }
 }

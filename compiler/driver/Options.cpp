@@ -15,7 +15,7 @@ USAGE
 COMMANDS
   check FILE    Verify the schedule (every update sees all batches and shards, collectives
                 match, nothing hangs) and report its step time and peak memory per rank
-  draw FILE     Draw the schedule's timeline (one row per rank, memory beneath)
+  draw FILE     Draw the schedule's timeline (one row per rank, memory beneath) to -o FILE
   build FILE    Compile the schedule to a native executable (LLVM) that runs it on the sim
                 backend and prints the same report as check (pass -D to the executable)
   run FILE      Compile the schedule and run it in-process (LLVM ORC JIT)
@@ -26,7 +26,9 @@ OPTIONS
   -I DIR               Search DIR for imported files (repeatable); stdlib/ is searched last
   --schedule=NAME      The schedule to use when the file defines several
   --emit=ast|ir        Stop after the front end and print the syntax tree or the typed IR
-  --format=text|json   Output format of reports and diagnostics (default text)
+  --format=text|json   Output format of reports and diagnostics (default text);
+                       draw: svg (default) or html (a page with details on hover)
+  --trace=FILE         check, draw, run: write a Chrome trace (open it in Perfetto)
   --cost-model=NAME    Cost model for time and memory (default puzzle)
   -o FILE              Output file (draw, build; default: the input's name, .o, .ll)
   -O0 .. -O3           Optimization level of build and run (default -O2)
@@ -128,8 +130,15 @@ std::optional<Options> parseOptions(const std::vector<std::string> &args, std::s
         o.format = Format::Text;
       else if (v == "json")
         o.format = Format::Json;
+      else if (v == "svg" && o.command == Command::Draw)
+        o.format = Format::Svg;
+      else if (v == "html" && o.command == Command::Draw)
+        o.format = Format::Html;
       else if (error.empty())
-        error = "unknown --format `" + v + "` (expected text or json)";
+        error = o.command == Command::Draw ? "unknown --format `" + v + "` for draw (expected svg or html)"
+                                           : "unknown --format `" + v + "` (expected text or json)";
+    } else if (value("--trace", v)) {
+      o.traceFile = v;
     } else if (a.size() == 3 && a[0] == '-' && a[1] == 'O' && a[2] >= '0' && a[2] <= '3') {
       o.optLevel = static_cast<unsigned>(a[2] - '0');
     } else if (a == "--emit-llvm") {

@@ -11,7 +11,7 @@ namespace schedc::driver {
 
 enum class Command { Help, Version, Check, Draw, Build, Run };
 enum class Emit { None, Ast, Ir };
-enum class Format { Text, Json };
+enum class Format { Text, Json, Svg, Html };
 
 struct Options {
   Command command = Command::Help;
@@ -25,6 +25,7 @@ struct Options {
   Format format = Format::Text;      // --format=text|json
   unsigned errorLimit = 20;          // --error-limit=N (0: no limit)
   std::string eventsFile;            // --events=FILE: every event as CSV (check, run)
+  std::string traceFile;              // --trace=FILE: a Chrome trace (check, draw, run)
   unsigned optLevel = 2;             // -O0 .. -O3 (build, run)
   bool emitLLVM = false;             // --emit-llvm (build): textual LLVM IR
   bool objectOnly = false;           // -c (build): an object file, not linked

@@ -223,7 +223,9 @@ void Rank::send(SourceRange at, int64_t to, const ValuePtr &v) {
     return;
   }
   logEvent("pass", -1, nullptr, Number::real(0.2), at);
-  world_.inbox_[to][id_].push_back(World::Message{v, clock_, at});
+  int64_t flow = world_.flows_++;
+  events_.back().flow = flow;
+  world_.inbox_[to][id_].push_back(World::Message{v, clock_, at, flow});
   Rank &peer = *world_.ranks_[to];
   if (peer.blocked_ && peer.wait_.peer == id_)
     world_.schedule(peer);
@@ -247,6 +249,7 @@ ValuePtr Rank::recv(SourceRange at, int64_t from) {
   queue.pop_front();
   clock_ = Number::pythonMax(m.stamp, clock_);
   logEvent("pass", -1, nullptr, Number::real(0.2), at);
+  events_.back().flow = m.flow;
   return m.value;
 }
 

@@ -3,6 +3,8 @@
 
 #include "diagnostics/Suggest.h"
 #include "sim/ReportFormat.h"
+#include "sim/Timeline.h"
+#include "sim/Trace.h"
 
 #include <cctype>
 #include <cerrno>
@@ -10,6 +12,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <ostream>
+#include <sstream>
 
 namespace schedc::sim {
 
@@ -105,10 +108,21 @@ std::optional<Model> modelOf(const RunSetup &setup, const std::vector<int64_t> &
   return ok ? std::optional(m) : std::nullopt;
 }
 
-// The events as CSV, in the format of the reference traces (test/reference/traces/),
-// written to a temporary file and renamed, so a reader never sees half a file.
-bool writeEvents(const World &world, const std::string &path) {
-  std::ofstream out(path + ".tmp");
+// Writes `text` to `path` through a temporary file and a rename, so a reader never sees
+// half of it.
+bool writeAtomically(const std::string &path, const std::string &text) {
+  {
+    std::ofstream out(path + ".tmp", std::ios::binary);
+    out << text;
+    if (!out)
+      return false;
+  }
+  return std::rename((path + ".tmp").c_str(), path.c_str()) == 0;
+}
+
+// The events as CSV, in the format of the reference traces (test/reference/traces/).
+std::string eventsCsv(const World &world) {
+  std::ostringstream out;
   out << "rank,idx,typ,layer,batches,time,length,memory\n";
   for (int64_t r = 0; r < world.model().ranks; ++r) {
     const std::vector<Event> &events = world.events(r);
@@ -124,8 +138,7 @@ bool writeEvents(const World &world, const std::string &path) {
       out << ',' << e.start.str() << ',' << e.length.str() << ',' << e.memory.str() << '\n';
     }
   }
-  out.close();
-  return out && std::rename((path + ".tmp").c_str(), path.c_str()) == 0;
+  return out.str();
 }
 
 } // namespace
@@ -175,13 +188,29 @@ int runAndReport(const RunSetup &setup, const std::optional<std::vector<int64_t>
     for (const Diagnostic &n : d.notes)
       b.note(n.range, n.message);
   }
-  if (!options.eventsFile.empty() && !writeEvents(world, options.eventsFile)) {
+  if (!options.eventsFile.empty() && !writeAtomically(options.eventsFile, eventsCsv(world))) {
     diags.error({}, "cannot write the events to `" + options.eventsFile + "`");
+    return finish(kExitIoError);
+  }
+  if (!options.traceFile.empty() && !writeAtomically(options.traceFile, chromeTrace(world, sources, setup.schedule))) {
+    diags.error({}, "cannot write the trace to `" + options.traceFile + "`");
     return finish(kExitIoError);
   }
   result.verdict = verdictOf(world);
   if (world.completed())
     result.report = world.report();
+  if (!options.timelineFile.empty()) {
+    if (!result.report) {
+      diags.error({}, "no timeline: the schedule does not run to its end");
+      return finish(kExitCheckFailed);
+    }
+    std::string picture = options.timelineHtml ? timelineHtml(world, *result.report, sources, setup.schedule)
+                                               : timelineSvg(world, *result.report, sources, setup.schedule);
+    if (!writeAtomically(options.timelineFile, picture)) {
+      diags.error({}, "cannot write the timeline to `" + options.timelineFile + "`");
+      return finish(kExitIoError);
+    }
+  }
   if (options.afterRun)
     if (std::string problem = options.afterRun(world, result); !problem.empty()) {
       diags.error({}, problem);

@@ -42,7 +42,10 @@ struct CheckResult;
 struct RunOptions {
   bool json = false;
   uint64_t maxSteps = 50'000'000;
-  std::string eventsFile; // if set: every event as CSV
+  std::string eventsFile;   // if set: every event as CSV
+  std::string traceFile;    // if set: a Chrome trace (JSON) of the run
+  std::string timelineFile; // if set: the timeline picture (SVG, or HTML when timelineHtml)
+  bool timelineHtml = false;
   // Called after every rank has run, before the report is printed (the cpu backend adds
   // its measured memory here and writes the final weights). Returns an error message or "".
   std::function<std::string(const World &, CheckResult &)> afterRun;

@@ -56,6 +56,7 @@ struct Event {
   Number start, length, memory;
   SourceRange at;
   int64_t measured = -1; // elements of real data held at the event (-1: not measured)
+  int64_t flow = -1;     // a send and the receive of its message share an id (-1: none)
 };
 
 enum class CollectiveKind { AllReduce, AllGather, ReduceScatter };
@@ -261,7 +262,9 @@ private:
     ValuePtr value;
     Number stamp;
     SourceRange sentAt;
+    int64_t flow; // the id shared by the send's and the receive's events
   };
+  int64_t flows_ = 0;
   // inbox_[to][from]: messages in the order they were sent.
   std::vector<std::map<int64_t, std::deque<Message>>> inbox_;
   uint64_t steps_ = 0;

@@ -1,0 +1,197 @@
+// Timeline implementation: layout in one pass over the events, SVG written as text.
+#include "sim/Timeline.h"
+
+#include "sim/Trace.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+namespace schedc::sim {
+
+namespace {
+
+std::string escape(const std::string &s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+    case '&': out += "&amp;"; break;
+    case '<': out += "&lt;"; break;
+    case '>': out += "&gt;"; break;
+    case '"': out += "&quot;"; break;
+    default: out += c;
+    }
+  }
+  return out;
+}
+
+std::string num(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f", v);
+  return buf;
+}
+
+// Forward boxes are coloured by layer (golden-angle hues); backward is the same, lighter.
+std::string layerColour(int64_t layer, bool light) {
+  double hue = std::fmod(static_cast<double>(layer) * 137.508, 360.0);
+  return "hsl(" + num(hue) + ",65%," + (light ? "78%" : "45%") + ")";
+}
+
+std::string colourOf(const char *name, int64_t layer) {
+  if (!std::strcmp(name, "forward"))
+    return layerColour(layer, false);
+  if (!std::strcmp(name, "backward"))
+    return layerColour(layer, true);
+  if (!std::strcmp(name, "update"))
+    return "#f2c94c";
+  if (!std::strcmp(name, "loss"))
+    return "#d64545";
+  if (!std::strcmp(name, "send") || !std::strcmp(name, "recv") || !std::strcmp(name, "pass"))
+    return "#9b59b6";
+  return "#5b7083"; // collectives
+}
+
+// Ticks at 1, 2 or 5 times a power of ten, about ten of them.
+double tickStep(double span) {
+  double raw = span / 10, power = std::pow(10.0, std::floor(std::log10(raw)));
+  for (double m : {1.0, 2.0, 5.0, 10.0})
+    if (raw <= m * power)
+      return m * power;
+  return 10 * power;
+}
+
+std::string batchesText(const Event &e) {
+  if (!e.batches)
+    return "";
+  const auto &b = e.batches->elements();
+  if (b.size() > 3)
+    return std::to_string(b.front()) + "-" + std::to_string(b.back());
+  std::string s;
+  for (size_t i = 0; i < b.size(); ++i)
+    s += (i ? "," : "") + std::to_string(b[i]);
+  return s;
+}
+
+} // namespace
+
+std::string timelineSvg(const World &world, const Report &report, const SourceManager &sources,
+                        const std::string &schedule) {
+  const int64_t ranks = world.model().ranks;
+  const double left = 64, right = 20, top = 46, plotWidth = 1100;
+  const double rowH = std::clamp(std::floor(1400.0 / static_cast<double>(ranks)), 4.0, 44.0);
+  const double boxH = std::max(2.0, std::floor(rowH * 0.5)), memH = std::max(1.0, rowH - boxH - 3);
+  const double plotBottom = top + rowH * static_cast<double>(ranks);
+  const double height = plotBottom + 86, width = left + plotWidth + right;
+  double span = std::max(report.makespan.asDouble(), 1e-9);
+  double maxMemory = std::max(report.maxMemory.asDouble(), 1e-9);
+  auto x = [&](double t) { return left + t / span * plotWidth; };
+  std::vector<std::vector<const char *>> names = eventNames(world);
+
+  std::string s = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + num(width) + "\" height=\"" + num(height) +
+                  "\" viewBox=\"0 0 " + num(width) + " " + num(height) + "\" font-family=\"sans-serif\">\n";
+  s += "<rect x=\"0\" y=\"0\" width=\"" + num(width) + "\" height=\"" + num(height) + "\" fill=\"white\"/>\n";
+  std::string caption = schedule + " — Timesteps: " + report.timesteps.str() + "   Maximum Memory: " +
+                        report.maxMemory.str() + " at GPU: " + std::to_string(report.maxMemoryRank) +
+                        " time: " + report.maxMemoryTime.str();
+  s += "<text class=\"caption\" x=\"" + num(left) + "\" y=\"24\" font-size=\"15\">" + escape(caption) + "</text>\n";
+
+  // Rank labels: as many as fit (at least 10 px apart).
+  int64_t labelEvery = std::max<int64_t>(1, static_cast<int64_t>(std::ceil(10.0 / rowH)));
+  for (int64_t r = 0; r < ranks; r += labelEvery)
+    s += "<text x=\"" + num(left - 6) + "\" y=\"" + num(top + rowH * r + boxH * 0.8) + "\" font-size=\"" +
+         num(std::min(11.0, std::max(7.0, rowH * 0.6))) + "\" text-anchor=\"end\">GPU " + std::to_string(r) +
+         "</text>\n";
+
+  // Events and memory bars.
+  for (int64_t r = 0; r < ranks; ++r) {
+    const std::vector<Event> &events = world.events(r);
+    double y = top + rowH * static_cast<double>(r);
+    for (size_t i = 0; i < events.size(); ++i) {
+      const Event &e = events[i];
+      const char *name = names[r][i];
+      double x0 = x(e.start.asDouble()), w = std::max(1.0, x(e.start.asDouble() + e.length.asDouble()) - x0);
+      std::string details = std::string(name) + (e.layer >= 0 ? " layer " + std::to_string(e.layer) : "") +
+                            (e.batches ? ", micro-batches " + e.batches->str() : "") + ", start " + e.start.str() +
+                            ", length " + e.length.str() + ", memory " + e.memory.str() +
+                            (e.at.valid() ? ", " + sources.name(e.at.begin.file) + ":" +
+                                                std::to_string(e.at.begin.line) + ":" + std::to_string(e.at.begin.col)
+                                          : "");
+      s += "<rect class=\"event\" x=\"" + num(x0) + "\" y=\"" + num(y) + "\" width=\"" + num(w) + "\" height=\"" +
+           num(boxH) + "\" fill=\"" + colourOf(name, e.layer) + "\" stroke=\"white\" stroke-width=\"0.5\"><title>" +
+           escape(details) + "</title></rect>\n";
+      // The micro-batches, written only where they fit.
+      std::string label = batchesText(e);
+      double fontSize = std::min(11.0, boxH - 3);
+      if (!label.empty() && fontSize >= 7 && w >= static_cast<double>(label.size()) * fontSize * 0.62 + 4)
+        s += "<text x=\"" + num(x0 + w / 2) + "\" y=\"" + num(y + boxH / 2 + fontSize * 0.35) + "\" font-size=\"" +
+             num(fontSize) + "\" text-anchor=\"middle\" fill=\"" + (std::strcmp(name, "backward") ? "white" : "#222") +
+             "\" pointer-events=\"none\">" + label + "</text>\n";
+      // Memory from this event to the next (or to the end of the last).
+      double next = i + 1 < events.size() ? events[i + 1].start.asDouble() : e.start.asDouble() + e.length.asDouble();
+      double barW = std::max(0.5, x(next) - x0), barH = memH * e.memory.asDouble() / maxMemory;
+      s += "<rect class=\"mem\" x=\"" + num(x0) + "\" y=\"" + num(y + boxH + 1 + memH - barH) + "\" width=\"" +
+           num(barW) + "\" height=\"" + num(barH) + "\" fill=\"#b8c4d0\"/>\n";
+    }
+  }
+  // The largest memory sample.
+  double px = x(report.maxMemoryTime.asDouble()), py = top + rowH * static_cast<double>(report.maxMemoryRank) + boxH + 1;
+  s += "<path class=\"peak\" d=\"M" + num(px) + " " + num(py) + " l-5 -7 l10 0 z\" fill=\"#e03131\"><title>peak memory " +
+       report.maxMemory.str() + " on GPU " + std::to_string(report.maxMemoryRank) + " at " +
+       report.maxMemoryTime.str() + "</title></path>\n";
+
+  // Time axis.
+  double step = tickStep(span);
+  s += "<line x1=\"" + num(left) + "\" y1=\"" + num(plotBottom + 4) + "\" x2=\"" + num(left + plotWidth) + "\" y2=\"" +
+       num(plotBottom + 4) + "\" stroke=\"#444\"/>\n";
+  for (double t = 0; t <= span + 1e-9; t += step) {
+    s += "<line x1=\"" + num(x(t)) + "\" y1=\"" + num(plotBottom + 4) + "\" x2=\"" + num(x(t)) + "\" y2=\"" +
+         num(plotBottom + 9) + "\" stroke=\"#444\"/>\n";
+    char label[32];
+    std::snprintf(label, sizeof label, "%g", t);
+    s += "<text x=\"" + num(x(t)) + "\" y=\"" + num(plotBottom + 21) + "\" font-size=\"10\" text-anchor=\"middle\">" +
+         label + "</text>\n";
+  }
+  s += "<text x=\"" + num(left + plotWidth) + "\" y=\"" + num(plotBottom + 34) +
+       "\" font-size=\"10\" text-anchor=\"end\">time (puzzle steps)</text>\n";
+
+  // Legend.
+  struct Item {
+    std::string colour, label;
+  };
+  std::vector<Item> legend = {{layerColour(0, false), "forward (colour = layer)"},
+                              {layerColour(0, true), "backward"},
+                              {"#d64545", "loss"},
+                              {"#f2c94c", "update"},
+                              {"#5b7083", "allreduce / allgather / reducescatter"},
+                              {"#9b59b6", "send / recv"},
+                              {"#b8c4d0", "memory"},
+                              {"#e03131", "peak memory"}};
+  double lx = left, ly = plotBottom + 50;
+  for (const Item &item : legend) {
+    s += "<rect x=\"" + num(lx) + "\" y=\"" + num(ly) + "\" width=\"12\" height=\"12\" fill=\"" + item.colour +
+         "\"/><text x=\"" + num(lx + 16) + "\" y=\"" + num(ly + 10) + "\" font-size=\"11\">" + escape(item.label) +
+         "</text>\n";
+    lx += 34 + static_cast<double>(item.label.size()) * 6.4;
+    if (lx > left + plotWidth - 150) {
+      lx = left;
+      ly += 16;
+    }
+  }
+  return s + "</svg>\n";
+}
+
+std::string timelineHtml(const World &world, const Report &report, const SourceManager &sources,
+                         const std::string &schedule) {
+  return "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>" + escape(schedule) +
+         " timeline</title>\n<style>\nbody { font-family: sans-serif; margin: 16px; }\n"
+         "#details { position: sticky; top: 0; background: #f6f8fa; border: 1px solid #d0d7de; padding: 6px 10px; "
+         "min-height: 1.4em; font-size: 14px; }\nrect.event:hover { stroke: black; stroke-width: 1.5; }\n</style>\n"
+         "</head>\n<body>\n<div id=\"details\">Hover over an event to see its details.</div>\n" +
+         timelineSvg(world, report, sources, schedule) +
+         "<script>\nfor (const box of document.querySelectorAll('rect.event')) {\n"
+         "  box.addEventListener('mouseover', () => {\n"
+         "    document.getElementById('details').textContent = box.querySelector('title').textContent;\n"
+         "  });\n}\n</script>\n</body>\n</html>\n";
+}
+
+} // namespace schedc::sim

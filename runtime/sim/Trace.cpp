@@ -1,0 +1,121 @@
+// Trace implementation.
+#include "sim/Trace.h"
+
+#include <cstring>
+#include <map>
+
+namespace schedc::sim {
+
+namespace {
+
+std::string quote(const std::string &s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\')
+      out += '\\';
+    if (static_cast<unsigned char>(c) < 0x20)
+      continue;
+    out += c;
+  }
+  return out + "\"";
+}
+
+// Microseconds: one puzzle time unit is a millisecond.
+std::string micros(const Number &t) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3f", t.asDouble() * 1000.0);
+  return buf;
+}
+
+std::string where(const SourceRange &r, const SourceManager &sources) {
+  return r.valid() ? sources.name(r.begin.file) + ":" + std::to_string(r.begin.line) + ":" + std::to_string(r.begin.col)
+                   : "";
+}
+
+} // namespace
+
+bool isCommunication(const Event &e) { return std::strcmp(e.kind, "pass") == 0 || std::strcmp(e.kind, "allreduce") == 0 ||
+                                              std::strcmp(e.kind, "allgather") == 0 || std::strcmp(e.kind, "scatterreduce") == 0; }
+
+std::vector<std::vector<const char *>> eventNames(const World &world) {
+  std::vector<std::vector<const char *>> names(static_cast<size_t>(world.model().ranks));
+  std::map<int64_t, std::pair<int64_t, size_t>> firstSeen; // flow -> (rank, index) of one end
+  for (int64_t r = 0; r < world.model().ranks; ++r) {
+    const std::vector<Event> &events = world.events(r);
+    for (size_t i = 0; i < events.size(); ++i) {
+      const Event &e = events[i];
+      names[r].push_back(e.kind);
+      if (std::strcmp(e.kind, "pass") != 0 || e.flow < 0)
+        continue;
+      auto [it, inserted] = firstSeen.emplace(e.flow, std::make_pair(r, i));
+      names[r][i] = "send";
+      if (!inserted) { // both ends known: the earlier start is the send
+        const Event &other = world.events(it->second.first)[it->second.second];
+        bool mineFirst = e.start < other.start;
+        names[r][i] = mineFirst ? "send" : "recv";
+        names[it->second.first][it->second.second] = mineFirst ? "recv" : "send";
+      }
+    }
+  }
+  return names;
+}
+
+std::string chromeTrace(const World &world, const SourceManager &sources, const std::string &schedule) {
+  std::string s = "{\"displayTimeUnit\": \"ms\", \"otherData\": {\"schedule\": " + quote(schedule) +
+                  ", \"time_unit\": \"1 puzzle time step = 1 ms\"},\n\"traceEvents\": [\n";
+  bool first = true;
+  auto add = [&](const std::string &event) {
+    s += (first ? "  " : ",\n  ") + event;
+    first = false;
+  };
+  // Which events are sends and receives of the same message (flow id -> sender, receiver).
+  std::map<int64_t, std::pair<std::pair<int64_t, size_t>, std::pair<int64_t, size_t>>> flows;
+  std::vector<std::vector<const char *>> names = eventNames(world);
+  for (int64_t r = 0; r < world.model().ranks; ++r) {
+    std::string pid = std::to_string(r);
+    add("{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": " + pid + ", \"args\": {\"name\": \"rank " + pid + "\"}}");
+    add("{\"name\": \"process_sort_index\", \"ph\": \"M\", \"pid\": " + pid + ", \"args\": {\"sort_index\": " + pid + "}}");
+    add("{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": " + pid + ", \"tid\": 0, \"args\": {\"name\": \"compute\"}}");
+    add("{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": " + pid +
+        ", \"tid\": 1, \"args\": {\"name\": \"communication\"}}");
+    const std::vector<Event> &events = world.events(r);
+    for (size_t i = 0; i < events.size(); ++i) {
+      const Event &e = events[i];
+      const char *name = names[r][i];
+      std::string args = "\"memory\": " + e.memory.str() + ", \"source\": " + quote(where(e.at, sources));
+      if (e.layer >= 0)
+        args += ", \"layer\": " + std::to_string(e.layer);
+      if (e.batches) {
+        args += ", \"batches\": [";
+        for (size_t k = 0; k < e.batches->size(); ++k)
+          args += (k ? ", " : "") + std::to_string(e.batches->elements()[k]);
+        args += "]";
+      }
+      if (e.measured >= 0)
+        args += ", \"measured_memory\": " + std::to_string(e.measured);
+      std::string tid = isCommunication(e) ? "1" : "0";
+      std::string title = e.layer >= 0 ? std::string(name) + " " + std::to_string(e.layer) : name;
+      add("{\"name\": " + quote(title) + ", \"cat\": \"" + (tid == "1" ? "communication" : "compute") +
+          "\", \"ph\": \"X\", \"pid\": " + pid + ", \"tid\": " + tid + ", \"ts\": " + micros(e.start) +
+          ", \"dur\": " + micros(e.length) + ", \"args\": {" + args + "}}");
+      add("{\"name\": \"memory\", \"ph\": \"C\", \"pid\": " + pid + ", \"ts\": " + micros(e.start) +
+          ", \"args\": {\"memory\": " + e.memory.str() + "}}");
+      if (e.flow >= 0) {
+        auto &f = flows[e.flow];
+        (std::strcmp(name, "send") == 0 ? f.first : f.second) = {r, i};
+      }
+    }
+  }
+  for (const auto &[id, ends] : flows) {
+    const Event &send = world.events(ends.first.first)[ends.first.second];
+    const Event &recv = world.events(ends.second.first)[ends.second.second];
+    std::string flow = std::to_string(id);
+    add("{\"name\": \"message\", \"cat\": \"p2p\", \"ph\": \"s\", \"id\": " + flow + ", \"pid\": " +
+        std::to_string(ends.first.first) + ", \"tid\": 1, \"ts\": " + micros(send.start) + "}");
+    add("{\"name\": \"message\", \"cat\": \"p2p\", \"ph\": \"f\", \"bp\": \"e\", \"id\": " + flow + ", \"pid\": " +
+        std::to_string(ends.second.first) + ", \"tid\": 1, \"ts\": " + micros(recv.start) + "}");
+  }
+  return s + "\n]}\n";
+}
+
+} // namespace schedc::sim
