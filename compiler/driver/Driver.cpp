@@ -106,12 +106,12 @@ int runDriver(const std::vector<std::string> &args) {
   switch (opts.command) {
   case Command::Draw: {
     runOptions.timelineFile = opts.output;
-    runOptions.timelineHtml = opts.format == Format::Html ||
-                              (opts.format != Format::Svg && opts.output.size() > 5 &&
-                               opts.output.compare(opts.output.size() - 5, 5, ".html") == 0);
+    runOptions.timelineHtml =
+        opts.format == Format::Html || (opts.format != Format::Svg && opts.output.size() > 5 &&
+                                        opts.output.compare(opts.output.size() - 5, 5, ".html") == 0);
     if (runOptions.timelineFile.empty())
-      runOptions.timelineFile = std::filesystem::path(opts.input).stem().string() +
-                                (runOptions.timelineHtml ? ".html" : ".svg");
+      runOptions.timelineFile =
+          std::filesystem::path(opts.input).stem().string() + (runOptions.timelineHtml ? ".html" : ".svg");
     runOptions.json = false;
     [[fallthrough]];
   }

@@ -25,7 +25,7 @@ struct Options {
   Format format = Format::Text;      // --format=text|json
   unsigned errorLimit = 20;          // --error-limit=N (0: no limit)
   std::string eventsFile;            // --events=FILE: every event as CSV (check, run)
-  std::string traceFile;              // --trace=FILE: a Chrome trace (check, draw, run)
+  std::string traceFile;             // --trace=FILE: a Chrome trace (check, draw, run)
   unsigned optLevel = 2;             // -O0 .. -O3 (build, run)
   bool emitLLVM = false;             // --emit-llvm (build): textual LLVM IR
   bool objectOnly = false;           // -c (build): an object file, not linked

@@ -34,6 +34,7 @@ A schedule compiled by schedc. Runs one training step of it and prints the repor
   -D NAME=VALUE        override a schedule parameter (repeatable)
   --format=text|json   the report's format (default text)
   --events=FILE        write every event as CSV
+  --trace=FILE         write a Chrome trace of the run (open it in Perfetto)
   --max-steps=N        give up after N executed statements (default 50000000)
   --help               this text
 
@@ -262,6 +263,8 @@ extern "C" int schedc_main(const schedc_program *program, int argc, char **argv)
       options.json = *v == "json";
     } else if (auto v = value("--events")) {
       options.eventsFile = *v;
+    } else if (auto v = value("--trace")) {
+      options.traceFile = *v;
     } else if (auto v = value("--max-steps")) {
       char *end = nullptr;
       options.maxSteps = std::strtoull(v->c_str(), &end, 10);

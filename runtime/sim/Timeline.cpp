@@ -90,9 +90,9 @@ std::string timelineSvg(const World &world, const Report &report, const SourceMa
   std::string s = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + num(width) + "\" height=\"" + num(height) +
                   "\" viewBox=\"0 0 " + num(width) + " " + num(height) + "\" font-family=\"sans-serif\">\n";
   s += "<rect x=\"0\" y=\"0\" width=\"" + num(width) + "\" height=\"" + num(height) + "\" fill=\"white\"/>\n";
-  std::string caption = schedule + " — Timesteps: " + report.timesteps.str() + "   Maximum Memory: " +
-                        report.maxMemory.str() + " at GPU: " + std::to_string(report.maxMemoryRank) +
-                        " time: " + report.maxMemoryTime.str();
+  std::string caption = schedule + " — Timesteps: " + report.timesteps.str() +
+                        "   Maximum Memory: " + report.maxMemory.str() +
+                        " at GPU: " + std::to_string(report.maxMemoryRank) + " time: " + report.maxMemoryTime.str();
   s += "<text class=\"caption\" x=\"" + num(left) + "\" y=\"24\" font-size=\"15\">" + escape(caption) + "</text>\n";
 
   // Rank labels: as many as fit (at least 10 px apart).
@@ -134,10 +134,11 @@ std::string timelineSvg(const World &world, const Report &report, const SourceMa
     }
   }
   // The largest memory sample.
-  double px = x(report.maxMemoryTime.asDouble()), py = top + rowH * static_cast<double>(report.maxMemoryRank) + boxH + 1;
-  s += "<path class=\"peak\" d=\"M" + num(px) + " " + num(py) + " l-5 -7 l10 0 z\" fill=\"#e03131\"><title>peak memory " +
-       report.maxMemory.str() + " on GPU " + std::to_string(report.maxMemoryRank) + " at " +
-       report.maxMemoryTime.str() + "</title></path>\n";
+  double px = x(report.maxMemoryTime.asDouble()),
+         py = top + rowH * static_cast<double>(report.maxMemoryRank) + boxH + 1;
+  s += "<path class=\"peak\" d=\"M" + num(px) + " " + num(py) +
+       " l-5 -7 l10 0 z\" fill=\"#e03131\"><title>peak memory " + report.maxMemory.str() + " on GPU " +
+       std::to_string(report.maxMemoryRank) + " at " + report.maxMemoryTime.str() + "</title></path>\n";
 
   // Time axis.
   double step = tickStep(span);

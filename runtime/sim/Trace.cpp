@@ -34,8 +34,10 @@ std::string where(const SourceRange &r, const SourceManager &sources) {
 
 } // namespace
 
-bool isCommunication(const Event &e) { return std::strcmp(e.kind, "pass") == 0 || std::strcmp(e.kind, "allreduce") == 0 ||
-                                              std::strcmp(e.kind, "allgather") == 0 || std::strcmp(e.kind, "scatterreduce") == 0; }
+bool isCommunication(const Event &e) {
+  return std::strcmp(e.kind, "pass") == 0 || std::strcmp(e.kind, "allreduce") == 0 ||
+         std::strcmp(e.kind, "allgather") == 0 || std::strcmp(e.kind, "scatterreduce") == 0;
+}
 
 std::vector<std::vector<const char *>> eventNames(const World &world) {
   std::vector<std::vector<const char *>> names(static_cast<size_t>(world.model().ranks));
@@ -73,9 +75,12 @@ std::string chromeTrace(const World &world, const SourceManager &sources, const 
   std::vector<std::vector<const char *>> names = eventNames(world);
   for (int64_t r = 0; r < world.model().ranks; ++r) {
     std::string pid = std::to_string(r);
-    add("{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": " + pid + ", \"args\": {\"name\": \"rank " + pid + "\"}}");
-    add("{\"name\": \"process_sort_index\", \"ph\": \"M\", \"pid\": " + pid + ", \"args\": {\"sort_index\": " + pid + "}}");
-    add("{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": " + pid + ", \"tid\": 0, \"args\": {\"name\": \"compute\"}}");
+    add("{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": " + pid + ", \"args\": {\"name\": \"rank " + pid +
+        "\"}}");
+    add("{\"name\": \"process_sort_index\", \"ph\": \"M\", \"pid\": " + pid + ", \"args\": {\"sort_index\": " + pid +
+        "}}");
+    add("{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": " + pid +
+        ", \"tid\": 0, \"args\": {\"name\": \"compute\"}}");
     add("{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": " + pid +
         ", \"tid\": 1, \"args\": {\"name\": \"communication\"}}");
     const std::vector<Event> &events = world.events(r);
@@ -110,10 +115,10 @@ std::string chromeTrace(const World &world, const SourceManager &sources, const 
     const Event &send = world.events(ends.first.first)[ends.first.second];
     const Event &recv = world.events(ends.second.first)[ends.second.second];
     std::string flow = std::to_string(id);
-    add("{\"name\": \"message\", \"cat\": \"p2p\", \"ph\": \"s\", \"id\": " + flow + ", \"pid\": " +
-        std::to_string(ends.first.first) + ", \"tid\": 1, \"ts\": " + micros(send.start) + "}");
-    add("{\"name\": \"message\", \"cat\": \"p2p\", \"ph\": \"f\", \"bp\": \"e\", \"id\": " + flow + ", \"pid\": " +
-        std::to_string(ends.second.first) + ", \"tid\": 1, \"ts\": " + micros(recv.start) + "}");
+    add("{\"name\": \"message\", \"cat\": \"p2p\", \"ph\": \"s\", \"id\": " + flow +
+        ", \"pid\": " + std::to_string(ends.first.first) + ", \"tid\": 1, \"ts\": " + micros(send.start) + "}");
+    add("{\"name\": \"message\", \"cat\": \"p2p\", \"ph\": \"f\", \"bp\": \"e\", \"id\": " + flow +
+        ", \"pid\": " + std::to_string(ends.second.first) + ", \"tid\": 1, \"ts\": " + micros(recv.start) + "}");
   }
   return s + "\n]}\n";
 }
