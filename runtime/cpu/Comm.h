@@ -33,7 +33,8 @@ public:
   std::vector<char> recv(int64_t from);
   // Gathers every rank's bytes at rank 0 (empty elsewhere).
   std::vector<std::vector<char>> gather(const std::vector<char> &mine);
-  // Waits for the sends still in flight.
+  // Receives (and drops) the messages the schedule never received, then waits for every
+  // send still in flight. Collective: every rank calls it.
   void finish();
   // Ends the whole job: prints `message` naming this rank, then MPI_Abort.
   [[noreturn]] void abort(const std::string &message);
@@ -53,6 +54,7 @@ private:
     std::shared_ptr<std::vector<char>> bytes;
   };
   std::vector<Pending> pending_;
+  std::vector<int64_t> sentTo_, receivedFrom_; // messages per peer (to drain unreceived ones)
 };
 
 // Writes `values` (rows x cols, float32) as a .npy file, atomically (a temporary file, then

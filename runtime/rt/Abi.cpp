@@ -7,7 +7,13 @@
 
 #include "sim/Arith.h"
 
+#include <chrono>
+
 namespace schedc::rt {
+
+double RankContext::now() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
 
 SourceRange RankContext::at(uint32_t loc) const {
   return locations[loc];
@@ -68,6 +74,7 @@ void RankContext::fail(SourceRange at, const std::string &message) {
 } // namespace schedc::rt
 
 using schedc::rt::RankContext;
+using schedc::rt::RealTime;
 namespace sim = schedc::sim;
 
 namespace {
@@ -231,6 +238,7 @@ schedc_value schedc_input(schedc_rank *r, uint32_t loc, schedc_set batches, uint
 
 schedc_value schedc_forward(schedc_rank *r, uint32_t loc, int64_t layer, schedc_value input, schedc_value weight) {
   RankContext &c = ctx(r);
+  RealTime timer(c);
   sim::ValuePtr v = c.rank->forward(c.at(loc), layer, c.temps[input], c.temps[weight]);
   return c.keep(c.computing() ? c.compute->forward(v, c.temps[input], c.temps[weight]) : v);
 }
@@ -238,6 +246,7 @@ schedc_value schedc_forward(schedc_rank *r, uint32_t loc, int64_t layer, schedc_
 void schedc_backward(schedc_rank *r, uint32_t loc, int64_t layer, schedc_value input, schedc_value grad,
                      schedc_value weight, schedc_value *out) {
   RankContext &c = ctx(r);
+  RealTime timer(c);
   auto results = c.rank->backward(c.at(loc), layer, c.temps[input], c.temps[grad], c.temps[weight]);
   if (c.computing())
     results = c.compute->backward(results, c.temps[input], c.temps[grad], c.temps[weight]);
@@ -247,6 +256,7 @@ void schedc_backward(schedc_rank *r, uint32_t loc, int64_t layer, schedc_value i
 
 schedc_value schedc_loss(schedc_rank *r, uint32_t loc, schedc_value input) {
   RankContext &c = ctx(r);
+  RealTime timer(c);
   sim::ValuePtr v = c.rank->loss(c.at(loc), c.temps[input]);
   return c.keep(c.computing() ? c.compute->loss(v, c.temps[input]) : v);
 }
@@ -254,6 +264,7 @@ schedc_value schedc_loss(schedc_rank *r, uint32_t loc, schedc_value input) {
 void schedc_update(schedc_rank *r, uint32_t loc, int64_t layer, schedc_value grad, schedc_value weight,
                    schedc_value opt, schedc_value *out) {
   RankContext &c = ctx(r);
+  RealTime timer(c);
   auto results = c.rank->update(c.at(loc), layer, c.temps[grad], c.temps[weight], c.temps[opt]);
   if (c.computing())
     results = c.compute->update(results, c.temps[grad], c.temps[weight], c.temps[opt]);
@@ -277,6 +288,7 @@ schedc_value schedc_fake_grad(schedc_rank *r, uint32_t loc, int64_t layer, sched
 schedc_value schedc_collective(schedc_rank *r, uint32_t loc, int32_t kind, schedc_value v, int32_t groupKind,
                                int64_t group, uint32_t groupLoc) {
   RankContext &c = ctx(r);
+  RealTime timer(c);
   std::shared_ptr<const sim::IntSet> members;
   if (groupKind == 0)
     members = c.rank->allRanks();
@@ -295,6 +307,7 @@ schedc_value schedc_collective(schedc_rank *r, uint32_t loc, int32_t kind, sched
 
 void schedc_send(schedc_rank *r, uint32_t loc, int64_t to, schedc_value v) {
   RankContext &c = ctx(r);
+  RealTime timer(c);
   c.rank->send(c.at(loc), to, c.temps[v]);
   if (c.computing() && to >= 0 && to < c.rank->model().ranks && to != c.rank->id())
     c.compute->send(to, c.temps[v]);
@@ -302,6 +315,7 @@ void schedc_send(schedc_rank *r, uint32_t loc, int64_t to, schedc_value v) {
 
 schedc_value schedc_recv(schedc_rank *r, uint32_t loc, int64_t from) {
   RankContext &c = ctx(r);
+  RealTime timer(c);
   sim::ValuePtr v = c.rank->recv(c.at(loc), from);
   if (c.computing() && from >= 0 && from < c.rank->model().ranks && from != c.rank->id())
     v = c.compute->recv(v, from);

@@ -6,6 +6,7 @@
 #include "rt/Program.h"
 #include "rt/RankContext.h"
 #include "sim/ReportFormat.h"
+#include "sim/Timeline.h"
 
 #include <cstdlib>
 #include <cstring>
@@ -35,6 +36,8 @@ A schedule compiled by schedc. Runs one training step of it and prints the repor
   --format=text|json   the report's format (default text)
   --events=FILE        write every event as CSV
   --trace=FILE         write a Chrome trace of the run (open it in Perfetto)
+  --draw=FILE          draw the run's timeline (SVG, or HTML when FILE ends in .html);
+                       on the cpu backend both show measured times and memory
   --max-steps=N        give up after N executed statements (default 50000000)
   --help               this text
 
@@ -106,6 +109,8 @@ int runProgram(const schedc_program &program, const std::vector<std::string> &de
   if (!paramContext.paramsFailed)
     evaluated = values;
 
+  std::vector<sim::Measured> measured; // the computing rank's events, in real time (cpu)
+  double origin = 0;
   // Runs the compiled entry on every rank (computing data on `local`'s rank, if any).
   auto body = [&](cpu::CpuRank *local) {
     return [&, local](sim::Rank &rank) {
@@ -113,6 +118,8 @@ int runProgram(const schedc_program &program, const std::vector<std::string> &de
       context.rank = &rank;
       if (local && rank.id() == comm->rank()) {
         context.compute = local;
+        context.measured = &measured;
+        context.origin = origin;
         rank.measurePayloads(true);
       }
       program.entry(reinterpret_cast<schedc_rank *>(&context), values.data());
@@ -138,10 +145,12 @@ int runProgram(const schedc_program &program, const std::vector<std::string> &de
   if (!cpuRun->noVerify && evaluated) {
     DiagnosticEngine quiet(sources, nullptr);
     std::ostringstream report;
-    sim::RunOptions verifyOptions = options;
-    verifyOptions.json = false;
-    verifyOptions.eventsFile.clear();
-    if (sim::runAndReport(setup, evaluated, verifyOptions, body(nullptr), sources, quiet, report) != kExitOk) {
+    sim::RunOptions verifyOptions;
+    verifyOptions.maxSteps = options.maxSteps; // no files: this run only decides
+    int verdict = sim::runAndReport(setup, evaluated, verifyOptions, body(nullptr), sources, quiet, report);
+    // Every rank must decide alike, or some would wait in MPI for the others forever.
+    MPI_Allreduce(MPI_IN_PLACE, &verdict, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    if (verdict != kExitOk) {
       for (const Diagnostic &d : quiet.diagnostics()) {
         auto b = d.severity == Severity::Error ? diags.error(d.range, d.message) : diags.warning(d.range, d.message);
         for (const Diagnostic &n : d.notes)
@@ -159,6 +168,12 @@ int runProgram(const schedc_program &program, const std::vector<std::string> &de
   dims.batches = batches;
   cpu::CpuRank local(dims, cpuRun->optimizer, *comm);
   sim::RunOptions runOptions = options;
+  runOptions.traceFile.clear(); // a cpu run writes what it measured (below), not the model's times
+  runOptions.timelineFile.clear();
+  if (!root) // the events are the same on every rank: rank 0 writes them
+    runOptions.eventsFile.clear();
+  MPI_Barrier(MPI_COMM_WORLD); // one start for every rank's clock
+  origin = RankContext::now();
   runOptions.afterRun = [&](const sim::World &world, sim::CheckResult &result) -> std::string {
     result.backend = "cpu";
     // This rank's peak of elements held, measured at the cost model's sampling points.
@@ -171,9 +186,41 @@ int runProgram(const schedc_program &program, const std::vector<std::string> &de
       std::memcpy(&v, bytes.data(), 8);
       result.measuredPeak.push_back(v);
     }
-    if (cpuRun->weightsOut.empty() || !world.completed())
-      return "";
-    return local.writeFinalWeights(world.rank(comm->rank()), layers, cpuRun->weightsOut);
+    // Every collective below happens on every rank, in the same order; only then does
+    // rank 0 write files (a rank that returned early would leave the others waiting).
+    bool drawing = !options.traceFile.empty() || !options.timelineFile.empty();
+    sim::MeasuredRun run;
+    if (drawing) { // every rank's measured times and memory, gathered at rank 0
+      const std::vector<sim::Event> &events = world.events(comm->rank());
+      measured.resize(events.size());
+      std::vector<char> mineTimes;
+      for (size_t i = 0; i < events.size(); ++i) {
+        measured[i].memory = std::max<int64_t>(0, events[i].measured);
+        const char *p = reinterpret_cast<const char *>(&measured[i]);
+        mineTimes.insert(mineTimes.end(), p, p + sizeof(sim::Measured));
+      }
+      std::vector<std::vector<char>> all = comm->gather(mineTimes);
+      run.resize(all.size());
+      for (size_t r = 0; r < all.size(); ++r) {
+        run[r].resize(all[r].size() / sizeof(sim::Measured));
+        std::memcpy(run[r].data(), all[r].data(), all[r].size());
+      }
+    }
+    std::string problem;
+    if (!cpuRun->weightsOut.empty() && world.completed())
+      problem = local.writeFinalWeights(world.rank(comm->rank()), layers, cpuRun->weightsOut);
+    if (root && drawing && world.completed() && problem.empty()) {
+      if (!options.traceFile.empty() &&
+          !sim::writeAtomically(options.traceFile, sim::chromeTrace(world, sources, setup.schedule, &run)))
+        problem = "cannot write the trace to `" + options.traceFile + "`";
+      else if (!options.timelineFile.empty() &&
+               !sim::writeAtomically(options.timelineFile,
+                                     options.timelineHtml
+                                         ? sim::timelineHtml(world, *result.report, sources, setup.schedule, &run)
+                                         : sim::timelineSvg(world, *result.report, sources, setup.schedule, &run)))
+        problem = "cannot write the timeline to `" + options.timelineFile + "`";
+    }
+    return problem;
   };
   int code = sim::runAndReport(setup, evaluated, runOptions, body(&local), sources, diags, o);
   comm->finish();
@@ -265,6 +312,9 @@ extern "C" int schedc_main(const schedc_program *program, int argc, char **argv)
       options.eventsFile = *v;
     } else if (auto v = value("--trace")) {
       options.traceFile = *v;
+    } else if (auto v = value("--draw")) {
+      options.timelineFile = *v;
+      options.timelineHtml = v->size() > 5 && v->compare(v->size() - 5, 5, ".html") == 0;
     } else if (auto v = value("--max-steps")) {
       char *end = nullptr;
       options.maxSteps = std::strtoull(v->c_str(), &end, 10);

@@ -5,6 +5,7 @@
 
 #include "cpu/CpuRank.h"
 #include "schedc/runtime.h"
+#include "sim/Trace.h"
 #include "sim/World.h"
 
 #include <memory>
@@ -21,6 +22,9 @@ struct RankContext {
   // The cpu backend, on the fiber of the rank this process computes (else null): every
   // result then gets its real data.
   cpu::CpuRank *compute = nullptr;
+  // On the computing rank: what each event really took (seconds since `origin`).
+  std::vector<sim::Measured> *measured = nullptr;
+  double origin = 0;
   // True when the run goes on and this rank computes data.
   bool computing() const { return compute && !rank->cancelled(); }
   const std::vector<SourceRange> &locations;
@@ -48,8 +52,34 @@ struct RankContext {
   SetEntry &set(schedc_set h) { return sets[static_cast<size_t>(h - 1)]; }
   const sim::IntSet &elements(schedc_set h, SourceRange at);
   void tooLarge(int64_t n, SourceRange at);
+  // Seconds on a steady clock.
+  static double now();
   // A run-time error that stops the run (or fails the parameters).
   void fail(SourceRange at, const std::string &message);
+};
+
+// Times an ABI call on the computing rank: the event the call logs (at most one) gets the
+// call's real start and duration.
+class RealTime {
+public:
+  explicit RealTime(RankContext &c) : c_(c) {
+    if (c_.measured) {
+      before_ = c_.rank->eventCount();
+      start_ = RankContext::now();
+    }
+  }
+  ~RealTime() {
+    if (!c_.measured || c_.rank->eventCount() <= before_)
+      return;
+    double end = RankContext::now();
+    c_.measured->resize(c_.rank->eventCount());
+    (*c_.measured)[before_] = sim::Measured{start_ - c_.origin, end - start_, 0};
+  }
+
+private:
+  RankContext &c_;
+  size_t before_ = 0;
+  double start_ = 0;
 };
 
 } // namespace schedc::rt

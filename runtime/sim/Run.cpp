@@ -108,18 +108,6 @@ std::optional<Model> modelOf(const RunSetup &setup, const std::vector<int64_t> &
   return ok ? std::optional(m) : std::nullopt;
 }
 
-// Writes `text` to `path` through a temporary file and a rename, so a reader never sees
-// half of it.
-bool writeAtomically(const std::string &path, const std::string &text) {
-  {
-    std::ofstream out(path + ".tmp", std::ios::binary);
-    out << text;
-    if (!out)
-      return false;
-  }
-  return std::rename((path + ".tmp").c_str(), path.c_str()) == 0;
-}
-
 // The events as CSV, in the format of the reference traces (test/reference/traces/).
 std::string eventsCsv(const World &world) {
   std::ostringstream out;
@@ -142,6 +130,16 @@ std::string eventsCsv(const World &world) {
 }
 
 } // namespace
+
+bool writeAtomically(const std::string &path, const std::string &text) {
+  {
+    std::ofstream out(path + ".tmp", std::ios::binary);
+    out << text;
+    if (!out)
+      return false;
+  }
+  return std::rename((path + ".tmp").c_str(), path.c_str()) == 0;
+}
 
 std::string invalidJson(const std::string &schedule, const std::string &file, const DiagnosticEngine &diags,
                         const SourceManager &sources) {

@@ -66,6 +66,9 @@ int runAndReport(const RunSetup &setup, const std::optional<std::vector<int64_t>
                  const std::function<void(Rank &)> &body, const SourceManager &sources, DiagnosticEngine &diags,
                  std::ostream &out);
 
+// Writes `text` to `path` through a temporary file and a rename (a reader never sees half).
+bool writeAtomically(const std::string &path, const std::string &text);
+
 // The JSON document for a run that never started (front-end or command-line errors).
 std::string invalidJson(const std::string &schedule, const std::string &file, const DiagnosticEngine &diags,
                         const SourceManager &sources);

@@ -75,24 +75,50 @@ std::string batchesText(const Event &e) {
 } // namespace
 
 std::string timelineSvg(const World &world, const Report &report, const SourceManager &sources,
-                        const std::string &schedule) {
+                        const std::string &schedule, const MeasuredRun *measured) {
   const int64_t ranks = world.model().ranks;
   const double left = 64, right = 20, top = 46, plotWidth = 1100;
   const double rowH = std::clamp(std::floor(1400.0 / static_cast<double>(ranks)), 4.0, 44.0);
   const double boxH = std::max(2.0, std::floor(rowH * 0.5)), memH = std::max(1.0, rowH - boxH - 3);
   const double plotBottom = top + rowH * static_cast<double>(ranks);
   const double height = plotBottom + 86, width = left + plotWidth + right;
-  double span = std::max(report.makespan.asDouble(), 1e-9);
-  double maxMemory = std::max(report.maxMemory.asDouble(), 1e-9);
+  // Times and memory: the cost model's, or what a real run measured.
+  auto startOf = [&](int64_t r, size_t i) {
+    return measured ? (*measured)[r][i].start : world.events(r)[i].start.asDouble();
+  };
+  auto lengthOf = [&](int64_t r, size_t i) {
+    return measured ? (*measured)[r][i].length : world.events(r)[i].length.asDouble();
+  };
+  auto memoryOf = [&](int64_t r, size_t i) {
+    return measured ? static_cast<double>((*measured)[r][i].memory) : world.events(r)[i].memory.asDouble();
+  };
+  double span = 1e-9, maxMemory = 1e-9, peakTime = report.maxMemoryTime.asDouble();
+  int64_t peakRank = report.maxMemoryRank;
+  for (int64_t r = 0; r < ranks; ++r)
+    for (size_t i = 0; i < world.events(r).size(); ++i) {
+      span = std::max(span, startOf(r, i) + lengthOf(r, i));
+      if (memoryOf(r, i) > maxMemory) {
+        maxMemory = memoryOf(r, i);
+        if (measured) {
+          peakRank = r;
+          peakTime = startOf(r, i);
+        }
+      }
+    }
   auto x = [&](double t) { return left + t / span * plotWidth; };
   std::vector<std::vector<const char *>> names = eventNames(world);
 
   std::string s = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + num(width) + "\" height=\"" + num(height) +
                   "\" viewBox=\"0 0 " + num(width) + " " + num(height) + "\" font-family=\"sans-serif\">\n";
   s += "<rect x=\"0\" y=\"0\" width=\"" + num(width) + "\" height=\"" + num(height) + "\" fill=\"white\"/>\n";
-  std::string caption = schedule + " — Timesteps: " + report.timesteps.str() +
-                        "   Maximum Memory: " + report.maxMemory.str() +
-                        " at GPU: " + std::to_string(report.maxMemoryRank) + " time: " + report.maxMemoryTime.str();
+  char measuredCaption[200];
+  std::snprintf(measuredCaption, sizeof measuredCaption,
+                " — measured on the cpu backend: step %.4f s, largest memory %.0f elements on GPU %lld", span,
+                maxMemory, static_cast<long long>(peakRank));
+  std::string caption =
+      measured ? schedule + measuredCaption
+               : schedule + " — Timesteps: " + report.timesteps.str() + "   Maximum Memory: " + report.maxMemory.str() +
+                     " at GPU: " + std::to_string(report.maxMemoryRank) + " time: " + report.maxMemoryTime.str();
   s += "<text class=\"caption\" x=\"" + num(left) + "\" y=\"24\" font-size=\"15\">" + escape(caption) + "</text>\n";
 
   // Rank labels: as many as fit (at least 10 px apart).
@@ -109,10 +135,12 @@ std::string timelineSvg(const World &world, const Report &report, const SourceMa
     for (size_t i = 0; i < events.size(); ++i) {
       const Event &e = events[i];
       const char *name = names[r][i];
-      double x0 = x(e.start.asDouble()), w = std::max(1.0, x(e.start.asDouble() + e.length.asDouble()) - x0);
+      double x0 = x(startOf(r, i)), w = std::max(1.0, x(startOf(r, i) + lengthOf(r, i)) - x0);
       std::string details = std::string(name) + (e.layer >= 0 ? " layer " + std::to_string(e.layer) : "") +
-                            (e.batches ? ", micro-batches " + e.batches->str() : "") + ", start " + e.start.str() +
-                            ", length " + e.length.str() + ", memory " + e.memory.str() +
+                            (e.batches ? ", micro-batches " + e.batches->str() : "") + ", start " +
+                            (measured ? num(startOf(r, i) * 1e3) + " ms" : e.start.str()) + ", length " +
+                            (measured ? num(lengthOf(r, i) * 1e3) + " ms" : e.length.str()) + ", memory " +
+                            (measured ? std::to_string((*measured)[r][i].memory) : e.memory.str()) +
                             (e.at.valid() ? ", " + sources.name(e.at.begin.file) + ":" +
                                                 std::to_string(e.at.begin.line) + ":" + std::to_string(e.at.begin.col)
                                           : "");
@@ -127,18 +155,17 @@ std::string timelineSvg(const World &world, const Report &report, const SourceMa
              num(fontSize) + "\" text-anchor=\"middle\" fill=\"" + (std::strcmp(name, "backward") ? "white" : "#222") +
              "\" pointer-events=\"none\">" + label + "</text>\n";
       // Memory from this event to the next (or to the end of the last).
-      double next = i + 1 < events.size() ? events[i + 1].start.asDouble() : e.start.asDouble() + e.length.asDouble();
-      double barW = std::max(0.5, x(next) - x0), barH = memH * e.memory.asDouble() / maxMemory;
+      double next = i + 1 < events.size() ? startOf(r, i + 1) : startOf(r, i) + lengthOf(r, i);
+      double barW = std::max(0.5, x(next) - x0), barH = memH * memoryOf(r, i) / maxMemory;
       s += "<rect class=\"mem\" x=\"" + num(x0) + "\" y=\"" + num(y + boxH + 1 + memH - barH) + "\" width=\"" +
            num(barW) + "\" height=\"" + num(barH) + "\" fill=\"#b8c4d0\"/>\n";
     }
   }
   // The largest memory sample.
-  double px = x(report.maxMemoryTime.asDouble()),
-         py = top + rowH * static_cast<double>(report.maxMemoryRank) + boxH + 1;
+  double px = x(peakTime), py = top + rowH * static_cast<double>(peakRank) + boxH + 1;
   s += "<path class=\"peak\" d=\"M" + num(px) + " " + num(py) +
-       " l-5 -7 l10 0 z\" fill=\"#e03131\"><title>peak memory " + report.maxMemory.str() + " on GPU " +
-       std::to_string(report.maxMemoryRank) + " at " + report.maxMemoryTime.str() + "</title></path>\n";
+       " l-5 -7 l10 0 z\" fill=\"#e03131\"><title>peak memory " + (measured ? num(maxMemory) : report.maxMemory.str()) +
+       " on GPU " + std::to_string(peakRank) + "</title></path>\n";
 
   // Time axis.
   double step = tickStep(span);
@@ -153,7 +180,7 @@ std::string timelineSvg(const World &world, const Report &report, const SourceMa
          label + "</text>\n";
   }
   s += "<text x=\"" + num(left + plotWidth) + "\" y=\"" + num(plotBottom + 34) +
-       "\" font-size=\"10\" text-anchor=\"end\">time (puzzle steps)</text>\n";
+       "\" font-size=\"10\" text-anchor=\"end\">" + (measured ? "time (seconds)" : "time (puzzle steps)") + "</text>\n";
 
   // Legend.
   struct Item {
@@ -182,13 +209,13 @@ std::string timelineSvg(const World &world, const Report &report, const SourceMa
 }
 
 std::string timelineHtml(const World &world, const Report &report, const SourceManager &sources,
-                         const std::string &schedule) {
+                         const std::string &schedule, const MeasuredRun *measured) {
   return "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>" + escape(schedule) +
          " timeline</title>\n<style>\nbody { font-family: sans-serif; margin: 16px; }\n"
          "#details { position: sticky; top: 0; background: #f6f8fa; border: 1px solid #d0d7de; padding: 6px 10px; "
          "min-height: 1.4em; font-size: 14px; }\nrect.event:hover { stroke: black; stroke-width: 1.5; }\n</style>\n"
          "</head>\n<body>\n<div id=\"details\">Hover over an event to see its details.</div>\n" +
-         timelineSvg(world, report, sources, schedule) +
+         timelineSvg(world, report, sources, schedule, measured) +
          "<script>\nfor (const box of document.querySelectorAll('rect.event')) {\n"
          "  box.addEventListener('mouseover', () => {\n"
          "    document.getElementById('details').textContent = box.querySelector('title').textContent;\n"

@@ -10,15 +10,17 @@
 #pragma once
 
 #include "diagnostics/SourceManager.h"
+#include "sim/Trace.h"
 #include "sim/World.h"
 
 #include <string>
 
 namespace schedc::sim {
 
+// With `measured`, the picture shows what a real run measured (seconds, elements held).
 std::string timelineSvg(const World &world, const Report &report, const SourceManager &sources,
-                        const std::string &schedule);
+                        const std::string &schedule, const MeasuredRun *measured = nullptr);
 std::string timelineHtml(const World &world, const Report &report, const SourceManager &sources,
-                         const std::string &schedule);
+                         const std::string &schedule, const MeasuredRun *measured = nullptr);
 
 } // namespace schedc::sim

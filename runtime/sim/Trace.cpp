@@ -62,9 +62,16 @@ std::vector<std::vector<const char *>> eventNames(const World &world) {
   return names;
 }
 
-std::string chromeTrace(const World &world, const SourceManager &sources, const std::string &schedule) {
+std::string chromeTrace(const World &world, const SourceManager &sources, const std::string &schedule,
+                        const MeasuredRun *measured) {
+  auto seconds = [](double t) { // real time, in microseconds
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.3f", t * 1e6);
+    return std::string(buf);
+  };
   std::string s = "{\"displayTimeUnit\": \"ms\", \"otherData\": {\"schedule\": " + quote(schedule) +
-                  ", \"time_unit\": \"1 puzzle time step = 1 ms\"},\n\"traceEvents\": [\n";
+                  ", \"time_unit\": \"" + (measured ? "measured real time" : "1 puzzle time step = 1 ms") +
+                  "\"},\n\"traceEvents\": [\n";
   bool first = true;
   auto add = [&](const std::string &event) {
     s += (first ? "  " : ",\n  ") + event;
@@ -87,7 +94,14 @@ std::string chromeTrace(const World &world, const SourceManager &sources, const 
     for (size_t i = 0; i < events.size(); ++i) {
       const Event &e = events[i];
       const char *name = names[r][i];
-      std::string args = "\"memory\": " + e.memory.str() + ", \"source\": " + quote(where(e.at, sources));
+      std::string ts = micros(e.start), dur = micros(e.length), memory = e.memory.str();
+      if (measured) {
+        const Measured &m = (*measured)[r][i];
+        ts = seconds(m.start);
+        dur = seconds(m.length);
+        memory = std::to_string(m.memory);
+      }
+      std::string args = "\"memory\": " + memory + ", \"source\": " + quote(where(e.at, sources));
       if (e.layer >= 0)
         args += ", \"layer\": " + std::to_string(e.layer);
       if (e.batches) {
@@ -101,10 +115,10 @@ std::string chromeTrace(const World &world, const SourceManager &sources, const 
       std::string tid = isCommunication(e) ? "1" : "0";
       std::string title = e.layer >= 0 ? std::string(name) + " " + std::to_string(e.layer) : name;
       add("{\"name\": " + quote(title) + ", \"cat\": \"" + (tid == "1" ? "communication" : "compute") +
-          "\", \"ph\": \"X\", \"pid\": " + pid + ", \"tid\": " + tid + ", \"ts\": " + micros(e.start) +
-          ", \"dur\": " + micros(e.length) + ", \"args\": {" + args + "}}");
-      add("{\"name\": \"memory\", \"ph\": \"C\", \"pid\": " + pid + ", \"ts\": " + micros(e.start) +
-          ", \"args\": {\"memory\": " + e.memory.str() + "}}");
+          "\", \"ph\": \"X\", \"pid\": " + pid + ", \"tid\": " + tid + ", \"ts\": " + ts + ", \"dur\": " + dur +
+          ", \"args\": {" + args + "}}");
+      add("{\"name\": \"memory\", \"ph\": \"C\", \"pid\": " + pid + ", \"ts\": " + ts +
+          ", \"args\": {\"memory\": " + memory + "}}");
       if (e.flow >= 0) {
         auto &f = flows[e.flow];
         (std::strcmp(name, "send") == 0 ? f.first : f.second) = {r, i};
@@ -112,13 +126,15 @@ std::string chromeTrace(const World &world, const SourceManager &sources, const 
     }
   }
   for (const auto &[id, ends] : flows) {
-    const Event &send = world.events(ends.first.first)[ends.first.second];
-    const Event &recv = world.events(ends.second.first)[ends.second.second];
+    auto start = [&](const std::pair<int64_t, size_t> &at) {
+      return measured ? seconds((*measured)[at.first][at.second].start)
+                      : micros(world.events(at.first)[at.second].start);
+    };
     std::string flow = std::to_string(id);
     add("{\"name\": \"message\", \"cat\": \"p2p\", \"ph\": \"s\", \"id\": " + flow +
-        ", \"pid\": " + std::to_string(ends.first.first) + ", \"tid\": 1, \"ts\": " + micros(send.start) + "}");
+        ", \"pid\": " + std::to_string(ends.first.first) + ", \"tid\": 1, \"ts\": " + start(ends.first) + "}");
     add("{\"name\": \"message\", \"cat\": \"p2p\", \"ph\": \"f\", \"bp\": \"e\", \"id\": " + flow +
-        ", \"pid\": " + std::to_string(ends.second.first) + ", \"tid\": 1, \"ts\": " + micros(recv.start) + "}");
+        ", \"pid\": " + std::to_string(ends.second.first) + ", \"tid\": 1, \"ts\": " + start(ends.second) + "}");
   }
   return s + "\n]}\n";
 }

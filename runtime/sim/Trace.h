@@ -12,7 +12,19 @@
 
 namespace schedc::sim {
 
-std::string chromeTrace(const World &world, const SourceManager &sources, const std::string &schedule);
+// What a real run measured for one event: its start and length in seconds from the start of
+// the run, and the elements of data held at its start.
+struct Measured {
+  double start = 0, length = 0;
+  int64_t memory = 0;
+};
+// Per rank, per event (the cpu backend's runs).
+using MeasuredRun = std::vector<std::vector<Measured>>;
+
+// With `measured`, times and memory are the measured ones (ts and dur still in
+// microseconds, now of real time).
+std::string chromeTrace(const World &world, const SourceManager &sources, const std::string &schedule,
+                        const MeasuredRun *measured = nullptr);
 
 // Every event's name, by rank: its kind, except that a `pass` is "send" or "recv" (the send
 // of a message starts before its receive).

@@ -86,6 +86,7 @@ public:
   int64_t id() const { return id_; }
   const Model &model() const;
   Number clock() const { return clock_; }
+  size_t eventCount() const { return events_.size(); }
   // Every value this rank holds in storage now.
   void forEachHeld(const std::function<void(const Storage::Held &)> &fn) const { storage_.forEach(fn); }
   // Also record, at every event, the elements of real data held (the cpu backend).
