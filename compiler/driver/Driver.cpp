@@ -103,6 +103,7 @@ int runDriver(const std::vector<std::string> &args) {
   runOptions.maxSteps = opts.maxSteps;
   runOptions.eventsFile = opts.eventsFile;
   runOptions.traceFile = opts.traceFile;
+  runOptions.freeCommunication = opts.costModel == "compute-only";
   switch (opts.command) {
   case Command::Draw: {
     runOptions.timelineFile = opts.output;

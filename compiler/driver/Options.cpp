@@ -29,7 +29,8 @@ OPTIONS
   --format=text|json   Output format of reports and diagnostics (default text);
                        draw: svg (default) or html (a page with details on hover)
   --trace=FILE         check, draw, run: write a Chrome trace (open it in Perfetto)
-  --cost-model=NAME    Cost model for time and memory (default puzzle)
+  --cost-model=NAME    puzzle (default: the puzzles' exact model) or compute-only
+                       (communication takes no time)
   -o FILE              Output file (draw, build; default: the input's name, .o, .ll)
   -O0 .. -O3           Optimization level of build and run (default -O2)
   --emit-llvm          build: write textual LLVM IR instead of an executable
@@ -115,8 +116,8 @@ std::optional<Options> parseOptions(const std::vector<std::string> &args, std::s
     } else if (value("--schedule", v)) {
       o.schedule = v;
     } else if (value("--cost-model", v)) {
-      if (error.empty() && v != "puzzle")
-        error = "unknown cost model `" + v + "` (available: puzzle)";
+      if (error.empty() && v != "puzzle" && v != "compute-only")
+        error = "unknown cost model `" + v + "` (available: puzzle, compute-only)";
       o.costModel = v;
     } else if (value("--emit", v)) {
       if (v == "ast")

@@ -1,5 +1,6 @@
 // Comm implementation, and the .npy writer.
 #include "cpu/Comm.h"
+#include "sim/Run.h"
 
 #include <chrono>
 #include <cstdio>
@@ -231,18 +232,12 @@ bool writeNpy(const std::string &path, const std::vector<float> &values, int64_t
   size_t total = 10 + header.size() + 1;
   header.append((64 - total % 64) % 64, ' ');
   header += '\n';
-  std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary);
-    out.write("\x93NUMPY\x01\x00", 8);
-    uint16_t length = static_cast<uint16_t>(header.size());
-    out.write(reinterpret_cast<const char *>(&length), 2);
-    out.write(header.data(), static_cast<std::streamsize>(header.size()));
-    out.write(reinterpret_cast<const char *>(values.data()), static_cast<std::streamsize>(values.size() * 4));
-    if (!out)
-      return false;
-  }
-  return std::rename(tmp.c_str(), path.c_str()) == 0;
+  uint16_t length = static_cast<uint16_t>(header.size());
+  std::string bytes("\x93NUMPY\x01\x00", 8);
+  bytes.append(reinterpret_cast<const char *>(&length), 2);
+  bytes += header;
+  bytes.append(reinterpret_cast<const char *>(values.data()), values.size() * 4);
+  return sim::writeAtomically(path, bytes);
 }
 
 } // namespace schedc::cpu

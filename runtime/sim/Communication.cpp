@@ -202,7 +202,8 @@ ValuePtr Rank::collective(SourceRange at, CollectiveKind kind, const ValuePtr &v
       return poison(v->kind, v->layer);
   }
   clock_ = Number::pythonMax(clock_, c.start);
-  logEvent(name, v->layer, nullptr, Number::real(0.3), at);
+  logEvent(name, v->layer, nullptr, world_.options_.freeCommunication ? Number::integer(0) : Number::real(0.3), at);
+  events_.back().volume = v->memory().asDouble();
   ValuePtr result = c.results[pos];
   if (++c.taken == elems.size()) // everyone has its result: retire finished instances
     while (!g.instances.empty() && g.instances.front().taken == elems.size()) {
@@ -222,9 +223,10 @@ void Rank::send(SourceRange at, int64_t to, const ValuePtr &v) {
                           " ranks (0 to " + std::to_string(world_.model_.ranks - 1) + ")");
     return;
   }
-  logEvent("pass", -1, nullptr, Number::real(0.2), at);
+  logEvent("pass", -1, nullptr, world_.options_.freeCommunication ? Number::integer(0) : Number::real(0.2), at);
   int64_t flow = world_.flows_++;
   events_.back().flow = flow;
+  events_.back().volume = v->memory().asDouble();
   world_.inbox_[to][id_].push_back(World::Message{v, clock_, at, flow});
   Rank &peer = *world_.ranks_[to];
   if (peer.blocked_ && peer.wait_.peer == id_)
@@ -248,7 +250,7 @@ ValuePtr Rank::recv(SourceRange at, int64_t from) {
   World::Message m = std::move(queue.front());
   queue.pop_front();
   clock_ = Number::pythonMax(m.stamp, clock_);
-  logEvent("pass", -1, nullptr, Number::real(0.2), at);
+  logEvent("pass", -1, nullptr, world_.options_.freeCommunication ? Number::integer(0) : Number::real(0.2), at);
   events_.back().flow = m.flow;
   return m.value;
 }

@@ -26,6 +26,7 @@ void Rank::logEvent(const char *kind, int64_t layer, std::shared_ptr<const IntSe
                     SourceRange at) {
   events_.push_back(Event{kind, layer, std::move(batches), clock_, length, storage_.memory(), at,
                           measure_ ? storage_.payloadElements() : -1});
+  events_.back().inFlight = storage_.microBatchesInFlight();
   clock_ += length;
 }
 

@@ -42,6 +42,11 @@ bool met(const Number &value, int64_t target) {
   return !(value > Number::integer(target));
 }
 
+// A double as the shortest text that reads back the same (Python's repr).
+std::string num(double v) {
+  return pythonFloatRepr(v);
+}
+
 std::string quote(const std::string &s) {
   std::string out = "\"";
   for (unsigned char c : s) {
@@ -126,19 +131,24 @@ std::string formatJson(const CheckResult &r, const std::vector<Diagnostic> &diag
     s += "  \"max_memory_rank\": " + std::to_string(rep.maxMemoryRank) + ",\n";
     s += "  \"max_memory_time\": " + rep.maxMemoryTime.str() + ",\n";
     s += "  \"events\": " + std::to_string(rep.events) + ",\n";
+    s += "  \"bubble_fraction\": " + num(rep.bubble) + ",\n";
+    s += "  \"communication_volume\": " + num(rep.communicationVolume) + ",\n";
     s += "  \"per_rank\": [";
     for (size_t i = 0; i < rep.ranks.size(); ++i) {
       const RankFigures &f = rep.ranks[i];
       s += std::string(i ? ",\n    " : "\n    ") + "{\"rank\": " + std::to_string(f.rank) +
            ", \"events\": " + std::to_string(f.events) + ", \"last_event_start\": " + f.lastStart.str() +
            ", \"end_time\": " + f.end.str() + ", \"peak_memory\": " + f.peakMemory.str() +
-           ", \"peak_memory_time\": " + f.peakTime.str() +
+           ", \"peak_memory_time\": " + f.peakTime.str() + ", \"compute_time\": " + num(f.computeTime) +
+           ", \"communication_volume\": " + num(f.communicationVolume) +
+           ", \"peak_micro_batches_in_flight\": " + std::to_string(f.peakInFlight) +
            (i < r.measuredPeak.size() ? ", \"measured_peak_memory\": " + std::to_string(r.measuredPeak[i]) : "") + "}";
     }
     s += rep.ranks.empty() ? "],\n" : "\n  ],\n";
   } else {
     s += "  \"timesteps\": null,\n  \"makespan\": null,\n  \"max_memory\": null,\n  \"max_memory_rank\": null,\n"
-         "  \"max_memory_time\": null,\n  \"events\": null,\n  \"per_rank\": [],\n";
+         "  \"max_memory_time\": null,\n  \"events\": null,\n  \"bubble_fraction\": null,\n"
+         "  \"communication_volume\": null,\n  \"per_rank\": [],\n";
   }
   s += "  \"targets\": {";
   bool comma = false;

@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <ostream>
 #include <sstream>
@@ -132,6 +133,15 @@ std::string eventsCsv(const World &world) {
 } // namespace
 
 bool writeAtomically(const std::string &path, const std::string &text) {
+  std::error_code error;
+  auto status = std::filesystem::status(path, error);
+  if (std::filesystem::exists(status) && !std::filesystem::is_regular_file(status)) {
+    // A device, pipe or terminal (`--events=/dev/stdout`): write into it; renaming over it
+    // would replace the device node itself.
+    std::ofstream out(path, std::ios::binary);
+    out << text;
+    return static_cast<bool>(out.flush());
+  }
   {
     std::ofstream out(path + ".tmp", std::ios::binary);
     out << text;
@@ -178,6 +188,7 @@ int runAndReport(const RunSetup &setup, const std::optional<std::vector<int64_t>
   Options simOptions;
   simOptions.maxSteps = options.maxSteps;
   simOptions.scheduleAt = setup.scheduleAt;
+  simOptions.freeCommunication = options.freeCommunication;
   World world(*model, setup.arrays, simOptions);
   world.run(body);
 

@@ -46,6 +46,7 @@ struct RunOptions {
   std::string traceFile;    // if set: a Chrome trace (JSON) of the run
   std::string timelineFile; // if set: the timeline picture (SVG, or HTML when timelineHtml)
   bool timelineHtml = false;
+  bool freeCommunication = false; // the compute-only cost model
   // Called after every rank has run, before the report is printed (the cpu backend adds
   // its measured memory here and writes the final weights). Returns an error message or "".
   std::function<std::string(const World &, CheckResult &)> afterRun;
@@ -66,7 +67,8 @@ int runAndReport(const RunSetup &setup, const std::optional<std::vector<int64_t>
                  const std::function<void(Rank &)> &body, const SourceManager &sources, DiagnosticEngine &diags,
                  std::ostream &out);
 
-// Writes `text` to `path` through a temporary file and a rename (a reader never sees half).
+// Writes `text` to `path` through a temporary file and a rename (a reader never sees half);
+// a path that is not a regular file (/dev/stdout, a pipe) is written directly.
 bool writeAtomically(const std::string &path, const std::string &text);
 
 // The JSON document for a run that never started (front-end or command-line errors).

@@ -4,11 +4,26 @@
 
 namespace schedc::sim {
 
+void Storage::countBatches(const ValuePtr &v, int delta) {
+  if (!v || v->kind != Kind::Activation || !v->batches)
+    return;
+  for (int64_t b : v->batches->elements()) {
+    int64_t &n = batchCount_[b];
+    if (n == 0 && delta > 0)
+      ++inFlight_;
+    n += delta;
+    if (n == 0 && delta < 0)
+      --inFlight_;
+  }
+}
+
 void Storage::store(const StorageKey &key, ValuePtr v, SourceRange storedAt) {
+  countBatches(v, +1);
   auto cls = static_cast<uint8_t>(v->kind);
   auto it = places_.find(key);
   if (it != places_.end()) {
     Entry &e = classes_[it->second.cls][it->second.slot];
+    countBatches(e.value, -1);
     if (it->second.cls == cls) { // same dictionary: the name keeps its position
       e.memory = v->memory();
       e.value = std::move(v);
@@ -34,6 +49,7 @@ bool Storage::erase(const StorageKey &key) {
   if (it == places_.end())
     return false;
   uint8_t cls = it->second.cls;
+  countBatches(classes_[cls][it->second.slot].value, -1);
   classes_[cls][it->second.slot].value.reset();
   places_.erase(it);
   if (++dead_[cls] > 16 && dead_[cls] * 2 > classes_[cls].size())

@@ -42,6 +42,8 @@ public:
   Number memory() const;
   // The elements of real data (payloads) held now.
   int64_t payloadElements() const;
+  // How many distinct micro-batches the activations held now belong to (in flight).
+  int64_t microBatchesInFlight() const { return inFlight_; }
 
   struct Held {
     const StorageKey &key;
@@ -63,10 +65,13 @@ private:
     uint32_t slot;
   };
   void compact(int cls);
+  void countBatches(const ValuePtr &v, int delta);
 
   std::array<std::vector<Entry>, kKinds> classes_;
   std::array<size_t, kKinds> dead_{};
   std::unordered_map<StorageKey, Place, StorageKeyHash> places_;
+  std::unordered_map<int64_t, int64_t> batchCount_; // micro-batch -> activations held of it
+  int64_t inFlight_ = 0;
 };
 
 } // namespace schedc::sim

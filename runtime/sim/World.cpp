@@ -4,6 +4,7 @@
 #include "sim/World.h"
 
 #include <algorithm>
+#include <cstring>
 #include <tuple>
 
 namespace schedc::sim {
@@ -341,12 +342,21 @@ Report World::report() const {
   rep.maxMemory = Number::integer(0);
   rep.maxMemoryTime = Number::integer(0);
   bool anyEvents = false;
+  double fbStart = 1e300, fbEnd = -1e300, busy = 0;
   for (const auto &r : ranks_) {
     RankFigures f;
     f.rank = r->id_;
     f.events = r->events_.size();
     f.lastStart = f.end = f.peakMemory = f.peakTime = Number::integer(0);
     for (const Event &e : r->events_) {
+      bool compute = !std::strcmp(e.kind, "forward") || !std::strcmp(e.kind, "backward");
+      if (compute) {
+        f.computeTime += e.length.asDouble();
+        fbStart = std::min(fbStart, e.start.asDouble());
+        fbEnd = std::max(fbEnd, (e.start + e.length).asDouble());
+      }
+      f.communicationVolume += e.volume;
+      f.peakInFlight = std::max(f.peakInFlight, e.inFlight);
       if (e.memory > f.peakMemory) {
         f.peakMemory = e.memory;
         f.peakTime = e.start;
@@ -368,8 +378,12 @@ Report World::report() const {
       anyEvents = true;
     }
     rep.events += f.events;
+    busy += f.computeTime;
+    rep.communicationVolume += f.communicationVolume;
     rep.ranks.push_back(f);
   }
+  if (fbEnd > fbStart)
+    rep.bubble = 1 - busy / (static_cast<double>(model_.ranks) * (fbEnd - fbStart));
   return rep;
 }
 

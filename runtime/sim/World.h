@@ -46,6 +46,9 @@ struct ArrayInfo {
 struct Options {
   uint64_t maxSteps = 50'000'000; // statements executed over all ranks before giving up
   SourceRange scheduleAt;         // where model-level problems are reported
+  // The `compute-only` cost model: collectives and send/recv take no time (the bubble
+  // formulas of pipeline schedules assume this); `puzzle` charges 0.3 and 0.2.
+  bool freeCommunication = false;
 };
 
 // One logged event of a rank (the rows of the reference traces).
@@ -57,6 +60,8 @@ struct Event {
   SourceRange at;
   int64_t measured = -1; // elements of real data held at the event (-1: not measured)
   int64_t flow = -1;     // a send and the receive of its message share an id (-1: none)
+  double volume = 0;     // units of data a collective or send moves (communication volume)
+  int64_t inFlight = 0;  // micro-batches whose activations the rank holds at the event
 };
 
 enum class CollectiveKind { AllReduce, AllGather, ReduceScatter };
@@ -66,6 +71,9 @@ struct RankFigures {
   int64_t rank = 0;
   size_t events = 0;
   Number lastStart, end, peakMemory, peakTime;
+  double computeTime = 0;         // forward and backward
+  double communicationVolume = 0; // units moved by its collectives and sends
+  int64_t peakInFlight = 0;       // most micro-batches with activations held at once
 };
 
 // The reported figures, computed as the original library computes them.
@@ -77,6 +85,10 @@ struct Report {
   Number maxMemoryTime;
   size_t events = 0;
   std::vector<RankFigures> ranks;
+  // The idle share of the forward/backward phase: 1 - (forward and backward time of all
+  // ranks) / (ranks x (last forward/backward end - first forward/backward start)).
+  double bubble = 0;
+  double communicationVolume = 0;
 };
 
 class World;
