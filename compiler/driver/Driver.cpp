@@ -5,10 +5,10 @@
 #include "check/Check.h"
 #include "codegen/Codegen.h"
 #include "diagnostics/Diagnostics.h"
+#include "driver/Compare.h"
+#include "driver/FrontEnd.h"
 #include "driver/Options.h"
 #include "ir/IR.h"
-#include "sema/Imports.h"
-#include "sema/Sema.h"
 #include "sim/Run.h"
 
 #include <filesystem>
@@ -16,30 +16,6 @@
 #include <limits>
 
 namespace schedc::driver {
-
-namespace {
-
-int usageError(const std::string &message) {
-  std::cerr << "schedc: error: " << message << "\n";
-  return kExitUsage;
-}
-
-// Picks the schedule to run, reporting why when there is none.
-const ir::Function *entrySchedule(const ir::Program &p, const std::string &file) {
-  if (p.entry)
-    return &p.functions[*p.entry];
-  std::string names;
-  for (const ir::Function &f : p.functions)
-    if (f.isSchedule)
-      names += (names.empty() ? "`" : ", `") + f.name + "`";
-  if (names.empty())
-    usageError("`" + file + "` defines no schedule");
-  else
-    usageError("`" + file + "` defines several schedules (" + names + "); choose one with --schedule=NAME");
-  return nullptr;
-}
-
-} // namespace
 
 int runDriver(const std::vector<std::string> &args) {
   std::string error;
@@ -68,36 +44,16 @@ int runDriver(const std::vector<std::string> &args) {
     return code;
   };
 
-  std::optional<uint32_t> mainFile = sources.load(opts.input, error);
-  if (!mainFile) {
-    std::cerr << "schedc: error: cannot read `" << opts.input << "`: " << error << "\n";
-    return kExitIoError;
-  }
-
-  // Front end: parse the file and its imports, then check and lower to the typed IR.
-  sema::ImportOptions importOptions{opts.includes, sema::defaultStdlibDir()};
-  std::vector<std::unique_ptr<ast::Module>> modules = sema::loadModules(*mainFile, importOptions, sources, diags);
-  if (modules.empty())
-    return failed(kExitSourceError);
-  if (opts.emit == Emit::Ast) {
-    std::cout << ast::dump(*modules.back(), sources);
-    return kExitOk;
-  }
-  std::unique_ptr<ir::Program> program = sema::analyze(modules, sema::SemaOptions{opts.schedule}, diags);
-  if (!program)
-    return failed(kExitSourceError);
-  if (std::string problem = ir::verify(*program); !problem.empty()) {
-    std::cerr << "schedc: internal error: the IR verifier failed: " << problem << " (please report this bug)\n";
-    return kExitInternal;
-  }
-  if (opts.emit == Emit::Ir) {
-    std::cout << ir::dump(*program, sources);
-    return kExitOk;
-  }
-
-  const ir::Function *schedule = entrySchedule(*program, opts.input);
-  if (!schedule)
-    return kExitUsage;
+  if (opts.command == Command::Compare)
+    return runCompare(opts, sources, diags);
+  int exitCode = kExitOk;
+  std::optional<LoadedProgram> loaded = loadProgram(opts.input, opts, sources, diags, exitCode);
+  if (!loaded)
+    return exitCode == kExitSourceError ? failed(exitCode) : exitCode;
+  if (!loaded->schedule)
+    return kExitOk; // --emit=ast|ir printed the dump
+  const ir::Program &program = *loaded->program;
+  const ir::Function *schedule = loaded->schedule;
   sim::RunOptions runOptions;
   runOptions.json = json;
   runOptions.maxSteps = opts.maxSteps;
@@ -117,14 +73,14 @@ int runDriver(const std::vector<std::string> &args) {
     [[fallthrough]];
   }
   case Command::Check: {
-    sim::RunSetup setup = check::setupOf(*program, *schedule, sources);
+    sim::RunSetup setup = check::setupOf(program, *schedule, sources);
     std::optional<std::map<std::string, int64_t>> params = sim::resolveDefines(setup, opts.defines, diags);
     if (!params)
       return failed(kExitUsage, schedule->name);
-    return check::runCheck(*program, *schedule, *params, runOptions, sources, diags, std::cout);
+    return check::runCheck(program, *schedule, *params, runOptions, sources, diags, std::cout);
   }
   case Command::Run: // -D is read by the compiled program, as an executable reads it
-    return codegen::runJit(*program, *schedule, sources, opts.optLevel, opts.defines, runOptions, diags);
+    return codegen::runJit(program, *schedule, sources, opts.optLevel, opts.defines, runOptions, diags);
   case Command::Build: {
     if (!opts.defines.empty())
       return usageError("parameters are set when the program runs: pass -D to the executable it builds");
@@ -138,7 +94,7 @@ int runDriver(const std::vector<std::string> &args) {
       std::string stem = std::filesystem::path(opts.input).stem().string();
       build.output = stem + (opts.emitLLVM ? ".ll" : opts.objectOnly ? ".o" : "");
     }
-    return codegen::build(*program, *schedule, sources, build, diags);
+    return codegen::build(program, *schedule, sources, build, diags);
   }
   default: return kExitOk;
   }

@@ -19,6 +19,8 @@ COMMANDS
   build FILE    Compile the schedule to a native executable (LLVM) that runs it on the sim
                 backend and prints the same report as check (pass -D to the executable)
   run FILE      Compile the schedule and run it in-process (LLVM ORC JIT)
+  compare FILE...  Check several schedules with the same -D parameters and print a table:
+                step time, bubble fraction, peak memory, communication volume
   help          Show this text (also --help); `schedc --version` prints the version
 
 OPTIONS
@@ -59,6 +61,8 @@ std::optional<Command> commandNamed(const std::string &s) {
     return Command::Build;
   if (s == "run")
     return Command::Run;
+  if (s == "compare")
+    return Command::Compare;
   if (s == "help" || s == "--help" || s == "-h")
     return Command::Help;
   if (s == "--version")
@@ -74,7 +78,7 @@ std::optional<Options> parseOptions(const std::vector<std::string> &args, std::s
     return o; // help
   std::optional<Command> cmd = commandNamed(args[0]);
   if (!cmd) {
-    error = "unknown command `" + args[0] + "` (expected check, draw, build, run or help)";
+    error = "unknown command `" + args[0] + "` (expected check, draw, build, run, compare or help)";
     return std::nullopt;
   }
   o.command = *cmd;
@@ -162,8 +166,10 @@ std::optional<Options> parseOptions(const std::vector<std::string> &args, std::s
       o.errorLimit = static_cast<unsigned>(n);
     } else if (!a.empty() && a[0] == '-' && a != "-") {
       error = "unknown option `" + a + "`";
-    } else if (o.input.empty()) {
-      o.input = a;
+    } else if (o.input.empty() || o.command == Command::Compare) {
+      if (o.input.empty())
+        o.input = a;
+      o.inputs.push_back(a);
     } else {
       error = "more than one input file (`" + o.input + "` and `" + a + "`)";
     }
@@ -173,6 +179,20 @@ std::optional<Options> parseOptions(const std::vector<std::string> &args, std::s
   if (o.input.empty()) {
     error = "no input file (usage: schedc <command> FILE [options]; see schedc --help)";
     return std::nullopt;
+  }
+  if (o.command == Command::Compare) {
+    // The table is the output: options that write other outputs belong to check and draw.
+    const char *other = !o.output.empty()            ? "-o"
+                        : !o.eventsFile.empty()      ? "--events"
+                        : !o.traceFile.empty()       ? "--trace"
+                        : o.emit != Emit::None       ? "--emit"
+                        : o.format != Format::Text   ? "--format"
+                        : o.emitLLVM || o.objectOnly ? "--emit-llvm or -c"
+                                                     : nullptr;
+    if (other) {
+      error = std::string("compare prints a table; ") + other + " is not available (use check for one schedule)";
+      return std::nullopt;
+    }
   }
   return o;
 }

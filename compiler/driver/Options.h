@@ -1,5 +1,5 @@
-// Options — the command line of `schedc`: a subcommand (check, draw, build, run), one input
-// file and options in the style of clang/LLVM tools. Parsing never exits the process: it
+// Options — the command line of `schedc`: a subcommand (check, draw, build, run, compare),
+// its input file(s) and options in the style of clang/LLVM tools. Parsing never exits the process: it
 // returns the options or an error message for the driver to report with exit code 2.
 #pragma once
 
@@ -9,13 +9,14 @@
 
 namespace schedc::driver {
 
-enum class Command { Help, Version, Check, Draw, Build, Run };
+enum class Command { Help, Version, Check, Draw, Build, Run, Compare };
 enum class Emit { None, Ast, Ir };
 enum class Format { Text, Json, Svg, Html };
 
 struct Options {
   Command command = Command::Help;
-  std::string input;
+  std::string input;                 // the (first) input file
+  std::vector<std::string> inputs;   // every input file (several only for compare)
   std::string output;                // -o
   std::vector<std::string> defines;  // -D name=value (checked against the schedule later)
   std::vector<std::string> includes; // -I dir

@@ -27,17 +27,6 @@ const char *verdictLine(Verdict v) {
   return "";
 }
 
-const char *verdictName(Verdict v) {
-  switch (v) {
-  case Verdict::Correct: return "correct";
-  case Verdict::Forged: return "forged";
-  case Verdict::Incorrect: return "incorrect";
-  case Verdict::Unfinished: return "unfinished";
-  case Verdict::Invalid: return "invalid";
-  }
-  return "";
-}
-
 bool met(const Number &value, int64_t target) {
   return !(value > Number::integer(target));
 }
@@ -84,6 +73,17 @@ std::string diagnostic(const Diagnostic &d, const SourceManager &sources) {
 }
 
 } // namespace
+
+const char *verdictName(Verdict v) {
+  switch (v) {
+  case Verdict::Correct: return "correct";
+  case Verdict::Forged: return "forged";
+  case Verdict::Incorrect: return "incorrect";
+  case Verdict::Unfinished: return "unfinished";
+  case Verdict::Invalid: return "invalid";
+  }
+  return "";
+}
 
 std::string formatText(const CheckResult &r) {
   std::string s = std::string(verdictLine(r.verdict)) + "\n";

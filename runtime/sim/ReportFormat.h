@@ -38,6 +38,8 @@ struct CheckResult {
 };
 
 Verdict verdictOf(const World &w);
+// The verdict as JSON and `compare` print it: "correct", "forged", ...
+const char *verdictName(Verdict v);
 std::string formatText(const CheckResult &r);
 std::string formatJson(const CheckResult &r, const std::vector<Diagnostic> &diagnostics, const SourceManager &sources);
 

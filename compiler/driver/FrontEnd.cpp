@@ -1,0 +1,74 @@
+// FrontEnd implementation: the front-end half of the pipeline as one readable function.
+#include "driver/FrontEnd.h"
+
+#include "sema/Imports.h"
+#include "sema/Sema.h"
+
+#include <iostream>
+
+namespace schedc::driver {
+
+int usageError(const std::string &message) {
+  std::cerr << "schedc: error: " << message << "\n";
+  return kExitUsage;
+}
+
+namespace {
+
+// Picks the schedule to run, reporting why when there is none.
+const ir::Function *entrySchedule(const ir::Program &p, const std::string &file) {
+  if (p.entry)
+    return &p.functions[*p.entry];
+  std::string names;
+  for (const ir::Function &f : p.functions)
+    if (f.isSchedule)
+      names += (names.empty() ? "`" : ", `") + f.name + "`";
+  if (names.empty())
+    usageError("`" + file + "` defines no schedule");
+  else
+    usageError("`" + file + "` defines several schedules (" + names + "); choose one with --schedule=NAME");
+  return nullptr;
+}
+
+} // namespace
+
+std::optional<LoadedProgram> loadProgram(const std::string &file, const Options &opts, SourceManager &sources,
+                                         DiagnosticEngine &diags, int &exitCode) {
+  std::string error;
+  std::optional<uint32_t> mainFile = sources.load(file, error);
+  if (!mainFile) {
+    std::cerr << "schedc: error: cannot read `" << file << "`: " << error << "\n";
+    exitCode = kExitIoError;
+    return std::nullopt;
+  }
+  LoadedProgram loaded;
+  sema::ImportOptions importOptions{opts.includes, sema::defaultStdlibDir()};
+  loaded.modules = sema::loadModules(*mainFile, importOptions, sources, diags);
+  exitCode = kExitSourceError;
+  if (loaded.modules.empty())
+    return std::nullopt;
+  if (opts.emit == Emit::Ast) {
+    std::cout << ast::dump(*loaded.modules.back(), sources);
+    return loaded;
+  }
+  loaded.program = sema::analyze(loaded.modules, sema::SemaOptions{opts.schedule}, diags);
+  if (!loaded.program)
+    return std::nullopt;
+  if (std::string problem = ir::verify(*loaded.program); !problem.empty()) {
+    std::cerr << "schedc: internal error: the IR verifier failed: " << problem << " (please report this bug)\n";
+    exitCode = kExitInternal;
+    return std::nullopt;
+  }
+  if (opts.emit == Emit::Ir) {
+    std::cout << ir::dump(*loaded.program, sources);
+    return loaded;
+  }
+  loaded.schedule = entrySchedule(*loaded.program, file);
+  exitCode = kExitUsage;
+  if (!loaded.schedule)
+    return std::nullopt;
+  exitCode = kExitOk;
+  return loaded;
+}
+
+} // namespace schedc::driver

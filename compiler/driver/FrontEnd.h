@@ -1,0 +1,32 @@
+// FrontEnd — loads one input file with its imports and runs the front end (parse -> AST ->
+// sema -> typed IR, verified), choosing the schedule to run. Shared by every subcommand of
+// the driver, including `compare`, which loads several files into one SourceManager.
+#pragma once
+
+#include "ast/AST.h"
+#include "diagnostics/Diagnostics.h"
+#include "driver/Options.h"
+#include "ir/IR.h"
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace schedc::driver {
+
+struct LoadedProgram {
+  std::vector<std::unique_ptr<ast::Module>> modules;
+  std::unique_ptr<ir::Program> program;
+  const ir::Function *schedule = nullptr; // null when stopped after --emit
+};
+
+// Loads `file`. On failure reports the problem and returns nullopt with `exitCode` set;
+// with --emit=ast|ir prints the dump and returns a program without a schedule.
+std::optional<LoadedProgram> loadProgram(const std::string &file, const Options &opts, SourceManager &sources,
+                                         DiagnosticEngine &diags, int &exitCode);
+
+// Reports a usage error on stderr and returns the usage exit code.
+int usageError(const std::string &message);
+
+} // namespace schedc::driver
