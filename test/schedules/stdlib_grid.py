@@ -1,0 +1,69 @@
+#!/usr/bin/env python3
+"""stdlib_grid.py SCHEDC STDLIB
+
+Every schedule of the standard library checked across a grid of its parameters: each run
+must print `Correct!`, exit 0 and print nothing on stderr (no warning either: a stdlib
+schedule frees what it no longer needs).
+
+Then the ZeRO paper's per-rank model-state accounting (Rajbhandari et al., 2020, section
+5): with N ranks and a model of L layers, where one layer's weight, gradient and optimizer
+state each weigh W = 512 * 512 units in the puzzle cost model, the memory a rank holds when
+its first update starts (every activation freed, every gradient reduced) is the model
+state: DDP (stage 0) holds 3 L W, ZeRO-3 holds 3 L W / N."""
+import csv
+import io
+import os
+import subprocess
+import sys
+import tempfile
+
+schedc, stdlib = sys.argv[1:3]
+failures = []
+W = 512 * 512
+
+
+def check(schedule, events=None, **params):
+    args = [schedc, "check", os.path.join(stdlib, schedule + ".sched")]
+    for name, value in params.items():
+        args += ["-D", f"{name}={value}"]
+    if events:
+        args.append("--events=" + events)
+    run = subprocess.run(args, capture_output=True, text=True)
+    label = f"{schedule} {params}"
+    if run.returncode != 0 or not run.stdout.startswith("Correct!\n") or run.stderr:
+        failures.append(f"{label}: exit {run.returncode}\n{run.stdout}{run.stderr}")
+    return label
+
+
+grid = {
+    "ddp": [dict(layers=l, batches=r * k, ranks=r) for l in (1, 4) for r in (1, 2, 4, 8) for k in (1, 2)],
+    "zero3": [dict(layers=l, batches=r * k, ranks=r) for l in (1, 4) for r in (1, 2, 4, 8) for k in (1, 2)],
+    "gpipe": [dict(layers=p * c, batches=m, ranks=p) for p in (1, 2, 4) for c in (1, 2) for m in (1, 4, 8)],
+    "1f1b": [dict(layers=p * c, batches=m, ranks=p) for p in (1, 2, 4) for c in (1, 2) for m in (1, 4, 8)],
+    "hybrid": [dict(layers=s * c, batches=(r // s) * k, ranks=r, stages=s) for s in (1, 2, 4) for r in (s, 2 * s, 4 * s)
+               for c in (1, 2) for k in (1, 3)],
+}
+runs = 0
+for schedule, cases in grid.items():
+    for params in cases:
+        check(schedule, **params)
+        runs += 1
+print(f"{runs} stdlib runs across the grids, {len(failures)} failures")
+
+with tempfile.TemporaryDirectory() as tmp:
+    events = os.path.join(tmp, "events.csv")
+    for layers in (2, 4):
+        for ranks in (1, 2, 4, 8):
+            for schedule, expected in (("ddp", 3 * layers * W), ("zero3", 3 * layers * W / ranks)):
+                label = check(schedule, events, layers=layers, batches=ranks, ranks=ranks)
+                rows = list(csv.DictReader(open(events, newline="")))
+                for rank in range(ranks):
+                    first_update = next(r for r in rows if r["rank"] == str(rank) and r["typ"] == "update")
+                    state = float(first_update["memory"])
+                    if state != expected:
+                        failures.append(f"{label} rank {rank}: model state {state}, ZeRO accounting {expected}")
+                print(f"{label}: model state per rank {state} (expected {expected})")
+
+for failure in failures:
+    print("FAIL:", failure)
+sys.exit(1 if failures else 0)
