@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """draw_all.py SCHEDC PUZZLES OUT_DIR [--check]
 
-Draws the timeline of each of the eight puzzle examples into OUT_DIR/NAME.svg (what
+Draws the timeline of each of the eight puzzle examples into OUT_DIR/NAME.svg and of each
+standard-library schedule (default parameters) into OUT_DIR/stdlib_NAME.svg (what
 docs/timelines holds; run by `cmake --build build --target timelines`). With --check,
 draws them into a temporary folder instead and fails if any committed picture differs."""
 import filecmp
@@ -12,17 +13,20 @@ import tempfile
 
 schedc, puzzles, out = sys.argv[1:4]
 check = "--check" in sys.argv
-names = ["basic", "grad_accum", "ddp", "wsdp", "fsdp", "pipeline", "gpipe", "pipeline_fsdp"]
+puzzle_names = ["basic", "grad_accum", "ddp", "wsdp", "fsdp", "pipeline", "gpipe", "pipeline_fsdp"]
+stdlib_names = ["ddp", "zero3", "gpipe", "1f1b", "hybrid"]
+sources = {name: os.path.join("examples", "puzzles", name + ".sched") for name in puzzle_names}
+sources.update({"stdlib_" + name: os.path.join("stdlib", name + ".sched") for name in stdlib_names})
 with tempfile.TemporaryDirectory() as tmp:
     target = tmp if check else out
     stale = []
-    for name in names:
+    for name, source in sources.items():
         picture = os.path.join(target, name + ".svg")
         # Relative paths, so the pictures do not depend on where the checkout is.
-        subprocess.run([schedc, "draw", os.path.join("examples", "puzzles", name + ".sched"), "-o", picture],
+        subprocess.run([schedc, "draw", source, "-o", picture],
                        cwd=os.path.dirname(os.path.dirname(os.path.abspath(puzzles))), capture_output=True)
         if check and not filecmp.cmp(picture, os.path.join(out, name + ".svg"), shallow=False):
             stale.append(name)
     if stale:
         sys.exit(f"docs/timelines is out of date for {stale}: run `cmake --build build --target timelines`")
-print("all eight timelines " + ("are up to date" if check else "drawn into " + out))
+print(f"all {len(sources)} timelines " + ("are up to date" if check else "drawn into " + out))
