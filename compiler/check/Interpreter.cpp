@@ -363,6 +363,11 @@ private:
       int64_t layer = intArg(0);
       return {rank_.fakeGrad(at, layer, setArg(1))};
     }
+    case ir::OpKind::Shard: {
+      ValuePtr v = value(op.values[0]);
+      int64_t shard = intArg(0), of = intArg(1);
+      return {rank_.shard(at, v, shard, of)};
+    }
     }
     return {};
   }

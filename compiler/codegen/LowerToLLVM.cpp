@@ -64,6 +64,7 @@ public:
     add("schedc_update", v, {p, i32, i64, i64, i64, i64, p});
     add("schedc_add_grad", i64, {p, i32, i64, i64});
     add("schedc_fake_grad", i64, {p, i32, i64, i64, i32});
+    add("schedc_shard", i64, {p, i32, i64, i64, i64});
     add("schedc_collective", i64, {p, i32, i32, i64, i32, i64, i32});
     add("schedc_send", v, {p, i32, i64, i64});
     add("schedc_recv", i64, {p, i32, i64});
@@ -333,6 +334,11 @@ private:
                 : b_.CreateCall(s_.rt("schedc_fake_grad"), {rank_, at, layer, batches.handle, loc(batchesExpr.range)});
       release(batches);
       return {v};
+    }
+    case ir::OpKind::Shard: {
+      Value *v = value(op.values[0]);
+      Value *shard = integer(op.ints[0]), *of = integer(op.ints[1]);
+      return {b_.CreateCall(s_.rt("schedc_shard"), {rank_, at, v, shard, of})};
     }
     case ir::OpKind::Forward: {
       Value *layer = integer(op.ints[0]);

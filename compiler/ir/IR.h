@@ -108,6 +108,7 @@ enum class OpKind : uint8_t {
   ReduceScatter, // values: grad; group                     -> WeightGrad
   Recv,          // ints: source rank                       -> Value
   FakeGrad,      // ints: layer, batches (Set)              -> WeightGrad
+  Shard,         // ints: shard, of; values: value          -> the value's type (one shard of it)
 };
 const char *opKindName(OpKind k);
 bool isCollective(OpKind k);

@@ -77,6 +77,7 @@ const char *opKindName(OpKind k) {
   case OpKind::ReduceScatter: return "reducescatter";
   case OpKind::Recv: return "recv";
   case OpKind::FakeGrad: return "fake_grad";
+  case OpKind::Shard: return "shard";
   }
   return "?";
 }

@@ -30,6 +30,7 @@ OpShape shapeOf(OpKind k) {
   case OpKind::ReduceScatter: return {{}, 1, {T::WeightGrad}};
   case OpKind::Recv: return {{T::Int}, 0, {T::Value}};
   case OpKind::FakeGrad: return {{T::Int, T::Set}, 0, {T::WeightGrad}};
+  case OpKind::Shard: return {{T::Int, T::Int}, 1, {}};
   }
   return {};
 }
@@ -159,7 +160,10 @@ private:
       op(v);
       check(v.results.size() == 1, "value argument without exactly one result");
     }
-    check(o.results == s.results, "operation has the wrong results");
+    if (o.kind == OpKind::Shard) // its result has its value's type
+      check(o.values.size() == 1 && o.results == o.values[0].results, "shard has the wrong result");
+    else
+      check(o.results == s.results, "operation has the wrong results");
     if (isCollective(o.kind)) {
       if (o.group.kind == Group::Axis)
         check(o.group.axis < fn_->axes.size(), "group axis out of range");

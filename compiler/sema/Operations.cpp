@@ -48,6 +48,10 @@ const std::vector<OpSignature> &table() {
        {Type::WeightGrad}},
       {"recv", OpKind::Recv, {{"from", ArgKind::Int}}, {Type::Value}},
       {"fake_grad", OpKind::FakeGrad, {{"layer", ArgKind::Int}, {"batches", ArgKind::Set}}, {Type::WeightGrad}},
+      {"shard",
+       OpKind::Shard,
+       {{"value", ArgKind::Value, Type::Value}, {"shard", ArgKind::Int}, {"of", ArgKind::Int}},
+       {Type::Value}},
       {"send", OpKind::Read, {{"to", ArgKind::Int}, {"value", ArgKind::Value, Type::Value}}, {}, true},
   };
   return ops;

@@ -1,8 +1,8 @@
 // StorageKinds — infers the kind of each storage array (weight, activation, ...) before the
 // functions are checked, so operand kinds can be checked statically wherever a value is
 // read. A kind comes from the operations assigned to an array; a copy (`w[l, 0] = w[l]`)
-// takes the source's kind; `recv` says nothing (its kind is known only at run time). An
-// array assigned two different kinds is an error, with a note at the first assignment.
+// takes the source's kind, and so does a shard of it (`o[l] = shard(opt[l], ...)`); `recv` says nothing (its kind is
+// known only at run time). An array assigned two different kinds is an error, with a note at the first assignment.
 #include "sema/Operations.h"
 #include "sema/SemaContext.h"
 
@@ -63,6 +63,12 @@ private:
     if (auto *call = v.dyn<ast::CallExpr>()) {
       if (const OpSignature *sig = findOperation(call->callee))
         results = sig->results;
+      if (call->callee == "shard") // a shard of a stored value is a copy of its kind
+        for (const auto &arg : call->args)
+          if (auto *idx = arg.value->dyn<ast::IndexExpr>(); idx && (arg.name.empty() || arg.name == "value"))
+            for (const ast::Target &t : a.targets)
+              if (t.indexed)
+                copies_.push_back(Copy{t.name, idx->name, t.range});
     } else if (auto *idx = v.dyn<ast::IndexExpr>()) {
       for (const ast::Target &t : a.targets)
         if (t.indexed)

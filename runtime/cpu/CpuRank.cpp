@@ -217,6 +217,27 @@ ValuePtr CpuRank::fakeGrad(const ValuePtr &meta) {
   return withFlat(meta, std::move(zero));
 }
 
+ValuePtr CpuRank::shardOf(const ValuePtr &meta, const ValuePtr &whole) {
+  if (meta->poisoned)
+    return meta;
+  auto [begin, count] = shard(meta->shards->min(), meta->total);
+  int64_t n = weightElements();
+  auto slice = [&](const Flat *f) {
+    std::vector<float> all = f ? f->whole(n) : std::vector<float>(static_cast<size_t>(n), 0.0f);
+    Flat part;
+    part.pieces.push_back(Piece{begin, std::vector<float>(all.begin() + begin, all.begin() + begin + count)});
+    return part;
+  };
+  if (meta->kind == Kind::OptState) {
+    const OptState *in = opt(whole);
+    auto state = std::make_shared<OptState>();
+    for (int k = 0; k < o_.moments(); ++k)
+      state->moments.push_back(slice(in && k < static_cast<int>(in->moments.size()) ? &in->moments[k] : nullptr));
+    return attach<OptState>(meta, state, count * o_.moments());
+  }
+  return withFlat(meta, slice(flat(whole)));
+}
+
 ValuePtr CpuRank::collective(const ValuePtr &meta, sim::CollectiveKind kind, const ValuePtr &v,
                              const sim::IntSet &members) {
   const Flat *in = flat(v);

@@ -32,6 +32,8 @@ public:
                                                  const sim::ValuePtr &opt);
   sim::ValuePtr addGrad(const sim::ValuePtr &meta, const sim::ValuePtr &a, const sim::ValuePtr &b);
   sim::ValuePtr fakeGrad(const sim::ValuePtr &meta);
+  // The slice of `whole` (a complete weight, gradient or optimizer state) that `meta` names.
+  sim::ValuePtr shardOf(const sim::ValuePtr &meta, const sim::ValuePtr &whole);
   sim::ValuePtr collective(const sim::ValuePtr &meta, sim::CollectiveKind kind, const sim::ValuePtr &v,
                            const sim::IntSet &members);
   void send(int64_t to, const sim::ValuePtr &v);

@@ -285,6 +285,12 @@ schedc_value schedc_fake_grad(schedc_rank *r, uint32_t loc, int64_t layer, sched
   return c.keep(c.computing() ? c.compute->fakeGrad(v) : v);
 }
 
+schedc_value schedc_shard(schedc_rank *r, uint32_t loc, schedc_value v, int64_t shard, int64_t of) {
+  RankContext &c = ctx(r);
+  sim::ValuePtr s = c.rank->shard(c.at(loc), c.temps[v], shard, of);
+  return c.keep(c.computing() ? c.compute->shardOf(s, c.temps[v]) : s);
+}
+
 schedc_value schedc_collective(schedc_rank *r, uint32_t loc, int32_t kind, schedc_value v, int32_t groupKind,
                                int64_t group, uint32_t groupLoc) {
   RankContext &c = ctx(r);

@@ -356,4 +356,38 @@ ValuePtr Rank::fakeGrad(SourceRange at, int64_t layer, const IntSet &batches) {
   return makeValue(std::move(g));
 }
 
+ValuePtr Rank::shard(SourceRange at, const ValuePtr &v, int64_t shard, int64_t of) {
+  bool ok = true;
+  if (!anyPoisoned({&v})) {
+    std::string what = std::string(kindName(v->kind)) + " of " + layerOf(v->layer);
+    if (v->kind != Kind::Weight && v->kind != Kind::OptState && v->kind != Kind::WeightGrad) {
+      error(at, "shard-kind",
+            "`shard` of the " + what + ": only weights, optimizer states and weight gradients are sharded");
+      ok = false;
+    } else if (of < 1) {
+      error(at, "shard-count",
+            "`shard` of the " + what + " into " + std::to_string(of) +
+                " shards: the number of shards must be at least 1");
+      ok = false;
+    } else if (shard < 0 || shard >= of) {
+      error(at, "shard-count",
+            "`shard` " + std::to_string(shard) + " of " + std::to_string(of) + " of the " + what +
+                ": shards are numbered 0 to " + std::to_string(of - 1));
+      ok = false;
+    } else if (!v->complete()) {
+      error(at, "shard-partial",
+            "`shard` of the " + what + " needs the complete value, but rank " + std::to_string(id_) +
+                " holds only shards " + v->shards->str() + " of " + std::to_string(v->total));
+      ok = false;
+    }
+  }
+  Value s = *v;
+  s.shards = setOf(IntSet::single(ok ? shard : 0));
+  s.total = ok ? of : 1;
+  s.poisoned = !ok || v->poisoned;
+  s.payload.reset();
+  s.payloadElements = 0;
+  return makeValue(std::move(s));
+}
+
 } // namespace schedc::sim

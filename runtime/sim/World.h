@@ -120,6 +120,9 @@ public:
                                        const ValuePtr &opt);
   ValuePtr addGrad(SourceRange at, const ValuePtr &a, const ValuePtr &b);
   ValuePtr fakeGrad(SourceRange at, int64_t layer, const IntSet &batches);
+  // Shard `shard` of `of` of a complete weight, optimizer state or weight gradient (ZeRO-1/2:
+  // keep a slice of a full value). No event: taking a slice takes no time.
+  ValuePtr shard(SourceRange at, const ValuePtr &v, int64_t shard, int64_t of);
   // `group` lists the participating ranks in order; it must contain this rank.
   ValuePtr collective(SourceRange at, CollectiveKind kind, const ValuePtr &v, std::shared_ptr<const IntSet> group);
   void send(SourceRange at, int64_t to, const ValuePtr &v);

@@ -2,8 +2,8 @@
 """equivalence.py SCHEDC EXAMPLES LIT_DIR
 
 The compiled program prints what `schedc check` prints. For each of the eight puzzle
-examples at its defaults and two other parameter sets, and for schedules with errors,
-deadlocks, meshes and procedures, builds the executable once and compares, for text and
+examples at its defaults and two other parameter sets, for stdlib schedules (`shard`,
+meshes), and for schedules with errors, deadlocks, meshes and procedures, builds the executable once and compares, for text and
 JSON output: `schedc check`, the executable (`schedc build`) and the JIT (`schedc run`)
 must give byte-identical stdout, byte-identical stderr and the same exit code."""
 import os
@@ -13,6 +13,7 @@ import tempfile
 
 schedc, examples, lit = sys.argv[1:4]
 puzzles = os.path.join(examples, "puzzles")
+stdlib = os.path.join(os.path.dirname(os.path.abspath(examples)), "stdlib")
 cases = {
     os.path.join(puzzles, "basic.sched"): ["", "-D layers=3 -D batches=5", "-D layers=1 -D batches=2 -D ranks=3"],
     os.path.join(puzzles, "grad_accum.sched"): ["", "-D layers=3 -D batches=5", "-D layers=4 -D batches=1"],
@@ -31,6 +32,10 @@ cases = {
     os.path.join(lit, "check", "mesh-runtime.sched"): ["", "-D a=3"],
     os.path.join(lit, "check", "warnings.sched"): [""],
     os.path.join(lit, "sema", "ir-dump.sched"): [""],
+    os.path.join(lit, "check", "shard-errors.sched"): [""],
+    os.path.join(stdlib, "zero1.sched"): ["", "-D ranks=2 -D batches=6"],
+    os.path.join(stdlib, "zero2.sched"): ["-D layers=3 -D ranks=8 -D batches=8"],
+    os.path.join(stdlib, "hybrid.sched"): ["-D ranks=4 -D stages=2"],
 }
 
 def run(args):

@@ -2,7 +2,7 @@
 """equivalence.py SCHEDC EXAMPLES INPUTS MPIEXEC
 
 The cpu backend's proofs, run under MPI (one process per rank, oversubscribed):
-1. Equivalence: each of the eight puzzle schedules, run with --backend=cpu at small sizes
+1. Equivalence: each of the eight puzzle schedules and the stdlib's ZeRO-1 and ZeRO-2, run with --backend=cpu at small sizes
    (H = 16, T = 8), ends with the same weights as `basic` on the same layers, batches, H,
    T and seed, to a relative error max|a - b| / max|b| of at most 1e-5, for SGD and Adam.
 2. Memory: at H = 512, T = 256 the peak of elements each rank holds, measured at the cost
@@ -22,7 +22,9 @@ mpi = [mpiexec, "--allow-run-as-root", "--oversubscribe", "-x", "OPENBLAS_NUM_TH
 puzzles = {  # name: (layers, batches, ranks) at the defaults
     "basic": (2, 4, 1), "grad_accum": (2, 4, 1), "ddp": (2, 4, 4), "wsdp": (6, 4, 4), "fsdp": (6, 4, 4),
     "pipeline": (8, 4, 4), "gpipe": (8, 4, 4), "pipeline_fsdp": (4, 4, 16),
+    "zero1": (4, 8, 4), "zero2": (4, 8, 4),  # from stdlib/: `shard` on real tensors
 }
+stdlib = os.path.join(os.path.dirname(os.path.abspath(examples)), "stdlib")
 failures = 0
 
 def run(args, **kw):
@@ -36,7 +38,8 @@ def report(ok, what):
 with tempfile.TemporaryDirectory() as tmp:
     exe = {}
     for name in list(puzzles) + ["missing-batches"]:
-        source = os.path.join(inputs if name == "missing-batches" else os.path.join(examples, "puzzles"), name + ".sched")
+        folder = inputs if name == "missing-batches" else stdlib if name.startswith("zero") else os.path.join(examples, "puzzles")
+        source = os.path.join(folder, name + ".sched")
         exe[name] = os.path.join(tmp, name)
         build = run([schedc, "build", source, "-o", exe[name]])
         if build.returncode != 0:

@@ -120,6 +120,7 @@ void schedc_update(schedc_rank *r, uint32_t loc, int64_t layer, schedc_value gra
 schedc_value schedc_add_grad(schedc_rank *r, uint32_t loc, schedc_value a, schedc_value b);
 schedc_value schedc_fake_grad(schedc_rank *r, uint32_t loc, int64_t layer, schedc_set batches,
                               uint32_t batches_loc);
+schedc_value schedc_shard(schedc_rank *r, uint32_t loc, schedc_value v, int64_t shard, int64_t of);
 /* kind: 0 allreduce, 1 allgather, 2 reducescatter. group_kind: 0 all ranks, 1 a mesh axis
    (group is its index), 2 a set of ranks (group is the set; group_loc locates it). */
 schedc_value schedc_collective(schedc_rank *r, uint32_t loc, int32_t kind, schedc_value v, int32_t group_kind,
@@ -134,7 +135,7 @@ schedc_value schedc_recv(schedc_rank *r, uint32_t loc, int64_t from);
   X(schedc_set_equal) X(schedc_set_retain) X(schedc_set_release) X(schedc_mesh) X(schedc_axis_coord)             \
   X(schedc_axis_size) X(schedc_store) X(schedc_read) X(schedc_free) X(schedc_load) X(schedc_input)               \
   X(schedc_forward) X(schedc_backward) X(schedc_loss) X(schedc_update) X(schedc_add_grad) X(schedc_fake_grad)   \
-  X(schedc_collective) X(schedc_send) X(schedc_recv)
+  X(schedc_shard) X(schedc_collective) X(schedc_send) X(schedc_recv)
 
 #ifdef __cplusplus
 }
