@@ -338,6 +338,15 @@ private:
       auto [gw, ga] = rank_.backward(at, layer, a, g, w);
       return {gw, ga};
     }
+    case ir::OpKind::BackwardInput:
+    case ir::OpKind::BackwardWeight: {
+      int64_t layer = intArg(0);
+      ValuePtr a = value(op.values[0]), g = value(op.values[1]), w = value(op.values[2]);
+      bool input = op.kind == ir::OpKind::BackwardInput;
+      auto [gw, ga] =
+          rank_.backward(at, layer, a, g, w, input ? sim::Rank::BackwardPart::Input : sim::Rank::BackwardPart::Weight);
+      return {input ? ga : gw};
+    }
     case ir::OpKind::Loss: return {rank_.loss(at, value(op.values[0]))};
     case ir::OpKind::Update: {
       int64_t layer = intArg(0);

@@ -65,6 +65,7 @@ public:
     add("schedc_add_grad", i64, {p, i32, i64, i64});
     add("schedc_fake_grad", i64, {p, i32, i64, i64, i32});
     add("schedc_shard", i64, {p, i32, i64, i64, i64});
+    add("schedc_backward_part", i64, {p, i32, i32, i64, i64, i64, i64});
     add("schedc_collective", i64, {p, i32, i32, i64, i32, i64, i32});
     add("schedc_send", v, {p, i32, i64, i64});
     add("schedc_recv", i64, {p, i32, i64});
@@ -334,6 +335,13 @@ private:
                 : b_.CreateCall(s_.rt("schedc_fake_grad"), {rank_, at, layer, batches.handle, loc(batchesExpr.range)});
       release(batches);
       return {v};
+    }
+    case ir::OpKind::BackwardInput:
+    case ir::OpKind::BackwardWeight: {
+      Value *layer = integer(op.ints[0]);
+      Value *a = value(op.values[0]), *g = value(op.values[1]), *w = value(op.values[2]);
+      Value *part = b_.getInt32(op.kind == ir::OpKind::BackwardInput ? 0 : 1);
+      return {b_.CreateCall(s_.rt("schedc_backward_part"), {rank_, at, part, layer, a, g, w})};
     }
     case ir::OpKind::Shard: {
       Value *v = value(op.values[0]);

@@ -95,20 +95,22 @@ struct Group {
 };
 
 enum class OpKind : uint8_t {
-  Read,          // the value held in `ref`
-  Load,          // ints: layer, shard, of                  -> Weight, OptState
-  Input,         // ints: batches (Set)                     -> Activation
-  Forward,       // ints: layer; values: input, weight      -> Activation
-  Backward,      // ints: layer; values: input, grad, weight -> WeightGrad, ActGrad
-  Loss,          // values: input                           -> ActGrad
-  Update,        // ints: layer; values: grad, weight, opt  -> Weight, OptState
-  AddGrad,       // values: lhs, rhs                        -> WeightGrad
-  AllReduce,     // values: grad; group                     -> WeightGrad
-  AllGather,     // values: weight; group                   -> Weight
-  ReduceScatter, // values: grad; group                     -> WeightGrad
-  Recv,          // ints: source rank                       -> Value
-  FakeGrad,      // ints: layer, batches (Set)              -> WeightGrad
-  Shard,         // ints: shard, of; values: value          -> the value's type (one shard of it)
+  Read,           // the value held in `ref`
+  Load,           // ints: layer, shard, of                  -> Weight, OptState
+  Input,          // ints: batches (Set)                     -> Activation
+  Forward,        // ints: layer; values: input, weight      -> Activation
+  Backward,       // ints: layer; values: input, grad, weight -> WeightGrad, ActGrad
+  Loss,           // values: input                           -> ActGrad
+  Update,         // ints: layer; values: grad, weight, opt  -> Weight, OptState
+  AddGrad,        // values: lhs, rhs                        -> WeightGrad
+  AllReduce,      // values: grad; group                     -> WeightGrad
+  AllGather,      // values: weight; group                   -> Weight
+  ReduceScatter,  // values: grad; group                     -> WeightGrad
+  Recv,           // ints: source rank                       -> Value
+  FakeGrad,       // ints: layer, batches (Set)              -> WeightGrad
+  Shard,          // ints: shard, of; values: value          -> the value's type (one shard of it)
+  BackwardInput,  // ints: layer; values: input, grad, weight -> ActGrad (half of backward)
+  BackwardWeight, // ints: layer; values: input, grad, weight -> WeightGrad (the other half)
 };
 const char *opKindName(OpKind k);
 bool isCollective(OpKind k);

@@ -78,6 +78,8 @@ const char *opKindName(OpKind k) {
   case OpKind::Recv: return "recv";
   case OpKind::FakeGrad: return "fake_grad";
   case OpKind::Shard: return "shard";
+  case OpKind::BackwardInput: return "backward_input";
+  case OpKind::BackwardWeight: return "backward_weight";
   }
   return "?";
 }

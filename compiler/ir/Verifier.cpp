@@ -31,6 +31,8 @@ OpShape shapeOf(OpKind k) {
   case OpKind::Recv: return {{T::Int}, 0, {T::Value}};
   case OpKind::FakeGrad: return {{T::Int, T::Set}, 0, {T::WeightGrad}};
   case OpKind::Shard: return {{T::Int, T::Int}, 1, {}};
+  case OpKind::BackwardInput: return {{T::Int}, 3, {T::ActGrad}};
+  case OpKind::BackwardWeight: return {{T::Int}, 3, {T::WeightGrad}};
   }
   return {};
 }

@@ -9,6 +9,11 @@ using ir::OpKind;
 using ir::Type;
 
 const std::vector<OpSignature> &table() {
+  // backward and its two halves take the same arguments.
+  static const std::vector<OpParam> backwardParams = {{"layer", ArgKind::Int},
+                                                      {"input", ArgKind::Value, Type::Activation},
+                                                      {"grad", ArgKind::Value, Type::ActGrad},
+                                                      {"weight", ArgKind::Value, Type::Weight}};
   static const std::vector<OpSignature> ops = {
       {"load",
        OpKind::Load,
@@ -19,13 +24,9 @@ const std::vector<OpSignature> &table() {
        OpKind::Forward,
        {{"layer", ArgKind::Int}, {"input", ArgKind::Value, Type::Activation}, {"weight", ArgKind::Value, Type::Weight}},
        {Type::Activation}},
-      {"backward",
-       OpKind::Backward,
-       {{"layer", ArgKind::Int},
-        {"input", ArgKind::Value, Type::Activation},
-        {"grad", ArgKind::Value, Type::ActGrad},
-        {"weight", ArgKind::Value, Type::Weight}},
-       {Type::WeightGrad, Type::ActGrad}},
+      {"backward", OpKind::Backward, backwardParams, {Type::WeightGrad, Type::ActGrad}},
+      {"backward_input", OpKind::BackwardInput, backwardParams, {Type::ActGrad}},
+      {"backward_weight", OpKind::BackwardWeight, backwardParams, {Type::WeightGrad}},
       {"loss", OpKind::Loss, {{"input", ArgKind::Value, Type::Activation}}, {Type::ActGrad}},
       {"update",
        OpKind::Update,

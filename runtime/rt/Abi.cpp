@@ -254,6 +254,17 @@ void schedc_backward(schedc_rank *r, uint32_t loc, int64_t layer, schedc_value i
   out[1] = c.keep(std::move(results.second));
 }
 
+schedc_value schedc_backward_part(schedc_rank *r, uint32_t loc, int32_t part, int64_t layer, schedc_value input,
+                                  schedc_value grad, schedc_value weight) {
+  RankContext &c = ctx(r);
+  RealTime timer(c);
+  auto which = part == 0 ? sim::Rank::BackwardPart::Input : sim::Rank::BackwardPart::Weight;
+  auto results = c.rank->backward(c.at(loc), layer, c.temps[input], c.temps[grad], c.temps[weight], which);
+  if (c.computing()) // the cpu backend computes both halves and keeps the one asked for
+    results = c.compute->backward(results, c.temps[input], c.temps[grad], c.temps[weight]);
+  return c.keep(part == 0 ? std::move(results.second) : std::move(results.first));
+}
+
 schedc_value schedc_loss(schedc_rank *r, uint32_t loc, schedc_value input) {
   RankContext &c = ctx(r);
   RealTime timer(c);

@@ -187,20 +187,26 @@ ValuePtr Rank::forward(SourceRange at, int64_t layer, const ValuePtr &a, const V
 }
 
 std::pair<ValuePtr, ValuePtr> Rank::backward(SourceRange at, int64_t layer, const ValuePtr &a, const ValuePtr &g,
-                                             const ValuePtr &w) {
-  logEvent("backward", layer, a->batches, Number::integer(static_cast<int64_t>(a->batches->size())), at);
-  bool ok = checkLayer(at, "backward", layer);
+                                             const ValuePtr &w, BackwardPart part) {
+  const char *name = part == BackwardPart::Both    ? "backward"
+                     : part == BackwardPart::Input ? "backward_input"
+                                                   : "backward_weight";
+  auto steps = static_cast<int64_t>(a->batches->size());
+  // The two halves of a split backward take half of its time each, so their sum is backward's.
+  logEvent(name, layer, a->batches,
+           part == BackwardPart::Both ? Number::integer(steps) : Number::real(static_cast<double>(steps) / 2), at);
+  bool ok = checkLayer(at, name, layer);
   if (ok && !anyPoisoned({&a, &g, &w})) {
-    ok = checkComputeInputs(at, "backward", layer, *a, *w);
+    ok = checkComputeInputs(at, name, layer, *a, *w);
     if (g->layer != layer) {
       error(at, "backward-grad-layer",
-            "backward of " + layerOf(layer) + " takes the gradient of " + layerOf(layer) +
+            std::string(name) + " of " + layerOf(layer) + " takes the gradient of " + layerOf(layer) +
                 "'s output, but this is the gradient of " + layerOf(g->layer) + "'s output");
       ok = false;
     } else if (*a->batches != *g->batches) {
       error(at, "backward-batches",
-            "backward of " + layerOf(layer) + " mixes micro-batches: the activations are of " + a->batches->str() +
-                ", the gradient of " + g->batches->str());
+            std::string(name) + " of " + layerOf(layer) + " mixes micro-batches: the activations are of " +
+                a->batches->str() + ", the gradient of " + g->batches->str());
       ok = false;
     }
   }

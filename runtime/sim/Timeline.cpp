@@ -40,8 +40,10 @@ std::string layerColour(int64_t layer, bool light) {
 std::string colourOf(const char *name, int64_t layer) {
   if (!std::strcmp(name, "forward"))
     return layerColour(layer, false);
-  if (!std::strcmp(name, "backward"))
+  if (!std::strcmp(name, "backward") || !std::strcmp(name, "backward_input"))
     return layerColour(layer, true);
+  if (!std::strcmp(name, "backward_weight")) // the deferred half of a split backward: paler
+    return "hsl(" + num(std::fmod(static_cast<double>(layer) * 137.508, 360.0)) + ",65%,90%)";
   if (!std::strcmp(name, "update"))
     return "#f2c94c";
   if (!std::strcmp(name, "loss"))
@@ -152,8 +154,9 @@ std::string timelineSvg(const World &world, const Report &report, const SourceMa
       double fontSize = std::min(11.0, boxH - 3);
       if (!label.empty() && fontSize >= 7 && w >= static_cast<double>(label.size()) * fontSize * 0.62 + 4)
         s += "<text x=\"" + num(x0 + w / 2) + "\" y=\"" + num(y + boxH / 2 + fontSize * 0.35) + "\" font-size=\"" +
-             num(fontSize) + "\" text-anchor=\"middle\" fill=\"" + (std::strcmp(name, "backward") ? "white" : "#222") +
-             "\" pointer-events=\"none\">" + label + "</text>\n";
+             num(fontSize) + "\" text-anchor=\"middle\" fill=\"" +
+             (std::strncmp(name, "backward", 8) ? "white" : "#222") + "\" pointer-events=\"none\">" + label +
+             "</text>\n";
       // Memory from this event to the next (or to the end of the last).
       double next = i + 1 < events.size() ? startOf(r, i + 1) : startOf(r, i) + lengthOf(r, i);
       double barW = std::max(0.5, x(next) - x0), barH = memH * memoryOf(r, i) / maxMemory;

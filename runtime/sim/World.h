@@ -113,8 +113,11 @@ public:
   std::pair<ValuePtr, ValuePtr> load(SourceRange at, int64_t layer, int64_t shard, int64_t of);
   ValuePtr input(SourceRange at, const IntSet &batches);
   ValuePtr forward(SourceRange at, int64_t layer, const ValuePtr &input, const ValuePtr &weight);
+  // backward_input and backward_weight (zero-bubble schedules) each compute one of the two
+  // results and take half of backward's time; `part` says which (the other is poisoned).
+  enum class BackwardPart { Both, Input, Weight };
   std::pair<ValuePtr, ValuePtr> backward(SourceRange at, int64_t layer, const ValuePtr &input, const ValuePtr &grad,
-                                         const ValuePtr &weight);
+                                         const ValuePtr &weight, BackwardPart part = BackwardPart::Both);
   ValuePtr loss(SourceRange at, const ValuePtr &input);
   std::pair<ValuePtr, ValuePtr> update(SourceRange at, int64_t layer, const ValuePtr &grad, const ValuePtr &weight,
                                        const ValuePtr &opt);

@@ -23,6 +23,7 @@ puzzles = {  # name: (layers, batches, ranks) at the defaults
     "basic": (2, 4, 1), "grad_accum": (2, 4, 1), "ddp": (2, 4, 4), "wsdp": (6, 4, 4), "fsdp": (6, 4, 4),
     "pipeline": (8, 4, 4), "gpipe": (8, 4, 4), "pipeline_fsdp": (4, 4, 16),
     "zero1": (4, 8, 4), "zero2": (4, 8, 4),  # from stdlib/: `shard` on real tensors
+    "zbh1": (8, 8, 4),  # from stdlib/: the split backward on real tensors
 }
 stdlib = os.path.join(os.path.dirname(os.path.abspath(examples)), "stdlib")
 failures = 0
@@ -38,7 +39,7 @@ def report(ok, what):
 with tempfile.TemporaryDirectory() as tmp:
     exe = {}
     for name in list(puzzles) + ["missing-batches"]:
-        folder = inputs if name == "missing-batches" else stdlib if name.startswith("zero") else os.path.join(examples, "puzzles")
+        folder = inputs if name == "missing-batches" else stdlib if name.startswith(("zero", "zb")) else os.path.join(examples, "puzzles")
         source = os.path.join(folder, name + ".sched")
         exe[name] = os.path.join(tmp, name)
         build = run([schedc, "build", source, "-o", exe[name]])

@@ -114,6 +114,9 @@ schedc_value schedc_input(schedc_rank *r, uint32_t loc, schedc_set batches, uint
 schedc_value schedc_forward(schedc_rank *r, uint32_t loc, int64_t layer, schedc_value input, schedc_value weight);
 void schedc_backward(schedc_rank *r, uint32_t loc, int64_t layer, schedc_value input, schedc_value grad,
                      schedc_value weight, schedc_value *out);
+/* part: 0 backward_input (yields the activation gradient), 1 backward_weight (the weight gradient). */
+schedc_value schedc_backward_part(schedc_rank *r, uint32_t loc, int32_t part, int64_t layer, schedc_value input,
+                                  schedc_value grad, schedc_value weight);
 schedc_value schedc_loss(schedc_rank *r, uint32_t loc, schedc_value input);
 void schedc_update(schedc_rank *r, uint32_t loc, int64_t layer, schedc_value grad, schedc_value weight,
                    schedc_value opt, schedc_value *out);
@@ -135,7 +138,7 @@ schedc_value schedc_recv(schedc_rank *r, uint32_t loc, int64_t from);
   X(schedc_set_equal) X(schedc_set_retain) X(schedc_set_release) X(schedc_mesh) X(schedc_axis_coord)             \
   X(schedc_axis_size) X(schedc_store) X(schedc_read) X(schedc_free) X(schedc_load) X(schedc_input)               \
   X(schedc_forward) X(schedc_backward) X(schedc_loss) X(schedc_update) X(schedc_add_grad) X(schedc_fake_grad)   \
-  X(schedc_shard) X(schedc_collective) X(schedc_send) X(schedc_recv)
+  X(schedc_shard) X(schedc_backward_part) X(schedc_collective) X(schedc_send) X(schedc_recv)
 
 #ifdef __cplusplus
 }
