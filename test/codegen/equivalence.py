@@ -36,6 +36,7 @@ cases = {
     os.path.join(stdlib, "zero1.sched"): ["", "-D ranks=2 -D batches=6"],
     os.path.join(stdlib, "zero2.sched"): ["-D layers=3 -D ranks=8 -D batches=8"],
     os.path.join(stdlib, "hybrid.sched"): ["-D ranks=4 -D stages=2"],
+    os.path.join(stdlib, "recompute.sched"): ["-D layers=5 -D segment=2"],
     os.path.join(stdlib, "zbh1.sched"): ["", "-D ranks=3 -D layers=6 -D batches=5"],
     os.path.join(lit, "check", "split-backward.sched"): [""],
 }

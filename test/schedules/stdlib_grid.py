@@ -10,9 +10,15 @@ Then the ZeRO paper's per-rank model-state accounting (Rajbhandari et al., 2020,
 state each weigh W = 512 * 512 units in the puzzle cost model, the memory a rank holds when
 its first update starts (every activation freed, every gradient reduced) is the model
 state: DDP (stage 0) holds 3 L W; ZeRO-1 (sharded optimizer state) 2 L W + L W / N; ZeRO-2
-(and sharded gradients) L W + 2 L W / N; ZeRO-3 (and sharded weights) 3 L W / N."""
+(and sharded gradients) L W + 2 L W / N; ZeRO-3 (and sharded weights) 3 L W / N.
+
+Last, activation recomputation's trade against ddp: under `--cost-model=compute-only` its
+step is longer by exactly the recomputed forwards, (L - ceil(L / k)) * (B / N) steps for
+segments of k layers; its peak memory is never above ddp's, and below it with 8 layers,
+segments of 2 or 4 and 8 micro-batches per rank (where activations, not gradients, make
+the peak)."""
 import csv
-import io
+import json
 import os
 import subprocess
 import sys
@@ -43,6 +49,8 @@ grid = {
     "zero3": [dict(layers=l, batches=r * k, ranks=r) for l in (1, 4) for r in (1, 2, 4, 8) for k in (1, 2)],
     "gpipe": [dict(layers=p * c, batches=m, ranks=p) for p in (1, 2, 4) for c in (1, 2) for m in (1, 4, 8)],
     "1f1b": [dict(layers=p * c, batches=m, ranks=p) for p in (1, 2, 4) for c in (1, 2) for m in (1, 4, 8)],
+    "recompute": [dict(layers=l, batches=r * k, ranks=r, segment=s) for l in (1, 4, 5) for r in (1, 4)
+                  for k in (1, 2) for s in (1, 2, 3)],
     "zbh1": [dict(layers=p * c, batches=m, ranks=p) for p in (1, 2, 4) for c in (1, 2) for m in (1, 4, 8)],
     "hybrid": [dict(layers=s * c, batches=(r // s) * k, ranks=r, stages=s) for s in (1, 2, 4) for r in (s, 2 * s, 4 * s)
                for c in (1, 2) for k in (1, 3)],
@@ -68,6 +76,29 @@ with tempfile.TemporaryDirectory() as tmp:
                     if state != expected:
                         failures.append(f"{label} rank {rank}: model state {state}, ZeRO accounting {expected}")
                 print(f"{label}: model state per rank {state} (expected {expected})")
+
+def figures(schedule, *extra, **params):
+    args = [schedc, "check", os.path.join(stdlib, schedule + ".sched"), "--format=json", *extra]
+    for name, value in params.items():
+        args += ["-D", f"{name}={value}"]
+    return json.loads(subprocess.run(args, capture_output=True, text=True).stdout)
+
+
+for layers in (4, 8):
+    for share in (1, 2, 8):
+        for segment in (1, 2, 3, 4):
+            params = dict(layers=layers, batches=4 * share, ranks=4)
+            ddp = figures("ddp", "--cost-model=compute-only", **params)
+            rec = figures("recompute", "--cost-model=compute-only", segment=segment, **params)
+            extra = (layers - -(-layers // segment)) * share
+            if float(rec["timesteps"]) - float(ddp["timesteps"]) != extra:
+                failures.append(f"recompute {params} segment={segment}: step {rec['timesteps']} vs ddp "
+                                f"{ddp['timesteps']}, expected {extra} more")
+            if rec["max_memory"] > ddp["max_memory"]:
+                failures.append(f"recompute {params} segment={segment}: peak {rec['max_memory']} above ddp's")
+            if layers == 8 and share == 8 and segment in (2, 4) and not rec["max_memory"] < ddp["max_memory"]:
+                failures.append(f"recompute {params} segment={segment}: peak {rec['max_memory']} not below ddp's")
+            print(f"recompute {params} segment={segment}: +{extra} steps, peak {rec['max_memory']} vs {ddp['max_memory']}")
 
 for failure in failures:
     print("FAIL:", failure)
