@@ -17,25 +17,23 @@ namespace schedc::driver {
 
 namespace {
 
-struct Row {
-  std::vector<std::string> cells;
-};
+using Row = std::vector<std::string>; // one schedule's cells
 
 // The cells of one checked schedule.
 Row rowOf(const sim::CheckResult &r) {
   std::string params;
   for (const auto &[name, value] : r.parameters)
     params += (params.empty() ? "" : " ") + name + "=" + std::to_string(value);
-  Row row{{r.schedule, r.file, std::to_string(r.model.ranks), sim::verdictName(r.verdict)}};
+  Row row{r.schedule, r.file, std::to_string(r.model.ranks), sim::verdictName(r.verdict)};
   if (r.report) {
     char bubble[32];
     std::snprintf(bubble, sizeof bubble, "%.4f", r.report->bubble);
-    row.cells.insert(row.cells.end(), {r.report->timesteps.str(), bubble, r.report->maxMemory.str(),
-                                       sim::pythonFloatRepr(r.report->communicationVolume)});
+    row.insert(row.end(), {r.report->timesteps.str(), bubble, r.report->maxMemory.str(),
+                           sim::pythonFloatRepr(r.report->communicationVolume)});
   } else {
-    row.cells.insert(row.cells.end(), {"-", "-", "-", "-"});
+    row.insert(row.end(), {"-", "-", "-", "-"});
   }
-  row.cells.push_back(params);
+  row.push_back(params);
   return row;
 }
 
@@ -48,7 +46,7 @@ void printTable(const std::vector<Row> &rows, std::ostream &out) {
   for (size_t c = 0; c < header.size(); ++c) {
     width[c] = header[c].size();
     for (const Row &r : rows)
-      width[c] = std::max(width[c], r.cells[c].size());
+      width[c] = std::max(width[c], r[c].size());
   }
   auto line = [&](const std::vector<std::string> &cells) {
     std::string text;
@@ -60,7 +58,7 @@ void printTable(const std::vector<Row> &rows, std::ostream &out) {
   };
   line(header);
   for (const Row &r : rows)
-    line(r.cells);
+    line(r);
 }
 
 // The -D texts that name a parameter of `setup` (and any that do not parse, so that

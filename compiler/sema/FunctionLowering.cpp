@@ -770,21 +770,20 @@ private:
         break;
       }
     }
-    if (ok && op.kind == ir::OpKind::Shard && !shardable(op, c))
+    if (ok && op.kind == ir::OpKind::Shard && !shardable(op))
       ok = false;
     return ok ? value(std::move(op)) : Typed::error();
   }
 
   // `shard` yields the type of its value, which must be one that is sharded: a weight, an
   // optimizer state or a weight gradient (a value from `recv` is checked when it runs).
-  bool shardable(ir::Operation &op, const ast::CallExpr &c) {
+  bool shardable(ir::Operation &op) {
     Type t = op.values[0].results[0];
     if (t != Type::Weight && t != Type::OptState && t != Type::WeightGrad && t != Type::Value) {
       diags_.error(op.values[0].range,
                    "`shard` takes a weight, an optimizer state or a weight gradient, but this is " + withArticle(t));
       return false;
     }
-    (void)c;
     op.results = {t};
     return true;
   }

@@ -153,14 +153,17 @@ ValuePtr CpuRank::forward(const ValuePtr &meta, const ValuePtr &a, const ValuePt
 }
 
 std::pair<ValuePtr, ValuePtr> CpuRank::backward(const std::pair<ValuePtr, ValuePtr> &meta, const ValuePtr &a,
-                                                const ValuePtr &g, const ValuePtr &w) {
+                                                const ValuePtr &g, const ValuePtr &w, sim::Rank::BackwardPart part) {
   int64_t m = static_cast<int64_t>(meta.second->batches->size()) * d_.tokens;
   std::vector<float> scratch, dw, dx;
+  bool wantWeight = part != sim::Rank::BackwardPart::Input, wantInput = part != sim::Rank::BackwardPart::Weight;
   const float *weight = wholeWeight(flat(w), weightElements(), scratch);
-  cpu::backward(rowsOf(rows(a), m, d_.hidden), rowsOf(rows(g), m, d_.hidden), m, weight, d_.hidden, dw, dx);
+  cpu::backward(rowsOf(rows(a), m, d_.hidden), rowsOf(rows(g), m, d_.hidden), m, weight, d_.hidden,
+                wantWeight ? &dw : nullptr, wantInput ? &dx : nullptr);
   Flat gw;
   gw.pieces.push_back(Piece{0, std::move(dw)});
-  return {withFlat(meta.first, std::move(gw)), withRows(meta.second, Rows{m, std::move(dx)}, d_.hidden)};
+  return {wantWeight ? withFlat(meta.first, std::move(gw)) : meta.first,
+          wantInput ? withRows(meta.second, Rows{m, std::move(dx)}, d_.hidden) : meta.second};
 }
 
 ValuePtr CpuRank::loss(const ValuePtr &meta, const ValuePtr &a) {

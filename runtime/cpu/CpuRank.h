@@ -23,9 +23,11 @@ public:
   sim::ValuePtr loadOptState(const sim::ValuePtr &meta);
   sim::ValuePtr input(const sim::ValuePtr &meta);
   sim::ValuePtr forward(const sim::ValuePtr &meta, const sim::ValuePtr &input, const sim::ValuePtr &weight);
+  // Computes the results `part` asks for (both, or one half of a split backward; the other
+  // comes back as its metadata without data).
   std::pair<sim::ValuePtr, sim::ValuePtr> backward(const std::pair<sim::ValuePtr, sim::ValuePtr> &meta,
                                                    const sim::ValuePtr &input, const sim::ValuePtr &grad,
-                                                   const sim::ValuePtr &weight);
+                                                   const sim::ValuePtr &weight, sim::Rank::BackwardPart part);
   sim::ValuePtr loss(const sim::ValuePtr &meta, const sim::ValuePtr &input);
   std::pair<sim::ValuePtr, sim::ValuePtr> update(const std::pair<sim::ValuePtr, sim::ValuePtr> &meta,
                                                  const sim::ValuePtr &grad, const sim::ValuePtr &weight,

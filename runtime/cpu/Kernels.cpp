@@ -48,17 +48,21 @@ std::vector<float> lossGradient(const Dims &d, const std::vector<float> &y, cons
 }
 
 void backward(const std::vector<float> &x, const std::vector<float> &g, int64_t rows, const float *w, int64_t h,
-              std::vector<float> &dw, std::vector<float> &dx) {
+              std::vector<float> *dw, std::vector<float> *dx) {
   std::vector<float> dz = forward(x, rows, w, h); // y, recomputed
   for (size_t i = 0; i < dz.size(); ++i)
     dz[i] = g[i] * (1.0f - dz[i] * dz[i]);
-  dw.assign(static_cast<size_t>(h * h), 0.0f);
-  dx.assign(static_cast<size_t>(rows * h), 0.0f);
-  if (rows == 0)
-    return;
   int ih = static_cast<int>(h), ir = static_cast<int>(rows);
-  gemm(CblasTrans, CblasNoTrans, ih, ih, ir, x.data(), ih, dz.data(), ih, dw.data(), ih);
-  gemm(CblasNoTrans, CblasTrans, ir, ih, ih, dz.data(), ih, w, ih, dx.data(), ih);
+  if (dw) {
+    dw->assign(static_cast<size_t>(h * h), 0.0f);
+    if (rows > 0)
+      gemm(CblasTrans, CblasNoTrans, ih, ih, ir, x.data(), ih, dz.data(), ih, dw->data(), ih);
+  }
+  if (dx) {
+    dx->assign(static_cast<size_t>(rows * h), 0.0f);
+    if (rows > 0)
+      gemm(CblasNoTrans, CblasTrans, ir, ih, ih, dz.data(), ih, w, ih, dx->data(), ih);
+  }
 }
 
 void optimizerStep(const Optimizer &o, int64_t step, std::vector<float> &w, std::vector<std::vector<float> *> moments,

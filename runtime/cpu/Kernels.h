@@ -23,9 +23,9 @@ std::vector<float> forward(const std::vector<float> &x, int64_t rows, const floa
 // d(loss)/dy for the rows of `batches` (x in their ascending order).
 std::vector<float> lossGradient(const Dims &d, const std::vector<float> &y, const std::vector<int64_t> &batches);
 // Recomputes y = tanh(x W) (a transient) and returns dW = x^T (g * (1 - y^2)) and
-// dx = (g * (1 - y^2)) W^T.
+// dx = (g * (1 - y^2)) W^T; a null `dw` or `dx` is not computed (a split backward's half).
 void backward(const std::vector<float> &x, const std::vector<float> &g, int64_t rows, const float *w, int64_t h,
-              std::vector<float> &dw, std::vector<float> &dx);
+              std::vector<float> *dw, std::vector<float> *dx);
 // One optimizer step on a slice: w, the moments and g have the same length. `step` is the
 // number of steps taken before (Adam's bias correction).
 void optimizerStep(const Optimizer &o, int64_t step, std::vector<float> &w, std::vector<std::vector<float> *> moments,

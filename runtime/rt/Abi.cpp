@@ -243,13 +243,25 @@ schedc_value schedc_forward(schedc_rank *r, uint32_t loc, int64_t layer, schedc_
   return c.keep(c.computing() ? c.compute->forward(v, c.temps[input], c.temps[weight]) : v);
 }
 
+namespace {
+
+// backward and the halves of a split backward: the checks and clock, then the data.
+std::pair<sim::ValuePtr, sim::ValuePtr> backwardResults(RankContext &c, uint32_t loc, int64_t layer, schedc_value input,
+                                                        schedc_value grad, schedc_value weight,
+                                                        sim::Rank::BackwardPart part) {
+  RealTime timer(c);
+  auto results = c.rank->backward(c.at(loc), layer, c.temps[input], c.temps[grad], c.temps[weight], part);
+  if (c.computing())
+    results = c.compute->backward(results, c.temps[input], c.temps[grad], c.temps[weight], part);
+  return results;
+}
+
+} // namespace
+
 void schedc_backward(schedc_rank *r, uint32_t loc, int64_t layer, schedc_value input, schedc_value grad,
                      schedc_value weight, schedc_value *out) {
   RankContext &c = ctx(r);
-  RealTime timer(c);
-  auto results = c.rank->backward(c.at(loc), layer, c.temps[input], c.temps[grad], c.temps[weight]);
-  if (c.computing())
-    results = c.compute->backward(results, c.temps[input], c.temps[grad], c.temps[weight]);
+  auto results = backwardResults(c, loc, layer, input, grad, weight, sim::Rank::BackwardPart::Both);
   out[0] = c.keep(std::move(results.first));
   out[1] = c.keep(std::move(results.second));
 }
@@ -257,12 +269,10 @@ void schedc_backward(schedc_rank *r, uint32_t loc, int64_t layer, schedc_value i
 schedc_value schedc_backward_part(schedc_rank *r, uint32_t loc, int32_t part, int64_t layer, schedc_value input,
                                   schedc_value grad, schedc_value weight) {
   RankContext &c = ctx(r);
-  RealTime timer(c);
-  auto which = part == 0 ? sim::Rank::BackwardPart::Input : sim::Rank::BackwardPart::Weight;
-  auto results = c.rank->backward(c.at(loc), layer, c.temps[input], c.temps[grad], c.temps[weight], which);
-  if (c.computing()) // the cpu backend computes both halves and keeps the one asked for
-    results = c.compute->backward(results, c.temps[input], c.temps[grad], c.temps[weight]);
-  return c.keep(part == 0 ? std::move(results.second) : std::move(results.first));
+  bool inputHalf = part == 0;
+  auto results = backwardResults(c, loc, layer, input, grad, weight,
+                                 inputHalf ? sim::Rank::BackwardPart::Input : sim::Rank::BackwardPart::Weight);
+  return c.keep(inputHalf ? std::move(results.second) : std::move(results.first));
 }
 
 schedc_value schedc_loss(schedc_rank *r, uint32_t loc, schedc_value input) {
