@@ -31,19 +31,21 @@ std::string num(double v) {
   return buf;
 }
 
-// Forward boxes are coloured by layer (golden-angle hues); backward is the same, lighter.
-std::string layerColour(int64_t layer, bool light) {
+// Forward boxes are coloured by layer (golden-angle hues); backward is the same, lighter,
+// and the deferred half of a split backward (backward_weight) lighter still.
+enum Lightness { kForward = 45, kBackward = 78, kBackwardWeight = 90 };
+std::string layerColour(int64_t layer, Lightness lightness) {
   double hue = std::fmod(static_cast<double>(layer) * 137.508, 360.0);
-  return "hsl(" + num(hue) + ",65%," + (light ? "78%" : "45%") + ")";
+  return "hsl(" + num(hue) + ",65%," + std::to_string(static_cast<int>(lightness)) + "%)";
 }
 
 std::string colourOf(const char *name, int64_t layer) {
   if (!std::strcmp(name, "forward"))
-    return layerColour(layer, false);
+    return layerColour(layer, kForward);
   if (!std::strcmp(name, "backward") || !std::strcmp(name, "backward_input"))
-    return layerColour(layer, true);
-  if (!std::strcmp(name, "backward_weight")) // the deferred half of a split backward: paler
-    return "hsl(" + num(std::fmod(static_cast<double>(layer) * 137.508, 360.0)) + ",65%,90%)";
+    return layerColour(layer, kBackward);
+  if (!std::strcmp(name, "backward_weight"))
+    return layerColour(layer, kBackwardWeight);
   if (!std::strcmp(name, "update"))
     return "#f2c94c";
   if (!std::strcmp(name, "loss"))
@@ -96,8 +98,10 @@ std::string timelineSvg(const World &world, const Report &report, const SourceMa
   };
   double span = 1e-9, maxMemory = 1e-9, peakTime = report.maxMemoryTime.asDouble();
   int64_t peakRank = report.maxMemoryRank;
+  bool splitBackward = false; // the legend names the halves only for a schedule that has them
   for (int64_t r = 0; r < ranks; ++r)
     for (size_t i = 0; i < world.events(r).size(); ++i) {
+      splitBackward |= !std::strcmp(world.events(r)[i].kind, "backward_weight");
       span = std::max(span, startOf(r, i) + lengthOf(r, i));
       if (memoryOf(r, i) > maxMemory) {
         maxMemory = memoryOf(r, i);
@@ -189,14 +193,16 @@ std::string timelineSvg(const World &world, const Report &report, const SourceMa
   struct Item {
     std::string colour, label;
   };
-  std::vector<Item> legend = {{layerColour(0, false), "forward (colour = layer)"},
-                              {layerColour(0, true), "backward"},
+  std::vector<Item> legend = {{layerColour(0, kForward), "forward (colour = layer)"},
+                              {layerColour(0, kBackward), splitBackward ? "backward / backward_input" : "backward"},
                               {"#d64545", "loss"},
                               {"#f2c94c", "update"},
                               {"#5b7083", "allreduce / allgather / reducescatter"},
                               {"#9b59b6", "send / recv"},
                               {"#b8c4d0", "memory"},
                               {"#e03131", "peak memory"}};
+  if (splitBackward)
+    legend.insert(legend.begin() + 2, {layerColour(0, kBackwardWeight), "backward_weight"});
   double lx = left, ly = plotBottom + 50;
   for (const Item &item : legend) {
     s += "<rect x=\"" + num(lx) + "\" y=\"" + num(ly) + "\" width=\"12\" height=\"12\" fill=\"" + item.colour +
