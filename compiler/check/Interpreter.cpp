@@ -245,8 +245,9 @@ private:
     } else if (auto *x = std::get_if<ir::SendStmt>(&s.node)) {
       int64_t to = eval(x->dest).i;
       ValuePtr v = value(x->value);
+      int64_t tag = eval(x->tag).i;
       if (!rank_.cancelled())
-        rank_.send(s.range, to, v);
+        rank_.send(s.range, to, v, tag);
     } else if (auto *x = std::get_if<ir::MeshStmt>(&s.node)) {
       mesh(*x, s.range);
     }
@@ -367,7 +368,7 @@ private:
                                                      : sim::CollectiveKind::ReduceScatter;
       return {rank_.collective(at, kind, v, group(op.group))};
     }
-    case ir::OpKind::Recv: return {rank_.recv(at, intArg(0))};
+    case ir::OpKind::Recv: return {rank_.recv(at, intArg(0), intArg(1))};
     case ir::OpKind::FakeGrad: {
       int64_t layer = intArg(0);
       return {rank_.fakeGrad(at, layer, setArg(1))};

@@ -67,8 +67,8 @@ public:
     add("schedc_shard", i64, {p, i32, i64, i64, i64});
     add("schedc_backward_part", i64, {p, i32, i32, i64, i64, i64, i64});
     add("schedc_collective", i64, {p, i32, i32, i64, i32, i64, i32});
-    add("schedc_send", v, {p, i32, i64, i64});
-    add("schedc_recv", i64, {p, i32, i64});
+    add("schedc_send", v, {p, i32, i64, i64, i64});
+    add("schedc_recv", i64, {p, i32, i64, i64});
     add("schedc_main", i32, {p, i32, p});
   }
   llvm::FunctionCallee operator()(const char *name) const { return fns_.at(name); }
@@ -244,7 +244,8 @@ private:
     } else if (auto *x = std::get_if<ir::SendStmt>(&s.node)) {
       Value *to = integer(x->dest);
       Value *v = value(x->value);
-      b_.CreateCall(s_.rt("schedc_send"), {rank_, loc(s.range), to, v});
+      Value *tag = integer(x->tag);
+      b_.CreateCall(s_.rt("schedc_send"), {rank_, loc(s.range), to, v, tag});
     } else if (auto *x = std::get_if<ir::MeshStmt>(&s.node)) {
       auto n = static_cast<uint32_t>(x->sizes.size());
       Value *sizes = b_.CreateAlloca(i64_, b_.getInt32(n));
@@ -390,7 +391,8 @@ private:
         release(*members);
       return {r};
     }
-    case ir::OpKind::Recv: return {b_.CreateCall(s_.rt("schedc_recv"), {rank_, at, integer(op.ints[0])})};
+    case ir::OpKind::Recv:
+      return {b_.CreateCall(s_.rt("schedc_recv"), {rank_, at, integer(op.ints[0]), integer(op.ints[1])})};
     }
     return {};
   }

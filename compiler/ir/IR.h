@@ -106,7 +106,7 @@ enum class OpKind : uint8_t {
   AllReduce,      // values: grad; group                     -> WeightGrad
   AllGather,      // values: weight; group                   -> Weight
   ReduceScatter,  // values: grad; group                     -> WeightGrad
-  Recv,           // ints: source rank                       -> Value
+  Recv,           // ints: source rank, tag                  -> Value
   FakeGrad,       // ints: layer, batches (Set)              -> WeightGrad
   Shard,          // ints: shard, of; values: value          -> the value's type (one shard of it)
   BackwardInput,  // ints: layer; values: input, grad, weight -> ActGrad (half of backward)
@@ -160,6 +160,7 @@ struct CallStmt {
 struct SendStmt {
   Expr dest;
   Operation value;
+  Expr tag; // messages are matched per (source, tag), first in first out
 };
 struct MeshStmt {
   std::vector<Expr> sizes; // one per axis of the enclosing schedule, in declaration order

@@ -242,7 +242,7 @@ private:
         os_ << (i ? ", " : "") << expr(x->args[i]);
       os_ << ")" << loc(s);
     } else if (auto *x = std::get_if<SendStmt>(&s.node)) {
-      start(s, d) << "send " << expr(x->dest) << ", " << op(x->value) << loc(s);
+      start(s, d) << "send " << expr(x->dest) << ", " << op(x->value) << ", tag " << expr(x->tag) << loc(s);
     } else if (auto *x = std::get_if<MeshStmt>(&s.node)) {
       start(s, d) << "mesh (";
       for (size_t i = 0; i < x->sizes.size(); ++i)

@@ -28,7 +28,7 @@ OpShape shapeOf(OpKind k) {
   case OpKind::AllReduce: return {{}, 1, {T::WeightGrad}};
   case OpKind::AllGather: return {{}, 1, {T::Weight}};
   case OpKind::ReduceScatter: return {{}, 1, {T::WeightGrad}};
-  case OpKind::Recv: return {{T::Int}, 0, {T::Value}};
+  case OpKind::Recv: return {{T::Int, T::Int}, 0, {T::Value}};
   case OpKind::FakeGrad: return {{T::Int, T::Set}, 0, {T::WeightGrad}};
   case OpKind::Shard: return {{T::Int, T::Int}, 1, {}};
   case OpKind::BackwardInput: return {{T::Int}, 3, {T::ActGrad}};
@@ -207,6 +207,7 @@ private:
       } else if (auto *x = std::get_if<SendStmt>(&s.node)) {
         expr(x->dest, Type::Int);
         op(x->value);
+        expr(x->tag, Type::Int);
       } else if (auto *x = std::get_if<MeshStmt>(&s.node)) {
         check(fn_->isSchedule && x->sizes.size() == fn_->axes.size(), "mesh does not match the axes");
         for (const Expr &e : x->sizes)

@@ -333,8 +333,10 @@ private:
       return;
     std::optional<ir::Expr> dest = intExpr(*args[0], "the destination rank of `send`");
     std::optional<ir::Operation> value = valueOperand(*args[1], sig.params[1], call.callee);
-    if (dest && value)
-      emit(out, call.range, ir::SendStmt{std::move(*dest), std::move(*value)});
+    std::optional<ir::Expr> tag = args[2] ? intExpr(*args[2], "the tag of `send`")
+                                          : leaf(ir::ExprOp::Int, Type::Int, 0, call.range);
+    if (dest && value && tag)
+      emit(out, call.range, ir::SendStmt{std::move(*dest), std::move(*value), std::move(*tag)});
   }
 
   void procCall(const ast::CallExpr &call, uint32_t callee, ir::Block &out) {

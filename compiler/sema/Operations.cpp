@@ -47,13 +47,17 @@ const std::vector<OpSignature> &table() {
        OpKind::ReduceScatter,
        {{"grad", ArgKind::Value, Type::WeightGrad}, {"group", ArgKind::Group, Type::Int, std::nullopt, true}},
        {Type::WeightGrad}},
-      {"recv", OpKind::Recv, {{"from", ArgKind::Int}}, {Type::Value}},
+      {"recv", OpKind::Recv, {{"from", ArgKind::Int}, {"tag", ArgKind::Int, Type::Int, 0, true}}, {Type::Value}},
       {"fake_grad", OpKind::FakeGrad, {{"layer", ArgKind::Int}, {"batches", ArgKind::Set}}, {Type::WeightGrad}},
       {"shard",
        OpKind::Shard,
        {{"value", ArgKind::Value, Type::Value}, {"shard", ArgKind::Int}, {"of", ArgKind::Int}},
        {Type::Value}},
-      {"send", OpKind::Read, {{"to", ArgKind::Int}, {"value", ArgKind::Value, Type::Value}}, {}, true},
+      {"send",
+       OpKind::Read,
+       {{"to", ArgKind::Int}, {"value", ArgKind::Value, Type::Value}, {"tag", ArgKind::Int, Type::Int, 0, true}},
+       {},
+       true},
   };
   return ops;
 }

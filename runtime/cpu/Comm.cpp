@@ -142,7 +142,7 @@ std::vector<float> Comm::reduceScatter(const std::vector<float> &data, const std
   return part;
 }
 
-void Comm::send(int64_t to, std::shared_ptr<std::vector<char>> bytes) {
+void Comm::send(int64_t to, int tag, std::shared_ptr<std::vector<char>> bytes) {
   // Let finished sends go before adding one.
   for (size_t i = 0; i < pending_.size();) {
     int done = 0;
@@ -157,24 +157,25 @@ void Comm::send(int64_t to, std::shared_ptr<std::vector<char>> bytes) {
   sentTo_.resize(static_cast<size_t>(size_));
   ++sentTo_[static_cast<size_t>(to)];
   Pending p{MPI_REQUEST_NULL, std::move(bytes)};
-  check(MPI_Isend(p.bytes->data(), static_cast<int>(p.bytes->size()), MPI_BYTE, static_cast<int>(to), 0, MPI_COMM_WORLD,
+  check(MPI_Isend(p.bytes->data(), static_cast<int>(p.bytes->size()), MPI_BYTE, static_cast<int>(to), tag, MPI_COMM_WORLD,
                   &p.request),
         "MPI_Isend");
   pending_.push_back(std::move(p));
 }
 
-std::vector<char> Comm::recv(int64_t from) {
+std::vector<char> Comm::recv(int64_t from, int tag) {
   receivedFrom_.resize(static_cast<size_t>(size_));
   ++receivedFrom_[static_cast<size_t>(from)];
   MPI_Status status;
-  check(timed(mpiSeconds_, [&] { return MPI_Probe(static_cast<int>(from), 0, MPI_COMM_WORLD, &status); }), "MPI_Probe");
+  check(timed(mpiSeconds_, [&] { return MPI_Probe(static_cast<int>(from), tag, MPI_COMM_WORLD, &status); }),
+        "MPI_Probe");
   int count = 0;
   MPI_Get_count(&status, MPI_BYTE, &count);
   std::vector<char> bytes(static_cast<size_t>(count));
   check(timed(mpiSeconds_,
               [&] {
-                return MPI_Recv(bytes.data(), count, MPI_BYTE, static_cast<int>(from), 0, MPI_COMM_WORLD,
-                                MPI_STATUS_IGNORE);
+                return MPI_Recv(bytes.data(), count, MPI_BYTE, static_cast<int>(from), status.MPI_TAG,
+                                MPI_COMM_WORLD, MPI_STATUS_IGNORE);
               }),
         "MPI_Recv");
   return bytes;
@@ -219,7 +220,7 @@ void Comm::finish() {
   receivedFrom_.resize(static_cast<size_t>(size_));
   for (int from = 0; from < size_; ++from)
     for (int64_t k = receivedFrom_[from]; k < sentToMe[from]; ++k)
-      recv(from);
+      recv(from, MPI_ANY_TAG);
   for (Pending &p : pending_)
     check(MPI_Wait(&p.request, MPI_STATUS_IGNORE), "MPI_Wait");
   pending_.clear();

@@ -29,8 +29,9 @@ public:
   // Sums `data` (n elements) over the members; returns this member's part: the
   // position-th of size() equal parts.
   std::vector<float> reduceScatter(const std::vector<float> &data, const std::vector<int64_t> &members);
-  void send(int64_t to, std::shared_ptr<std::vector<char>> bytes);
-  std::vector<char> recv(int64_t from);
+  // Point-to-point messages carry the schedule's tag (MPI_ANY_TAG receives any).
+  void send(int64_t to, int tag, std::shared_ptr<std::vector<char>> bytes);
+  std::vector<char> recv(int64_t from, int tag);
   // Gathers every rank's bytes at rank 0 (empty elsewhere).
   std::vector<std::vector<char>> gather(const std::vector<char> &mine);
   // Receives (and drops) the messages the schedule never received, then waits for every

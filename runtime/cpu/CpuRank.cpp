@@ -281,7 +281,7 @@ ValuePtr CpuRank::collective(const ValuePtr &meta, sim::CollectiveKind kind, con
   return withFlat(meta, std::move(part));
 }
 
-void CpuRank::send(int64_t to, const ValuePtr &v) {
+void CpuRank::send(int64_t to, int64_t tag, const ValuePtr &v) {
   auto bytes = std::make_shared<std::vector<char>>();
   if (const Rows *r = rows(v)) {
     putI(*bytes, 0);
@@ -298,11 +298,11 @@ void CpuRank::send(int64_t to, const ValuePtr &v) {
   } else {
     putI(*bytes, -1); // no data (a poisoned value under --no-verify)
   }
-  comm_.send(to, std::move(bytes));
+  comm_.send(to, static_cast<int>(tag), std::move(bytes));
 }
 
-ValuePtr CpuRank::recv(const ValuePtr &meta, int64_t from) {
-  std::vector<char> bytes = comm_.recv(from);
+ValuePtr CpuRank::recv(const ValuePtr &meta, int64_t from, int64_t tag) {
+  std::vector<char> bytes = comm_.recv(from, static_cast<int>(tag));
   Reader r{bytes};
   switch (r.i()) {
   case 0: {

@@ -38,8 +38,8 @@ public:
   sim::ValuePtr shardOf(const sim::ValuePtr &meta, const sim::ValuePtr &whole);
   sim::ValuePtr collective(const sim::ValuePtr &meta, sim::CollectiveKind kind, const sim::ValuePtr &v,
                            const sim::IntSet &members);
-  void send(int64_t to, const sim::ValuePtr &v);
-  sim::ValuePtr recv(const sim::ValuePtr &meta, int64_t from);
+  void send(int64_t to, int64_t tag, const sim::ValuePtr &v);
+  sim::ValuePtr recv(const sim::ValuePtr &meta, int64_t from, int64_t tag);
 
   // After the run: every rank sends the updated weights it holds to rank 0, which writes
   // DIR/layer_<l>.npy (H x H float32) for every layer into a new DIR (atomically: a

@@ -332,20 +332,20 @@ schedc_value schedc_collective(schedc_rank *r, uint32_t loc, int32_t kind, sched
   return c.keep(std::move(result));
 }
 
-void schedc_send(schedc_rank *r, uint32_t loc, int64_t to, schedc_value v) {
+void schedc_send(schedc_rank *r, uint32_t loc, int64_t to, schedc_value v, int64_t tag) {
   RankContext &c = ctx(r);
   RealTime timer(c);
-  c.rank->send(c.at(loc), to, c.temps[v]);
-  if (c.computing() && to >= 0 && to < c.rank->model().ranks && to != c.rank->id())
-    c.compute->send(to, c.temps[v]);
+  c.rank->send(c.at(loc), to, c.temps[v], tag);
+  if (c.computing() && c.rank->canExchange(to, tag))
+    c.compute->send(to, tag, c.temps[v]);
 }
 
-schedc_value schedc_recv(schedc_rank *r, uint32_t loc, int64_t from) {
+schedc_value schedc_recv(schedc_rank *r, uint32_t loc, int64_t from, int64_t tag) {
   RankContext &c = ctx(r);
   RealTime timer(c);
-  sim::ValuePtr v = c.rank->recv(c.at(loc), from);
-  if (c.computing() && from >= 0 && from < c.rank->model().ranks && from != c.rank->id())
-    v = c.compute->recv(v, from);
+  sim::ValuePtr v = c.rank->recv(c.at(loc), from, tag);
+  if (c.computing() && c.rank->canExchange(from, tag))
+    v = c.compute->recv(v, from, tag);
   return c.keep(std::move(v));
 }
 

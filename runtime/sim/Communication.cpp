@@ -4,7 +4,7 @@
 // arrives, every member's clock jumps to the latest entry clock and an event of 0.3 is
 // logged. `send` never waits (its event is 0.2 and the message is stamped with the
 // sender's clock after it); `recv` waits for the next message from its source, then its
-// clock is max(stamp, own clock) and it logs 0.2.
+// clock is max(stamp, own clock) and it logs 0.2. Messages are matched per (source, tag).
 #include "sim/World.h"
 
 #include <algorithm>
@@ -213,40 +213,49 @@ ValuePtr Rank::collective(SourceRange at, CollectiveKind kind, const ValuePtr &v
   return result;
 }
 
-void Rank::send(SourceRange at, int64_t to, const ValuePtr &v) {
-  if (cancelled())
+bool Rank::canExchange(int64_t peer, int64_t tag) const {
+  return peer >= 0 && peer < world_.model_.ranks && peer != id_ && tag >= 0 && tag <= kMaxTag;
+}
+
+// The error for an invalid peer or tag (`verb` is "send" or "receive"); false if there is none.
+bool Rank::badRoute(SourceRange at, const char *code, const char *verb, int64_t peer, int64_t tag) {
+  if (canExchange(peer, tag))
+    return false;
+  int64_t ranks = world_.model_.ranks;
+  std::string why;
+  if (peer == id_)
+    why = "rank " + std::to_string(id_) + (verb[0] == 's' ? " sends to itself" : " receives from itself");
+  else if (peer < 0 || peer >= ranks)
+    why = std::string(verb) + (verb[0] == 's' ? " to rank " : " from rank ") + std::to_string(peer) +
+          ": there are " + std::to_string(ranks) + " ranks (0 to " + std::to_string(ranks - 1) + ")";
+  else
+    why = "tag " + std::to_string(tag) + " is out of range: tags are 0 to " + std::to_string(kMaxTag);
+  error(at, code, why);
+  return true;
+}
+
+void Rank::send(SourceRange at, int64_t to, const ValuePtr &v, int64_t tag) {
+  if (cancelled() || badRoute(at, "send-rank", "send", to, tag))
     return;
-  if (to < 0 || to >= world_.model_.ranks || to == id_) {
-    error(at, "send-rank",
-          to == id_ ? "rank " + std::to_string(id_) + " sends to itself"
-                    : "send to rank " + std::to_string(to) + ": there are " + std::to_string(world_.model_.ranks) +
-                          " ranks (0 to " + std::to_string(world_.model_.ranks - 1) + ")");
-    return;
-  }
   logEvent("pass", -1, nullptr, world_.options_.freeCommunication ? Number::integer(0) : Number::real(0.2), at);
   int64_t flow = world_.flows_++;
   events_.back().flow = flow;
   events_.back().volume = v->memory().asDouble();
-  world_.inbox_[to][id_].push_back(World::Message{v, clock_, at, flow});
+  world_.inbox_[to][{id_, tag}].push_back(World::Message{v, clock_, at, flow});
   Rank &peer = *world_.ranks_[to];
   if (peer.blocked_ && peer.wait_.peer == id_)
     world_.schedule(peer);
 }
 
-ValuePtr Rank::recv(SourceRange at, int64_t from) {
-  Kind fallback = Kind::Activation;
-  if (from < 0 || from >= world_.model_.ranks || from == id_) {
-    error(at, "recv-rank",
-          from == id_
-              ? "rank " + std::to_string(id_) + " receives from itself"
-              : "receive from rank " + std::to_string(from) + ": there are " + std::to_string(world_.model_.ranks) +
-                    " ranks (0 to " + std::to_string(world_.model_.ranks - 1) + ")");
-    return poison(fallback);
-  }
-  std::deque<World::Message> &queue = world_.inbox_[id_][from];
-  if (!waitUntil([&queue] { return !queue.empty(); },
-                 Wait{"waits here to receive from rank " + std::to_string(from), at, from, nullptr, nullptr}))
-    return poison(fallback);
+ValuePtr Rank::recv(SourceRange at, int64_t from, int64_t tag) {
+  if (badRoute(at, "recv-rank", "receive", from, tag))
+    return poison(Kind::Activation);
+  std::deque<World::Message> &queue = world_.inbox_[id_][{from, tag}];
+  std::string what = "waits here to receive from rank " + std::to_string(from);
+  if (tag)
+    what += " with tag " + std::to_string(tag);
+  if (!waitUntil([&queue] { return !queue.empty(); }, Wait{std::move(what), at, from, nullptr, nullptr}))
+    return poison(Kind::Activation);
   World::Message m = std::move(queue.front());
   queue.pop_front();
   clock_ = Number::pythonMax(m.stamp, clock_);

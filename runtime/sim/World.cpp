@@ -250,12 +250,12 @@ void World::reportDeadlock() {
 void World::checkEnd() {
   // Messages nobody received.
   for (int64_t to = 0; to < model_.ranks; ++to)
-    for (const auto &[from, queue] : inbox_[to])
+    for (const auto &[route, queue] : inbox_[to])
       for (const Message &m : queue)
         record(Severity::Warning, m.sentAt, "unreceived",
-               "a message sent here from rank " + std::to_string(from) + " to rank " + std::to_string(to) +
-                   " is never received",
-               from);
+               "a message sent here from rank " + std::to_string(route.first) + " to rank " + std::to_string(to) +
+                   (route.second ? " with tag " + std::to_string(route.second) : "") + " is never received",
+               route.first);
   // Activations and gradients still held (weights and optimizer states are the model).
   struct Leftover {
     Kind kind;

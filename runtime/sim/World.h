@@ -128,8 +128,13 @@ public:
   ValuePtr shard(SourceRange at, const ValuePtr &v, int64_t shard, int64_t of);
   // `group` lists the participating ranks in order; it must contain this rank.
   ValuePtr collective(SourceRange at, CollectiveKind kind, const ValuePtr &v, std::shared_ptr<const IntSet> group);
-  void send(SourceRange at, int64_t to, const ValuePtr &v);
-  ValuePtr recv(SourceRange at, int64_t from);
+  // Messages are matched per (source, tag), first in first out; tags are 0 to kMaxTag (the
+  // least upper bound MPI guarantees).
+  static constexpr int64_t kMaxTag = 32767;
+  void send(SourceRange at, int64_t to, const ValuePtr &v, int64_t tag = 0);
+  ValuePtr recv(SourceRange at, int64_t from, int64_t tag = 0);
+  // Whether a message to or from `peer` with `tag` is valid (send and recv report why not).
+  bool canExchange(int64_t peer, int64_t tag) const;
 
   // ---- Mesh ----
   // Lays the ranks out on a mesh; false (after a fatal error) if it does not fit.
@@ -145,6 +150,7 @@ public:
   // ---- Errors and control ----
   // An error in the schedule; `code` groups the same problem on many ranks into one report.
   void error(SourceRange at, const char *code, std::string message, std::vector<Diagnostic> notes = {});
+  bool badRoute(SourceRange at, const char *code, const char *verb, int64_t peer, int64_t tag);
   void warning(SourceRange at, const char *code, std::string message);
   // An error after which the run cannot go on (a limit, a bad argument to the runtime).
   void fatal(SourceRange at, std::string message);
@@ -284,8 +290,8 @@ private:
     int64_t flow; // the id shared by the send's and the receive's events
   };
   int64_t flows_ = 0;
-  // inbox_[to][from]: messages in the order they were sent.
-  std::vector<std::map<int64_t, std::deque<Message>>> inbox_;
+  // inbox_[to][{from, tag}]: messages in the order they were sent.
+  std::vector<std::map<std::pair<int64_t, int64_t>, std::deque<Message>>> inbox_;
   uint64_t steps_ = 0;
   bool cancelled_ = false;
   bool completed_ = false;

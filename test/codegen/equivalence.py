@@ -39,6 +39,8 @@ cases = {
     os.path.join(stdlib, "recompute.sched"): ["-D layers=5 -D segment=2"],
     os.path.join(stdlib, "zbh1.sched"): ["", "-D ranks=3 -D layers=6 -D batches=5"],
     os.path.join(lit, "check", "split-backward.sched"): [""],
+    os.path.join(lit, "check", "tags.sched"): ["", "-D mode=1", "-D mode=2"],
+    os.path.join(lit, "check", "communication-errors.sched"): [""],
 }
 
 def run(args):

@@ -128,8 +128,9 @@ schedc_value schedc_shard(schedc_rank *r, uint32_t loc, schedc_value v, int64_t 
    (group is its index), 2 a set of ranks (group is the set; group_loc locates it). */
 schedc_value schedc_collective(schedc_rank *r, uint32_t loc, int32_t kind, schedc_value v, int32_t group_kind,
                                int64_t group, uint32_t group_loc);
-void schedc_send(schedc_rank *r, uint32_t loc, int64_t to, schedc_value v);
-schedc_value schedc_recv(schedc_rank *r, uint32_t loc, int64_t from);
+/* Messages are matched per (source, tag), first in first out; tags are 0 to 32767. */
+void schedc_send(schedc_rank *r, uint32_t loc, int64_t to, schedc_value v, int64_t tag);
+schedc_value schedc_recv(schedc_rank *r, uint32_t loc, int64_t from, int64_t tag);
 
 /* Every function above but schedc_main, for a JIT to register: X(name). */
 #define SCHEDC_RUNTIME_FUNCTIONS(X)                                                                            \
