@@ -27,6 +27,7 @@ void Rank::logEvent(const char *kind, int64_t layer, std::shared_ptr<const IntSe
   events_.push_back(Event{kind, layer, std::move(batches), clock_, length, storage_.memory(), at,
                           measure_ ? storage_.payloadElements() : -1});
   events_.back().inFlight = storage_.microBatchesInFlight();
+  events_.back().activationMemory = storage_.activationMemory();
   clock_ += length;
 }
 

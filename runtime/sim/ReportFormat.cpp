@@ -142,6 +142,7 @@ std::string formatJson(const CheckResult &r, const std::vector<Diagnostic> &diag
            ", \"peak_memory_time\": " + f.peakTime.str() + ", \"compute_time\": " + num(f.computeTime) +
            ", \"communication_volume\": " + num(f.communicationVolume) +
            ", \"peak_micro_batches_in_flight\": " + std::to_string(f.peakInFlight) +
+           ", \"peak_activation_memory\": " + std::to_string(f.peakActivationMemory) +
            (i < r.measuredPeak.size() ? ", \"measured_peak_memory\": " + std::to_string(r.measuredPeak[i]) : "") + "}";
     }
     s += rep.ranks.empty() ? "],\n" : "\n  ],\n";

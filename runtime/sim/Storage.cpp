@@ -4,8 +4,11 @@
 
 namespace schedc::sim {
 
-void Storage::countBatches(const ValuePtr &v, int delta) {
-  if (!v || v->kind != Kind::Activation || !v->batches)
+void Storage::count(const ValuePtr &v, int delta) {
+  if (!v || (v->kind != Kind::Activation && v->kind != Kind::ActGrad))
+    return;
+  activationMemory_ += delta * static_cast<int64_t>(v->memory().asDouble());
+  if (v->kind != Kind::Activation || !v->batches)
     return;
   for (int64_t b : v->batches->elements()) {
     int64_t &n = batchCount_[b];
@@ -18,12 +21,12 @@ void Storage::countBatches(const ValuePtr &v, int delta) {
 }
 
 void Storage::store(const StorageKey &key, ValuePtr v, SourceRange storedAt) {
-  countBatches(v, +1);
+  count(v, +1);
   auto cls = static_cast<uint8_t>(v->kind);
   auto it = places_.find(key);
   if (it != places_.end()) {
     Entry &e = classes_[it->second.cls][it->second.slot];
-    countBatches(e.value, -1);
+    count(e.value, -1);
     if (it->second.cls == cls) { // same dictionary: the name keeps its position
       e.memory = v->memory();
       e.value = std::move(v);
@@ -49,7 +52,7 @@ bool Storage::erase(const StorageKey &key) {
   if (it == places_.end())
     return false;
   uint8_t cls = it->second.cls;
-  countBatches(classes_[cls][it->second.slot].value, -1);
+  count(classes_[cls][it->second.slot].value, -1);
   classes_[cls][it->second.slot].value.reset();
   places_.erase(it);
   if (++dead_[cls] > 16 && dead_[cls] * 2 > classes_[cls].size())

@@ -44,6 +44,8 @@ public:
   int64_t payloadElements() const;
   // How many distinct micro-batches the activations held now belong to (in flight).
   int64_t microBatchesInFlight() const { return inFlight_; }
+  // The memory held now in activations and activation gradients (an integer in the model).
+  int64_t activationMemory() const { return activationMemory_; }
 
   struct Held {
     const StorageKey &key;
@@ -65,13 +67,15 @@ private:
     uint32_t slot;
   };
   void compact(int cls);
-  void countBatches(const ValuePtr &v, int delta);
+  // Counts `v` in (delta +1) or out (-1) of the micro-batches in flight and the activation memory.
+  void count(const ValuePtr &v, int delta);
 
   std::array<std::vector<Entry>, kKinds> classes_;
   std::array<size_t, kKinds> dead_{};
   std::unordered_map<StorageKey, Place, StorageKeyHash> places_;
   std::unordered_map<int64_t, int64_t> batchCount_; // micro-batch -> activations held of it
   int64_t inFlight_ = 0;
+  int64_t activationMemory_ = 0;
 };
 
 } // namespace schedc::sim

@@ -41,8 +41,9 @@ Number Value::computeMemory() const {
 }
 
 std::string Value::describe() const {
-  std::string s = std::string(kind == Kind::OptState || kind == Kind::Activation ? "an " : "a ") + kindName(kind) +
-                  " of layer " + std::to_string(layer);
+  std::string s =
+      std::string(kind == Kind::OptState || kind == Kind::Activation || kind == Kind::ActGrad ? "an " : "a ") +
+      kindName(kind) + " of layer " + std::to_string(layer);
   switch (kind) {
   case Kind::Weight:
   case Kind::OptState:

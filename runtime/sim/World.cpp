@@ -357,6 +357,7 @@ Report World::report() const {
       }
       f.communicationVolume += e.volume;
       f.peakInFlight = std::max(f.peakInFlight, e.inFlight);
+      f.peakActivationMemory = std::max(f.peakActivationMemory, e.activationMemory);
       if (e.memory > f.peakMemory) {
         f.peakMemory = e.memory;
         f.peakTime = e.start;

@@ -58,10 +58,11 @@ struct Event {
   std::shared_ptr<const IntSet> batches; // null: none
   Number start, length, memory;
   SourceRange at;
-  int64_t measured = -1; // elements of real data held at the event (-1: not measured)
-  int64_t flow = -1;     // a send and the receive of its message share an id (-1: none)
-  double volume = 0;     // units of data a collective or send moves (communication volume)
-  int64_t inFlight = 0;  // micro-batches whose activations the rank holds at the event
+  int64_t measured = -1;        // elements of real data held at the event (-1: not measured)
+  int64_t flow = -1;            // a send and the receive of its message share an id (-1: none)
+  double volume = 0;            // units of data a collective or send moves (communication volume)
+  int64_t inFlight = 0;         // micro-batches whose activations the rank holds at the event
+  int64_t activationMemory = 0; // memory in activations and activation gradients at the event
 };
 
 enum class CollectiveKind { AllReduce, AllGather, ReduceScatter };
@@ -71,9 +72,10 @@ struct RankFigures {
   int64_t rank = 0;
   size_t events = 0;
   Number lastStart, end, peakMemory, peakTime;
-  double computeTime = 0;         // forward and backward
-  double communicationVolume = 0; // units moved by its collectives and sends
-  int64_t peakInFlight = 0;       // most micro-batches with activations held at once
+  double computeTime = 0;           // forward and backward
+  double communicationVolume = 0;   // units moved by its collectives and sends
+  int64_t peakInFlight = 0;         // most micro-batches with activations held at once
+  int64_t peakActivationMemory = 0; // most memory in activations and activation gradients
 };
 
 // The reported figures, computed as the original library computes them.

@@ -2,7 +2,9 @@
 """equivalence.py SCHEDC EXAMPLES INPUTS MPIEXEC
 
 The cpu backend's proofs, run under MPI (one process per rank, oversubscribed):
-1. Equivalence: each of the eight puzzle schedules and the stdlib's ZeRO-1 and ZeRO-2, run with --backend=cpu at small sizes
+1. Equivalence: each of the eight puzzle schedules and the stdlib's ZeRO-1, ZeRO-2, ZB-H1,
+   interleaved 1F1B (two stages: activations and gradients both ways, told apart by tag),
+   Breadth-First on a dp x stage mesh and GPipe with recomputation, run with --backend=cpu at small sizes
    (H = 16, T = 8), ends with the same weights as `basic` on the same layers, batches, H,
    T and seed, to a relative error max|a - b| / max|b| of at most 1e-5, for SGD and Adam.
 2. Memory: at H = 512, T = 256 the peak of elements each rank holds, measured at the cost
@@ -24,8 +26,14 @@ puzzles = {  # name: (layers, batches, ranks) at the defaults
     "pipeline": (8, 4, 4), "gpipe": (8, 4, 4), "pipeline_fsdp": (4, 4, 16),
     "zero1": (4, 8, 4), "zero2": (4, 8, 4),  # from stdlib/: `shard` on real tensors
     "zbh1": (8, 8, 4),  # from stdlib/: the split backward on real tensors
+    "interleaved": (8, 8, 2), "breadth_first": (8, 8, 4), "gpipe_recompute": (8, 8, 4),
 }
 stdlib = os.path.join(os.path.dirname(os.path.abspath(examples)), "stdlib")
+from_stdlib = {"zero1": "zero1", "zero2": "zero2", "zbh1": "zbh1", "interleaved": "interleaved",
+               "breadth_first": "breadth_first", "gpipe_recompute": "gpipe"}
+# Parameters the stdlib ones run with (besides their defaults).
+parameters = {"interleaved": ["-D", "ranks=2"], "breadth_first": ["-D", "stages=2"],
+              "gpipe_recompute": ["-D", "segment=2"]}
 failures = 0
 
 def run(args, **kw):
@@ -39,15 +47,20 @@ def report(ok, what):
 with tempfile.TemporaryDirectory() as tmp:
     exe = {}
     for name in list(puzzles) + ["missing-batches"]:
-        folder = inputs if name == "missing-batches" else stdlib if name.startswith(("zero", "zb")) else os.path.join(examples, "puzzles")
-        source = os.path.join(folder, name + ".sched")
+        if name == "missing-batches":
+            source = os.path.join(inputs, name + ".sched")
+        elif name in from_stdlib:
+            source = os.path.join(stdlib, from_stdlib[name] + ".sched")
+        else:
+            source = os.path.join(examples, "puzzles", name + ".sched")
         exe[name] = os.path.join(tmp, name)
         build = run([schedc, "build", source, "-o", exe[name]])
         if build.returncode != 0:
             sys.exit(f"cannot build {name}: {build.stderr}")
 
     def train(name, ranks, out, extra=()):
-        return run(mpi + ["-np", str(ranks), exe[name], "--backend=cpu", "--weights-out=" + out] + list(extra))
+        return run(mpi + ["-np", str(ranks), exe[name], "--backend=cpu", "--weights-out=" + out]
+                   + parameters.get(name, []) + list(extra))
 
     # 1. Equivalence with basic.
     for optimizer in ("sgd", "adam"):
@@ -68,7 +81,7 @@ with tempfile.TemporaryDirectory() as tmp:
 
     # 2. Measured memory equals the prediction, per rank, at H = 512, T = 256.
     for name, (layers, batches, ranks) in puzzles.items():
-        r = run(mpi + ["-np", str(ranks), exe[name], "--backend=cpu", "--format=json"])
+        r = run(mpi + ["-np", str(ranks), exe[name], "--backend=cpu", "--format=json"] + parameters.get(name, []))
         doc = json.loads(r.stdout) if r.returncode == 0 else None
         pairs = [(f["peak_memory"], f["measured_peak_memory"]) for f in doc["per_rank"]] if doc else []
         same = bool(pairs) and all(float(p) == float(m) for p, m in pairs)

@@ -16,7 +16,21 @@ from, over a grid of stage counts p and micro-batch counts m, under
   below it once m >= p + 4: 1F1B holds p micro-batches of activations plus the stage's
   gradient accumulators where GPipe holds m micro-batches of activations (the accumulators
   of a two-layer stage weigh as much as about two micro-batches of its activations, so
-  with few extra micro-batches the two peaks coincide).
+  with few extra micro-batches the two peaks coincide);
+- peak activation memory (activations and their gradients, A = one layer's activation of
+  one micro-batch, c layers per stage): GPipe's stage s < p - 1 holds (m c + 1) A (every
+  micro-batch's stage activations plus the output on its way out), its last stage
+  m (c + 1) A (the output waits for the loss); 1F1B's stage s (min(p - s, m) c + 1) A;
+- interleaved 1F1B with v chunks of c layers (Narayanan et al., 2021): correct for every m;
+  when m is a multiple of p its bubble is (p - 1) / (v m + p - 1), for Megatron-LM's
+  warm-up (slack 1) and the lean one (slack 0) alike, and rank r holds
+  (min(w_r + 1, v m) c + 1) A of activations, w_r = (p - r - 1)(1 + slack) + (v - 1) p
+  its warm-up forwards (for rank 0 with slack 1, p + (p - 1) / v micro-batches of stage
+  activations: 1F1B's p times 1 + (p - 1) / (p v), the published figure; p > 1: on one rank
+  the gradient one chunk hands the next waits in storage, one A more); its bubble is
+  never above 1F1B's; with one chunk and slack 0 it is 1F1B, figure for figure;
+- Breadth-First (Lamy-Poirier, 2022): bubble (p - 1) / (v m + p - 1) when m >= p, with all
+  m micro-batches in flight on every stage, as GPipe.
 
 Prints one line per case and exits 1 on the first mismatch list."""
 import json
@@ -28,9 +42,12 @@ schedc, stdlib = sys.argv[1:3]
 failures = []
 
 
-def check(schedule, p, m, *extra):
+A = 512 * 256
+
+
+def check(schedule, p, m, *extra, layers=None):
     args = [schedc, "check", os.path.join(stdlib, schedule + ".sched"), "--format=json",
-            "-D", f"ranks={p}", "-D", f"batches={m}", "-D", f"layers={2 * p}", *extra]
+            "-D", f"ranks={p}", "-D", f"batches={m}", "-D", f"layers={layers or 2 * p}", *extra]
     run = subprocess.run(args, capture_output=True, text=True)
     document = json.loads(run.stdout)
     if run.returncode != 0 or document["verdict"] != "correct":
@@ -60,8 +77,15 @@ for p in (1, 2, 3, 4, 8):
             measured = [r["peak_micro_batches_in_flight"] for r in doc["per_rank"]]
             if measured != in_flight:
                 failures.append(f"{name} p={p} m={m}: in flight {measured}, expected {in_flight}")
-        gpipe_memory = check("gpipe", p, m)["per_rank"][0]["peak_memory"]
-        one_f_one_b_memory = check("1f1b", p, m)["per_rank"][0]["peak_memory"]
+        gpipe_puzzle, one_f_one_b_puzzle = check("gpipe", p, m), check("1f1b", p, m)
+        gpipe_memory = gpipe_puzzle["per_rank"][0]["peak_memory"]
+        one_f_one_b_memory = one_f_one_b_puzzle["per_rank"][0]["peak_memory"]
+        for name, doc, expected in (
+                ("gpipe", gpipe_puzzle, [(m * 2 + 1) * A] * (p - 1) + [m * 3 * A]),
+                ("1f1b", one_f_one_b_puzzle, [(min(p - s, m) * 2 + 1) * A for s in range(p)])):
+            activations = [r["peak_activation_memory"] for r in doc["per_rank"]]
+            if activations != expected:
+                failures.append(f"{name} p={p} m={m}: peak activations {activations}, expected {expected}")
         if one_f_one_b_memory > gpipe_memory:
             failures.append(f"p={p} m={m}: 1f1b peak {one_f_one_b_memory} above gpipe {gpipe_memory}")
         if m >= p + 4 and not one_f_one_b_memory < gpipe_memory:
@@ -69,6 +93,40 @@ for p in (1, 2, 3, 4, 8):
         print(f"p={p} m={m}: bubble gpipe/1f1b/zbh1 {gpipe['bubble_fraction']:.6f} / "
               f"{one_f_one_b['bubble_fraction']:.6f} / {zbh1_bubble:.6f} "
               f"(expected {expected_bubble:.6f}); stage-0 peak memory gpipe {gpipe_memory}, 1f1b {one_f_one_b_memory}")
+
+        # Interleaved 1F1B and Breadth-First: v chunks of 2 layers per rank.
+        for v in (1, 2, 3):
+            looped = (p - 1) / (v * m + p - 1)
+            for slack in (0, 1):
+                doc = check("interleaved", p, m, "--cost-model=compute-only", "-D", f"chunks={v}", "-D", f"slack={slack}",
+                            layers=2 * p * v)
+                label = f"interleaved p={p} m={m} v={v} slack={slack}"
+                bubble = doc["bubble_fraction"]
+                if m % p == 0 and abs(bubble - looped) > 1e-9:
+                    failures.append(f"{label}: bubble {bubble}, expected {looped}")
+                if bubble > one_f_one_b["bubble_fraction"] + 1e-9:
+                    failures.append(f"{label}: bubble {bubble} above 1f1b's {one_f_one_b['bubble_fraction']}")
+                warmup = [min((p - r - 1) * (1 + slack) + (v - 1) * p, v * m) for r in range(p)]
+                expected = [(min(w + 1, v * m) * 2 + 1) * A for w in warmup]
+                activations = [r["peak_activation_memory"] for r in doc["per_rank"]]
+                if p > 1 and m % p == 0 and activations != expected:
+                    failures.append(f"{label}: peak activations {activations}, expected {expected}")
+            doc = check("breadth_first", p, m, "--cost-model=compute-only", "-D", f"chunks={v}", "-D", f"stages={p}",
+                        layers=2 * p * v)
+            if m >= p and abs(doc["bubble_fraction"] - looped) > 1e-9:
+                failures.append(f"breadth_first p={p} m={m} v={v}: bubble {doc['bubble_fraction']}, expected {looped}")
+            in_flight = [r["peak_micro_batches_in_flight"] for r in doc["per_rank"]]
+            if in_flight != [m] * p:
+                failures.append(f"breadth_first p={p} m={m} v={v}: in flight {in_flight}, expected {[m] * p}")
+            print(f"p={p} m={m} v={v}: bubble interleaved/breadth-first {bubble:.6f} / "
+                  f"{doc['bubble_fraction']:.6f} (expected {looped:.6f} when m is a multiple of p)")
+        # One chunk and the lean warm-up: 1F1B itself, every figure equal.
+        for extra in ([], ["--cost-model=compute-only"]):
+            same = check("interleaved", p, m, "-D", "chunks=1", "-D", "slack=0", *extra)
+            reference = check("1f1b", p, m, *extra)
+            for key in ("timesteps", "max_memory", "bubble_fraction", "per_rank"):
+                if same[key] != reference[key]:
+                    failures.append(f"interleaved p={p} m={m} chunks=1 slack=0: {key} {same[key]} != 1f1b's {reference[key]}")
 
 for failure in failures:
     print("FAIL:", failure)

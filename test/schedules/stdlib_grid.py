@@ -16,7 +16,10 @@ Last, activation recomputation's trade against ddp: under `--cost-model=compute-
 step is longer by exactly the recomputed forwards, (L - ceil(L / k)) * (B / N) steps for
 segments of k layers; its peak memory is never above ddp's, and below it with 8 layers,
 segments of 2 or 4 and 8 micro-batches per rank (where activations, not gradients, make
-the peak)."""
+the peak). The same trade inside a pipeline stage (gpipe's re-materialization, `segment`):
+every stage computes exactly m (n - ceil(n / k)) more layer forwards (n layers per stage)
+and its peak activation memory is never above plain gpipe's, and below it once m >= 2 and
+k >= 2 (with one micro-batch the recomputed segment can weigh what was saved)."""
 import csv
 import json
 import os
@@ -47,13 +50,18 @@ grid = {
     "zero1": [dict(layers=l, batches=r * k, ranks=r) for l in (1, 4) for r in (1, 2, 4, 8) for k in (1, 2)],
     "zero2": [dict(layers=l, batches=r * k, ranks=r) for l in (1, 4) for r in (1, 2, 4, 8) for k in (1, 2)],
     "zero3": [dict(layers=l, batches=r * k, ranks=r) for l in (1, 4) for r in (1, 2, 4, 8) for k in (1, 2)],
-    "gpipe": [dict(layers=p * c, batches=m, ranks=p) for p in (1, 2, 4) for c in (1, 2) for m in (1, 4, 8)],
+    "gpipe": [dict(layers=p * c, batches=m, ranks=p, segment=k) for p in (1, 2, 4) for c in (1, 2, 3)
+              for m in (1, 4, 8) for k in range(1, c + 1)],
     "1f1b": [dict(layers=p * c, batches=m, ranks=p) for p in (1, 2, 4) for c in (1, 2) for m in (1, 4, 8)],
     "recompute": [dict(layers=l, batches=r * k, ranks=r, segment=s) for l in (1, 4, 5) for r in (1, 4)
                   for k in (1, 2) for s in (1, 2, 3)],
     "zbh1": [dict(layers=p * c, batches=m, ranks=p) for p in (1, 2, 4) for c in (1, 2) for m in (1, 4, 8)],
     "hybrid": [dict(layers=s * c, batches=(r // s) * k, ranks=r, stages=s) for s in (1, 2, 4) for r in (s, 2 * s, 4 * s)
                for c in (1, 2) for k in (1, 3)],
+    "interleaved": [dict(layers=p * v * c, batches=m, ranks=p, chunks=v, slack=s) for p in (1, 2, 3, 4)
+                    for v in (1, 2, 3) for c in (1, 2) for m in (1, 3, 4, 8) for s in (0, 1)],
+    "breadth_first": [dict(layers=s * v * c, batches=(r // s) * k, ranks=r, stages=s, chunks=v) for s in (1, 2, 4)
+                      for r in (s, 2 * s) for v in (1, 2, 3) for c in (1, 2) for k in (1, 3, 4)],
 }
 runs = 0
 for schedule, cases in grid.items():
@@ -99,6 +107,26 @@ for layers in (4, 8):
             if layers == 8 and share == 8 and segment in (2, 4) and not rec["max_memory"] < ddp["max_memory"]:
                 failures.append(f"recompute {params} segment={segment}: peak {rec['max_memory']} not below ddp's")
             print(f"recompute {params} segment={segment}: +{extra} steps, peak {rec['max_memory']} vs {ddp['max_memory']}")
+
+for p in (1, 2, 4):
+    for n in (2, 3, 4):
+        for m in (1, 2, 8):
+            params = dict(layers=p * n, batches=m, ranks=p)
+            plain = figures("gpipe", "--cost-model=compute-only", **params)
+            for k in range(2, n + 1):
+                rem = figures("gpipe", "--cost-model=compute-only", segment=k, **params)
+                extra = m * (n - -(-n // k))
+                for a, b in zip(plain["per_rank"], rem["per_rank"]):
+                    label = f"gpipe {params} segment={k} rank {a['rank']}"
+                    if b["compute_time"] - a["compute_time"] != extra:
+                        failures.append(f"{label}: compute {b['compute_time']} vs {a['compute_time']}, "
+                                        f"expected {extra} more")
+                    if b["peak_activation_memory"] > a["peak_activation_memory"]:
+                        failures.append(f"{label}: activations {b['peak_activation_memory']} above plain gpipe's")
+                    if m >= 2 and not b["peak_activation_memory"] < a["peak_activation_memory"]:
+                        failures.append(f"{label}: activations {b['peak_activation_memory']} not below plain gpipe's")
+                print(f"gpipe {params} segment={k}: +{extra} forwards per stage, stage-0 activations "
+                      f"{rem['per_rank'][0]['peak_activation_memory']} vs {plain['per_rank'][0]['peak_activation_memory']}")
 
 for failure in failures:
     print("FAIL:", failure)
