@@ -145,12 +145,21 @@ int build(const ir::Program &program, const ir::Function &entry, const SourceMan
   if (options.kind == OutputKind::Object)
     return kExitOk;
 
-  // Link with the system C++ compiler: the object, the runtime archives, threads.
+  // Link with the system C++ compiler: the object, (the cuda backend,) the runtime archives,
+  // MPI and BLAS, (CUDA's libraries,) threads.
   const char *cxx = std::getenv("CXX");
   std::vector<std::string> argv{cxx && *cxx ? cxx : "c++", "-o", options.output, objectPath};
-  std::stringstream archives(SCHEDC_RUNTIME_ARCHIVES);
-  for (std::string a; std::getline(archives, a, ';');)
-    argv.push_back(a);
+  auto add = [&argv](const char *list) {
+    std::stringstream items(list);
+    for (std::string a; std::getline(items, a, ';');)
+      if (!a.empty())
+        argv.push_back(a);
+  };
+  if (options.cuda)
+    add(SCHEDC_CUDA_ARCHIVE);
+  add(SCHEDC_RUNTIME_ARCHIVES);
+  if (options.cuda)
+    add(SCHEDC_CUDA_LIBRARIES);
   argv.push_back("-lpthread");
   int status = spawn(argv);
   std::remove(objectPath.c_str());
@@ -161,6 +170,10 @@ int build(const ir::Program &program, const ir::Function &entry, const SourceMan
     return kExitIoError;
   }
   return kExitOk;
+}
+
+bool cudaBackendBuilt() {
+  return SCHEDC_CUDA_ARCHIVE[0] != '\0';
 }
 
 } // namespace schedc::codegen

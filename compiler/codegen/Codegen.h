@@ -19,7 +19,12 @@ struct BuildOptions {
   OutputKind kind = OutputKind::Executable;
   std::string output; // the file to write
   unsigned optLevel = 2;
+  bool cuda = false; // link the cuda backend into the executable
 };
+
+// Whether this schedc can link the cuda backend into executables (CUDA and NCCL were found
+// when it was built).
+bool cudaBackendBuilt();
 
 // Compiles `entry` of `program` and writes the output. Returns the exit code; failures are
 // reported on `diags`.

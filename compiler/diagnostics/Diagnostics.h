@@ -80,6 +80,7 @@ enum ExitCode : int {
   kExitUsage = 2,       // bad command line (unknown option, malformed -D, ...)
   kExitSourceError = 3, // syntax or semantic errors in the source
   kExitIoError = 4,     // a file could not be read or written
+  kExitNoDevice = 5,    // the backend asked for cannot run here (cuda with no usable GPU)
   kExitInternal = 70,   // a bug in schedc (an internal assertion)
 };
 

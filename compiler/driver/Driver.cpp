@@ -84,8 +84,12 @@ int runDriver(const std::vector<std::string> &args) {
   case Command::Build: {
     if (!opts.defines.empty())
       return usageError("parameters are set when the program runs: pass -D to the executable it builds");
+    if (opts.cuda && !codegen::cudaBackendBuilt())
+      return usageError("this schedc was built without the cuda backend (CUDA and NCCL were not found), so "
+                        "--cuda cannot link it");
     codegen::BuildOptions build;
     build.optLevel = opts.optLevel;
+    build.cuda = opts.cuda;
     build.kind = opts.emitLLVM     ? codegen::OutputKind::LLVMText
                  : opts.objectOnly ? codegen::OutputKind::Object
                                    : codegen::OutputKind::Executable;

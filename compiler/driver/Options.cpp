@@ -37,6 +37,8 @@ OPTIONS
   -O0 .. -O3           Optimization level of build and run (default -O2)
   --emit-llvm          build: write textual LLVM IR instead of an executable
   -c                   build: write an object file instead of an executable
+  --cuda               build: link the cuda backend in (run it with --backend=cuda;
+                       only where schedc was built with CUDA and NCCL)
   --error-limit=N      Stop after N errors (default 20, 0 means no limit)
   --events=FILE        check, run: write every event (rank, kind, layer, batches,
                        start, length, memory) as CSV, in the format of the reference traces
@@ -150,6 +152,8 @@ std::optional<Options> parseOptions(const std::vector<std::string> &args, std::s
       o.emitLLVM = true;
     } else if (a == "-c") {
       o.objectOnly = true;
+    } else if (a == "--cuda") {
+      o.cuda = true;
     } else if (value("--events", v)) {
       o.eventsFile = v;
     } else if (value("--max-steps", v)) {
@@ -188,6 +192,7 @@ std::optional<Options> parseOptions(const std::vector<std::string> &args, std::s
                         : o.emit != Emit::None       ? "--emit"
                         : o.format != Format::Text   ? "--format"
                         : o.emitLLVM || o.objectOnly ? "--emit-llvm or -c"
+                        : o.cuda                     ? "--cuda"
                                                      : nullptr;
     if (other) {
       error = std::string("compare prints a table; ") + other + " is not available (use check for one schedule)";

@@ -30,6 +30,7 @@ struct Options {
   unsigned optLevel = 2;             // -O0 .. -O3 (build, run)
   bool emitLLVM = false;             // --emit-llvm (build): textual LLVM IR
   bool objectOnly = false;           // -c (build): an object file, not linked
+  bool cuda = false;                 // --cuda (build): link the cuda backend in
   uint64_t maxSteps = 50'000'000;    // --max-steps=N (check)
 };
 

@@ -1,10 +1,12 @@
 // Comm implementation, and the .npy writer.
 #include "cpu/Comm.h"
+#include "cpu/Wire.h"
 #include "sim/Run.h"
 
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 
@@ -130,6 +132,28 @@ std::vector<Piece> Comm::allgather(const std::vector<Piece> &mine, const std::ve
   return out;
 }
 
+std::vector<std::vector<int64_t>> Comm::allgatherInts(const std::vector<int64_t> &mine,
+                                                      const std::vector<int64_t> &members) {
+  MPI_Comm comm = communicator(members);
+  int n = static_cast<int>(members.size()), count = static_cast<int>(mine.size());
+  std::vector<int> counts(static_cast<size_t>(n)), offsets(static_cast<size_t>(n));
+  check(timed(mpiSeconds_, [&] { return MPI_Allgather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, comm); }),
+        "MPI_Allgather");
+  for (int i = 1; i < n; ++i)
+    offsets[i] = offsets[i - 1] + counts[i - 1];
+  std::vector<int64_t> all(static_cast<size_t>(offsets[n - 1] + counts[n - 1]));
+  check(timed(mpiSeconds_,
+              [&] {
+                return MPI_Allgatherv(mine.data(), count, MPI_INT64_T, all.data(), counts.data(), offsets.data(),
+                                      MPI_INT64_T, comm);
+              }),
+        "MPI_Allgatherv");
+  std::vector<std::vector<int64_t>> out(static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i)
+    out[i].assign(all.begin() + offsets[i], all.begin() + offsets[i] + counts[i]);
+  return out;
+}
+
 std::vector<float> Comm::reduceScatter(const std::vector<float> &data, const std::vector<int64_t> &members) {
   int n = static_cast<int>(members.size());
   std::vector<float> part(data.size() / static_cast<size_t>(n));
@@ -157,8 +181,8 @@ void Comm::send(int64_t to, int tag, std::shared_ptr<std::vector<char>> bytes) {
   sentTo_.resize(static_cast<size_t>(size_));
   ++sentTo_[static_cast<size_t>(to)];
   Pending p{MPI_REQUEST_NULL, std::move(bytes)};
-  check(MPI_Isend(p.bytes->data(), static_cast<int>(p.bytes->size()), MPI_BYTE, static_cast<int>(to), tag, MPI_COMM_WORLD,
-                  &p.request),
+  check(MPI_Isend(p.bytes->data(), static_cast<int>(p.bytes->size()), MPI_BYTE, static_cast<int>(to), tag,
+                  MPI_COMM_WORLD, &p.request),
         "MPI_Isend");
   pending_.push_back(std::move(p));
 }
@@ -174,8 +198,8 @@ std::vector<char> Comm::recv(int64_t from, int tag) {
   std::vector<char> bytes(static_cast<size_t>(count));
   check(timed(mpiSeconds_,
               [&] {
-                return MPI_Recv(bytes.data(), count, MPI_BYTE, static_cast<int>(from), status.MPI_TAG,
-                                MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                return MPI_Recv(bytes.data(), count, MPI_BYTE, static_cast<int>(from), status.MPI_TAG, MPI_COMM_WORLD,
+                                MPI_STATUS_IGNORE);
               }),
         "MPI_Recv");
   return bytes;
@@ -224,6 +248,42 @@ void Comm::finish() {
   for (Pending &p : pending_)
     check(MPI_Wait(&p.request, MPI_STATUS_IGNORE), "MPI_Wait");
   pending_.clear();
+}
+
+std::string gatherWeights(Comm &comm, const std::vector<char> &mine, int64_t layers, int64_t hidden,
+                          const std::string &dir) {
+  std::vector<std::vector<char>> all = comm.gather(mine);
+  if (comm.rank() != 0)
+    return "";
+  int64_t n = hidden * hidden;
+  std::vector<std::vector<float>> weights(static_cast<size_t>(layers), std::vector<float>(static_cast<size_t>(n)));
+  std::vector<std::vector<bool>> have(static_cast<size_t>(layers), std::vector<bool>(static_cast<size_t>(n)));
+  for (const std::vector<char> &bytes : all) {
+    Reader r{bytes};
+    while (r.at < bytes.size()) {
+      int64_t layer = r.i(), begin = r.i();
+      std::vector<float> values = r.floats();
+      for (size_t i = 0; i < values.size(); ++i)
+        if (!have[layer][begin + i]) { // replicas hold the same values: the first wins
+          weights[layer][begin + i] = values[i];
+          have[layer][begin + i] = true;
+        }
+    }
+  }
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::path tmp = dir + ".tmp";
+  fs::remove_all(tmp, ec);
+  if (!fs::create_directories(tmp, ec))
+    return "cannot create `" + tmp.string() + "`: " + ec.message();
+  for (int64_t l = 0; l < layers; ++l)
+    if (!writeNpy((tmp / ("layer_" + std::to_string(l) + ".npy")).string(), weights[l], hidden, hidden))
+      return "cannot write the weights of layer " + std::to_string(l) + " into `" + tmp.string() + "`";
+  fs::remove_all(dir, ec);
+  fs::rename(tmp, dir, ec);
+  if (ec)
+    return "cannot move the weights into `" + dir + "`: " + ec.message();
+  return "";
 }
 
 bool writeNpy(const std::string &path, const std::vector<float> &values, int64_t rows, int64_t cols) {

@@ -32,6 +32,9 @@ public:
   // Point-to-point messages carry the schedule's tag (MPI_ANY_TAG receives any).
   void send(int64_t to, int tag, std::shared_ptr<std::vector<char>> bytes);
   std::vector<char> recv(int64_t from, int tag);
+  // Every member's integers (any number each), in member order.
+  std::vector<std::vector<int64_t>> allgatherInts(const std::vector<int64_t> &mine,
+                                                  const std::vector<int64_t> &members);
   // Gathers every rank's bytes at rank 0 (empty elsewhere).
   std::vector<std::vector<char>> gather(const std::vector<char> &mine);
   // Receives (and drops) the messages the schedule never received, then waits for every
@@ -57,6 +60,13 @@ private:
   std::vector<Pending> pending_;
   std::vector<int64_t> sentTo_, receivedFrom_; // messages per peer (to drain unreceived ones)
 };
+
+// Gathers every rank's updated weight pieces at rank 0 — `mine` holds (layer, begin,
+// floats) triples in the Wire format — and there writes DIR/layer_<l>.npy (H x H) for
+// every layer into a new DIR (atomically: a temporary directory, then a rename); replicas
+// hold the same values, the first wins. Collective. Returns an error message, or empty.
+std::string gatherWeights(Comm &comm, const std::vector<char> &mine, int64_t layers, int64_t hidden,
+                          const std::string &dir);
 
 // Writes `values` (rows x cols, float32) as a .npy file, atomically (a temporary file, then
 // a rename). Returns false on an I/O error.

@@ -2,6 +2,8 @@
 // forced to run with --no-verify) reads as zeros, so such a run finishes and its weights can
 // be compared; a verified schedule always has the data it needs.
 #include "cpu/CpuRank.h"
+#include "backend/Payload.h"
+#include "cpu/Wire.h"
 
 #include <cstring>
 #include <filesystem>
@@ -14,36 +16,8 @@ namespace {
 using sim::Kind;
 using sim::ValuePtr;
 
-template <class T> ValuePtr attach(const ValuePtr &meta, std::shared_ptr<const T> data, int64_t elements) {
-  sim::Value v = *meta;
-  v.payload = std::move(data);
-  v.payloadElements = elements;
-  return sim::makeValue(std::move(v));
-}
-
-ValuePtr withFlat(const ValuePtr &meta, Flat f) {
-  int64_t n = f.elements();
-  return attach<Flat>(meta, std::make_shared<const Flat>(std::move(f)), n);
-}
-
-ValuePtr withRows(const ValuePtr &meta, Rows r, int64_t h) {
-  int64_t n = r.rows * h;
-  return attach<Rows>(meta, std::make_shared<const Rows>(std::move(r)), n);
-}
-
-const Flat *flat(const ValuePtr &v) {
-  return v && v->payload && (v->kind == Kind::Weight || v->kind == Kind::WeightGrad)
-             ? static_cast<const Flat *>(v->payload.get())
-             : nullptr;
-}
-const OptState *opt(const ValuePtr &v) {
-  return v && v->payload && v->kind == Kind::OptState ? static_cast<const OptState *>(v->payload.get()) : nullptr;
-}
-const Rows *rows(const ValuePtr &v) {
-  return v && v->payload && (v->kind == Kind::Activation || v->kind == Kind::ActGrad)
-             ? static_cast<const Rows *>(v->payload.get())
-             : nullptr;
-}
+using backend::attach;
+using P = backend::Payloads<Flat, OptState, Rows>;
 
 // The whole weight matrix: the piece itself when it is whole, else assembled (a transient).
 const float *wholeWeight(const Flat *w, int64_t n, std::vector<float> &scratch) {
@@ -58,52 +32,6 @@ std::vector<float> rowsOf(const Rows *r, int64_t expectedRows, int64_t h) {
     return r->values;
   return std::vector<float>(static_cast<size_t>(expectedRows * h), 0.0f);
 }
-
-// Bytes for send/recv: the kind, then the data.
-void put(std::vector<char> &b, const void *p, size_t n) {
-  b.insert(b.end(), (const char *)p, (const char *)p + n);
-}
-void putI(std::vector<char> &b, int64_t v) {
-  put(b, &v, 8);
-}
-void putFloats(std::vector<char> &b, const std::vector<float> &v) {
-  putI(b, static_cast<int64_t>(v.size()));
-  put(b, v.data(), v.size() * 4);
-}
-void putFlat(std::vector<char> &b, const Flat &f) {
-  putI(b, static_cast<int64_t>(f.pieces.size()));
-  for (const Piece &p : f.pieces) {
-    putI(b, p.begin);
-    putFloats(b, p.values);
-  }
-}
-struct Reader {
-  const std::vector<char> &b;
-  size_t at = 0;
-  int64_t i() {
-    int64_t v;
-    std::memcpy(&v, b.data() + at, 8);
-    at += 8;
-    return v;
-  }
-  std::vector<float> floats() {
-    int64_t n = i();
-    std::vector<float> v(static_cast<size_t>(n));
-    std::memcpy(v.data(), b.data() + at, static_cast<size_t>(n) * 4);
-    at += static_cast<size_t>(n) * 4;
-    return v;
-  }
-  Flat flat() {
-    Flat f;
-    for (int64_t k = i(); k > 0; --k) {
-      Piece p;
-      p.begin = i();
-      p.values = floats();
-      f.pieces.push_back(std::move(p));
-    }
-    return f;
-  }
-};
 
 } // namespace
 
@@ -120,7 +48,7 @@ ValuePtr CpuRank::loadWeight(const ValuePtr &meta) {
   auto [begin, count] = shard(meta->shards->min(), meta->total);
   Flat f;
   f.pieces.push_back(Piece{begin, initialWeight(d_, meta->layer, begin, count)});
-  return withFlat(meta, std::move(f));
+  return P::withFlat(meta, std::move(f));
 }
 
 ValuePtr CpuRank::loadOptState(const ValuePtr &meta) {
@@ -141,15 +69,15 @@ ValuePtr CpuRank::input(const ValuePtr &meta) {
     r.values.insert(r.values.end(), x.begin(), x.end());
     r.rows += d_.tokens;
   }
-  return withRows(meta, std::move(r), d_.hidden);
+  return P::withRows(meta, std::move(r), d_.hidden);
 }
 
 ValuePtr CpuRank::forward(const ValuePtr &meta, const ValuePtr &a, const ValuePtr &w) {
   int64_t m = static_cast<int64_t>(meta->batches->size()) * d_.tokens;
   std::vector<float> scratch;
-  const float *weight = wholeWeight(flat(w), weightElements(), scratch);
-  Rows out{m, cpu::forward(rowsOf(rows(a), m, d_.hidden), m, weight, d_.hidden)};
-  return withRows(meta, std::move(out), d_.hidden);
+  const float *weight = wholeWeight(P::flat(w), weightElements(), scratch);
+  Rows out{m, cpu::forward(rowsOf(P::rows(a), m, d_.hidden), m, weight, d_.hidden)};
+  return P::withRows(meta, std::move(out), d_.hidden);
 }
 
 std::pair<ValuePtr, ValuePtr> CpuRank::backward(const std::pair<ValuePtr, ValuePtr> &meta, const ValuePtr &a,
@@ -157,26 +85,26 @@ std::pair<ValuePtr, ValuePtr> CpuRank::backward(const std::pair<ValuePtr, ValueP
   int64_t m = static_cast<int64_t>(meta.second->batches->size()) * d_.tokens;
   std::vector<float> scratch, dw, dx;
   bool wantWeight = part != sim::Rank::BackwardPart::Input, wantInput = part != sim::Rank::BackwardPart::Weight;
-  const float *weight = wholeWeight(flat(w), weightElements(), scratch);
-  cpu::backward(rowsOf(rows(a), m, d_.hidden), rowsOf(rows(g), m, d_.hidden), m, weight, d_.hidden,
+  const float *weight = wholeWeight(P::flat(w), weightElements(), scratch);
+  cpu::backward(rowsOf(P::rows(a), m, d_.hidden), rowsOf(P::rows(g), m, d_.hidden), m, weight, d_.hidden,
                 wantWeight ? &dw : nullptr, wantInput ? &dx : nullptr);
   Flat gw;
   gw.pieces.push_back(Piece{0, std::move(dw)});
-  return {wantWeight ? withFlat(meta.first, std::move(gw)) : meta.first,
-          wantInput ? withRows(meta.second, Rows{m, std::move(dx)}, d_.hidden) : meta.second};
+  return {wantWeight ? P::withFlat(meta.first, std::move(gw)) : meta.first,
+          wantInput ? P::withRows(meta.second, Rows{m, std::move(dx)}, d_.hidden) : meta.second};
 }
 
 ValuePtr CpuRank::loss(const ValuePtr &meta, const ValuePtr &a) {
   int64_t m = static_cast<int64_t>(meta->batches->size()) * d_.tokens;
-  Rows g{m, lossGradient(d_, rowsOf(rows(a), m, d_.hidden), meta->batches->elements())};
-  return withRows(meta, std::move(g), d_.hidden);
+  Rows g{m, lossGradient(d_, rowsOf(P::rows(a), m, d_.hidden), meta->batches->elements())};
+  return P::withRows(meta, std::move(g), d_.hidden);
 }
 
 std::pair<ValuePtr, ValuePtr> CpuRank::update(const std::pair<ValuePtr, ValuePtr> &meta, const ValuePtr &g,
                                               const ValuePtr &w, const ValuePtr &o) {
-  const Flat *grad = flat(g);
-  const Flat *weight = flat(w);
-  const OptState *state = opt(o);
+  const Flat *grad = P::flat(g);
+  const Flat *weight = P::flat(w);
+  const OptState *state = P::opt(o);
   Flat nw;
   auto ns = std::make_shared<OptState>();
   ns->moments.resize(static_cast<size_t>(o_.moments()));
@@ -199,25 +127,25 @@ std::pair<ValuePtr, ValuePtr> CpuRank::update(const std::pair<ValuePtr, ValuePtr
         ns->moments[k].pieces.push_back(Piece{p.begin, std::move(moments[k])});
     }
   int64_t stateElements = nw.elements() * o_.moments();
-  return {withFlat(meta.first, std::move(nw)), attach<OptState>(meta.second, ns, stateElements)};
+  return {P::withFlat(meta.first, std::move(nw)), attach<OptState>(meta.second, ns, stateElements)};
 }
 
 ValuePtr CpuRank::addGrad(const ValuePtr &meta, const ValuePtr &a, const ValuePtr &b) {
-  Flat sum = flat(a) ? *flat(a) : Flat{};
-  const Flat *other = flat(b);
+  Flat sum = P::flat(a) ? *P::flat(a) : Flat{};
+  const Flat *other = P::flat(b);
   for (Piece &p : sum.pieces) {
     std::vector<float> add = other ? other->range(p.begin, static_cast<int64_t>(p.values.size()))
                                    : std::vector<float>(p.values.size(), 0.0f);
     for (size_t i = 0; i < p.values.size(); ++i)
       p.values[i] += add[i];
   }
-  return withFlat(meta, std::move(sum));
+  return P::withFlat(meta, std::move(sum));
 }
 
 ValuePtr CpuRank::fakeGrad(const ValuePtr &meta) {
   Flat zero;
   zero.pieces.push_back(Piece{0, std::vector<float>(static_cast<size_t>(weightElements()), 0.0f)});
-  return withFlat(meta, std::move(zero));
+  return P::withFlat(meta, std::move(zero));
 }
 
 ValuePtr CpuRank::shardOf(const ValuePtr &meta, const ValuePtr &whole) {
@@ -232,18 +160,18 @@ ValuePtr CpuRank::shardOf(const ValuePtr &meta, const ValuePtr &whole) {
     return part;
   };
   if (meta->kind == Kind::OptState) {
-    const OptState *in = opt(whole);
+    const OptState *in = P::opt(whole);
     auto state = std::make_shared<OptState>();
     for (int k = 0; k < o_.moments(); ++k)
       state->moments.push_back(slice(in && k < static_cast<int>(in->moments.size()) ? &in->moments[k] : nullptr));
     return attach<OptState>(meta, state, count * o_.moments());
   }
-  return withFlat(meta, slice(flat(whole)));
+  return P::withFlat(meta, slice(P::flat(whole)));
 }
 
 ValuePtr CpuRank::collective(const ValuePtr &meta, sim::CollectiveKind kind, const ValuePtr &v,
                              const sim::IntSet &members) {
-  const Flat *in = flat(v);
+  const Flat *in = P::flat(v);
   const std::vector<int64_t> &group = members.elements();
   if (kind == sim::CollectiveKind::AllGather) {
     Flat gathered;
@@ -255,7 +183,7 @@ ValuePtr CpuRank::collective(const ValuePtr &meta, sim::CollectiveKind kind, con
       std::vector<float> all = gathered.whole(weightElements());
       gathered.pieces.assign(1, Piece{0, std::move(all)});
     }
-    return withFlat(meta, std::move(gathered));
+    return P::withFlat(meta, std::move(gathered));
   }
   // The reductions work on the gradient's elements in order.
   Flat data = in ? *in : Flat{};
@@ -270,7 +198,7 @@ ValuePtr CpuRank::collective(const ValuePtr &meta, sim::CollectiveKind kind, con
                 p.values.begin());
       at += p.values.size();
     }
-    return withFlat(meta, std::move(data));
+    return P::withFlat(meta, std::move(data));
   }
   auto [begin, count] = shard(meta->shards->min(), meta->total);
   if (static_cast<int64_t>(buffer.size()) != weightElements())
@@ -278,19 +206,19 @@ ValuePtr CpuRank::collective(const ValuePtr &meta, sim::CollectiveKind kind, con
   Flat part;
   part.pieces.push_back(Piece{begin, comm_.reduceScatter(buffer, group)});
   (void)count;
-  return withFlat(meta, std::move(part));
+  return P::withFlat(meta, std::move(part));
 }
 
 void CpuRank::send(int64_t to, int64_t tag, const ValuePtr &v) {
   auto bytes = std::make_shared<std::vector<char>>();
-  if (const Rows *r = rows(v)) {
+  if (const Rows *r = P::rows(v)) {
     putI(*bytes, 0);
     putI(*bytes, r->rows);
     putFloats(*bytes, r->values);
-  } else if (const Flat *f = flat(v)) {
+  } else if (const Flat *f = P::flat(v)) {
     putI(*bytes, 1);
     putFlat(*bytes, *f);
-  } else if (const OptState *s = opt(v)) {
+  } else if (const OptState *s = P::opt(v)) {
     putI(*bytes, 2);
     putI(*bytes, static_cast<int64_t>(s->moments.size()));
     for (const Flat &f : s->moments)
@@ -309,9 +237,9 @@ ValuePtr CpuRank::recv(const ValuePtr &meta, int64_t from, int64_t tag) {
     Rows rows;
     rows.rows = r.i();
     rows.values = r.floats();
-    return withRows(meta, std::move(rows), d_.hidden);
+    return P::withRows(meta, std::move(rows), d_.hidden);
   }
-  case 1: return withFlat(meta, r.flat());
+  case 1: return P::withFlat(meta, r.flat());
   case 2: {
     auto s = std::make_shared<OptState>();
     for (int64_t k = r.i(); k > 0; --k)
@@ -330,46 +258,29 @@ std::string CpuRank::writeFinalWeights(const sim::Rank &rank, int64_t layers, co
   std::vector<char> mine;
   rank.forEachHeld([&](const sim::Storage::Held &h) {
     const ValuePtr &v = h.value;
-    if (v->kind != Kind::Weight || v->step < 1 || !flat(v))
+    if (v->kind != Kind::Weight || v->step < 1 || !P::flat(v))
       return;
-    for (const Piece &p : flat(v)->pieces) {
+    for (const Piece &p : P::flat(v)->pieces) {
       putI(mine, v->layer);
       putI(mine, p.begin);
       putFloats(mine, p.values);
     }
   });
-  std::vector<std::vector<char>> all = comm_.gather(mine);
-  if (comm_.rank() != 0)
-    return "";
-  int64_t n = weightElements();
-  std::vector<std::vector<float>> weights(static_cast<size_t>(layers), std::vector<float>(static_cast<size_t>(n)));
-  std::vector<std::vector<bool>> have(static_cast<size_t>(layers), std::vector<bool>(static_cast<size_t>(n)));
-  for (const std::vector<char> &bytes : all) {
-    Reader r{bytes};
-    while (r.at < bytes.size()) {
-      int64_t layer = r.i(), begin = r.i();
-      std::vector<float> values = r.floats();
-      for (size_t i = 0; i < values.size(); ++i)
-        if (!have[layer][begin + i]) { // replicas hold the same values: the first wins
-          weights[layer][begin + i] = values[i];
-          have[layer][begin + i] = true;
-        }
-    }
-  }
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  fs::path tmp = dir + ".tmp";
-  fs::remove_all(tmp, ec);
-  if (!fs::create_directories(tmp, ec))
-    return "cannot create `" + tmp.string() + "`: " + ec.message();
-  for (int64_t l = 0; l < layers; ++l)
-    if (!writeNpy((tmp / ("layer_" + std::to_string(l) + ".npy")).string(), weights[l], d_.hidden, d_.hidden))
-      return "cannot write the weights of layer " + std::to_string(l) + " into `" + tmp.string() + "`";
-  fs::remove_all(dir, ec);
-  fs::rename(tmp, dir, ec);
-  if (ec)
-    return "cannot move the weights into `" + dir + "`: " + ec.message();
-  return "";
+  return gatherWeights(comm_, mine, layers, d_.hidden, dir);
+}
+
+std::string CpuRank::stats() {
+  // The GEMM work of this rank and this machine's sgemm rate at the same size, measured now.
+  const GemmStats &g = gemmStats();
+  double reference = measureSgemm(d_.hidden, 3);
+  char line[256];
+  std::snprintf(line, sizeof line,
+                "schedc: stats: rank %d: gemm %.3f GFLOP in %.4f s = %.1f GFLOP/s; sgemm %lldx%lld alone %.1f "
+                "GFLOP/s (%.0f%%); MPI %.4f s\n",
+                comm_.rank(), g.flops / 1e9, g.seconds, g.seconds > 0 ? g.flops / g.seconds / 1e9 : 0.0,
+                static_cast<long long>(d_.hidden), static_cast<long long>(d_.hidden), reference,
+                g.seconds > 0 && reference > 0 ? 100 * g.flops / g.seconds / 1e9 / reference : 0.0, comm_.mpiSeconds());
+  return line;
 }
 
 } // namespace schedc::cpu

@@ -1,12 +1,10 @@
-// CpuRank — the real arithmetic of the one rank this MPI process runs. The sim backend still
-// runs every rank's schedule (checks, clocks, the cost model); for this process's rank,
-// each operation's result comes back here with its operands, and CpuRank computes the data
-// (tensors) and attaches it to the value: load makes the initial weight shard and a zero
-// optimizer state, forward/backward/loss run the model, update steps the optimizer on the
-// weight's slice, collectives and send/recv move the data over MPI. Memory is then counted
-// from the data itself (sim::Value::payloadElements).
+// CpuRank — the cpu backend's ComputeRank: the real arithmetic of the one rank this MPI
+// process runs, on host tensors. load makes the initial weight shard and a zero optimizer
+// state, forward/backward/loss run the model (OpenBLAS GEMMs), update steps the optimizer on
+// the weight's slice, collectives and send/recv move the data over MPI.
 #pragma once
 
+#include "backend/ComputeRank.h"
 #include "cpu/Comm.h"
 #include "cpu/Kernels.h"
 #include "sim/World.h"
@@ -15,36 +13,27 @@
 
 namespace schedc::cpu {
 
-class CpuRank {
+class CpuRank final : public backend::ComputeRank {
 public:
   CpuRank(const Dims &dims, const Optimizer &optimizer, Comm &comm) : d_(dims), o_(optimizer), comm_(comm) {}
 
-  sim::ValuePtr loadWeight(const sim::ValuePtr &meta);
-  sim::ValuePtr loadOptState(const sim::ValuePtr &meta);
-  sim::ValuePtr input(const sim::ValuePtr &meta);
-  sim::ValuePtr forward(const sim::ValuePtr &meta, const sim::ValuePtr &input, const sim::ValuePtr &weight);
-  // Computes the results `part` asks for (both, or one half of a split backward; the other
-  // comes back as its metadata without data).
-  std::pair<sim::ValuePtr, sim::ValuePtr> backward(const std::pair<sim::ValuePtr, sim::ValuePtr> &meta,
-                                                   const sim::ValuePtr &input, const sim::ValuePtr &grad,
-                                                   const sim::ValuePtr &weight, sim::Rank::BackwardPart part);
-  sim::ValuePtr loss(const sim::ValuePtr &meta, const sim::ValuePtr &input);
-  std::pair<sim::ValuePtr, sim::ValuePtr> update(const std::pair<sim::ValuePtr, sim::ValuePtr> &meta,
-                                                 const sim::ValuePtr &grad, const sim::ValuePtr &weight,
-                                                 const sim::ValuePtr &opt);
-  sim::ValuePtr addGrad(const sim::ValuePtr &meta, const sim::ValuePtr &a, const sim::ValuePtr &b);
-  sim::ValuePtr fakeGrad(const sim::ValuePtr &meta);
-  // The slice of `whole` (a complete weight, gradient or optimizer state) that `meta` names.
-  sim::ValuePtr shardOf(const sim::ValuePtr &meta, const sim::ValuePtr &whole);
-  sim::ValuePtr collective(const sim::ValuePtr &meta, sim::CollectiveKind kind, const sim::ValuePtr &v,
-                           const sim::IntSet &members);
-  void send(int64_t to, int64_t tag, const sim::ValuePtr &v);
-  sim::ValuePtr recv(const sim::ValuePtr &meta, int64_t from, int64_t tag);
-
-  // After the run: every rank sends the updated weights it holds to rank 0, which writes
-  // DIR/layer_<l>.npy (H x H float32) for every layer into a new DIR (atomically: a
-  // temporary directory, then a rename). Returns an error message, or empty.
-  std::string writeFinalWeights(const sim::Rank &rank, int64_t layers, const std::string &dir);
+  ValuePtr loadWeight(const ValuePtr &meta) override;
+  ValuePtr loadOptState(const ValuePtr &meta) override;
+  ValuePtr input(const ValuePtr &meta) override;
+  ValuePtr forward(const ValuePtr &meta, const ValuePtr &input, const ValuePtr &weight) override;
+  ValuePair backward(const ValuePair &meta, const ValuePtr &input, const ValuePtr &grad, const ValuePtr &weight,
+                     sim::Rank::BackwardPart part) override;
+  ValuePtr loss(const ValuePtr &meta, const ValuePtr &input) override;
+  ValuePair update(const ValuePair &meta, const ValuePtr &grad, const ValuePtr &weight, const ValuePtr &opt) override;
+  ValuePtr addGrad(const ValuePtr &meta, const ValuePtr &a, const ValuePtr &b) override;
+  ValuePtr fakeGrad(const ValuePtr &meta) override;
+  ValuePtr shardOf(const ValuePtr &meta, const ValuePtr &whole) override;
+  ValuePtr collective(const ValuePtr &meta, sim::CollectiveKind kind, const ValuePtr &v,
+                      const sim::IntSet &members) override;
+  void send(int64_t to, int64_t tag, const ValuePtr &v) override;
+  ValuePtr recv(const ValuePtr &meta, int64_t from, int64_t tag) override;
+  std::string writeFinalWeights(const sim::Rank &rank, int64_t layers, const std::string &dir) override;
+  std::string stats() override;
 
 private:
   int64_t weightElements() const { return d_.weightElements(); }

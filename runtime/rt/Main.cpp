@@ -25,31 +25,34 @@ A schedule compiled by schedc. Runs one training step of it and prints the repor
   --backend=sim        run on the simulated backend (the puzzle cost model; the default)
   --backend=cpu        compute for real, one MPI process per rank:
                          mpirun -np RANKS ./prog --backend=cpu
-  --hidden=H           cpu: the hidden size (default 512; H x H weights)
-  --tokens=T           cpu: rows per micro-batch (default 256)
-  --seed=N             cpu: the seed of inputs, targets and initial weights (default 1)
-  --optimizer=sgd|adam cpu: SGD with momentum 0.9, lr 0.1 (default) or Adam, lr 0.001
-  --weights-out=DIR    cpu: write the final weights to DIR/layer_<l>.npy (H x H float32)
-  --no-verify          cpu: run even a schedule that check rejects
-  --stats              cpu: print each rank's GEMM rate, MPI time and the BLAS's own rate
+  --backend=cuda       compute on GPUs (cuBLAS, NCCL), one MPI process per GPU:
+                         mpirun -np RANKS ./prog --backend=cuda
+  --hidden=H           cpu/cuda: the hidden size (default 512; H x H weights)
+  --tokens=T           cpu/cuda: rows per micro-batch (default 256)
+  --seed=N             cpu/cuda: the seed of inputs, targets and initial weights (default 1)
+  --optimizer=sgd|adam cpu/cuda: SGD with momentum 0.9, lr 0.1 (default) or Adam, lr 0.001
+  --tf32               cuda: GEMMs on TF32 tensor cores (fp32 storage)
+  --weights-out=DIR    cpu/cuda: write the final weights to DIR/layer_<l>.npy (H x H float32)
+  --no-verify          cpu/cuda: run even a schedule that check rejects
+  --stats              cpu/cuda: print each rank's GEMM rate, MPI time and the library's own rate
   -D NAME=VALUE        override a schedule parameter (repeatable)
   --format=text|json   the report's format (default text)
   --events=FILE        write every event as CSV
   --trace=FILE         write a Chrome trace of the run (open it in Perfetto)
   --draw=FILE          draw the run's timeline (SVG, or HTML when FILE ends in .html);
-                       on the cpu backend both show measured times and memory
+                       on the cpu and cuda backends both show measured times and memory
   --max-steps=N        give up after N executed statements (default 50000000)
   --help               this text
 
 Exit codes: 0 correct, 1 not a correct training step, 2 bad command line or parameters,
-4 a file could not be written, 70 internal error.
+4 a file could not be written, 5 no usable GPU for --backend=cuda, 70 internal error.
 )";
 
 } // namespace
 
 int runProgram(const schedc_program &program, const std::vector<std::string> &defines, const sim::RunOptions &options,
-               std::ostream &out, std::ostream &err, const CpuRun *cpuRun) {
-  std::unique_ptr<cpu::Comm> comm = cpuRun ? std::make_unique<cpu::Comm>() : nullptr;
+               std::ostream &out, std::ostream &err, const ComputeRun *computeRun) {
+  std::unique_ptr<cpu::Comm> comm = computeRun ? std::make_unique<cpu::Comm>() : nullptr;
   bool root = !comm || comm->rank() == 0;
   std::ostringstream discard; // what ranks other than 0 would print (rank 0 says it)
   std::ostream &o = root ? out : discard;
@@ -112,7 +115,7 @@ int runProgram(const schedc_program &program, const std::vector<std::string> &de
   std::vector<sim::Measured> measured; // the computing rank's events, in real time (cpu)
   double origin = 0;
   // Runs the compiled entry on every rank (computing data on `local`'s rank, if any).
-  auto body = [&](cpu::CpuRank *local) {
+  auto body = [&](backend::ComputeRank *local) {
     return [&, local](sim::Rank &rank) {
       RankContext context(locations, axes);
       context.rank = &rank;
@@ -125,10 +128,10 @@ int runProgram(const schedc_program &program, const std::vector<std::string> &de
       program.entry(reinterpret_cast<schedc_rank *>(&context), values.data());
     };
   };
-  if (!cpuRun)
+  if (!computeRun)
     return sim::runAndReport(setup, evaluated, options, body(nullptr), sources, diags, o);
 
-  // The cpu backend: one process per rank, a verified schedule unless --no-verify.
+  // A real backend: one process per rank, a verified schedule unless --no-verify.
   int64_t ranks = 1, batches = 1, layers = 1;
   for (uint32_t i = 0; i < program.num_params && evaluated; ++i) {
     std::string name = program.params[i].name;
@@ -142,7 +145,21 @@ int runProgram(const schedc_program &program, const std::vector<std::string> &de
       << " processes were started (run it with mpirun -np " << ranks << ")\n";
     return kExitUsage;
   }
-  if (!cpuRun->noVerify && evaluated) {
+  if (computeRun->backend == ComputeRun::Cuda) {
+    // Every rank must find its GPU, or none goes on (the others would wait in NCCL).
+    std::string why = cudaUnavailable();
+    int missing = why.empty() ? 0 : 1;
+    MPI_Allreduce(MPI_IN_PLACE, &missing, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    if (missing) {
+      std::string first;
+      for (const std::vector<char> &bytes : comm->gather(std::vector<char>(why.begin(), why.end())))
+        if (first.empty() && !bytes.empty())
+          first.assign(bytes.begin(), bytes.end());
+      e << "schedc: error: " << first << "\n";
+      return kExitNoDevice;
+    }
+  }
+  if (!computeRun->noVerify && evaluated) {
     DiagnosticEngine quiet(sources, nullptr);
     std::ostringstream report;
     sim::RunOptions verifyOptions;
@@ -156,26 +173,26 @@ int runProgram(const schedc_program &program, const std::vector<std::string> &de
         for (const Diagnostic &n : d.notes)
           b.note(n.range, n.message);
       }
-      diags.error({}, "`" + setup.schedule +
-                          "` is not a correct training step, so the cpu backend does not run it "
+      diags.error({}, "`" + setup.schedule + "` is not a correct training step, so the " + computeRun->name() +
+                          " backend does not run it "
                           "(--no-verify runs it anyway)");
       if (options.json)
         o << sim::invalidJson(setup.schedule, setup.file, diags, sources);
       return kExitCheckFailed;
     }
   }
-  cpu::Dims dims = cpuRun->dims;
+  cpu::Dims dims = computeRun->dims;
   dims.batches = batches;
-  cpu::CpuRank local(dims, cpuRun->optimizer, *comm);
+  std::unique_ptr<backend::ComputeRank> local = makeComputeRank(*computeRun, dims, *comm);
   sim::RunOptions runOptions = options;
-  runOptions.traceFile.clear(); // a cpu run writes what it measured (below), not the model's times
+  runOptions.traceFile.clear(); // a real run writes what it measured (below), not the model's times
   runOptions.timelineFile.clear();
   if (!root) // the events are the same on every rank: rank 0 writes them
     runOptions.eventsFile.clear();
   MPI_Barrier(MPI_COMM_WORLD); // one start for every rank's clock
   origin = RankContext::now();
   runOptions.afterRun = [&](const sim::World &world, sim::CheckResult &result) -> std::string {
-    result.backend = "cpu";
+    result.backend = computeRun->name();
     // This rank's peak of elements held, measured at the cost model's sampling points.
     int64_t peak = 0;
     for (const sim::Event &ev : world.events(comm->rank()))
@@ -207,8 +224,8 @@ int runProgram(const schedc_program &program, const std::vector<std::string> &de
       }
     }
     std::string problem;
-    if (!cpuRun->weightsOut.empty() && world.completed())
-      problem = local.writeFinalWeights(world.rank(comm->rank()), layers, cpuRun->weightsOut);
+    if (!computeRun->weightsOut.empty() && world.completed())
+      problem = local->writeFinalWeights(world.rank(comm->rank()), layers, computeRun->weightsOut);
     if (root && drawing && world.completed() && problem.empty()) {
       if (!options.traceFile.empty() &&
           !sim::writeAtomically(options.traceFile, sim::chromeTrace(world, sources, setup.schedule, &run)))
@@ -222,22 +239,13 @@ int runProgram(const schedc_program &program, const std::vector<std::string> &de
     }
     return problem;
   };
-  int code = sim::runAndReport(setup, evaluated, runOptions, body(&local), sources, diags, o);
+  int code = sim::runAndReport(setup, evaluated, runOptions, body(local.get()), sources, diags, o);
   comm->finish();
-  if (cpuRun->stats) {
-    // Each rank's GEMM work and MPI time, and this machine's sgemm rate at the same size
-    // measured now, in the same run; rank 0 prints every rank's line in order.
-    const cpu::GemmStats &g = cpu::gemmStats();
-    double reference = cpu::measureSgemm(dims.hidden, 3);
-    char line[256];
-    std::snprintf(line, sizeof line,
-                  "schedc: stats: rank %d: gemm %.3f GFLOP in %.4f s = %.1f GFLOP/s; sgemm %lldx%lld alone %.1f "
-                  "GFLOP/s (%.0f%%); MPI %.4f s\n",
-                  comm->rank(), g.flops / 1e9, g.seconds, g.seconds > 0 ? g.flops / g.seconds / 1e9 : 0.0,
-                  static_cast<long long>(dims.hidden), static_cast<long long>(dims.hidden), reference,
-                  g.seconds > 0 && reference > 0 ? 100 * g.flops / g.seconds / 1e9 / reference : 0.0,
-                  comm->mpiSeconds());
-    for (const std::vector<char> &bytes : comm->gather(std::vector<char>(line, line + std::strlen(line))))
+  if (computeRun->stats) {
+    // Each rank's line (its GEMM rate next to the library's own, measured now, in the same
+    // run, and its communication time); rank 0 prints every rank's line in order.
+    std::string line = local->stats();
+    for (const std::vector<char> &bytes : comm->gather(std::vector<char>(line.begin(), line.end())))
       err << std::string(bytes.begin(), bytes.end());
   }
   // Every rank ends with rank 0's exit code (only rank 0 writes files).
@@ -251,8 +259,8 @@ extern "C" int schedc_main(const schedc_program *program, int argc, char **argv)
   namespace rt = schedc::rt;
   std::vector<std::string> defines;
   schedc::sim::RunOptions options;
-  rt::CpuRun cpuRun;
-  bool useCpu = false;
+  rt::ComputeRun run;
+  bool computing = false;
   auto usage = [&](const std::string &message) {
     // Under mpirun, say which rank failed (the options are read before MPI starts).
     const char *rank = std::getenv("OMPI_COMM_WORLD_RANK");
@@ -280,30 +288,35 @@ extern "C" int schedc_main(const schedc_program *program, int argc, char **argv)
     } else if (a == "-D" && i + 1 < argc) {
       defines.push_back(argv[++i]);
     } else if (auto v = value("--backend")) {
-      if (*v != "sim" && *v != "cpu")
-        return usage("backend `" + *v + "` is not available in this build (available: sim, cpu)");
-      useCpu = *v == "cpu";
+      if (*v != "sim" && *v != "cpu" && (*v != "cuda" || !rt::haveCuda()))
+        return usage("backend `" + *v + "` is not available in this program (available: sim, cpu" +
+                     (rt::haveCuda() ? ", cuda" : "") + ")" +
+                     (*v == "cuda" ? "; build it with `schedc build --cuda` for the cuda backend" : ""));
+      computing = *v != "sim";
+      run.backend = *v == "cuda" ? rt::ComputeRun::Cuda : rt::ComputeRun::Cpu;
+    } else if (a == "--tf32") {
+      run.tf32 = true;
     } else if (auto v = value("--hidden")) {
-      cpuRun.dims.hidden = std::strtoll(v->c_str(), nullptr, 10);
-      if (cpuRun.dims.hidden < 1 || cpuRun.dims.hidden > 65536)
+      run.dims.hidden = std::strtoll(v->c_str(), nullptr, 10);
+      if (run.dims.hidden < 1 || run.dims.hidden > 65536)
         return usage("--hidden needs a size from 1 to 65536");
     } else if (auto v = value("--tokens")) {
-      cpuRun.dims.tokens = std::strtoll(v->c_str(), nullptr, 10);
-      if (cpuRun.dims.tokens < 1 || cpuRun.dims.tokens > 1048576)
+      run.dims.tokens = std::strtoll(v->c_str(), nullptr, 10);
+      if (run.dims.tokens < 1 || run.dims.tokens > 1048576)
         return usage("--tokens needs a number from 1 to 1048576");
     } else if (auto v = value("--seed")) {
-      cpuRun.dims.seed = std::strtoull(v->c_str(), nullptr, 10);
+      run.dims.seed = std::strtoull(v->c_str(), nullptr, 10);
     } else if (auto v = value("--optimizer")) {
       if (*v != "sgd" && *v != "adam")
         return usage("unknown --optimizer `" + *v + "` (expected sgd or adam)");
-      cpuRun.optimizer.kind = *v == "adam" ? schedc::cpu::Optimizer::Adam : schedc::cpu::Optimizer::Sgd;
-      cpuRun.optimizer.lr = *v == "adam" ? 1e-3f : 0.1f; // each optimizer's usual step size
+      run.optimizer.kind = *v == "adam" ? schedc::cpu::Optimizer::Adam : schedc::cpu::Optimizer::Sgd;
+      run.optimizer.lr = *v == "adam" ? 1e-3f : 0.1f; // each optimizer's usual step size
     } else if (auto v = value("--weights-out")) {
-      cpuRun.weightsOut = *v;
+      run.weightsOut = *v;
     } else if (a == "--no-verify") {
-      cpuRun.noVerify = true;
+      run.noVerify = true;
     } else if (a == "--stats") {
-      cpuRun.stats = true;
+      run.stats = true;
     } else if (auto v = value("--format")) {
       if (*v != "text" && *v != "json")
         return usage("unknown --format `" + *v + "` (expected text or json)");
@@ -324,7 +337,7 @@ extern "C" int schedc_main(const schedc_program *program, int argc, char **argv)
       return usage("unknown option `" + a + "`");
     }
   }
-  if (!useCpu) {
+  if (!computing) {
     try {
       return rt::runProgram(*program, defines, options, std::cout, std::cerr);
     } catch (const std::exception &e) {
@@ -335,7 +348,7 @@ extern "C" int schedc_main(const schedc_program *program, int argc, char **argv)
   MPI_Init(&argc, &argv);
   int code = schedc::kExitInternal;
   try {
-    code = rt::runProgram(*program, defines, options, std::cout, std::cerr, &cpuRun);
+    code = rt::runProgram(*program, defines, options, std::cout, std::cerr, &run);
   } catch (const std::exception &e) {
     int rank = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);

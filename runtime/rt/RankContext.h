@@ -3,7 +3,7 @@
 // locations. Internal to runtime/rt/.
 #pragma once
 
-#include "cpu/CpuRank.h"
+#include "backend/ComputeRank.h"
 #include "schedc/runtime.h"
 #include "sim/Trace.h"
 #include "sim/World.h"
@@ -19,9 +19,9 @@ constexpr int64_t kMaxSetSize = int64_t(1) << 24;
 
 struct RankContext {
   sim::Rank *rank = nullptr; // null while parameters are evaluated
-  // The cpu backend, on the fiber of the rank this process computes (else null): every
-  // result then gets its real data.
-  cpu::CpuRank *compute = nullptr;
+  // The real backend (cpu or cuda), on the fiber of the rank this process computes (else
+  // null): every result then gets its real data.
+  backend::ComputeRank *compute = nullptr;
   // On the computing rank: what each event really took (seconds since `origin`).
   std::vector<sim::Measured> *measured = nullptr;
   double origin = 0;

@@ -11,7 +11,6 @@ The cpu backend's proofs, run under MPI (one process per rank, oversubscribed):
    model's sampling points, equals the peak `schedc check` predicts, for every rank.
 3. A wrong schedule fails for real: one that updates with a partial gradient is refused;
    forced with --no-verify it runs, and its weights differ from basic's beyond tolerance."""
-import json
 import os
 import subprocess
 import sys
@@ -21,19 +20,8 @@ schedc, examples, inputs, mpiexec = sys.argv[1:5]
 here = os.path.dirname(os.path.abspath(__file__))
 compare = os.path.join(here, "compare_weights.py")
 mpi = [mpiexec, "--allow-run-as-root", "--oversubscribe", "-x", "OPENBLAS_NUM_THREADS=1"]
-puzzles = {  # name: (layers, batches, ranks) at the defaults
-    "basic": (2, 4, 1), "grad_accum": (2, 4, 1), "ddp": (2, 4, 4), "wsdp": (6, 4, 4), "fsdp": (6, 4, 4),
-    "pipeline": (8, 4, 4), "gpipe": (8, 4, 4), "pipeline_fsdp": (4, 4, 16),
-    "zero1": (4, 8, 4), "zero2": (4, 8, 4),  # from stdlib/: `shard` on real tensors
-    "zbh1": (8, 8, 4),  # from stdlib/: the split backward on real tensors
-    "interleaved": (8, 8, 2), "breadth_first": (8, 8, 4), "gpipe_recompute": (8, 8, 4),
-}
-stdlib = os.path.join(os.path.dirname(os.path.abspath(examples)), "stdlib")
-from_stdlib = {"zero1": "zero1", "zero2": "zero2", "zbh1": "zbh1", "interleaved": "interleaved",
-               "breadth_first": "breadth_first", "gpipe_recompute": "gpipe"}
-# Parameters the stdlib ones run with (besides their defaults).
-parameters = {"interleaved": ["-D", "ranks=2"], "breadth_first": ["-D", "stages=2"],
-              "gpipe_recompute": ["-D", "segment=2"]}
+sys.path.insert(0, here)
+from cases import parameters, predicted_and_measured, puzzles, source  # noqa: E402 (the shared table)
 failures = 0
 
 def run(args, **kw):
@@ -47,14 +35,8 @@ def report(ok, what):
 with tempfile.TemporaryDirectory() as tmp:
     exe = {}
     for name in list(puzzles) + ["missing-batches"]:
-        if name == "missing-batches":
-            source = os.path.join(inputs, name + ".sched")
-        elif name in from_stdlib:
-            source = os.path.join(stdlib, from_stdlib[name] + ".sched")
-        else:
-            source = os.path.join(examples, "puzzles", name + ".sched")
         exe[name] = os.path.join(tmp, name)
-        build = run([schedc, "build", source, "-o", exe[name]])
+        build = run([schedc, "build", source(name, examples, inputs), "-o", exe[name]])
         if build.returncode != 0:
             sys.exit(f"cannot build {name}: {build.stderr}")
 
@@ -82,10 +64,7 @@ with tempfile.TemporaryDirectory() as tmp:
     # 2. Measured memory equals the prediction, per rank, at H = 512, T = 256.
     for name, (layers, batches, ranks) in puzzles.items():
         r = run(mpi + ["-np", str(ranks), exe[name], "--backend=cpu", "--format=json"] + parameters.get(name, []))
-        doc = json.loads(r.stdout) if r.returncode == 0 else None
-        pairs = [(f["peak_memory"], f["measured_peak_memory"]) for f in doc["per_rank"]] if doc else []
-        same = bool(pairs) and all(float(p) == float(m) for p, m in pairs)
-        shown = ", ".join(f"{p:g}/{m}" for p, m in pairs[:4]) + (" ..." if len(pairs) > 4 else "")
+        same, shown = predicted_and_measured(r)
         report(same, f"{name}: predicted/measured peak per rank: {shown}")
 
     # 3. A wrong schedule: refused; forced, it trains something else.

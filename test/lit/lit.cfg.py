@@ -5,6 +5,8 @@
 #   %examples      the examples/ folder;  %stdlib  the stdlib/ folder
 #   %python        the Python interpreter (to generate large inputs)
 #   %mpirun        mpirun with the flags a root container needs (feature `mpi`)
+# Features: `mpi`; `cuda` (the cuda backend is built); `gpu` (nvidia-smi lists a GPU: the
+# tests that run on one are skipped cleanly without).
 import os
 import lit.formats
 
@@ -31,3 +33,11 @@ mpirun = shutil.which("mpirun")
 if mpirun:
     config.available_features.add("mpi")
     config.substitutions.append(("%mpirun", mpirun + " --allow-run-as-root --oversubscribe -x OPENBLAS_NUM_THREADS=1"))
+
+# The cuda backend: built (feature `cuda`), and a GPU to run it on (feature `gpu`).
+import subprocess
+if config.have_cuda:
+    config.available_features.add("cuda")
+smi = shutil.which("nvidia-smi")
+if smi and subprocess.run([smi, "-L"], capture_output=True, text=True).stdout.startswith("GPU "):
+    config.available_features.add("gpu")

@@ -1,0 +1,51 @@
+// ComputeRank — what a backend that computes for real (cpu, cuda) implements: the data of
+// the one rank its process runs. The sim backend still runs every rank's schedule (checks,
+// clocks, the cost model); for this process's rank each operation's result comes here with
+// its operands, and the backend attaches real data (sim::Value::payload, with its element
+// count in payloadElements, from which memory is measured). Missing data (only possible
+// when a wrong schedule is forced with --no-verify) reads as zeros.
+#pragma once
+
+#include "sim/World.h"
+
+#include <string>
+#include <utility>
+
+namespace schedc::backend {
+
+class ComputeRank {
+public:
+  using ValuePtr = sim::ValuePtr;
+  using ValuePair = std::pair<sim::ValuePtr, sim::ValuePtr>;
+  virtual ~ComputeRank() = default;
+
+  virtual ValuePtr loadWeight(const ValuePtr &meta) = 0;
+  virtual ValuePtr loadOptState(const ValuePtr &meta) = 0;
+  virtual ValuePtr input(const ValuePtr &meta) = 0;
+  virtual ValuePtr forward(const ValuePtr &meta, const ValuePtr &input, const ValuePtr &weight) = 0;
+  // Computes the results `part` asks for (both, or one half of a split backward; the other
+  // comes back as its metadata without data).
+  virtual ValuePair backward(const ValuePair &meta, const ValuePtr &input, const ValuePtr &grad,
+                             const ValuePtr &weight, sim::Rank::BackwardPart part) = 0;
+  virtual ValuePtr loss(const ValuePtr &meta, const ValuePtr &input) = 0;
+  virtual ValuePair update(const ValuePair &meta, const ValuePtr &grad, const ValuePtr &weight,
+                           const ValuePtr &opt) = 0;
+  virtual ValuePtr addGrad(const ValuePtr &meta, const ValuePtr &a, const ValuePtr &b) = 0;
+  virtual ValuePtr fakeGrad(const ValuePtr &meta) = 0;
+  // The slice of `whole` (a complete weight, gradient or optimizer state) that `meta` names.
+  virtual ValuePtr shardOf(const ValuePtr &meta, const ValuePtr &whole) = 0;
+  virtual ValuePtr collective(const ValuePtr &meta, sim::CollectiveKind kind, const ValuePtr &v,
+                              const sim::IntSet &members) = 0;
+  virtual void send(int64_t to, int64_t tag, const ValuePtr &v) = 0;
+  virtual ValuePtr recv(const ValuePtr &meta, int64_t from, int64_t tag) = 0;
+
+  // After the run (collective: every rank calls it): rank 0 writes DIR/layer_<l>.npy
+  // (H x H float32) for every layer into a new DIR, atomically. Returns an error message,
+  // or empty.
+  virtual std::string writeFinalWeights(const sim::Rank &rank, int64_t layers, const std::string &dir) = 0;
+  // After the run (collective): this rank's line for --stats (the backend's GEMM rate next
+  // to the library's own, measured in the same run, and its communication time).
+  virtual std::string stats() = 0;
+};
+
+} // namespace schedc::backend

@@ -1,0 +1,44 @@
+// Nccl — the cuda backend's collectives: one NCCL communicator per group of ranks, made
+// the first time the group's members meet in a collective (its lowest rank makes the
+// unique id and sends it to the other members over MPI; every member then joins with
+// ncclCommInitRank), so only members take part, as MPI_Comm_create_group does for the cpu
+// backend. Collectives are enqueued on the rank's stream, in the order the schedule calls
+// them, which the checker has proved the same on every member.
+#pragma once
+
+#include "cpu/Comm.h"
+#include "cuda/DeviceMemory.h"
+
+#include <map>
+#include <nccl.h>
+#include <vector>
+
+namespace schedc::cuda {
+
+class NcclGroups {
+public:
+  NcclGroups(cpu::Comm &mpi, DeviceMemory &memory);
+  ~NcclGroups();
+  NcclGroups(const NcclGroups &) = delete;
+  NcclGroups &operator=(const NcclGroups &) = delete;
+
+  // Sum over `members` (ascending world ranks, including this one), in place.
+  void allReduce(float *data, int64_t n, const std::vector<int64_t> &members);
+  // Sums the n elements of `data` over the members; `part` (n / members) gets this
+  // member's part, the position-th.
+  void reduceScatter(const float *data, float *part, int64_t n, const std::vector<int64_t> &members);
+  // Every member's `count` floats from `data` into `out` (count_m at offset_m for member m,
+  // counts given for every member in member order).
+  void gather(const float *data, float *out, const std::vector<int64_t> &counts, const std::vector<int64_t> &members);
+
+private:
+  ncclComm_t communicator(const std::vector<int64_t> &members);
+  void check(ncclResult_t r, const char *what);
+
+  cpu::Comm &mpi_;
+  DeviceMemory &memory_;
+  MPI_Comm control_ = MPI_COMM_NULL; // for the unique ids, apart from the schedule's messages
+  std::map<std::vector<int64_t>, ncclComm_t> comms_;
+};
+
+} // namespace schedc::cuda

@@ -1,0 +1,31 @@
+// Backends — the real backends of this program: always cpu; cuda when the executable was
+// linked with the cuda backend (`schedc build --cuda`). The cuda backend's entry points are
+// declared weak here, so a program linked without it (most: CUDA's libraries weigh some
+// 200 MB at start-up) still links, and asks here whether they are present.
+#include "cpu/CpuRank.h"
+#include "rt/Program.h"
+
+namespace schedc::cuda {
+// Defined by runtime/cuda/CudaRank.cpp; null where it is not linked.
+[[gnu::weak]] std::string deviceProblem();
+[[gnu::weak]] std::unique_ptr<backend::ComputeRank> makeCudaRank(const cpu::Dims &dims, const cpu::Optimizer &optimizer,
+                                                                 bool tf32, cpu::Comm &comm);
+} // namespace schedc::cuda
+
+namespace schedc::rt {
+
+bool haveCuda() {
+  return cuda::deviceProblem != nullptr && cuda::makeCudaRank != nullptr;
+}
+
+std::string cudaUnavailable() {
+  return haveCuda() ? cuda::deviceProblem() : "this program was built without the cuda backend";
+}
+
+std::unique_ptr<backend::ComputeRank> makeComputeRank(const ComputeRun &run, const cpu::Dims &dims, cpu::Comm &comm) {
+  if (run.backend == ComputeRun::Cuda && haveCuda())
+    return cuda::makeCudaRank(dims, run.optimizer, run.tf32, comm);
+  return std::make_unique<cpu::CpuRank>(dims, run.optimizer, comm);
+}
+
+} // namespace schedc::rt

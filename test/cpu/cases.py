@@ -1,0 +1,36 @@
+"""The schedules the real backends' equivalence tests train (test/cpu/equivalence.py,
+test/cuda/equivalence.py): each with its (layers, batches, ranks) at the parameters it runs
+with, where it comes from, and the -D parameters it runs with besides its defaults."""
+import json
+import os
+
+puzzles = {  # name: (layers, batches, ranks) at the defaults
+    "basic": (2, 4, 1), "grad_accum": (2, 4, 1), "ddp": (2, 4, 4), "wsdp": (6, 4, 4), "fsdp": (6, 4, 4),
+    "pipeline": (8, 4, 4), "gpipe": (8, 4, 4), "pipeline_fsdp": (4, 4, 16),
+    "zero1": (4, 8, 4), "zero2": (4, 8, 4),  # from stdlib/: `shard` on real tensors
+    "zbh1": (8, 8, 4),  # from stdlib/: the split backward on real tensors
+    "interleaved": (8, 8, 2), "breadth_first": (8, 8, 4), "gpipe_recompute": (8, 8, 4),
+}
+from_stdlib = {"zero1": "zero1", "zero2": "zero2", "zbh1": "zbh1", "interleaved": "interleaved",
+               "breadth_first": "breadth_first", "gpipe_recompute": "gpipe"}
+# Parameters the stdlib ones run with (besides their defaults).
+parameters = {"interleaved": ["-D", "ranks=2"], "breadth_first": ["-D", "stages=2"],
+              "gpipe_recompute": ["-D", "segment=2"]}
+
+
+def source(name, examples, inputs):
+    """The .sched file of case `name` (`missing-batches` is the wrong schedule of the inputs)."""
+    if name == "missing-batches":
+        return os.path.join(inputs, name + ".sched")
+    if name in from_stdlib:
+        return os.path.join(os.path.dirname(os.path.abspath(examples)), "stdlib", from_stdlib[name] + ".sched")
+    return os.path.join(examples, "puzzles", name + ".sched")
+
+
+def predicted_and_measured(run):
+    """From a --format=json run of a real backend: whether every rank's measured peak equals
+    the predicted one, and the pairs to show."""
+    doc = json.loads(run.stdout) if run.returncode == 0 else None
+    pairs = [(f["peak_memory"], f["measured_peak_memory"]) for f in doc["per_rank"]] if doc else []
+    same = bool(pairs) and all(float(p) == float(m) for p, m in pairs)
+    return same, ", ".join(f"{p:g}/{m}" for p, m in pairs[:4]) + (" ..." if len(pairs) > 4 else "")

@@ -1,0 +1,94 @@
+#!/usr/bin/env python3
+"""equivalence.py SCHEDC EXAMPLES INPUTS MPIEXEC
+
+The cuda backend's proofs, on the GPUs of this machine (one MPI process per GPU). Exits 77
+(ctest: skipped) when there is no GPU. For every case of test/cpu/cases.py whose ranks fit
+the number of GPUs:
+1. Equivalence: run with --backend=cuda at H = 64, T = 16, it ends with the weights the cpu
+   backend trains with the same schedule and with `basic`'s (cpu), to a relative error
+   max|a - b| / max|b| of at most 1e-4 (GPU and CPU sum in different orders), SGD and Adam;
+   also with --tf32 against basic's at 1e-2 (TF32 keeps 10 bits of mantissa).
+2. Memory: at H = 512, T = 256 the peak of elements each rank holds, measured at the cost
+   model's sampling points, equals the peak `schedc check` predicts, for every rank.
+Prints one line per case."""
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+schedc, examples, inputs, mpiexec = sys.argv[1:5]
+here = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(here), "cpu"))
+from cases import parameters, predicted_and_measured, puzzles, source  # noqa: E402 (the shared table)
+
+compare = os.path.join(os.path.dirname(here), "cpu", "compare_weights.py")
+smi = shutil.which("nvidia-smi")
+listing = subprocess.run([smi, "-L"], capture_output=True, text=True).stdout if smi else ""
+gpus = sum(1 for line in listing.splitlines() if line.startswith("GPU "))
+if gpus == 0:
+    print("no GPU on this machine: the cuda backend's equivalence test is skipped")
+    sys.exit(77)
+mpi = [mpiexec, "--allow-run-as-root", "-x", "OPENBLAS_NUM_THREADS=1"]
+failures = 0
+
+
+def run(args):
+    return subprocess.run(args, capture_output=True, text=True)
+
+
+def report(ok, what):
+    global failures
+    failures += not ok
+    print(("ok   " if ok else "FAIL ") + what, flush=True)
+
+
+def worst(out, ref, tolerance):
+    r = run([sys.executable, compare, out, ref, tolerance])
+    return r.returncode == 0, (r.stdout.strip().splitlines() or ["?"])[-1]
+
+
+with tempfile.TemporaryDirectory() as tmp:
+    cases = {name: shape for name, shape in puzzles.items() if shape[2] <= gpus}
+    print(f"{gpus} GPU(s): {len(cases)} of {len(puzzles)} cases fit")
+    exe = {}
+    for name in cases:
+        exe[name] = os.path.join(tmp, name)
+        built = run([schedc, "build", "--cuda", source(name, examples, inputs), "-o", exe[name]])
+        if built.returncode != 0:
+            sys.exit(f"cannot build {name}: {built.stderr}")
+
+    def train(name, ranks, backend, out, extra=()):
+        return run(mpi + ["-np", str(ranks), exe[name], "--backend=" + backend, "--weights-out=" + out]
+                   + parameters.get(name, []) + list(extra))
+
+    for optimizer in ("sgd", "adam"):
+        small = ["--hidden=64", "--tokens=16", "--seed=7", "--optimizer=" + optimizer]
+        for name, (layers, batches, ranks) in cases.items():
+            basic = os.path.join(tmp, f"basic-{layers}-{batches}-{optimizer}")
+            if not os.path.isdir(basic):
+                train("basic", 1, "cpu", basic, small + ["-D", f"layers={layers}", "-D", f"batches={batches}"])
+            on_cpu = os.path.join(tmp, f"{name}-cpu-{optimizer}")
+            on_gpu = os.path.join(tmp, f"{name}-cuda-{optimizer}")
+            train(name, ranks, "cpu", on_cpu, small)
+            r = train(name, ranks, "cuda", on_gpu, small)
+            if r.returncode != 0:
+                report(False, f"{name} on {ranks} GPU(s) ({optimizer}): {r.stderr[-300:]}")
+                continue
+            same_cpu, text_cpu = worst(on_gpu, on_cpu, "1e-4")
+            same_basic, text_basic = worst(on_gpu, basic, "1e-4")
+            report(same_cpu and same_basic,
+                   f"{name} on {ranks} GPU(s) ({optimizer}): vs cpu {text_cpu}; vs basic {text_basic}")
+            if optimizer == "sgd":
+                on_tf32 = os.path.join(tmp, f"{name}-tf32")
+                r = train(name, ranks, "cuda", on_tf32, small + ["--tf32"])
+                same, text = worst(on_tf32, basic, "1e-2") if r.returncode == 0 else (False, r.stderr[-300:])
+                report(same, f"{name} on {ranks} GPU(s) (sgd, tf32): vs basic {text}")
+
+    for name, (layers, batches, ranks) in cases.items():
+        r = run(mpi + ["-np", str(ranks), exe[name], "--backend=cuda", "--format=json"] + parameters.get(name, []))
+        same, shown = predicted_and_measured(r)
+        report(same, f"{name} on {ranks} GPU(s): predicted/measured peak per rank: {shown} {r.stderr[-200:]}")
+
+print("all passed" if not failures else f"{failures} failed")
+sys.exit(1 if failures else 0)
