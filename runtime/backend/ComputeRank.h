@@ -25,8 +25,8 @@ public:
   virtual ValuePtr forward(const ValuePtr &meta, const ValuePtr &input, const ValuePtr &weight) = 0;
   // Computes the results `part` asks for (both, or one half of a split backward; the other
   // comes back as its metadata without data).
-  virtual ValuePair backward(const ValuePair &meta, const ValuePtr &input, const ValuePtr &grad,
-                             const ValuePtr &weight, sim::Rank::BackwardPart part) = 0;
+  virtual ValuePair backward(const ValuePair &meta, const ValuePtr &input, const ValuePtr &grad, const ValuePtr &weight,
+                             sim::Rank::BackwardPart part) = 0;
   virtual ValuePtr loss(const ValuePtr &meta, const ValuePtr &input) = 0;
   virtual ValuePair update(const ValuePair &meta, const ValuePtr &grad, const ValuePtr &weight,
                            const ValuePtr &opt) = 0;
@@ -43,6 +43,9 @@ public:
   // (H x H float32) for every layer into a new DIR, atomically. Returns an error message,
   // or empty.
   virtual std::string writeFinalWeights(const sim::Rank &rank, int64_t layers, const std::string &dir) = 0;
+  // Waits until the work enqueued so far has finished (a device runs it asynchronously), so
+  // a measured time covers the work itself; a no-op where work is done when a call returns.
+  virtual void settle() {}
   // After the run (collective): this rank's line for --stats (the backend's GEMM rate next
   // to the library's own, measured in the same run, and its communication time).
   virtual std::string stats() = 0;

@@ -303,6 +303,8 @@ public:
     return cpu::gatherWeights(comm_, mine, layers, d_.hidden, dir);
   }
 
+  void settle() override { checkCuda(cudaStreamSynchronize(stream_), "cudaStreamSynchronize"); }
+
   std::string stats() override {
     checkCuda(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
     double seconds = 0;

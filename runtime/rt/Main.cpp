@@ -123,6 +123,7 @@ int runProgram(const schedc_program &program, const std::vector<std::string> &de
         context.compute = local;
         context.measured = &measured;
         context.origin = origin;
+        context.settle = !options.traceFile.empty() || !options.timelineFile.empty();
         rank.measurePayloads(true);
       }
       program.entry(reinterpret_cast<schedc_rank *>(&context), values.data());

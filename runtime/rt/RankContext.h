@@ -25,6 +25,7 @@ struct RankContext {
   // On the computing rank: what each event really took (seconds since `origin`).
   std::vector<sim::Measured> *measured = nullptr;
   double origin = 0;
+  bool settle = false; // wait for each call's device work before taking its time (--trace, --draw)
   // True when the run goes on and this rank computes data.
   bool computing() const { return compute && !rank->cancelled(); }
   const std::vector<SourceRange> &locations;
@@ -71,6 +72,8 @@ public:
   ~RealTime() {
     if (!c_.measured || c_.rank->eventCount() <= before_)
       return;
+    if (c_.settle && c_.compute)
+      c_.compute->settle();
     double end = RankContext::now();
     c_.measured->resize(c_.rank->eventCount());
     (*c_.measured)[before_] = sim::Measured{start_ - c_.origin, end - start_, 0};
