@@ -1,0 +1,40 @@
+#!/usr/bin/env python3
+"""cuda_step.py [SCHEDC] — one training step of a stack of layers on one GPU.
+
+`basic` with 8 layers, H = 8192, T = 4096, one micro-batch, SGD, on the cuda backend, in
+fp32 and with --tf32. Prints each run's --stats line: the GEMMs' own rate (timed with CUDA
+events), the step's achieved rate (GEMM FLOPs over the whole forward + backward + update
+on the device) and cuBLAS's own H x H x H rate measured in the same run. The issue's target
+is at least 70% of cuBLAS's rate at bf16, which this backend does not have yet (see
+docs/cuda.md); until it does the figures are fp32/TF32. Prints a line and exits 0 where
+there is no GPU. A benchmark: it prints figures."""
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+here = os.path.dirname(os.path.abspath(__file__))
+schedc = sys.argv[1] if len(sys.argv) > 1 else os.path.join(here, "..", "build", "bin", "schedc")
+smi = shutil.which("nvidia-smi")
+if not smi or not subprocess.run([smi, "-L"], capture_output=True, text=True).stdout.startswith("GPU "):
+    print("no GPU on this machine: nothing to measure")
+    sys.exit(0)
+print(subprocess.run([smi, "-L"], capture_output=True, text=True).stdout.strip())
+with tempfile.TemporaryDirectory() as tmp:
+    exe = os.path.join(tmp, "basic")
+    subprocess.run([schedc, "build", "--cuda", os.path.join(here, "..", "examples", "puzzles", "basic.sched"), "-o",
+                    exe], check=True)
+    for extra in ([], ["--tf32"]):
+        start = time.perf_counter()
+        run = subprocess.run(["mpirun", "--allow-run-as-root", "-np", "1", exe, "--backend=cuda", "--hidden=8192",
+                              "--tokens=4096", "-D", "layers=8", "-D", "batches=1", "--stats", *extra],
+                             capture_output=True, text=True)
+        wall = time.perf_counter() - start
+        if run.returncode != 0:
+            sys.exit(f"the run failed:\n{run.stderr}")
+        print(f"{'tf32' if extra else 'fp32'}: 8 layers, H=8192 T=4096: {wall:.2f} s wall (start-up included)")
+        for line in run.stderr.splitlines():
+            if line.startswith("schedc: stats:"):
+                print("  " + line[len("schedc: stats: "):])
