@@ -47,6 +47,12 @@ public:
     case ir::ExprOp::Batches: return {model_ ? model_->batches : 0, {}};
     case ir::ExprOp::AxisCoord: return {axisCoord(static_cast<size_t>(e.value), e.range), {}};
     case ir::ExprOp::AxisSize: return {axisSize(static_cast<size_t>(e.value), e.range), {}};
+    case ir::ExprOp::RankAt: {
+      std::vector<int64_t> coords;
+      for (const ir::Expr &o : e.operands)
+        coords.push_back(eval(o).i);
+      return {rankAt(coords, e.range), {}};
+    }
     case ir::ExprOp::Neg: return {checked(0, eval(e.operands[0]).i, '-', e.range), {}};
     case ir::ExprOp::Not: return {!eval(e.operands[0]).i, {}};
     case ir::ExprOp::Add:
@@ -138,6 +144,7 @@ protected:
   virtual int64_t rankId(SourceRange at) = 0;
   virtual int64_t axisCoord(size_t axis, SourceRange at) = 0;
   virtual int64_t axisSize(size_t axis, SourceRange at) = 0;
+  virtual int64_t rankAt(const std::vector<int64_t> &coords, SourceRange at) = 0;
 
   RtValue tooLarge(int64_t n, SourceRange at) {
     fail(at, "this set has " + std::to_string(n) + " elements, more than the limit of " + std::to_string(kMaxSetSize));
@@ -183,6 +190,7 @@ protected:
   int64_t rankId(SourceRange at) override { return 0; }
   int64_t axisCoord(size_t, SourceRange) override { return 0; }
   int64_t axisSize(size_t, SourceRange) override { return 0; }
+  int64_t rankAt(const std::vector<int64_t> &, SourceRange) override { return 0; }
 
 private:
   DiagnosticEngine &diags_;
@@ -203,6 +211,7 @@ protected:
   }
   int64_t rankId(SourceRange) override { return rank_.id(); }
   int64_t axisCoord(size_t axis, SourceRange at) override { return rank_.axisCoord(axis, at); }
+  int64_t rankAt(const std::vector<int64_t> &coords, SourceRange at) override { return rank_.rankAt(coords, at); }
   int64_t axisSize(size_t axis, SourceRange at) override { return rank_.axisSize(axis, at); }
 
 private:

@@ -53,6 +53,7 @@ public:
     add("schedc_mesh", v, {p, i32, p, p, i32});
     add("schedc_axis_coord", i64, {p, i32, i32});
     add("schedc_axis_size", i64, {p, i32, i32});
+    add("schedc_rank_at", i64, {p, i32, i32, p});
     add("schedc_store", v, {p, i32, i32, p, i32, i64});
     add("schedc_read", i64, {p, i32, i32, p, i32});
     add("schedc_free", v, {p, i32, i32, p, i32});
@@ -146,6 +147,7 @@ private:
 
   void begin() {
     BasicBlock *entry = BasicBlock::Create(fn_->getContext(), "entry", fn_);
+    entry_ = entry;
     exit_ = BasicBlock::Create(fn_->getContext(), "exit", fn_);
     b_.SetInsertPoint(entry);
     slotTypes_.assign(f_.slotNames.size(), ir::Type::Int);
@@ -248,8 +250,8 @@ private:
       b_.CreateCall(s_.rt("schedc_send"), {rank_, loc(s.range), to, v, tag});
     } else if (auto *x = std::get_if<ir::MeshStmt>(&s.node)) {
       auto n = static_cast<uint32_t>(x->sizes.size());
-      Value *sizes = b_.CreateAlloca(i64_, b_.getInt32(n));
-      Value *locs = b_.CreateAlloca(i32_, b_.getInt32(n));
+      Value *sizes = scratch(i64_, n);
+      Value *locs = scratch(i32_, n);
       for (uint32_t i = 0; i < n; ++i) {
         b_.CreateStore(integer(x->sizes[i]), b_.CreateConstGEP1_32(i64_, sizes, i));
         b_.CreateStore(loc(x->sizes[i].range), b_.CreateConstGEP1_32(i32_, locs, i));
@@ -295,9 +297,16 @@ private:
       release(*domain);
   }
 
+  // `n` elements of `type` on the stack, allocated once in the entry block (an alloca in a
+  // loop body would take new stack on every iteration).
+  Value *scratch(llvm::Type *type, uint32_t n) {
+    llvm::IRBuilder<> at(entry_, entry_->begin());
+    return at.CreateAlloca(type, b_.getInt32(std::max<uint32_t>(n, 1)));
+  }
+
   std::pair<Value *, Value *> indices(const ir::StorageRef &r) {
     auto n = static_cast<uint32_t>(r.indices.size());
-    Value *array = b_.CreateAlloca(i64_, b_.getInt32(std::max<uint32_t>(n, 1)));
+    Value *array = scratch(i64_, n);
     for (uint32_t k = 0; k < n; ++k)
       b_.CreateStore(integer(r.indices[k]), b_.CreateConstGEP1_32(i64_, array, k));
     return {array, b_.getInt32(n)};
@@ -308,7 +317,7 @@ private:
   Value *value(const ir::Operation &op) { return operation(op)[0]; }
 
   std::vector<Value *> twoResults(const char *fn, std::vector<Value *> args) {
-    Value *out = b_.CreateAlloca(i64_, b_.getInt32(2));
+    Value *out = scratch(i64_, 2);
     args.push_back(out);
     b_.CreateCall(s_.rt(fn), args);
     return {b_.CreateLoad(i64_, out), b_.CreateLoad(i64_, b_.CreateConstGEP1_32(i64_, out, 1))};
@@ -437,6 +446,13 @@ private:
       return b_.CreateCall(s_.rt("schedc_axis_coord"), {rank_, loc(e.range), b_.getInt32(e.value)});
     case ir::ExprOp::AxisSize:
       return b_.CreateCall(s_.rt("schedc_axis_size"), {rank_, loc(e.range), b_.getInt32(e.value)});
+    case ir::ExprOp::RankAt: {
+      auto n = static_cast<uint32_t>(e.operands.size());
+      Value *coords = scratch(i64_, n);
+      for (uint32_t i = 0; i < n; ++i)
+        b_.CreateStore(integer(e.operands[i]), b_.CreateGEP(i64_, coords, b_.getInt32(i)));
+      return b_.CreateCall(s_.rt("schedc_rank_at"), {rank_, loc(e.range), b_.getInt32(n), coords});
+    }
     case ir::ExprOp::Neg:
       return checkedArith(llvm::Intrinsic::ssub_with_overflow, '-', b_.getInt64(0), integer(e.operands[0]), e.range);
     case ir::ExprOp::Not: return boolean(b_.CreateICmpEQ(integer(e.operands[0]), b_.getInt64(0)));
@@ -580,6 +596,7 @@ private:
   Value *rank_ = nullptr;
   BasicBlock *exit_ = nullptr;
   std::vector<llvm::AllocaInst *> slots_;
+  BasicBlock *entry_ = nullptr;
   std::vector<ir::Type> slotTypes_;
 };
 

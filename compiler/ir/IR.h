@@ -66,6 +66,7 @@ enum class ExprOp : uint8_t {
   Min,
   Max,  // of one or more Ints
   Size, // number of elements of a Set
+  RankAt, // the rank at the mesh coordinates given by the operands, one per axis in order
 };
 const char *exprOpName(ExprOp op);
 

@@ -58,6 +58,7 @@ const char *exprOpName(ExprOp op) {
   case ExprOp::Min: return "min";
   case ExprOp::Max: return "max";
   case ExprOp::Size: return "size";
+  case ExprOp::RankAt: return "rank_at";
   }
   return "?";
 }
@@ -142,6 +143,12 @@ private:
     case ExprOp::Batches: return exprOpName(e.op);
     case ExprOp::AxisCoord: return "coord(" + fn_->axes[e.value] + ")";
     case ExprOp::AxisSize: return "size(" + fn_->axes[e.value] + ")";
+    case ExprOp::RankAt: {
+      std::string s = "rank_at(";
+      for (size_t i = 0; i < e.operands.size(); ++i)
+        s += (i ? ", " : "") + fn_->axes[i] + " = " + expr(e.operands[i]);
+      return s + ")";
+    }
     case ExprOp::Neg:
     case ExprOp::Not: return std::string(exprOpName(e.op)) + expr(e.operands[0]);
     case ExprOp::Range: return "range(" + expr(e.operands[0]) + ", " + expr(e.operands[1]) + ")";

@@ -635,7 +635,7 @@ private:
       return Typed::error();
     }
     std::vector<std::string_view> names = operationNames();
-    for (const char *b : {"min", "max", "size"})
+    for (const char *b : {"min", "max", "size", "rank_at"})
       names.push_back(b);
     for (const auto &[n, _] : ctx_.functionIds)
       names.push_back(n);
@@ -644,6 +644,8 @@ private:
   }
 
   Typed builtinFunction(const ast::CallExpr &c) {
+    if (c.callee == "rank_at")
+      return rankAt(c);
     for (const ast::Arg &a : c.args)
       if (!a.name.empty()) {
         diags_.error(a.nameRange, "`" + c.callee + "` takes no named arguments");
@@ -675,6 +677,54 @@ private:
       e.operands.push_back(std::move(*x));
     }
     return plain(std::move(e));
+  }
+
+  // rank_at(axis = coordinate, ...): the rank at those coordinates of the mesh, this rank's
+  // own on the axes not named (a neighbour along an axis: rank_at(stage = stage + 1)).
+  Typed rankAt(const ast::CallExpr &c) {
+    std::vector<std::optional<ir::Expr>> coords(out_.axes.size());
+    bool ok = true;
+    for (const ast::Arg &a : c.args) {
+      if (a.name.empty()) {
+        diags_.error(a.value->range, "`rank_at` takes named arguments, one per mesh axis: rank_at(stage = stage + 1)");
+        return Typed::error();
+      }
+      const Symbol *s = lookup(a.name);
+      if (!s || s->kind != Symbol::Axis) {
+        std::string why = out_.axes.empty() ? "; declare one with `mesh (...)` first"
+                                            : "; the axes are " + joinNames(out_.axes);
+        diags_.error(a.nameRange, "`" + a.name + "` is not a mesh axis" + why);
+        ok = false;
+        continue;
+      }
+      if (coords[s->index]) {
+        diags_.error(a.nameRange, "axis `" + a.name + "` is given twice in `rank_at`");
+        ok = false;
+        continue;
+      }
+      if (std::optional<ir::Expr> e = intExpr(*a.value, "the coordinate on `" + a.name + "`"))
+        coords[s->index] = std::move(*e);
+      else
+        ok = false;
+    }
+    if (ok && c.args.empty()) {
+      diags_.error(c.range, "`rank_at` needs at least one coordinate: rank_at(stage = stage + 1)");
+      ok = false;
+    }
+    if (!ok)
+      return Typed::error();
+    ir::Expr e{ir::ExprOp::RankAt, Type::Int, 0, {}, c.range};
+    for (size_t i = 0; i < coords.size(); ++i)
+      e.operands.push_back(coords[i] ? std::move(*coords[i])
+                                     : leaf(ir::ExprOp::AxisCoord, Type::Int, static_cast<int64_t>(i), c.range));
+    return plain(std::move(e));
+  }
+
+  static std::string joinNames(const std::vector<std::string> &names) {
+    std::string s;
+    for (size_t i = 0; i < names.size(); ++i)
+      s += (i ? ", `" : "`") + names[i] + "`";
+    return s;
   }
 
   // Matches call arguments to the signature's parameters (positional, then named).

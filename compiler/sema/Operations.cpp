@@ -82,7 +82,7 @@ std::vector<std::string_view> operationNames() {
 }
 
 bool isBuiltinFunction(std::string_view name) {
-  return name == "min" || name == "max" || name == "size";
+  return name == "min" || name == "max" || name == "size" || name == "rank_at";
 }
 
 bool isBuiltinName(std::string_view name) {

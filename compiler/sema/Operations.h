@@ -22,7 +22,7 @@ struct OpParam {
   const char *name;
   ArgKind kind;
   ir::Type type = ir::Type::Int;     // for Value
-  std::optional<int64_t> intDefault; // optional Int parameters
+  std::optional<int64_t> intDefault = std::nullopt; // optional Int parameters
   bool optional = false;
 };
 

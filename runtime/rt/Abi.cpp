@@ -203,6 +203,10 @@ int64_t schedc_axis_size(schedc_rank *r, uint32_t loc, uint32_t axis) {
   return ctx(r).rank->axisSize(axis, ctx(r).at(loc));
 }
 
+int64_t schedc_rank_at(schedc_rank *r, uint32_t loc, uint32_t n, const int64_t *coords) {
+  return ctx(r).rank->rankAt(std::vector<int64_t>(coords, coords + n), ctx(r).at(loc));
+}
+
 void schedc_store(schedc_rank *r, uint32_t loc, uint32_t array, const int64_t *index, uint32_t n, schedc_value v) {
   RankContext &c = ctx(r);
   c.rank->store(array, indexOf(index, n), c.temps[static_cast<size_t>(v)], c.at(loc));

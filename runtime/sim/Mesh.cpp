@@ -25,6 +25,7 @@ bool Rank::declareMesh(SourceRange at, const std::vector<std::string> &names, co
     return false;
   }
   meshSizes_ = sizes;
+  meshNames_ = names;
   meshStrides_.assign(sizes.size(), 1);
   for (size_t i = sizes.size() - 1; i > 0; --i)
     meshStrides_[i - 1] = meshStrides_[i] * sizes[i];
@@ -46,6 +47,21 @@ int64_t Rank::axisCoord(size_t axis, SourceRange at) {
 
 int64_t Rank::axisSize(size_t axis, SourceRange at) {
   return meshReady(at) ? meshSizes_[axis] : 0;
+}
+
+int64_t Rank::rankAt(const std::vector<int64_t> &coords, SourceRange at) {
+  if (!meshReady(at))
+    return 0;
+  int64_t rank = 0;
+  for (size_t i = 0; i < coords.size() && i < meshSizes_.size(); ++i) {
+    if (coords[i] < 0 || coords[i] >= meshSizes_[i]) {
+      fatal(at, "rank_at: " + meshNames_[i] + " = " + std::to_string(coords[i]) + " is off the mesh (" +
+                    meshNames_[i] + " is 0 to " + std::to_string(meshSizes_[i] - 1) + ")");
+      return 0;
+    }
+    rank += coords[i] * meshStrides_[i];
+  }
+  return rank;
 }
 
 std::shared_ptr<const IntSet> Rank::axisGroup(size_t axis, SourceRange at) {

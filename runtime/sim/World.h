@@ -144,6 +144,8 @@ public:
                    const std::vector<SourceRange> &sizeAt);
   int64_t axisCoord(size_t axis, SourceRange at);
   int64_t axisSize(size_t axis, SourceRange at);
+  // The rank at mesh coordinates `coords` (one per axis); a fatal error if one is off the mesh.
+  int64_t rankAt(const std::vector<int64_t> &coords, SourceRange at);
   // The ranks that share every coordinate but `axis` with this one.
   std::shared_ptr<const IntSet> axisGroup(size_t axis, SourceRange at);
   // Every rank: the default group of collectives.
@@ -205,6 +207,7 @@ private:
   bool measure_ = false;
   std::unique_ptr<Fiber> fiber_;
   std::vector<int64_t> meshSizes_, meshStrides_;
+  std::vector<std::string> meshNames_;
   std::vector<std::shared_ptr<const IntSet>> axisGroups_;
 };
 

@@ -44,6 +44,7 @@ cases = {
     os.path.join(lit, "check", "split-backward.sched"): [""],
     os.path.join(lit, "check", "tags.sched"): ["", "-D mode=1", "-D mode=2"],
     os.path.join(lit, "check", "communication-errors.sched"): [""],
+    os.path.join(lit, "check", "rank-at.sched"): ["", "-D off=1"],
 }
 
 def run(args):

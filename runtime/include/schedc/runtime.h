@@ -23,7 +23,7 @@
 extern "C" {
 #endif
 
-#define SCHEDC_ABI_VERSION 1
+#define SCHEDC_ABI_VERSION 2
 
 typedef struct schedc_rank schedc_rank;
 typedef int64_t schedc_value;
@@ -103,6 +103,9 @@ void schedc_set_release(schedc_rank *r, schedc_set s);
 void schedc_mesh(schedc_rank *r, uint32_t loc, const int64_t *sizes, const uint32_t *size_locs, uint32_t n);
 int64_t schedc_axis_coord(schedc_rank *r, uint32_t loc, uint32_t axis);
 int64_t schedc_axis_size(schedc_rank *r, uint32_t loc, uint32_t axis);
+/* The rank at mesh coordinates coords[0..n) (one per axis); an error stops the run if one
+   is off the mesh. */
+int64_t schedc_rank_at(schedc_rank *r, uint32_t loc, uint32_t n, const int64_t *coords);
 
 void schedc_store(schedc_rank *r, uint32_t loc, uint32_t array, const int64_t *index, uint32_t n, schedc_value v);
 schedc_value schedc_read(schedc_rank *r, uint32_t loc, uint32_t array, const int64_t *index, uint32_t n);
@@ -137,7 +140,7 @@ schedc_value schedc_recv(schedc_rank *r, uint32_t loc, int64_t from, int64_t tag
   X(schedc_step) X(schedc_arith) X(schedc_rank_id) X(schedc_model) X(schedc_set_range) X(schedc_set_new)         \
   X(schedc_set_add) X(schedc_set_add_set) X(schedc_set_size) X(schedc_set_at) X(schedc_set_contains)             \
   X(schedc_set_equal) X(schedc_set_retain) X(schedc_set_release) X(schedc_mesh) X(schedc_axis_coord)             \
-  X(schedc_axis_size) X(schedc_store) X(schedc_read) X(schedc_free) X(schedc_load) X(schedc_input)               \
+  X(schedc_axis_size) X(schedc_rank_at) X(schedc_store) X(schedc_read) X(schedc_free) X(schedc_load) X(schedc_input)               \
   X(schedc_forward) X(schedc_backward) X(schedc_loss) X(schedc_update) X(schedc_add_grad) X(schedc_fake_grad)   \
   X(schedc_shard) X(schedc_backward_part) X(schedc_collective) X(schedc_send) X(schedc_recv)
 
