@@ -64,8 +64,8 @@ enum class ExprOp : uint8_t {
   SetLit, // union of operands (each an Int element or a Set)
   In,     // Int in Set
   Min,
-  Max,  // of one or more Ints
-  Size, // number of elements of a Set
+  Max,    // of one or more Ints
+  Size,   // number of elements of a Set
   RankAt, // the rank at the mesh coordinates given by the operands, one per axis in order
 };
 const char *exprOpName(ExprOp op);

@@ -333,8 +333,8 @@ private:
       return;
     std::optional<ir::Expr> dest = intExpr(*args[0], "the destination rank of `send`");
     std::optional<ir::Operation> value = valueOperand(*args[1], sig.params[1], call.callee);
-    std::optional<ir::Expr> tag = args[2] ? intExpr(*args[2], "the tag of `send`")
-                                          : leaf(ir::ExprOp::Int, Type::Int, 0, call.range);
+    std::optional<ir::Expr> tag =
+        args[2] ? intExpr(*args[2], "the tag of `send`") : leaf(ir::ExprOp::Int, Type::Int, 0, call.range);
     if (dest && value && tag)
       emit(out, call.range, ir::SendStmt{std::move(*dest), std::move(*value), std::move(*tag)});
   }
@@ -691,8 +691,8 @@ private:
       }
       const Symbol *s = lookup(a.name);
       if (!s || s->kind != Symbol::Axis) {
-        std::string why = out_.axes.empty() ? "; declare one with `mesh (...)` first"
-                                            : "; the axes are " + joinNames(out_.axes);
+        std::string why =
+            out_.axes.empty() ? "; declare one with `mesh (...)` first" : "; the axes are " + joinNames(out_.axes);
         diags_.error(a.nameRange, "`" + a.name + "` is not a mesh axis" + why);
         ok = false;
         continue;

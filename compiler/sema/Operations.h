@@ -21,7 +21,7 @@ enum class ArgKind {
 struct OpParam {
   const char *name;
   ArgKind kind;
-  ir::Type type = ir::Type::Int;     // for Value
+  ir::Type type = ir::Type::Int;                    // for Value
   std::optional<int64_t> intDefault = std::nullopt; // optional Int parameters
   bool optional = false;
 };

@@ -55,8 +55,8 @@ int64_t Rank::rankAt(const std::vector<int64_t> &coords, SourceRange at) {
   int64_t rank = 0;
   for (size_t i = 0; i < coords.size() && i < meshSizes_.size(); ++i) {
     if (coords[i] < 0 || coords[i] >= meshSizes_[i]) {
-      fatal(at, "rank_at: " + meshNames_[i] + " = " + std::to_string(coords[i]) + " is off the mesh (" +
-                    meshNames_[i] + " is 0 to " + std::to_string(meshSizes_[i] - 1) + ")");
+      fatal(at, "rank_at: " + meshNames_[i] + " = " + std::to_string(coords[i]) + " is off the mesh (" + meshNames_[i] +
+                    " is 0 to " + std::to_string(meshSizes_[i] - 1) + ")");
       return 0;
     }
     rank += coords[i] * meshStrides_[i];
