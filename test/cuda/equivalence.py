@@ -1,16 +1,19 @@
 #!/usr/bin/env python3
-"""equivalence.py SCHEDC EXAMPLES INPUTS MPIEXEC
+"""equivalence.py SCHEDC EXAMPLES INPUTS MPIEXEC [--stand-in=cpu]
 
 The cuda backend's proofs, on the GPUs of this machine (one MPI process per GPU). Exits 77
 (ctest: skipped) when there is no GPU. For every case of test/cpu/cases.py whose ranks fit
-the number of GPUs:
+the number of GPUs, and every stdlib schedule on one rank (so one GPU runs the code paths
+of them all: collectives over a group of one, chunks handed on within a rank, the split
+backward, recomputation, shards):
 1. Equivalence: run with --backend=cuda at H = 64, T = 16, it ends with the weights the cpu
    backend trains with the same schedule and with `basic`'s (cpu), to a relative error
    max|a - b| / max|b| of at most 1e-4 (GPU and CPU sum in different orders), SGD and Adam;
    also with --tf32 against basic's at 1e-2 (TF32 keeps 10 bits of mantissa).
 2. Memory: at H = 512, T = 256 the peak of elements each rank holds, measured at the cost
    model's sampling points, equals the peak `schedc check` predicts, for every rank.
-Prints one line per case."""
+Prints one line per case. With --stand-in=cpu it runs everything on the cpu backend as if
+there were one GPU (CI does, so this script cannot rot while no GPU runs it)."""
 import os
 import shutil
 import subprocess
@@ -18,6 +21,8 @@ import sys
 import tempfile
 
 schedc, examples, inputs, mpiexec = sys.argv[1:5]
+stand_in = "--stand-in=cpu" in sys.argv[5:]
+device = "cpu" if stand_in else "cuda"
 here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(here), "cpu"))
 from cases import parameters, predicted_and_measured, puzzles, source  # noqa: E402 (the shared table)
@@ -25,7 +30,7 @@ from cases import parameters, predicted_and_measured, puzzles, source  # noqa: E
 compare = os.path.join(os.path.dirname(here), "cpu", "compare_weights.py")
 smi = shutil.which("nvidia-smi")
 listing = subprocess.run([smi, "-L"], capture_output=True, text=True).stdout if smi else ""
-gpus = sum(1 for line in listing.splitlines() if line.startswith("GPU "))
+gpus = 1 if stand_in else sum(1 for line in listing.splitlines() if line.startswith("GPU "))
 if gpus == 0:
     print("no GPU on this machine: the cuda backend's equivalence test is skipped")
     sys.exit(77)
@@ -48,13 +53,26 @@ def worst(out, ref, tolerance):
     return r.returncode == 0, (r.stdout.strip().splitlines() or ["?"])[-1]
 
 
+# name: (stdlib file, -D parameters), each at 4 layers, 4 micro-batches, one rank.
+one_rank = {
+    "ddp-1": ("ddp", []), "recompute-1": ("recompute", []), "zero1-1": ("zero1", []), "zero2-1": ("zero2", []),
+    "zero3-1": ("zero3", []), "gpipe-1": ("gpipe", ["-D", "segment=2"]), "1f1b-1": ("1f1b", []),
+    "zbh1-1": ("zbh1", []), "interleaved-1": ("interleaved", ["-D", "chunks=2"]),
+    "breadth_first-1": ("breadth_first", ["-D", "stages=1", "-D", "chunks=2"]), "hybrid-1": ("hybrid", ["-D", "stages=1"]),
+}
+stdlib = os.path.join(os.path.dirname(os.path.abspath(examples)), "stdlib")
+for name, (_, extra) in one_rank.items():
+    parameters[name] = ["-D", "layers=4", "-D", "batches=4", "-D", "ranks=1", *extra]
+
 with tempfile.TemporaryDirectory() as tmp:
     cases = {name: shape for name, shape in puzzles.items() if shape[2] <= gpus}
-    print(f"{gpus} GPU(s): {len(cases)} of {len(puzzles)} cases fit")
+    print(f"{gpus} GPU(s): {len(cases)} of {len(puzzles)} cases fit, and {len(one_rank)} stdlib schedules on one rank")
+    cases.update({name: (4, 4, 1) for name in one_rank})
     exe = {}
     for name in cases:
         exe[name] = os.path.join(tmp, name)
-        built = run([schedc, "build", "--cuda", source(name, examples, inputs), "-o", exe[name]])
+        file = os.path.join(stdlib, one_rank[name][0] + ".sched") if name in one_rank else source(name, examples, inputs)
+        built = run([schedc, "build", *([] if stand_in else ["--cuda"]), file, "-o", exe[name]])
         if built.returncode != 0:
             sys.exit(f"cannot build {name}: {built.stderr}")
 
@@ -71,7 +89,7 @@ with tempfile.TemporaryDirectory() as tmp:
             on_cpu = os.path.join(tmp, f"{name}-cpu-{optimizer}")
             on_gpu = os.path.join(tmp, f"{name}-cuda-{optimizer}")
             train(name, ranks, "cpu", on_cpu, small)
-            r = train(name, ranks, "cuda", on_gpu, small)
+            r = train(name, ranks, device, on_gpu, small)
             if r.returncode != 0:
                 report(False, f"{name} on {ranks} GPU(s) ({optimizer}): {r.stderr[-300:]}")
                 continue
@@ -81,12 +99,12 @@ with tempfile.TemporaryDirectory() as tmp:
                    f"{name} on {ranks} GPU(s) ({optimizer}): vs cpu {text_cpu}; vs basic {text_basic}")
             if optimizer == "sgd":
                 on_tf32 = os.path.join(tmp, f"{name}-tf32")
-                r = train(name, ranks, "cuda", on_tf32, small + ["--tf32"])
+                r = train(name, ranks, device, on_tf32, small + ([] if stand_in else ["--tf32"]))
                 same, text = worst(on_tf32, basic, "1e-2") if r.returncode == 0 else (False, r.stderr[-300:])
                 report(same, f"{name} on {ranks} GPU(s) (sgd, tf32): vs basic {text}")
 
     for name, (layers, batches, ranks) in cases.items():
-        r = run(mpi + ["-np", str(ranks), exe[name], "--backend=cuda", "--format=json"] + parameters.get(name, []))
+        r = run(mpi + ["-np", str(ranks), exe[name], "--backend=" + device, "--format=json"] + parameters.get(name, []))
         same, shown = predicted_and_measured(r)
         report(same, f"{name} on {ranks} GPU(s): predicted/measured peak per rank: {shown} {r.stderr[-200:]}")
 
