@@ -202,7 +202,8 @@ ValuePtr Rank::collective(SourceRange at, CollectiveKind kind, const ValuePtr &v
       return poison(v->kind, v->layer);
   }
   clock_ = Number::pythonMax(clock_, c.start);
-  logEvent(name, v->layer, nullptr, world_.options_.freeCommunication ? Number::integer(0) : Number::real(0.3), at);
+  logEvent(eventOf(kind), v->layer, nullptr, world_.options_.freeCommunication ? Number::integer(0) : Number::real(0.3),
+           at);
   events_.back().volume = v->memory().asDouble();
   ValuePtr result = c.results[pos];
   if (++c.taken == elems.size()) // everyone has its result: retire finished instances
@@ -226,8 +227,8 @@ bool Rank::badRoute(SourceRange at, const char *code, const char *verb, int64_t 
   if (peer == id_)
     why = "rank " + std::to_string(id_) + (verb[0] == 's' ? " sends to itself" : " receives from itself");
   else if (peer < 0 || peer >= ranks)
-    why = std::string(verb) + (verb[0] == 's' ? " to rank " : " from rank ") + std::to_string(peer) +
-          ": there are " + std::to_string(ranks) + " ranks (0 to " + std::to_string(ranks - 1) + ")";
+    why = std::string(verb) + (verb[0] == 's' ? " to rank " : " from rank ") + std::to_string(peer) + ": there are " +
+          std::to_string(ranks) + " ranks (0 to " + std::to_string(ranks - 1) + ")";
   else
     why = "tag " + std::to_string(tag) + " is out of range: tags are 0 to " + std::to_string(kMaxTag);
   error(at, code, why);
@@ -237,7 +238,8 @@ bool Rank::badRoute(SourceRange at, const char *code, const char *verb, int64_t 
 void Rank::send(SourceRange at, int64_t to, const ValuePtr &v, int64_t tag) {
   if (cancelled() || badRoute(at, "send-rank", "send", to, tag))
     return;
-  logEvent("pass", -1, nullptr, world_.options_.freeCommunication ? Number::integer(0) : Number::real(0.2), at);
+  logEvent(EventKind::Pass, -1, nullptr, world_.options_.freeCommunication ? Number::integer(0) : Number::real(0.2),
+           at);
   int64_t flow = world_.flows_++;
   events_.back().flow = flow;
   events_.back().volume = v->memory().asDouble();
@@ -259,7 +261,8 @@ ValuePtr Rank::recv(SourceRange at, int64_t from, int64_t tag) {
   World::Message m = std::move(queue.front());
   queue.pop_front();
   clock_ = Number::pythonMax(m.stamp, clock_);
-  logEvent("pass", -1, nullptr, world_.options_.freeCommunication ? Number::integer(0) : Number::real(0.2), at);
+  logEvent(EventKind::Pass, -1, nullptr, world_.options_.freeCommunication ? Number::integer(0) : Number::real(0.2),
+           at);
   events_.back().flow = m.flow;
   return m.value;
 }

@@ -22,7 +22,7 @@ bool anyPoisoned(std::initializer_list<const ValuePtr *> vs) {
 
 } // namespace
 
-void Rank::logEvent(const char *kind, int64_t layer, std::shared_ptr<const IntSet> batches, Number length,
+void Rank::logEvent(EventKind kind, int64_t layer, std::shared_ptr<const IntSet> batches, Number length,
                     SourceRange at) {
   events_.push_back(Event{kind, layer, std::move(batches), clock_, length, storage_.memory(), at,
                           measure_ ? storage_.payloadElements() : -1});
@@ -174,7 +174,7 @@ bool Rank::checkComputeInputs(SourceRange at, const char *op, int64_t layer, con
 }
 
 ValuePtr Rank::forward(SourceRange at, int64_t layer, const ValuePtr &a, const ValuePtr &w) {
-  logEvent("forward", layer, a->batches, Number::integer(static_cast<int64_t>(a->batches->size())), at);
+  logEvent(EventKind::Forward, layer, a->batches, Number::integer(static_cast<int64_t>(a->batches->size())), at);
   bool ok = checkLayer(at, "forward", layer);
   if (ok && !anyPoisoned({&a, &w}))
     ok = checkComputeInputs(at, "forward", layer, *a, *w);
@@ -194,7 +194,10 @@ std::pair<ValuePtr, ValuePtr> Rank::backward(SourceRange at, int64_t layer, cons
                                                    : "backward_weight";
   auto steps = static_cast<int64_t>(a->batches->size());
   // The two halves of a split backward take half of its time each, so their sum is backward's.
-  logEvent(name, layer, a->batches,
+  logEvent(part == BackwardPart::Both    ? EventKind::Backward
+           : part == BackwardPart::Input ? EventKind::BackwardInput
+                                         : EventKind::BackwardWeight,
+           layer, a->batches,
            part == BackwardPart::Both ? Number::integer(steps) : Number::real(static_cast<double>(steps) / 2), at);
   bool ok = checkLayer(at, name, layer);
   if (ok && !anyPoisoned({&a, &g, &w})) {
@@ -232,7 +235,7 @@ std::pair<ValuePtr, ValuePtr> Rank::backward(SourceRange at, int64_t layer, cons
 
 ValuePtr Rank::loss(SourceRange at, const ValuePtr &a) {
   int64_t L = world_.model_.layers;
-  logEvent("loss", a->layer, nullptr, Number::integer(0), at);
+  logEvent(EventKind::Loss, a->layer, nullptr, Number::integer(0), at);
   bool ok = true;
   if (!a->poisoned && a->layer != L) {
     error(at, "loss-layer",
@@ -307,7 +310,7 @@ std::pair<ValuePtr, ValuePtr> Rank::update(SourceRange at, int64_t layer, const 
       }
     }
   }
-  logEvent("update", -1, nullptr, Number::real(0.5), at);
+  logEvent(EventKind::Update, -1, nullptr, Number::real(0.5), at);
   bool poisoned = !ok || g->poisoned || w->poisoned || o->poisoned;
   Value nw = *w;
   nw.layer = layer; // a failed update still belongs to the layer it meant to update

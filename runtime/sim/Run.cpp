@@ -117,7 +117,7 @@ std::string eventsCsv(const World &world) {
     const std::vector<Event> &events = world.events(r);
     for (size_t i = 0; i < events.size(); ++i) {
       const Event &e = events[i];
-      out << r << ',' << i << ',' << e.kind << ',';
+      out << r << ',' << i << ',' << eventName(e.kind) << ',';
       if (e.layer >= 0)
         out << e.layer;
       out << ',';

@@ -39,19 +39,19 @@ std::string layerColour(int64_t layer, Lightness lightness) {
   return "hsl(" + num(hue) + ",65%," + std::to_string(static_cast<int>(lightness)) + "%)";
 }
 
-std::string colourOf(const char *name, int64_t layer) {
-  if (!std::strcmp(name, "forward"))
-    return layerColour(layer, kForward);
-  if (!std::strcmp(name, "backward") || !std::strcmp(name, "backward_input"))
-    return layerColour(layer, kBackward);
-  if (!std::strcmp(name, "backward_weight"))
-    return layerColour(layer, kBackwardWeight);
-  if (!std::strcmp(name, "update"))
-    return "#f2c94c";
-  if (!std::strcmp(name, "loss"))
-    return "#d64545";
-  if (!std::strcmp(name, "send") || !std::strcmp(name, "recv") || !std::strcmp(name, "pass"))
-    return "#9b59b6";
+std::string colourOf(EventKind kind, int64_t layer) {
+  switch (kind) {
+  case EventKind::Forward: return layerColour(layer, kForward);
+  case EventKind::Backward:
+  case EventKind::BackwardInput: return layerColour(layer, kBackward);
+  case EventKind::BackwardWeight: return layerColour(layer, kBackwardWeight);
+  case EventKind::Update: return "#f2c94c";
+  case EventKind::Loss: return "#d64545";
+  case EventKind::Pass: return "#9b59b6";
+  case EventKind::AllReduce:
+  case EventKind::AllGather:
+  case EventKind::ReduceScatter: break;
+  }
   return "#5b7083"; // collectives
 }
 
@@ -101,7 +101,7 @@ std::string timelineSvg(const World &world, const Report &report, const SourceMa
   bool splitBackward = false; // the legend names the halves only for a schedule that has them
   for (int64_t r = 0; r < ranks; ++r)
     for (size_t i = 0; i < world.events(r).size(); ++i) {
-      splitBackward |= !std::strcmp(world.events(r)[i].kind, "backward_weight");
+      splitBackward |= world.events(r)[i].kind == EventKind::BackwardWeight;
       span = std::max(span, startOf(r, i) + lengthOf(r, i));
       if (memoryOf(r, i) > maxMemory) {
         maxMemory = memoryOf(r, i);
@@ -151,16 +151,15 @@ std::string timelineSvg(const World &world, const Report &report, const SourceMa
                                                 std::to_string(e.at.begin.line) + ":" + std::to_string(e.at.begin.col)
                                           : "");
       s += "<rect class=\"event\" x=\"" + num(x0) + "\" y=\"" + num(y) + "\" width=\"" + num(w) + "\" height=\"" +
-           num(boxH) + "\" fill=\"" + colourOf(name, e.layer) + "\" stroke=\"white\" stroke-width=\"0.5\"><title>" +
+           num(boxH) + "\" fill=\"" + colourOf(e.kind, e.layer) + "\" stroke=\"white\" stroke-width=\"0.5\"><title>" +
            escape(details) + "</title></rect>\n";
       // The micro-batches, written only where they fit.
       std::string label = batchesText(e);
       double fontSize = std::min(11.0, boxH - 3);
       if (!label.empty() && fontSize >= 7 && w >= static_cast<double>(label.size()) * fontSize * 0.62 + 4)
         s += "<text x=\"" + num(x0 + w / 2) + "\" y=\"" + num(y + boxH / 2 + fontSize * 0.35) + "\" font-size=\"" +
-             num(fontSize) + "\" text-anchor=\"middle\" fill=\"" +
-             (std::strncmp(name, "backward", 8) ? "white" : "#222") + "\" pointer-events=\"none\">" + label +
-             "</text>\n";
+             num(fontSize) + "\" text-anchor=\"middle\" fill=\"" + (isBackwardEvent(e.kind) ? "#222" : "white") +
+             "\" pointer-events=\"none\">" + label + "</text>\n";
       // Memory from this event to the next (or to the end of the last).
       double next = i + 1 < events.size() ? startOf(r, i + 1) : startOf(r, i) + lengthOf(r, i);
       double barW = std::max(0.5, x(next) - x0), barH = memH * memoryOf(r, i) / maxMemory;

@@ -34,11 +34,6 @@ std::string where(const SourceRange &r, const SourceManager &sources) {
 
 } // namespace
 
-bool isCommunication(const Event &e) {
-  return std::strcmp(e.kind, "pass") == 0 || std::strcmp(e.kind, "allreduce") == 0 ||
-         std::strcmp(e.kind, "allgather") == 0 || std::strcmp(e.kind, "scatterreduce") == 0;
-}
-
 std::vector<std::vector<const char *>> eventNames(const World &world) {
   std::vector<std::vector<const char *>> names(static_cast<size_t>(world.model().ranks));
   std::map<int64_t, std::pair<int64_t, size_t>> firstSeen; // flow -> (rank, index) of one end
@@ -46,8 +41,8 @@ std::vector<std::vector<const char *>> eventNames(const World &world) {
     const std::vector<Event> &events = world.events(r);
     for (size_t i = 0; i < events.size(); ++i) {
       const Event &e = events[i];
-      names[r].push_back(e.kind);
-      if (std::strcmp(e.kind, "pass") != 0 || e.flow < 0)
+      names[r].push_back(eventName(e.kind));
+      if (e.kind != EventKind::Pass || e.flow < 0)
         continue;
       auto [it, inserted] = firstSeen.emplace(e.flow, std::make_pair(r, i));
       names[r][i] = "send";
@@ -112,7 +107,7 @@ std::string chromeTrace(const World &world, const SourceManager &sources, const 
       }
       if (e.measured >= 0)
         args += ", \"measured_memory\": " + std::to_string(e.measured);
-      std::string tid = isCommunication(e) ? "1" : "0";
+      std::string tid = isCommunicationEvent(e.kind) ? "1" : "0";
       std::string title = e.layer >= 0 ? std::string(name) + " " + std::to_string(e.layer) : name;
       add("{\"name\": " + quote(title) + ", \"cat\": \"" + (tid == "1" ? "communication" : "compute") +
           "\", \"ph\": \"X\", \"pid\": " + pid + ", \"tid\": " + tid + ", \"ts\": " + ts + ", \"dur\": " + dur +

@@ -29,6 +29,5 @@ std::string chromeTrace(const World &world, const SourceManager &sources, const 
 // Every event's name, by rank: its kind, except that a `pass` is "send" or "recv" (the send
 // of a message starts before its receive).
 std::vector<std::vector<const char *>> eventNames(const World &world);
-bool isCommunication(const Event &e);
 
 } // namespace schedc::sim

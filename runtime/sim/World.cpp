@@ -9,13 +9,46 @@
 
 namespace schedc::sim {
 
-const char *collectiveName(CollectiveKind k) {
+const char *eventName(EventKind k) {
   switch (k) {
-  case CollectiveKind::AllReduce: return "allreduce";
-  case CollectiveKind::AllGather: return "allgather";
-  case CollectiveKind::ReduceScatter: return "scatterreduce";
+  case EventKind::Forward: return "forward";
+  case EventKind::Backward: return "backward";
+  case EventKind::BackwardInput: return "backward_input";
+  case EventKind::BackwardWeight: return "backward_weight";
+  case EventKind::Loss: return "loss";
+  case EventKind::Update: return "update";
+  case EventKind::Pass: return "pass";
+  case EventKind::AllReduce: return "allreduce";
+  case EventKind::AllGather: return "allgather";
+  case EventKind::ReduceScatter: return "scatterreduce";
   }
-  return "collective";
+  return "event";
+}
+
+bool isBackwardEvent(EventKind k) {
+  return k == EventKind::Backward || k == EventKind::BackwardInput || k == EventKind::BackwardWeight;
+}
+
+bool isComputeEvent(EventKind k) {
+  return k == EventKind::Forward || isBackwardEvent(k);
+}
+
+bool isCommunicationEvent(EventKind k) {
+  return k == EventKind::Pass || k == EventKind::AllReduce || k == EventKind::AllGather ||
+         k == EventKind::ReduceScatter;
+}
+
+EventKind eventOf(CollectiveKind k) {
+  switch (k) {
+  case CollectiveKind::AllReduce: return EventKind::AllReduce;
+  case CollectiveKind::AllGather: return EventKind::AllGather;
+  case CollectiveKind::ReduceScatter: return EventKind::ReduceScatter;
+  }
+  return EventKind::AllReduce;
+}
+
+const char *collectiveName(CollectiveKind k) {
+  return eventName(eventOf(k));
 }
 
 const Model &Rank::model() const {
@@ -349,8 +382,7 @@ Report World::report() const {
     f.events = r->events_.size();
     f.lastStart = f.end = f.peakMemory = f.peakTime = Number::integer(0);
     for (const Event &e : r->events_) {
-      bool compute = !std::strcmp(e.kind, "forward") || !std::strncmp(e.kind, "backward", 8); // and its halves
-      if (compute) {
+      if (isComputeEvent(e.kind)) {
         f.computeTime += e.length.asDouble();
         fbStart = std::min(fbStart, e.start.asDouble());
         fbEnd = std::max(fbEnd, (e.start + e.length).asDouble());

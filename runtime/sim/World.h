@@ -51,9 +51,32 @@ struct Options {
   bool freeCommunication = false;
 };
 
+// What an event is. Its name (eventName) is what the reference traces and the CSV call it.
+enum class EventKind : uint8_t {
+  Forward,
+  Backward,
+  BackwardInput, // the halves of a split backward
+  BackwardWeight,
+  Loss,
+  Update,
+  Pass, // a send or a receive
+  AllReduce,
+  AllGather,
+  ReduceScatter,
+};
+// forward, backward, backward_input, backward_weight, loss, update, pass, allreduce,
+// allgather, scatterreduce.
+const char *eventName(EventKind k);
+// Forward and backward and its halves: the work the bubble is measured against.
+bool isComputeEvent(EventKind k);
+// A backward or one of its halves.
+bool isBackwardEvent(EventKind k);
+// Point-to-point and collectives.
+bool isCommunicationEvent(EventKind k);
+
 // One logged event of a rank (the rows of the reference traces).
 struct Event {
-  const char *kind;                      // forward, backward, loss, update, pass, allreduce, ...
+  EventKind kind;
   int64_t layer = -1;                    // -1: none
   std::shared_ptr<const IntSet> batches; // null: none
   Number start, length, memory;
@@ -66,6 +89,7 @@ struct Event {
 };
 
 enum class CollectiveKind { AllReduce, AllGather, ReduceScatter };
+EventKind eventOf(CollectiveKind k);
 const char *collectiveName(CollectiveKind k); // as the events call them: allreduce, allgather, scatterreduce
 
 struct RankFigures {
@@ -181,7 +205,7 @@ private:
   Wait wait_;
 
   // Logs an event at the current clock with the current memory, then advances the clock.
-  void logEvent(const char *kind, int64_t layer, std::shared_ptr<const IntSet> batches, Number length, SourceRange at);
+  void logEvent(EventKind kind, int64_t layer, std::shared_ptr<const IntSet> batches, Number length, SourceRange at);
   // Waits (yields the fiber) until `ready()`; returns false if the run was cancelled.
   bool waitUntil(const std::function<bool()> &ready, Wait wait);
   ValuePtr poison(Kind kind, int64_t layer = 0) const;
