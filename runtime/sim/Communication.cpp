@@ -202,8 +202,7 @@ ValuePtr Rank::collective(SourceRange at, CollectiveKind kind, const ValuePtr &v
       return poison(v->kind, v->layer);
   }
   clock_ = Number::pythonMax(clock_, c.start);
-  logEvent(eventOf(kind), v->layer, nullptr, world_.options_.freeCommunication ? Number::integer(0) : Number::real(0.3),
-           at);
+  logEvent(eventOf(kind), v->layer, nullptr, communicationTime(0.3), at);
   events_.back().volume = v->memory().asDouble();
   ValuePtr result = c.results[pos];
   if (++c.taken == elems.size()) // everyone has its result: retire finished instances
@@ -214,32 +213,35 @@ ValuePtr Rank::collective(SourceRange at, CollectiveKind kind, const ValuePtr &v
   return result;
 }
 
+Number Rank::communicationTime(double puzzle) const {
+  return world_.options_.freeCommunication ? Number::integer(0) : Number::real(puzzle);
+}
+
 bool Rank::canExchange(int64_t peer, int64_t tag) const {
   return peer >= 0 && peer < world_.model_.ranks && peer != id_ && tag >= 0 && tag <= kMaxTag;
 }
 
-// The error for an invalid peer or tag (`verb` is "send" or "receive"); false if there is none.
-bool Rank::badRoute(SourceRange at, const char *code, const char *verb, int64_t peer, int64_t tag) {
+// Reports an invalid peer or tag of a send (`sending`) or a receive; false if they are valid.
+bool Rank::badRoute(SourceRange at, bool sending, int64_t peer, int64_t tag) {
   if (canExchange(peer, tag))
     return false;
   int64_t ranks = world_.model_.ranks;
   std::string why;
   if (peer == id_)
-    why = "rank " + std::to_string(id_) + (verb[0] == 's' ? " sends to itself" : " receives from itself");
+    why = "rank " + std::to_string(id_) + (sending ? " sends to itself" : " receives from itself");
   else if (peer < 0 || peer >= ranks)
-    why = std::string(verb) + (verb[0] == 's' ? " to rank " : " from rank ") + std::to_string(peer) + ": there are " +
+    why = (sending ? "send to rank " : "receive from rank ") + std::to_string(peer) + ": there are " +
           std::to_string(ranks) + " ranks (0 to " + std::to_string(ranks - 1) + ")";
   else
     why = "tag " + std::to_string(tag) + " is out of range: tags are 0 to " + std::to_string(kMaxTag);
-  error(at, code, why);
+  error(at, sending ? "send-rank" : "recv-rank", why);
   return true;
 }
 
 void Rank::send(SourceRange at, int64_t to, const ValuePtr &v, int64_t tag) {
-  if (cancelled() || badRoute(at, "send-rank", "send", to, tag))
+  if (cancelled() || badRoute(at, true, to, tag))
     return;
-  logEvent(EventKind::Pass, -1, nullptr, world_.options_.freeCommunication ? Number::integer(0) : Number::real(0.2),
-           at);
+  logEvent(EventKind::Pass, -1, nullptr, communicationTime(0.2), at);
   int64_t flow = world_.flows_++;
   events_.back().flow = flow;
   events_.back().volume = v->memory().asDouble();
@@ -250,7 +252,7 @@ void Rank::send(SourceRange at, int64_t to, const ValuePtr &v, int64_t tag) {
 }
 
 ValuePtr Rank::recv(SourceRange at, int64_t from, int64_t tag) {
-  if (badRoute(at, "recv-rank", "receive", from, tag))
+  if (badRoute(at, false, from, tag))
     return poison(Kind::Activation);
   std::deque<World::Message> &queue = world_.inbox_[id_][{from, tag}];
   std::string what = "waits here to receive from rank " + std::to_string(from);
@@ -261,8 +263,7 @@ ValuePtr Rank::recv(SourceRange at, int64_t from, int64_t tag) {
   World::Message m = std::move(queue.front());
   queue.pop_front();
   clock_ = Number::pythonMax(m.stamp, clock_);
-  logEvent(EventKind::Pass, -1, nullptr, world_.options_.freeCommunication ? Number::integer(0) : Number::real(0.2),
-           at);
+  logEvent(EventKind::Pass, -1, nullptr, communicationTime(0.2), at);
   events_.back().flow = m.flow;
   return m.value;
 }

@@ -189,15 +189,13 @@ ValuePtr Rank::forward(SourceRange at, int64_t layer, const ValuePtr &a, const V
 
 std::pair<ValuePtr, ValuePtr> Rank::backward(SourceRange at, int64_t layer, const ValuePtr &a, const ValuePtr &g,
                                              const ValuePtr &w, BackwardPart part) {
-  const char *name = part == BackwardPart::Both    ? "backward"
-                     : part == BackwardPart::Input ? "backward_input"
-                                                   : "backward_weight";
+  EventKind kind = part == BackwardPart::Both    ? EventKind::Backward
+                   : part == BackwardPart::Input ? EventKind::BackwardInput
+                                                 : EventKind::BackwardWeight;
+  const char *name = eventName(kind);
   auto steps = static_cast<int64_t>(a->batches->size());
   // The two halves of a split backward take half of its time each, so their sum is backward's.
-  logEvent(part == BackwardPart::Both    ? EventKind::Backward
-           : part == BackwardPart::Input ? EventKind::BackwardInput
-                                         : EventKind::BackwardWeight,
-           layer, a->batches,
+  logEvent(kind, layer, a->batches,
            part == BackwardPart::Both ? Number::integer(steps) : Number::real(static_cast<double>(steps) / 2), at);
   bool ok = checkLayer(at, name, layer);
   if (ok && !anyPoisoned({&a, &g, &w})) {

@@ -178,7 +178,9 @@ public:
   // ---- Errors and control ----
   // An error in the schedule; `code` groups the same problem on many ranks into one report.
   void error(SourceRange at, const char *code, std::string message, std::vector<Diagnostic> notes = {});
-  bool badRoute(SourceRange at, const char *code, const char *verb, int64_t peer, int64_t tag);
+  bool badRoute(SourceRange at, bool sending, int64_t peer, int64_t tag);
+  // An event's length for communication: `puzzle` in the puzzle cost model, 0 in compute-only.
+  Number communicationTime(double puzzle) const;
   void warning(SourceRange at, const char *code, std::string message);
   // An error after which the run cannot go on (a limit, a bad argument to the runtime).
   void fatal(SourceRange at, std::string message);
