@@ -217,12 +217,12 @@ private:
       std::vector<Value *> results = operation(x->op);
       for (size_t i = 0; i < x->targets.size(); ++i) {
         const ir::StorageRef &t = x->targets[i];
-        auto [index, n] = indices(t);
+        auto [index, n] = int64Array(t.indices);
         b_.CreateCall(s_.rt("schedc_store"), {rank_, loc(t.range), b_.getInt32(t.array), index, n, results[i]});
       }
     } else if (auto *x = std::get_if<ir::FreeStmt>(&s.node)) {
       for (const ir::StorageRef &r : x->refs) {
-        auto [index, n] = indices(r);
+        auto [index, n] = int64Array(r.indices);
         b_.CreateCall(s_.rt("schedc_free"), {rank_, loc(r.range), b_.getInt32(r.array), index, n});
       }
     } else if (auto *x = std::get_if<ir::IfStmt>(&s.node)) {
@@ -304,11 +304,12 @@ private:
     return at.CreateAlloca(type, b_.getInt32(std::max<uint32_t>(n, 1)));
   }
 
-  std::pair<Value *, Value *> indices(const ir::StorageRef &r) {
-    auto n = static_cast<uint32_t>(r.indices.size());
+  // The integers `values` in a stack array and their count, for runtime calls that take both.
+  std::pair<Value *, Value *> int64Array(const std::vector<ir::Expr> &values) {
+    auto n = static_cast<uint32_t>(values.size());
     Value *array = scratch(i64_, n);
     for (uint32_t k = 0; k < n; ++k)
-      b_.CreateStore(integer(r.indices[k]), b_.CreateConstGEP1_32(i64_, array, k));
+      b_.CreateStore(integer(values[k]), b_.CreateConstGEP1_32(i64_, array, k));
     return {array, b_.getInt32(n)};
   }
 
@@ -327,7 +328,7 @@ private:
     llvm::ConstantInt *at = loc(op.range);
     switch (op.kind) {
     case ir::OpKind::Read: {
-      auto [index, n] = indices(op.ref);
+      auto [index, n] = int64Array(op.ref.indices);
       return {b_.CreateCall(s_.rt("schedc_read"), {rank_, loc(op.ref.range), b_.getInt32(op.ref.array), index, n})};
     }
     case ir::OpKind::Load: {
@@ -447,11 +448,8 @@ private:
     case ir::ExprOp::AxisSize:
       return b_.CreateCall(s_.rt("schedc_axis_size"), {rank_, loc(e.range), b_.getInt32(e.value)});
     case ir::ExprOp::RankAt: {
-      auto n = static_cast<uint32_t>(e.operands.size());
-      Value *coords = scratch(i64_, n);
-      for (uint32_t i = 0; i < n; ++i)
-        b_.CreateStore(integer(e.operands[i]), b_.CreateGEP(i64_, coords, b_.getInt32(i)));
-      return b_.CreateCall(s_.rt("schedc_rank_at"), {rank_, loc(e.range), b_.getInt32(n), coords});
+      auto [coords, n] = int64Array(e.operands);
+      return b_.CreateCall(s_.rt("schedc_rank_at"), {rank_, loc(e.range), n, coords});
     }
     case ir::ExprOp::Neg:
       return checkedArith(llvm::Intrinsic::ssub_with_overflow, '-', b_.getInt64(0), integer(e.operands[0]), e.range);

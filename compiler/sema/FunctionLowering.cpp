@@ -635,8 +635,7 @@ private:
       return Typed::error();
     }
     std::vector<std::string_view> names = operationNames();
-    for (const char *b : {"min", "max", "size", "rank_at"})
-      names.push_back(b);
+    names.insert(names.end(), builtinFunctionNames().begin(), builtinFunctionNames().end());
     for (const auto &[n, _] : ctx_.functionIds)
       names.push_back(n);
     diags_.error(c.calleeRange, "unknown operation or procedure `" + c.callee + "`" + didYouMean(c.callee, names));

@@ -1,6 +1,8 @@
 // Operations: the signature table.
 #include "sema/Operations.h"
 
+#include <algorithm>
+
 namespace schedc::sema {
 
 namespace {
@@ -81,8 +83,14 @@ std::vector<std::string_view> operationNames() {
   return names;
 }
 
+const std::vector<std::string_view> &builtinFunctionNames() {
+  static const std::vector<std::string_view> names = {"min", "max", "size", "rank_at"};
+  return names;
+}
+
 bool isBuiltinFunction(std::string_view name) {
-  return name == "min" || name == "max" || name == "size" || name == "rank_at";
+  const std::vector<std::string_view> &names = builtinFunctionNames();
+  return std::find(names.begin(), names.end(), name) != names.end();
 }
 
 bool isBuiltinName(std::string_view name) {

@@ -39,8 +39,9 @@ const OpSignature *findOperation(std::string_view name);
 // All operation names, for "did you mean" suggestions.
 std::vector<std::string_view> operationNames();
 
-// Built-in integer functions (`min`, `max`, `size`).
+// Built-in integer functions (`min`, `max`, `size`, `rank_at`), and their names.
 bool isBuiltinFunction(std::string_view name);
+const std::vector<std::string_view> &builtinFunctionNames();
 // Names that cannot be redefined: `rank`, `ranks`, `layers`, `batches`.
 bool isBuiltinName(std::string_view name);
 
