@@ -3,9 +3,13 @@
 // clocks, the cost model); for this process's rank each operation's result comes here with
 // its operands, and the backend attaches real data (sim::Value::payload, with its element
 // count in payloadElements, from which memory is measured). Missing data (only possible
-// when a wrong schedule is forced with --no-verify) reads as zeros.
+// when a wrong schedule is forced with --no-verify) reads as zeros. What does not depend on
+// where the data lives is done here, once: point-to-point messages (over MPI, with the
+// schedule's tag: a send never waits), the final weights, the shard layout.
 #pragma once
 
+#include "cpu/Comm.h"
+#include "cpu/Wire.h"
 #include "sim/World.h"
 
 #include <string>
@@ -17,6 +21,7 @@ class ComputeRank {
 public:
   using ValuePtr = sim::ValuePtr;
   using ValuePair = std::pair<sim::ValuePtr, sim::ValuePtr>;
+  ComputeRank(const cpu::Dims &dims, cpu::Comm &comm) : d_(dims), comm_(comm) {}
   virtual ~ComputeRank() = default;
 
   virtual ValuePtr loadWeight(const ValuePtr &meta) = 0;
@@ -36,19 +41,31 @@ public:
   virtual ValuePtr shardOf(const ValuePtr &meta, const ValuePtr &whole) = 0;
   virtual ValuePtr collective(const ValuePtr &meta, sim::CollectiveKind kind, const ValuePtr &v,
                               const sim::IntSet &members) = 0;
-  virtual void send(int64_t to, int64_t tag, const ValuePtr &v) = 0;
-  virtual ValuePtr recv(const ValuePtr &meta, int64_t from, int64_t tag) = 0;
-
-  // After the run (collective: every rank calls it): rank 0 writes DIR/layer_<l>.npy
-  // (H x H float32) for every layer into a new DIR, atomically. Returns an error message,
-  // or empty.
-  virtual std::string writeFinalWeights(const sim::Rank &rank, int64_t layers, const std::string &dir) = 0;
   // Waits until the work enqueued so far has finished (a device runs it asynchronously), so
   // a measured time covers the work itself; a no-op where work is done when a call returns.
   virtual void settle() {}
   // After the run (collective): this rank's line for --stats (the backend's GEMM rate next
   // to the library's own, measured in the same run, and its communication time).
   virtual std::string stats() = 0;
+
+  void send(int64_t to, int64_t tag, const ValuePtr &v);
+  ValuePtr recv(const ValuePtr &meta, int64_t from, int64_t tag);
+  // After the run (collective: every rank calls it): rank 0 writes DIR/layer_<l>.npy
+  // (H x H float32) for every layer into a new DIR, atomically. Returns an error message,
+  // or empty.
+  std::string writeFinalWeights(const sim::Rank &rank, int64_t layers, const std::string &dir);
+
+protected:
+  // A copy of `v`'s data on the host, and `meta` carrying `data` in the backend's own form.
+  virtual cpu::HostData toHost(const ValuePtr &v) = 0;
+  virtual ValuePtr fromHost(const ValuePtr &meta, cpu::HostData data) = 0;
+  // The flat range (begin, count) of shard `s` of `total` of an H x H weight; ends the job
+  // when H x H is not a multiple of `total`.
+  std::pair<int64_t, int64_t> shard(int64_t s, int64_t total);
+  int64_t weightElements() const { return d_.weightElements(); }
+
+  cpu::Dims d_;
+  cpu::Comm &comm_;
 };
 
 } // namespace schedc::backend

@@ -3,7 +3,6 @@
 // be compared; a verified schedule always has the data it needs.
 #include "cpu/CpuRank.h"
 #include "backend/Payload.h"
-#include "cpu/Wire.h"
 
 #include <cstring>
 #include <filesystem>
@@ -34,15 +33,6 @@ std::vector<float> rowsOf(const Rows *r, int64_t expectedRows, int64_t h) {
 }
 
 } // namespace
-
-std::pair<int64_t, int64_t> CpuRank::shard(int64_t s, int64_t total) {
-  int64_t n = weightElements();
-  if (total < 1 || n % total != 0)
-    comm_.abort("the " + std::to_string(d_.hidden) + " x " + std::to_string(d_.hidden) +
-                " weight cannot be split into " + std::to_string(total) +
-                " equal shards; choose a hidden size whose square is a multiple of " + std::to_string(total));
-  return {s * (n / total), n / total};
-}
 
 ValuePtr CpuRank::loadWeight(const ValuePtr &meta) {
   auto [begin, count] = shard(meta->shards->min(), meta->total);
@@ -209,64 +199,29 @@ ValuePtr CpuRank::collective(const ValuePtr &meta, sim::CollectiveKind kind, con
   return P::withFlat(meta, std::move(part));
 }
 
-void CpuRank::send(int64_t to, int64_t tag, const ValuePtr &v) {
-  auto bytes = std::make_shared<std::vector<char>>();
-  if (const Rows *r = P::rows(v)) {
-    putI(*bytes, 0);
-    putI(*bytes, r->rows);
-    putFloats(*bytes, r->values);
-  } else if (const Flat *f = P::flat(v)) {
-    putI(*bytes, 1);
-    putFlat(*bytes, *f);
-  } else if (const OptState *s = P::opt(v)) {
-    putI(*bytes, 2);
-    putI(*bytes, static_cast<int64_t>(s->moments.size()));
-    for (const Flat &f : s->moments)
-      putFlat(*bytes, f);
-  } else {
-    putI(*bytes, -1); // no data (a poisoned value under --no-verify)
-  }
-  comm_.send(to, static_cast<int>(tag), std::move(bytes));
+HostData CpuRank::toHost(const ValuePtr &v) {
+  HostData d;
+  if (const Rows *r = P::rows(v))
+    d.rows = *r;
+  else if (const Flat *f = P::flat(v))
+    d.flat = *f;
+  else if (const OptState *o = P::opt(v))
+    d.opt = *o;
+  return d;
 }
 
-ValuePtr CpuRank::recv(const ValuePtr &meta, int64_t from, int64_t tag) {
-  std::vector<char> bytes = comm_.recv(from, static_cast<int>(tag));
-  Reader r{bytes};
-  switch (r.i()) {
-  case 0: {
-    Rows rows;
-    rows.rows = r.i();
-    rows.values = r.floats();
-    return P::withRows(meta, std::move(rows), d_.hidden);
-  }
-  case 1: return P::withFlat(meta, r.flat());
-  case 2: {
-    auto s = std::make_shared<OptState>();
-    for (int64_t k = r.i(); k > 0; --k)
-      s->moments.push_back(r.flat());
+ValuePtr CpuRank::fromHost(const ValuePtr &meta, HostData data) {
+  if (data.rows)
+    return P::withRows(meta, std::move(*data.rows), d_.hidden);
+  if (data.flat)
+    return P::withFlat(meta, std::move(*data.flat));
+  if (data.opt) {
     int64_t n = 0;
-    for (const Flat &f : s->moments)
+    for (const Flat &f : data.opt->moments)
       n += f.elements();
-    return attach<OptState>(meta, s, n);
+    return attach<OptState>(meta, std::make_shared<const OptState>(std::move(*data.opt)), n);
   }
-  default: return meta;
-  }
-}
-
-std::string CpuRank::writeFinalWeights(const sim::Rank &rank, int64_t layers, const std::string &dir) {
-  // Every updated weight piece this rank holds: (layer, begin, values).
-  std::vector<char> mine;
-  rank.forEachHeld([&](const sim::Storage::Held &h) {
-    const ValuePtr &v = h.value;
-    if (v->kind != Kind::Weight || v->step < 1 || !P::flat(v))
-      return;
-    for (const Piece &p : P::flat(v)->pieces) {
-      putI(mine, v->layer);
-      putI(mine, p.begin);
-      putFloats(mine, p.values);
-    }
-  });
-  return gatherWeights(comm_, mine, layers, d_.hidden, dir);
+  return meta;
 }
 
 std::string CpuRank::stats() {

@@ -15,7 +15,7 @@ namespace schedc::cpu {
 
 class CpuRank final : public backend::ComputeRank {
 public:
-  CpuRank(const Dims &dims, const Optimizer &optimizer, Comm &comm) : d_(dims), o_(optimizer), comm_(comm) {}
+  CpuRank(const Dims &dims, const Optimizer &optimizer, Comm &comm) : ComputeRank(dims, comm), o_(optimizer) {}
 
   ValuePtr loadWeight(const ValuePtr &meta) override;
   ValuePtr loadOptState(const ValuePtr &meta) override;
@@ -30,19 +30,14 @@ public:
   ValuePtr shardOf(const ValuePtr &meta, const ValuePtr &whole) override;
   ValuePtr collective(const ValuePtr &meta, sim::CollectiveKind kind, const ValuePtr &v,
                       const sim::IntSet &members) override;
-  void send(int64_t to, int64_t tag, const ValuePtr &v) override;
-  ValuePtr recv(const ValuePtr &meta, int64_t from, int64_t tag) override;
-  std::string writeFinalWeights(const sim::Rank &rank, int64_t layers, const std::string &dir) override;
   std::string stats() override;
 
-private:
-  int64_t weightElements() const { return d_.weightElements(); }
-  // The flat range of shard `s` of `total`.
-  std::pair<int64_t, int64_t> shard(int64_t s, int64_t total);
+protected:
+  HostData toHost(const ValuePtr &v) override;
+  ValuePtr fromHost(const ValuePtr &meta, HostData data) override;
 
-  Dims d_;
+private:
   Optimizer o_;
-  Comm &comm_;
 };
 
 } // namespace schedc::cpu

@@ -1,11 +1,12 @@
-// Wire — the byte format real backends use for what they pass over MPI as bytes (cpu
-// send/recv, the final weights gathered at rank 0, the cuda backend's message headers):
-// little-endian int64 counts and float32 arrays, read back in the same order.
+// Wire — the byte format real backends use for what they pass over MPI as bytes (the data
+// of point-to-point messages, the final weights gathered at rank 0): little-endian int64
+// counts and float32 arrays, read back in the same order.
 #pragma once
 
 #include "cpu/Tensors.h"
 
 #include <cstring>
+#include <optional>
 #include <vector>
 
 namespace schedc::cpu {
@@ -27,6 +28,14 @@ inline void putFlat(std::vector<char> &b, const Flat &f) {
     putFloats(b, p.values);
   }
 }
+// A value's data on the host, as it travels: at most one of the three is set (none: a value
+// without data, e.g. a poisoned one under --no-verify).
+struct HostData {
+  std::optional<Rows> rows;
+  std::optional<Flat> flat;
+  std::optional<OptState> opt;
+};
+
 struct Reader {
   const std::vector<char> &b;
   size_t at = 0;
@@ -54,5 +63,48 @@ struct Reader {
     return f;
   }
 };
+
+// The kind first (0 rows, 1 flat, 2 optimizer state, -1 no data), then the data.
+inline void putData(std::vector<char> &b, const HostData &d) {
+  if (d.rows) {
+    putI(b, 0);
+    putI(b, d.rows->rows);
+    putFloats(b, d.rows->values);
+  } else if (d.flat) {
+    putI(b, 1);
+    putFlat(b, *d.flat);
+  } else if (d.opt) {
+    putI(b, 2);
+    putI(b, static_cast<int64_t>(d.opt->moments.size()));
+    for (const Flat &f : d.opt->moments)
+      putFlat(b, f);
+  } else {
+    putI(b, -1);
+  }
+}
+
+inline HostData readData(const std::vector<char> &b) {
+  Reader r{b};
+  HostData d;
+  switch (r.i()) {
+  case 0: {
+    Rows rows;
+    rows.rows = r.i();
+    rows.values = r.floats();
+    d.rows = std::move(rows);
+    break;
+  }
+  case 1: d.flat = r.flat(); break;
+  case 2: {
+    OptState s;
+    for (int64_t k = r.i(); k > 0; --k)
+      s.moments.push_back(r.flat());
+    d.opt = std::move(s);
+    break;
+  }
+  default: break;
+  }
+  return d;
+}
 
 } // namespace schedc::cpu

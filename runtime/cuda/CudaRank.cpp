@@ -6,7 +6,6 @@
 #include "cuda/CudaRank.h"
 
 #include "backend/Payload.h"
-#include "cpu/Wire.h"
 #include "cuda/DeviceMemory.h"
 #include "cuda/Kernels.h"
 #include "cuda/Nccl.h"
@@ -51,7 +50,7 @@ using P = backend::Payloads<DeviceFlat, DeviceOpt, DeviceRows>;
 class CudaRank final : public backend::ComputeRank {
 public:
   CudaRank(const cpu::Dims &dims, const cpu::Optimizer &optimizer, bool tf32, cpu::Comm &comm, cudaStream_t stream)
-      : d_(dims), o_(optimizer), comm_(comm), stream_(stream),
+      : ComputeRank(dims, comm), o_(optimizer), stream_(stream),
         memory_(stream, [this](const std::string &what) { comm_.abort("cuda backend: " + what); }),
         nccl_(comm, memory_) {
     checkBlas(cublasCreate(&blas_), "cublasCreate");
@@ -232,80 +231,6 @@ public:
     return P::withFlat(meta, DeviceFlat{{DevicePiece{begin, part}}});
   }
 
-  // Point-to-point: staged through the host, sent with MPI (see the header).
-  void send(int64_t to, int64_t tag, const ValuePtr &v) override {
-    auto bytes = std::make_shared<std::vector<char>>();
-    auto putFlat = [&](const DeviceFlat &f) {
-      cpu::putI(*bytes, static_cast<int64_t>(f.pieces.size()));
-      for (const DevicePiece &p : f.pieces) {
-        cpu::putI(*bytes, p.begin);
-        cpu::putFloats(*bytes, download(p.values->data(), p.count()));
-      }
-    };
-    if (const DeviceRows *r = P::rows(v)) {
-      cpu::putI(*bytes, 0);
-      cpu::putI(*bytes, r->rows);
-      cpu::putFloats(*bytes, download(r->values->data(), r->rows * d_.hidden));
-    } else if (const DeviceFlat *f = P::flat(v)) {
-      cpu::putI(*bytes, 1);
-      putFlat(*f);
-    } else if (const DeviceOpt *s = P::opt(v)) {
-      cpu::putI(*bytes, 2);
-      cpu::putI(*bytes, static_cast<int64_t>(s->moments.size()));
-      for (const DeviceFlat &f : s->moments)
-        putFlat(f);
-    } else {
-      cpu::putI(*bytes, -1); // no data (a poisoned value under --no-verify)
-    }
-    comm_.send(to, static_cast<int>(tag), std::move(bytes));
-  }
-
-  ValuePtr recv(const ValuePtr &meta, int64_t from, int64_t tag) override {
-    std::vector<char> bytes = comm_.recv(from, static_cast<int>(tag));
-    cpu::Reader r{bytes};
-    auto readFlat = [&] {
-      DeviceFlat f;
-      for (int64_t k = r.i(); k > 0; --k) {
-        int64_t begin = r.i();
-        std::vector<float> values = r.floats();
-        f.pieces.push_back(DevicePiece{begin, upload(values)});
-      }
-      return f;
-    };
-    switch (r.i()) {
-    case 0: {
-      int64_t n = r.i();
-      return P::withRows(meta, DeviceRows{n, upload(r.floats())}, d_.hidden);
-    }
-    case 1: return P::withFlat(meta, readFlat());
-    case 2: {
-      auto s = std::make_shared<DeviceOpt>();
-      for (int64_t k = r.i(); k > 0; --k)
-        s->moments.push_back(readFlat());
-      int64_t n = 0;
-      for (const DeviceFlat &f : s->moments)
-        n += f.elements();
-      return attach<DeviceOpt>(meta, s, n);
-    }
-    default: return meta;
-    }
-  }
-
-  std::string writeFinalWeights(const sim::Rank &rank, int64_t layers, const std::string &dir) override {
-    std::vector<char> mine;
-    rank.forEachHeld([&](const sim::Storage::Held &h) {
-      const ValuePtr &v = h.value;
-      if (v->kind != Kind::Weight || v->step < 1 || !P::flat(v))
-        return;
-      for (const DevicePiece &p : P::flat(v)->pieces) {
-        cpu::putI(mine, v->layer);
-        cpu::putI(mine, p.begin);
-        cpu::putFloats(mine, download(p.values->data(), p.count()));
-      }
-    });
-    return cpu::gatherWeights(comm_, mine, layers, d_.hidden, dir);
-  }
-
   void settle() override { checkCuda(cudaStreamSynchronize(stream_), "cudaStreamSynchronize"); }
 
   std::string stats() override {
@@ -338,8 +263,52 @@ public:
     return line;
   }
 
+protected:
+  // Point-to-point messages and the final weights go through the host (see the header).
+  cpu::HostData toHost(const ValuePtr &v) override {
+    auto hostFlat = [&](const DeviceFlat &f) {
+      cpu::Flat out;
+      for (const DevicePiece &p : f.pieces)
+        out.pieces.push_back(cpu::Piece{p.begin, download(p.values->data(), p.count())});
+      return out;
+    };
+    cpu::HostData d;
+    if (const DeviceRows *r = P::rows(v)) {
+      d.rows = cpu::Rows{r->rows, download(r->values->data(), r->rows * d_.hidden)};
+    } else if (const DeviceFlat *f = P::flat(v)) {
+      d.flat = hostFlat(*f);
+    } else if (const DeviceOpt *o = P::opt(v)) {
+      d.opt.emplace();
+      for (const DeviceFlat &m : o->moments)
+        d.opt->moments.push_back(hostFlat(m));
+    }
+    return d;
+  }
+
+  ValuePtr fromHost(const ValuePtr &meta, cpu::HostData data) override {
+    auto deviceFlat = [&](const cpu::Flat &f) {
+      DeviceFlat out;
+      for (const cpu::Piece &p : f.pieces)
+        out.pieces.push_back(DevicePiece{p.begin, upload(p.values)});
+      return out;
+    };
+    if (data.rows)
+      return P::withRows(meta, DeviceRows{data.rows->rows, upload(data.rows->values)}, d_.hidden);
+    if (data.flat)
+      return P::withFlat(meta, deviceFlat(*data.flat));
+    if (data.opt) {
+      auto s = std::make_shared<DeviceOpt>();
+      int64_t n = 0;
+      for (const cpu::Flat &m : data.opt->moments) {
+        s->moments.push_back(deviceFlat(m));
+        n += m.elements();
+      }
+      return attach<DeviceOpt>(meta, s, n);
+    }
+    return meta;
+  }
+
 private:
-  int64_t weightElements() const { return d_.weightElements(); }
   int64_t rowCount(const ValuePtr &meta) const { return static_cast<int64_t>(meta->batches->size()) * d_.tokens; }
 
   void checkCuda(cudaError_t e, const char *what) {
@@ -350,15 +319,6 @@ private:
     if (s != CUBLAS_STATUS_SUCCESS)
       // diag-coverage: unreachable (cuBLAS fails only on a broken GPU or driver, not for any schedule or option)
       memory_.fail(std::string(what) + ": cuBLAS status " + std::to_string(static_cast<int>(s)));
-  }
-
-  std::pair<int64_t, int64_t> shard(int64_t s, int64_t total) {
-    int64_t n = weightElements();
-    if (total < 1 || n % total != 0)
-      comm_.abort("the " + std::to_string(d_.hidden) + " x " + std::to_string(d_.hidden) +
-                  " weight cannot be split into " + std::to_string(total) +
-                  " equal shards; choose a hidden size whose square is a multiple of " + std::to_string(total));
-    return {s * (n / total), n / total};
   }
 
   Buffer buffer(int64_t count) { return std::make_shared<DeviceBuffer>(memory_, count); }
@@ -518,9 +478,7 @@ private:
     return ms > 0 ? repeats * 2.0 * double(n) * double(n) * double(n) / (ms / 1e3) / 1e9 : 0.0;
   }
 
-  cpu::Dims d_;
   cpu::Optimizer o_;
-  cpu::Comm &comm_;
   cudaStream_t stream_;
   DeviceMemory memory_;
   NcclGroups nccl_;
