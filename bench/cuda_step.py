@@ -2,12 +2,11 @@
 """cuda_step.py [SCHEDC] — one training step of a stack of layers on one GPU.
 
 `basic` with 8 layers, H = 8192, T = 4096, one micro-batch, SGD, on the cuda backend, in
-fp32 and with --tf32. Prints each run's --stats line: the GEMMs' own rate (timed with CUDA
-events), the step's achieved rate (GEMM FLOPs over the whole forward + backward + update
-on the device) and cuBLAS's own H x H x H rate measured in the same run. The issue's target
-is at least 70% of cuBLAS's rate at bf16, which this backend does not have yet (see
-docs/cuda.md); until it does the figures are fp32/TF32. Prints a line and exits 0 where
-there is no GPU. A benchmark: it prints figures."""
+fp32 and with --tf32. Prints each run's --stats line: the step's achieved rate (GEMM FLOPs
+over the whole forward + backward + update on the device) and cuBLAS's own H x H x H rate
+measured in the same run. The issue's target is at least 70% of cuBLAS's rate at bf16,
+which this backend does not have yet (see docs/cuda.md); until it does the figures are
+fp32/TF32. Prints a line and exits 0 where there is no GPU. A benchmark: it prints figures."""
 import os
 import shutil
 import subprocess
