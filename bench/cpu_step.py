@@ -10,9 +10,11 @@ import re
 import subprocess
 import sys
 import tempfile
-import time
 
 here = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, here)
+from stats_run import run_and_report  # noqa: E402
+
 schedc = sys.argv[1] if len(sys.argv) > 1 else os.path.join(here, "..", "build", "bin", "schedc")
 mpirun = ["mpirun", "--allow-run-as-root", "--oversubscribe", "-x", "OPENBLAS_NUM_THREADS=1"]
 with tempfile.TemporaryDirectory() as tmp:
@@ -20,14 +22,6 @@ with tempfile.TemporaryDirectory() as tmp:
         exe = os.path.join(tmp, name)
         subprocess.run([schedc, "build", os.path.join(here, "..", "examples", "puzzles", name + ".sched"), "-o", exe],
                        check=True)
-        start = time.perf_counter()
-        run = subprocess.run(mpirun + ["-np", "2", exe, "--backend=cpu", "--hidden=2048", "--tokens=512",
-                                       "-D", "layers=4", "-D", "batches=2", "--stats"],
-                             capture_output=True, text=True)
-        wall = time.perf_counter() - start
-        if run.returncode != 0:
-            sys.exit(f"{name} failed:\n{run.stderr}")
-        print(f"{name}: step on 2 ranks, H=2048 T=512, 4 layers: {wall:.2f} s wall (mpirun included)")
-        for line in run.stderr.splitlines():
-            if line.startswith("schedc: stats:"):
-                print("  " + line[len("schedc: stats: "):])
+        run_and_report(f"{name}: step on 2 ranks, H=2048 T=512, 4 layers",
+                       mpirun + ["-np", "2", exe, "--backend=cpu", "--hidden=2048", "--tokens=512", "-D", "layers=4",
+                                 "-D", "batches=2", "--stats"])

@@ -12,9 +12,11 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 
 here = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, here)
+from stats_run import run_and_report  # noqa: E402
+
 schedc = sys.argv[1] if len(sys.argv) > 1 else os.path.join(here, "..", "build", "bin", "schedc")
 smi = shutil.which("nvidia-smi")
 if not smi or not subprocess.run([smi, "-L"], capture_output=True, text=True).stdout.startswith("GPU "):
@@ -26,14 +28,6 @@ with tempfile.TemporaryDirectory() as tmp:
     subprocess.run([schedc, "build", "--cuda", os.path.join(here, "..", "examples", "puzzles", "basic.sched"), "-o",
                     exe], check=True)
     for extra in ([], ["--tf32"]):
-        start = time.perf_counter()
-        run = subprocess.run(["mpirun", "--allow-run-as-root", "-np", "1", exe, "--backend=cuda", "--hidden=8192",
-                              "--tokens=4096", "-D", "layers=8", "-D", "batches=1", "--stats", *extra],
-                             capture_output=True, text=True)
-        wall = time.perf_counter() - start
-        if run.returncode != 0:
-            sys.exit(f"the run failed:\n{run.stderr}")
-        print(f"{'tf32' if extra else 'fp32'}: 8 layers, H=8192 T=4096: {wall:.2f} s wall (start-up included)")
-        for line in run.stderr.splitlines():
-            if line.startswith("schedc: stats:"):
-                print("  " + line[len("schedc: stats: "):])
+        run_and_report(f"{'tf32' if extra else 'fp32'}: 8 layers, H=8192 T=4096",
+                       ["mpirun", "--allow-run-as-root", "-np", "1", exe, "--backend=cuda", "--hidden=8192",
+                        "--tokens=4096", "-D", "layers=8", "-D", "batches=1", "--stats", *extra])
