@@ -19,7 +19,7 @@ namespace {
 
 using Row = std::vector<std::string>; // one schedule's cells
 
-// The cells of one checked schedule.
+// The cells of one checked schedule (with a peak-bytes cell when the byte model was given).
 Row rowOf(const sim::CheckResult &r) {
   std::string params;
   for (const auto &[name, value] : r.parameters)
@@ -30,18 +30,27 @@ Row rowOf(const sim::CheckResult &r) {
     std::snprintf(bubble, sizeof bubble, "%.4f", r.report->bubble);
     row.insert(row.end(), {r.report->timesteps.str(), bubble, r.report->maxMemory.str(),
                            sim::pythonFloatRepr(r.report->communicationVolume)});
+    if (r.bytes.given) {
+      char mib[32];
+      std::snprintf(mib, sizeof mib, "%.1f", r.report->maxBytes / (1 << 20));
+      row.insert(row.end() - 1, mib);
+    }
   } else {
     row.insert(row.end(), {"-", "-", "-", "-"});
+    if (r.bytes.given)
+      row.push_back("-");
   }
   row.push_back(params);
   return row;
 }
 
-void printTable(const std::vector<Row> &rows, std::ostream &out) {
-  const std::vector<std::string> header{"schedule", "file",        "ranks",       "verdict",   "step time",
-                                        "bubble",   "peak memory", "comm volume", "parameters"};
+void printTable(const std::vector<Row> &rows, bool withBytes, std::ostream &out) {
+  std::vector<std::string> header{"schedule", "file", "ranks", "verdict", "step time", "bubble", "peak memory"};
+  if (withBytes)
+    header.push_back("peak MiB");
+  header.insert(header.end(), {"comm volume", "parameters"});
   // Text columns (schedule, file, verdict, parameters) are left-aligned, numbers right-aligned.
-  const std::set<size_t> left{0, 1, 3, 8};
+  const std::set<size_t> left{0, 1, 3, header.size() - 1};
   std::vector<size_t> width(header.size());
   for (size_t c = 0; c < header.size(); ++c) {
     width[c] = header[c].size();
@@ -111,6 +120,7 @@ int runCompare(const Options &opts, SourceManager &sources, DiagnosticEngine &di
   sim::RunOptions runOptions;
   runOptions.maxSteps = opts.maxSteps;
   runOptions.freeCommunication = opts.costModel == "compute-only";
+  runOptions.bytes = opts.bytes;
   std::vector<Row> rows;
   bool allCorrect = true;
   for (size_t i = 0; i < programs.size(); ++i) {
@@ -127,7 +137,7 @@ int runCompare(const Options &opts, SourceManager &sources, DiagnosticEngine &di
     allCorrect &= code == kExitOk;
     rows.push_back(rowOf(result));
   }
-  printTable(rows, std::cout);
+  printTable(rows, opts.bytes.given, std::cout);
   return allCorrect ? kExitOk : kExitCheckFailed;
 }
 

@@ -60,6 +60,7 @@ int runDriver(const std::vector<std::string> &args) {
   runOptions.eventsFile = opts.eventsFile;
   runOptions.traceFile = opts.traceFile;
   runOptions.freeCommunication = opts.costModel == "compute-only";
+  runOptions.bytes = opts.bytes;
   switch (opts.command) {
   case Command::Draw: {
     runOptions.timelineFile = opts.output;

@@ -6,7 +6,7 @@
 
 namespace schedc::driver {
 
-const char *helpText() {
+std::string helpText() {
   return R"(schedc - a compiler for distributed-training schedules
 
 USAGE
@@ -44,6 +44,10 @@ OPTIONS
                        start, length, memory) as CSV, in the format of the reference traces
   --max-steps=N        check, run: give up after N executed statements (default 50000000)
 
+MEMORY IN BYTES (check, draw, run, compare: predict each rank's peak bytes of a real
+model beside the puzzle's units; compiled programs take the same options)
+)" + std::string(sim::kByteModelHelp) +
+         R"(
 EXIT CODES
   0 success, 1 the schedule is not a correct training step, 2 bad command line,
   3 syntax or semantic errors, 4 a file could not be read or written, 70 internal error
@@ -154,6 +158,11 @@ std::optional<Options> parseOptions(const std::vector<std::string> &args, std::s
       o.objectOnly = true;
     } else if (a == "--cuda") {
       o.cuda = true;
+    } else if (std::string flag = sim::byteModelFlag(a); !flag.empty() && value(flag, v)) {
+      if (error.empty())
+        sim::parseByteModelOption(flag, v, o.bytes, error);
+      if (error.empty() && o.command == Command::Build)
+        error = flag + " is an option of the compiled program, not of build (pass it when it runs)";
     } else if (value("--events", v)) {
       o.eventsFile = v;
     } else if (value("--max-steps", v)) {

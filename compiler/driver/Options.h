@@ -3,6 +3,8 @@
 // returns the options or an error message for the driver to report with exit code 2.
 #pragma once
 
+#include "sim/Bytes.h"
+
 #include <optional>
 #include <string>
 #include <vector>
@@ -32,12 +34,13 @@ struct Options {
   bool objectOnly = false;           // -c (build): an object file, not linked
   bool cuda = false;                 // --cuda (build): link the cuda backend in
   uint64_t maxSteps = 50'000'000;    // --max-steps=N (check)
+  sim::ByteModel bytes;              // --hidden, --tokens, --optimizer, --precision: bytes to predict
 };
 
 // Parses argv. On error returns nullopt and sets `error`.
 std::optional<Options> parseOptions(const std::vector<std::string> &args, std::string &error);
 
 // The text of `schedc --help`.
-const char *helpText();
+std::string helpText();
 
 } // namespace schedc::driver

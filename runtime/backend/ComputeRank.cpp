@@ -3,6 +3,14 @@
 
 namespace schedc::backend {
 
+int64_t ComputeRank::bytesAtPrecision(sim::Kind kind, int64_t elements) const {
+  if (kind == sim::Kind::OptState)
+    return elements * 4; // fp32 moments, each counted in `elements`
+  sim::ByteModel widths;
+  widths.precision = precision_;
+  return elements * widths.elementBytes(kind);
+}
+
 std::pair<int64_t, int64_t> ComputeRank::shard(int64_t s, int64_t total) {
   int64_t n = weightElements();
   if (total < 1 || n % total != 0)

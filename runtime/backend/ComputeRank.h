@@ -9,6 +9,7 @@
 #pragma once
 
 #include "cpu/Comm.h"
+#include "cpu/Kernels.h"
 #include "cpu/Wire.h"
 #include "sim/World.h"
 
@@ -17,11 +18,22 @@
 
 namespace schedc::backend {
 
+// What a real backend computes: the model's size and data, the optimizer, the precision.
+struct ComputeConfig {
+  cpu::Dims dims; // hidden size, tokens, seed, batches
+  cpu::Optimizer optimizer;
+  // fp32, or bf16 mixed precision: bf16 weights (beside fp32 masters the optimizer
+  // updates), weight gradients, activations and their gradients; fp32 optimizer states.
+  sim::Precision precision = sim::Precision::Fp32;
+  bool tf32 = false; // cuda, fp32: GEMMs on TF32 tensor cores
+};
+
 class ComputeRank {
 public:
   using ValuePtr = sim::ValuePtr;
   using ValuePair = std::pair<sim::ValuePtr, sim::ValuePtr>;
-  ComputeRank(const cpu::Dims &dims, cpu::Comm &comm) : d_(dims), comm_(comm) {}
+  ComputeRank(const ComputeConfig &config, cpu::Comm &comm)
+      : d_(config.dims), o_(config.optimizer), precision_(config.precision), comm_(comm) {}
   virtual ~ComputeRank() = default;
 
   virtual ValuePtr loadWeight(const ValuePtr &meta) = 0;
@@ -63,8 +75,14 @@ protected:
   // when H x H is not a multiple of `total`.
   std::pair<int64_t, int64_t> shard(int64_t s, int64_t total);
   int64_t weightElements() const { return d_.weightElements(); }
+  bool bf16() const { return precision_ == sim::Precision::Bf16; }
+  // The bytes `elements` of a value of `kind` take at this run's precision (an optimizer
+  // state's elements are all its moments'), as seeds/004 counts them.
+  int64_t bytesAtPrecision(sim::Kind kind, int64_t elements) const;
 
   cpu::Dims d_;
+  cpu::Optimizer o_;
+  sim::Precision precision_;
   cpu::Comm &comm_;
 };
 

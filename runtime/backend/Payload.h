@@ -2,6 +2,10 @@
 // shapes (its own types): a Flat (pieces of a layer's flat H x H array: weights and weight
 // gradients), an Opt (optimizer-state moments) and Rows (T rows per micro-batch: activations
 // and activation gradients). A value's payload is shared and never changed once attached.
+// Each payload comes with the bytes it takes where the backend keeps it (the measured
+// memory): the cuda backend's device buffers; on the cpu backend, the elements at the
+// width the run's precision stores them (it computes in float32 and rounds where bf16
+// would be stored, see cpu/Kernels.h).
 #pragma once
 
 #include "sim/Value.h"
@@ -10,21 +14,12 @@
 
 namespace schedc::backend {
 
-// A copy of `meta` carrying `data` (`elements` of real data, from which memory is measured).
-template <class T> sim::ValuePtr attach(const sim::ValuePtr &meta, std::shared_ptr<const T> data, int64_t elements) {
+// A copy of `meta` carrying `data`, which takes `bytes` (from which memory is measured).
+template <class T> sim::ValuePtr attach(const sim::ValuePtr &meta, std::shared_ptr<const T> data, int64_t bytes) {
   sim::Value v = *meta;
   v.payload = std::move(data);
-  v.payloadElements = elements;
+  v.payloadBytes = bytes;
   return sim::makeValue(std::move(v));
-}
-
-template <class Flat> sim::ValuePtr withFlat(const sim::ValuePtr &meta, Flat f) {
-  int64_t n = f.elements();
-  return attach<Flat>(meta, std::make_shared<const Flat>(std::move(f)), n);
-}
-template <class Rows> sim::ValuePtr withRows(const sim::ValuePtr &meta, Rows r, int64_t hidden) {
-  int64_t n = r.rows * hidden;
-  return attach<Rows>(meta, std::make_shared<const Rows>(std::move(r)), n);
 }
 
 // The data of `v` in its shape, or null (no value, no data, or another kind).
@@ -43,14 +38,13 @@ template <class Rows> const Rows *rowsOf(const sim::ValuePtr &v) {
 }
 
 // A backend's three shapes together: `using P = Payloads<Flat, Opt, Rows>;` then
-// P::flat(v), P::withRows(meta, rows, h), ...
+// P::flat(v), P::with(meta, rows, bytes), ...
 template <class Flat, class Opt, class Rows> struct Payloads {
   static const Flat *flat(const sim::ValuePtr &v) { return flatOf<Flat>(v); }
   static const Opt *opt(const sim::ValuePtr &v) { return optOf<Opt>(v); }
   static const Rows *rows(const sim::ValuePtr &v) { return rowsOf<Rows>(v); }
-  static sim::ValuePtr withFlat(const sim::ValuePtr &meta, Flat f) { return backend::withFlat(meta, std::move(f)); }
-  static sim::ValuePtr withRows(const sim::ValuePtr &meta, Rows r, int64_t hidden) {
-    return backend::withRows(meta, std::move(r), hidden);
+  template <class T> static sim::ValuePtr with(const sim::ValuePtr &meta, T data, int64_t bytes) {
+    return attach<T>(meta, std::make_shared<const T>(std::move(data)), bytes);
   }
 };
 

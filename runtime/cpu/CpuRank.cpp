@@ -15,16 +15,7 @@ namespace {
 using sim::Kind;
 using sim::ValuePtr;
 
-using backend::attach;
 using P = backend::Payloads<Flat, OptState, Rows>;
-
-// The whole weight matrix: the piece itself when it is whole, else assembled (a transient).
-const float *wholeWeight(const Flat *w, int64_t n, std::vector<float> &scratch) {
-  if (w && w->contiguousWhole(n))
-    return w->pieces[0].values.data();
-  scratch = w ? w->whole(n) : std::vector<float>(static_cast<size_t>(n), 0.0f);
-  return scratch.data();
-}
 
 std::vector<float> rowsOf(const Rows *r, int64_t expectedRows, int64_t h) {
   if (r && r->rows == expectedRows)
@@ -34,22 +25,48 @@ std::vector<float> rowsOf(const Rows *r, int64_t expectedRows, int64_t h) {
 
 } // namespace
 
+ValuePtr CpuRank::with(const ValuePtr &meta, Flat f) {
+  int64_t n = f.elements();
+  return P::with(meta, std::move(f), bytesAtPrecision(meta->kind, n));
+}
+ValuePtr CpuRank::with(const ValuePtr &meta, Rows r) {
+  int64_t n = r.rows * d_.hidden;
+  return P::with(meta, std::move(r), bytesAtPrecision(meta->kind, n));
+}
+ValuePtr CpuRank::with(const ValuePtr &meta, OptState s) {
+  int64_t n = 0;
+  for (const Flat &f : s.moments)
+    n += f.elements();
+  return P::with(meta, std::move(s), bytesAtPrecision(meta->kind, n));
+}
+
+// The piece itself when it is whole and fp32, else assembled (and rounded): a transient.
+const float *CpuRank::gemmWeight(const ValuePtr &w, std::vector<float> &scratch) {
+  const Flat *f = P::flat(w);
+  int64_t n = weightElements();
+  if (f && f->contiguousWhole(n) && !bf16())
+    return f->pieces[0].values.data();
+  scratch = f ? f->whole(n) : std::vector<float>(static_cast<size_t>(n), 0.0f);
+  roundAll(scratch, bf16());
+  return scratch.data();
+}
+
 ValuePtr CpuRank::loadWeight(const ValuePtr &meta) {
   auto [begin, count] = shard(meta->shards->min(), meta->total);
   Flat f;
   f.pieces.push_back(Piece{begin, initialWeight(d_, meta->layer, begin, count)});
-  return P::withFlat(meta, std::move(f));
+  return with(meta, std::move(f));
 }
 
 ValuePtr CpuRank::loadOptState(const ValuePtr &meta) {
   auto [begin, count] = shard(meta->shards->min(), meta->total);
-  auto state = std::make_shared<OptState>();
+  OptState state;
   for (int k = 0; k < o_.moments(); ++k) {
     Flat f;
     f.pieces.push_back(Piece{begin, std::vector<float>(static_cast<size_t>(count), 0.0f)});
-    state->moments.push_back(std::move(f));
+    state.moments.push_back(std::move(f));
   }
-  return attach<OptState>(meta, state, count * o_.moments());
+  return with(meta, std::move(state));
 }
 
 ValuePtr CpuRank::input(const ValuePtr &meta) {
@@ -59,15 +76,15 @@ ValuePtr CpuRank::input(const ValuePtr &meta) {
     r.values.insert(r.values.end(), x.begin(), x.end());
     r.rows += d_.tokens;
   }
-  return P::withRows(meta, std::move(r), d_.hidden);
+  roundAll(r.values, bf16());
+  return with(meta, std::move(r));
 }
 
 ValuePtr CpuRank::forward(const ValuePtr &meta, const ValuePtr &a, const ValuePtr &w) {
   int64_t m = static_cast<int64_t>(meta->batches->size()) * d_.tokens;
   std::vector<float> scratch;
-  const float *weight = wholeWeight(P::flat(w), weightElements(), scratch);
-  Rows out{m, cpu::forward(rowsOf(P::rows(a), m, d_.hidden), m, weight, d_.hidden)};
-  return P::withRows(meta, std::move(out), d_.hidden);
+  const float *weight = gemmWeight(w, scratch);
+  return with(meta, Rows{m, cpu::forward(rowsOf(P::rows(a), m, d_.hidden), m, weight, d_.hidden, bf16())});
 }
 
 std::pair<ValuePtr, ValuePtr> CpuRank::backward(const std::pair<ValuePtr, ValuePtr> &meta, const ValuePtr &a,
@@ -75,19 +92,18 @@ std::pair<ValuePtr, ValuePtr> CpuRank::backward(const std::pair<ValuePtr, ValueP
   int64_t m = static_cast<int64_t>(meta.second->batches->size()) * d_.tokens;
   std::vector<float> scratch, dw, dx;
   bool wantWeight = part != sim::Rank::BackwardPart::Input, wantInput = part != sim::Rank::BackwardPart::Weight;
-  const float *weight = wholeWeight(P::flat(w), weightElements(), scratch);
+  const float *weight = gemmWeight(w, scratch);
   cpu::backward(rowsOf(P::rows(a), m, d_.hidden), rowsOf(P::rows(g), m, d_.hidden), m, weight, d_.hidden,
-                wantWeight ? &dw : nullptr, wantInput ? &dx : nullptr);
+                wantWeight ? &dw : nullptr, wantInput ? &dx : nullptr, bf16());
   Flat gw;
   gw.pieces.push_back(Piece{0, std::move(dw)});
-  return {wantWeight ? P::withFlat(meta.first, std::move(gw)) : meta.first,
-          wantInput ? P::withRows(meta.second, Rows{m, std::move(dx)}, d_.hidden) : meta.second};
+  return {wantWeight ? with(meta.first, std::move(gw)) : meta.first,
+          wantInput ? with(meta.second, Rows{m, std::move(dx)}) : meta.second};
 }
 
 ValuePtr CpuRank::loss(const ValuePtr &meta, const ValuePtr &a) {
   int64_t m = static_cast<int64_t>(meta->batches->size()) * d_.tokens;
-  Rows g{m, lossGradient(d_, rowsOf(P::rows(a), m, d_.hidden), meta->batches->elements())};
-  return P::withRows(meta, std::move(g), d_.hidden);
+  return with(meta, Rows{m, lossGradient(d_, rowsOf(P::rows(a), m, d_.hidden), meta->batches->elements(), bf16())});
 }
 
 std::pair<ValuePtr, ValuePtr> CpuRank::update(const std::pair<ValuePtr, ValuePtr> &meta, const ValuePtr &g,
@@ -96,8 +112,8 @@ std::pair<ValuePtr, ValuePtr> CpuRank::update(const std::pair<ValuePtr, ValuePtr
   const Flat *weight = P::flat(w);
   const OptState *state = P::opt(o);
   Flat nw;
-  auto ns = std::make_shared<OptState>();
-  ns->moments.resize(static_cast<size_t>(o_.moments()));
+  OptState ns;
+  ns.moments.resize(static_cast<size_t>(o_.moments()));
   if (weight)
     for (const Piece &p : weight->pieces) {
       int64_t count = static_cast<int64_t>(p.values.size());
@@ -114,10 +130,9 @@ std::pair<ValuePtr, ValuePtr> CpuRank::update(const std::pair<ValuePtr, ValuePtr
       optimizerStep(o_, w->step, values, ptrs, gslice);
       nw.pieces.push_back(Piece{p.begin, std::move(values)});
       for (int k = 0; k < o_.moments(); ++k)
-        ns->moments[k].pieces.push_back(Piece{p.begin, std::move(moments[k])});
+        ns.moments[k].pieces.push_back(Piece{p.begin, std::move(moments[k])});
     }
-  int64_t stateElements = nw.elements() * o_.moments();
-  return {P::withFlat(meta.first, std::move(nw)), attach<OptState>(meta.second, ns, stateElements)};
+  return {with(meta.first, std::move(nw)), with(meta.second, std::move(ns))};
 }
 
 ValuePtr CpuRank::addGrad(const ValuePtr &meta, const ValuePtr &a, const ValuePtr &b) {
@@ -128,14 +143,15 @@ ValuePtr CpuRank::addGrad(const ValuePtr &meta, const ValuePtr &a, const ValuePt
                                    : std::vector<float>(p.values.size(), 0.0f);
     for (size_t i = 0; i < p.values.size(); ++i)
       p.values[i] += add[i];
+    roundAll(p.values, bf16());
   }
-  return P::withFlat(meta, std::move(sum));
+  return with(meta, std::move(sum));
 }
 
 ValuePtr CpuRank::fakeGrad(const ValuePtr &meta) {
   Flat zero;
   zero.pieces.push_back(Piece{0, std::vector<float>(static_cast<size_t>(weightElements()), 0.0f)});
-  return P::withFlat(meta, std::move(zero));
+  return with(meta, std::move(zero));
 }
 
 ValuePtr CpuRank::shardOf(const ValuePtr &meta, const ValuePtr &whole) {
@@ -151,12 +167,12 @@ ValuePtr CpuRank::shardOf(const ValuePtr &meta, const ValuePtr &whole) {
   };
   if (meta->kind == Kind::OptState) {
     const OptState *in = P::opt(whole);
-    auto state = std::make_shared<OptState>();
+    OptState state;
     for (int k = 0; k < o_.moments(); ++k)
-      state->moments.push_back(slice(in && k < static_cast<int>(in->moments.size()) ? &in->moments[k] : nullptr));
-    return attach<OptState>(meta, state, count * o_.moments());
+      state.moments.push_back(slice(in && k < static_cast<int>(in->moments.size()) ? &in->moments[k] : nullptr));
+    return with(meta, std::move(state));
   }
-  return P::withFlat(meta, slice(P::flat(whole)));
+  return with(meta, slice(P::flat(whole)));
 }
 
 ValuePtr CpuRank::collective(const ValuePtr &meta, sim::CollectiveKind kind, const ValuePtr &v,
@@ -173,30 +189,33 @@ ValuePtr CpuRank::collective(const ValuePtr &meta, sim::CollectiveKind kind, con
       std::vector<float> all = gathered.whole(weightElements());
       gathered.pieces.assign(1, Piece{0, std::move(all)});
     }
-    return P::withFlat(meta, std::move(gathered));
+    return with(meta, std::move(gathered));
   }
-  // The reductions work on the gradient's elements in order.
+  // The reductions work on the gradient's elements in order (a bf16 gradient is summed in
+  // float32 and rounded).
   Flat data = in ? *in : Flat{};
   std::vector<float> buffer;
   for (const Piece &p : data.pieces)
     buffer.insert(buffer.end(), p.values.begin(), p.values.end());
   if (kind == sim::CollectiveKind::AllReduce) {
     comm_.allreduce(buffer, group);
+    roundAll(buffer, bf16());
     size_t at = 0;
     for (Piece &p : data.pieces) {
       std::copy(buffer.begin() + static_cast<long>(at), buffer.begin() + static_cast<long>(at + p.values.size()),
                 p.values.begin());
       at += p.values.size();
     }
-    return P::withFlat(meta, std::move(data));
+    return with(meta, std::move(data));
   }
   auto [begin, count] = shard(meta->shards->min(), meta->total);
   if (static_cast<int64_t>(buffer.size()) != weightElements())
     buffer = data.whole(weightElements());
   Flat part;
   part.pieces.push_back(Piece{begin, comm_.reduceScatter(buffer, group)});
+  roundAll(part.pieces[0].values, bf16());
   (void)count;
-  return P::withFlat(meta, std::move(part));
+  return with(meta, std::move(part));
 }
 
 HostData CpuRank::toHost(const ValuePtr &v) {
@@ -212,15 +231,11 @@ HostData CpuRank::toHost(const ValuePtr &v) {
 
 ValuePtr CpuRank::fromHost(const ValuePtr &meta, HostData data) {
   if (data.rows)
-    return P::withRows(meta, std::move(*data.rows), d_.hidden);
+    return with(meta, std::move(*data.rows));
   if (data.flat)
-    return P::withFlat(meta, std::move(*data.flat));
-  if (data.opt) {
-    int64_t n = 0;
-    for (const Flat &f : data.opt->moments)
-      n += f.elements();
-    return attach<OptState>(meta, std::make_shared<const OptState>(std::move(*data.opt)), n);
-  }
+    return with(meta, std::move(*data.flat));
+  if (data.opt)
+    return with(meta, std::move(*data.opt));
   return meta;
 }
 

@@ -15,7 +15,7 @@ namespace schedc::cpu {
 
 class CpuRank final : public backend::ComputeRank {
 public:
-  CpuRank(const Dims &dims, const Optimizer &optimizer, Comm &comm) : ComputeRank(dims, comm), o_(optimizer) {}
+  CpuRank(const backend::ComputeConfig &config, Comm &comm) : ComputeRank(config, comm) {}
 
   ValuePtr loadWeight(const ValuePtr &meta) override;
   ValuePtr loadOptState(const ValuePtr &meta) override;
@@ -37,7 +37,12 @@ protected:
   ValuePtr fromHost(const ValuePtr &meta, HostData data) override;
 
 private:
-  Optimizer o_;
+  // `meta` carrying the data, which takes its elements at the run's precision.
+  ValuePtr with(const ValuePtr &meta, Flat f);
+  ValuePtr with(const ValuePtr &meta, Rows r);
+  ValuePtr with(const ValuePtr &meta, OptState s);
+  // The whole weight as the GEMMs read it: the fp32 master, or its bf16 copy.
+  const float *gemmWeight(const ValuePtr &w, std::vector<float> &scratch);
 };
 
 } // namespace schedc::cpu

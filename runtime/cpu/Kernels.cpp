@@ -4,6 +4,7 @@
 #include <cblas.h>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 
 namespace schedc::cpu {
 
@@ -24,17 +25,37 @@ const GemmStats &gemmStats() {
   return stats;
 }
 
-std::vector<float> forward(const std::vector<float> &x, int64_t rows, const float *w, int64_t h) {
+float roundToBf16(float v) {
+  uint32_t bits;
+  std::memcpy(&bits, &v, 4);
+  if ((bits & 0x7f800000u) == 0x7f800000u && (bits & 0x007fffffu)) // NaN: keep it quiet
+    bits |= 0x00400000u;
+  else
+    bits += 0x7fffu + ((bits >> 16) & 1u); // to nearest, ties to even
+  bits &= 0xffff0000u;
+  std::memcpy(&v, &bits, 4);
+  return v;
+}
+
+void roundAll(std::vector<float> &values, bool bf16) {
+  if (bf16)
+    for (float &v : values)
+      v = roundToBf16(v);
+}
+
+std::vector<float> forward(const std::vector<float> &x, int64_t rows, const float *w, int64_t h, bool bf16) {
   std::vector<float> y(static_cast<size_t>(rows * h));
   if (rows > 0)
     gemm(CblasNoTrans, CblasNoTrans, static_cast<int>(rows), static_cast<int>(h), static_cast<int>(h), x.data(),
          static_cast<int>(h), w, static_cast<int>(h), y.data(), static_cast<int>(h));
   for (float &v : y)
     v = std::tanh(v);
+  roundAll(y, bf16);
   return y;
 }
 
-std::vector<float> lossGradient(const Dims &d, const std::vector<float> &y, const std::vector<int64_t> &batches) {
+std::vector<float> lossGradient(const Dims &d, const std::vector<float> &y, const std::vector<int64_t> &batches,
+                                bool bf16) {
   // loss = sum over all B micro-batches of |y - target|^2 / (B T H)
   float scale = 2.0f / static_cast<float>(d.batches * d.tokens * d.hidden);
   std::vector<float> g(y.size());
@@ -44,24 +65,28 @@ std::vector<float> lossGradient(const Dims &d, const std::vector<float> &y, cons
     for (size_t i = 0; i < block; ++i)
       g[k * block + i] = scale * (y[k * block + i] - t[i]);
   }
+  roundAll(g, bf16);
   return g;
 }
 
 void backward(const std::vector<float> &x, const std::vector<float> &g, int64_t rows, const float *w, int64_t h,
-              std::vector<float> *dw, std::vector<float> *dx) {
-  std::vector<float> dz = forward(x, rows, w, h); // y, recomputed
+              std::vector<float> *dw, std::vector<float> *dx, bool bf16) {
+  std::vector<float> dz = forward(x, rows, w, h, false); // y, recomputed (a float32 transient)
   for (size_t i = 0; i < dz.size(); ++i)
     dz[i] = g[i] * (1.0f - dz[i] * dz[i]);
+  roundAll(dz, bf16); // a GEMM operand
   int ih = static_cast<int>(h), ir = static_cast<int>(rows);
   if (dw) {
     dw->assign(static_cast<size_t>(h * h), 0.0f);
     if (rows > 0)
       gemm(CblasTrans, CblasNoTrans, ih, ih, ir, x.data(), ih, dz.data(), ih, dw->data(), ih);
+    roundAll(*dw, bf16);
   }
   if (dx) {
     dx->assign(static_cast<size_t>(rows * h), 0.0f);
     if (rows > 0)
       gemm(CblasNoTrans, CblasTrans, ir, ih, ih, dz.data(), ih, w, ih, dx->data(), ih);
+    roundAll(*dx, bf16);
   }
 }
 

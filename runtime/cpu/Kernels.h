@@ -2,6 +2,13 @@
 // without bias; the loss is the mean squared error against the targets over all B
 // micro-batches (so gradients of micro-batches add up to the full-batch gradient); the
 // optimizer is SGD with momentum, or Adam. GEMMs are OpenBLAS's cblas_sgemm.
+//
+// bf16 mixed precision is emulated in float32 with rounding where a bf16 run stores a value
+// (round to nearest even, as CUDA's __float2bfloat16 does): the weight copy the GEMMs read
+// (the fp32 master is kept), activations, activation gradients, weight gradients, and the
+// dz = g (1 - y^2) operand of the backward GEMMs. Products are accumulated in float32, as
+// tensor cores accumulate bf16 products; the optimizer works in fp32 on the masters. The
+// cuda backend stores those values as bf16 and rounds at the same points.
 #pragma once
 
 #include "cpu/Tensors.h"
@@ -18,14 +25,21 @@ struct Optimizer {
   int moments() const { return kind == Adam ? 2 : 1; }
 };
 
-// y = tanh(x W): x is rows x H, w the whole H x H weight.
-std::vector<float> forward(const std::vector<float> &x, int64_t rows, const float *w, int64_t h);
-// d(loss)/dy for the rows of `batches` (x in their ascending order).
-std::vector<float> lossGradient(const Dims &d, const std::vector<float> &y, const std::vector<int64_t> &batches);
+// The nearest bf16 value (ties to even), as a float; NaN stays NaN.
+float roundToBf16(float v);
+// Every element rounded to bf16 when `bf16`, else unchanged.
+void roundAll(std::vector<float> &values, bool bf16);
+
+// y = tanh(x W): x is rows x H, w the whole H x H weight; y rounded to bf16 when `bf16`.
+std::vector<float> forward(const std::vector<float> &x, int64_t rows, const float *w, int64_t h, bool bf16);
+// d(loss)/dy for the rows of `batches` (x in their ascending order), rounded when `bf16`.
+std::vector<float> lossGradient(const Dims &d, const std::vector<float> &y, const std::vector<int64_t> &batches,
+                                bool bf16);
 // Recomputes y = tanh(x W) (a transient) and returns dW = x^T (g * (1 - y^2)) and
 // dx = (g * (1 - y^2)) W^T; a null `dw` or `dx` is not computed (a split backward's half).
+// With `bf16`, g * (1 - y^2) and the results are rounded to bf16.
 void backward(const std::vector<float> &x, const std::vector<float> &g, int64_t rows, const float *w, int64_t h,
-              std::vector<float> *dw, std::vector<float> *dx);
+              std::vector<float> *dw, std::vector<float> *dx, bool bf16);
 // One optimizer step on a slice: w, the moments and g have the same length. `step` is the
 // number of steps taken before (Adam's bias correction).
 void optimizerStep(const Optimizer &o, int64_t step, std::vector<float> &w, std::vector<std::vector<float> *> moments,

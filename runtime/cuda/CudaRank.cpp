@@ -3,6 +3,12 @@
 // activations as T rows of width H per micro-batch. Values are immutable once made (one
 // payload may sit in several storage slots), so every operation writes new buffers. Missing
 // data (a wrong schedule forced with --no-verify) reads as zeros.
+//
+// Precision: fp32 keeps everything in fp32 (GEMMs cublasSgemm, TF32 tensor cores with
+// --tf32). bf16 mixed precision keeps each weight piece as its fp32 master (what the
+// optimizer updates) plus a bf16 copy (what the GEMMs read), weight gradients, activations
+// and their gradients in bf16, optimizer states in fp32; GEMMs are cublasGemmEx on bf16
+// operands accumulating in fp32 — the rounding points of the cpu backend's emulation.
 #include "cuda/CudaRank.h"
 
 #include "backend/Payload.h"
@@ -24,8 +30,10 @@ using ValuePair = std::pair<ValuePtr, ValuePtr>;
 
 struct DevicePiece {
   int64_t begin = 0;
-  Buffer values;
+  Buffer values; // fp32 masters (weights, optimizer moments), or a gradient (fp32 or bf16)
+  Buffer copy;   // a weight at bf16: the bf16 copy of `values` the GEMMs read
   int64_t count() const { return values ? values->count() : 0; }
+  int64_t bytes() const { return (values ? values->bytes() : 0) + (copy ? copy->bytes() : 0); }
 };
 struct DeviceFlat {
   std::vector<DevicePiece> pieces;
@@ -35,28 +43,41 @@ struct DeviceFlat {
       n += p.count();
     return n;
   }
+  int64_t bytes() const {
+    int64_t n = 0;
+    for (const DevicePiece &p : pieces)
+      n += p.bytes();
+    return n;
+  }
 };
 struct DeviceOpt {
   std::vector<DeviceFlat> moments;
+  int64_t bytes() const {
+    int64_t n = 0;
+    for (const DeviceFlat &m : moments)
+      n += m.bytes();
+    return n;
+  }
 };
 struct DeviceRows {
   int64_t rows = 0;
   Buffer values;
+  int64_t bytes() const { return values ? values->bytes() : 0; }
 };
 
-using backend::attach;
 using P = backend::Payloads<DeviceFlat, DeviceOpt, DeviceRows>;
 
 class CudaRank final : public backend::ComputeRank {
 public:
-  CudaRank(const cpu::Dims &dims, const cpu::Optimizer &optimizer, bool tf32, cpu::Comm &comm, cudaStream_t stream)
-      : ComputeRank(dims, comm), o_(optimizer), stream_(stream),
+  CudaRank(const backend::ComputeConfig &config, cpu::Comm &comm, cudaStream_t stream)
+      : ComputeRank(config, comm), stream_(stream), low_(bf16() ? DType::BF16 : DType::F32),
         memory_(stream, [this](const std::string &what) { comm_.abort("cuda backend: " + what); }),
         nccl_(comm, memory_) {
     checkBlas(cublasCreate(&blas_), "cublasCreate");
     checkBlas(cublasSetStream(blas_, stream_), "cublasSetStream");
-    if (tf32)
+    if (config.tf32)
       checkBlas(cublasSetMathMode(blas_, CUBLAS_TF32_TENSOR_OP_MATH), "cublasSetMathMode");
+    precisionName_ = bf16() ? "bf16" : config.tf32 ? "tf32" : "fp32";
     checkCuda(cudaEventCreate(&stepStart_), "cudaEventCreate");
     checkCuda(cudaEventRecord(stepStart_, stream_), "cudaEventRecord");
   }
@@ -69,113 +90,109 @@ public:
 
   ValuePtr loadWeight(const ValuePtr &meta) override {
     auto [begin, count] = shard(meta->shards->min(), meta->total);
-    Buffer b = buffer(count);
-    initialWeight(b->data(), d_, meta->layer, begin, count, stream_);
-    return P::withFlat(meta, DeviceFlat{{DevicePiece{begin, b}}});
+    DevicePiece piece{begin, buffer(count, DType::F32), nullptr};
+    initialWeight(piece.values->f32(), d_, meta->layer, begin, count, stream_);
+    return with(meta, DeviceFlat{{withCopy(std::move(piece))}});
   }
 
   ValuePtr loadOptState(const ValuePtr &meta) override {
     auto [begin, count] = shard(meta->shards->min(), meta->total);
-    auto state = std::make_shared<DeviceOpt>();
+    DeviceOpt state;
     for (int k = 0; k < o_.moments(); ++k)
-      state->moments.push_back(DeviceFlat{{DevicePiece{begin, zeros(count)}}});
-    return attach<DeviceOpt>(meta, state, count * o_.moments());
+      state.moments.push_back(DeviceFlat{{DevicePiece{begin, zeros(count, DType::F32), nullptr}}});
+    return with(meta, std::move(state));
   }
 
   ValuePtr input(const ValuePtr &meta) override {
     const std::vector<int64_t> &batches = meta->batches->elements();
     int64_t block = d_.tokens * d_.hidden;
-    Buffer b = buffer(block * static_cast<int64_t>(batches.size()));
+    Buffer b = buffer(block * static_cast<int64_t>(batches.size()), low_);
     for (size_t k = 0; k < batches.size(); ++k)
-      inputRows(b->data() + static_cast<int64_t>(k) * block, d_, batches[k], stream_);
-    return P::withRows(meta, DeviceRows{d_.tokens * static_cast<int64_t>(batches.size()), b}, d_.hidden);
+      inputRows(b->at(static_cast<int64_t>(k) * block), low_, d_, batches[k], stream_);
+    return with(meta, DeviceRows{d_.tokens * static_cast<int64_t>(batches.size()), b});
   }
 
   ValuePtr forward(const ValuePtr &meta, const ValuePtr &a, const ValuePtr &w) override {
-    int64_t m = rowCount(meta);
-    Buffer scratch;
-    const float *weight = wholeWeight(P::flat(w), scratch);
-    Buffer x = rowsOf(P::rows(a), m), y = buffer(m * d_.hidden);
-    gemm(CUBLAS_OP_N, CUBLAS_OP_N, d_.hidden, m, d_.hidden, weight, x->data(), y->data());
-    tanhInPlace(y->data(), m * d_.hidden, stream_);
-    return P::withRows(meta, DeviceRows{m, y}, d_.hidden);
+    int64_t m = rowCount(meta), h = d_.hidden;
+    Buffer weight = gemmWeight(w), x = rowsOf(P::rows(a), m);
+    Buffer y = buffer(m * h, low_);
+    Buffer z = low_ == DType::F32 ? y : buffer(m * h, DType::F32); // x W, accumulated in fp32
+    gemm(CUBLAS_OP_N, CUBLAS_OP_N, h, m, h, weight, x, z);
+    tanhInto(y->raw(), low_, z->f32(), m * h, stream_);
+    return with(meta, DeviceRows{m, y});
   }
 
   ValuePair backward(const ValuePair &meta, const ValuePtr &a, const ValuePtr &g, const ValuePtr &w,
                      sim::Rank::BackwardPart part) override {
     int64_t m = rowCount(meta.second), h = d_.hidden;
     bool wantWeight = part != sim::Rank::BackwardPart::Input, wantInput = part != sim::Rank::BackwardPart::Weight;
-    Buffer scratch;
-    const float *weight = wholeWeight(P::flat(w), scratch);
-    Buffer x = rowsOf(P::rows(a), m), grad = rowsOf(P::rows(g), m);
-    // dz = g * (1 - y^2), y = tanh(x W) recomputed.
-    Buffer dz = buffer(m * h);
-    gemm(CUBLAS_OP_N, CUBLAS_OP_N, h, m, h, weight, x->data(), dz->data());
-    tanhInPlace(dz->data(), m * h, stream_);
-    tanhBackward(dz->data(), grad->data(), m * h, stream_);
+    Buffer weight = gemmWeight(w), x = rowsOf(P::rows(a), m), grad = rowsOf(P::rows(g), m);
+    // dz = g * (1 - y^2), y = tanh(x W) recomputed in fp32; a GEMM operand, so stored low.
+    Buffer z = buffer(m * h, DType::F32);
+    gemm(CUBLAS_OP_N, CUBLAS_OP_N, h, m, h, weight, x, z);
+    tanhInto(z->raw(), DType::F32, z->f32(), m * h, stream_);
+    tanhBackward(z->f32(), grad->raw(), low_, m * h, stream_);
+    Buffer dz = converted(z, low_);
     ValuePair out = meta;
     if (wantWeight) { // dW = x^T dz (row-major), i.e. dW^T = dz^T x column-major
-      Buffer dw = buffer(h * h);
-      if (m > 0)
-        gemm(CUBLAS_OP_N, CUBLAS_OP_T, h, h, m, dz->data(), x->data(), dw->data());
-      else
-        cudaMemsetAsync(dw->data(), 0, static_cast<size_t>(h * h) * 4, stream_);
-      out.first = P::withFlat(meta.first, DeviceFlat{{DevicePiece{0, dw}}});
+      Buffer dw = zeros(h * h, low_);
+      gemm(CUBLAS_OP_N, CUBLAS_OP_T, h, h, m, dz, x, dw);
+      out.first = with(meta.first, DeviceFlat{{DevicePiece{0, dw, nullptr}}});
     }
     if (wantInput) { // dx = dz W^T
-      Buffer dx = buffer(m * h);
-      gemm(CUBLAS_OP_T, CUBLAS_OP_N, h, m, h, weight, dz->data(), dx->data());
-      out.second = P::withRows(meta.second, DeviceRows{m, dx}, h);
+      Buffer dx = buffer(m * h, low_);
+      gemm(CUBLAS_OP_T, CUBLAS_OP_N, h, m, h, weight, dz, dx);
+      out.second = with(meta.second, DeviceRows{m, dx});
     }
     return out;
   }
 
   ValuePtr loss(const ValuePtr &meta, const ValuePtr &a) override {
     int64_t m = rowCount(meta);
-    Buffer y = rowsOf(P::rows(a), m), g = buffer(m * d_.hidden);
-    lossGradient(g->data(), y->data(), d_, meta->batches->elements(), stream_);
-    return P::withRows(meta, DeviceRows{m, g}, d_.hidden);
+    Buffer y = rowsOf(P::rows(a), m), g = buffer(m * d_.hidden, low_);
+    lossGradient(g->raw(), y->raw(), low_, d_, meta->batches->elements(), stream_);
+    return with(meta, DeviceRows{m, g});
   }
 
   ValuePair update(const ValuePair &meta, const ValuePtr &g, const ValuePtr &w, const ValuePtr &o) override {
     const DeviceFlat *grad = P::flat(g), *weight = P::flat(w);
     const DeviceOpt *state = P::opt(o);
     DeviceFlat nw;
-    auto ns = std::make_shared<DeviceOpt>();
-    ns->moments.resize(static_cast<size_t>(o_.moments()));
+    DeviceOpt ns;
+    ns.moments.resize(static_cast<size_t>(o_.moments()));
     if (weight)
       for (const DevicePiece &p : weight->pieces) {
         int64_t count = p.count();
-        Buffer values = copyOf(p.values->data(), count);
-        Buffer gslice = rangeOf(grad, p.begin, count);
+        Buffer values = copyOf(p.values);
+        Buffer gslice = rangeOf(grad, p.begin, count, low_);
         std::vector<Buffer> moments;
         for (int k = 0; k < o_.moments(); ++k)
-          moments.push_back(state && k < int(state->moments.size()) ? rangeOf(&state->moments[k], p.begin, count)
-                                                                    : zeros(count));
-        optimizerStep(o_, w->step, values->data(), moments[0]->data(), o_.moments() > 1 ? moments[1]->data() : nullptr,
-                      gslice->data(), count, stream_);
-        nw.pieces.push_back(DevicePiece{p.begin, values});
+          moments.push_back(copyOf(state && k < int(state->moments.size())
+                                       ? rangeOf(&state->moments[k], p.begin, count, DType::F32)
+                                       : zeros(count, DType::F32)));
+        optimizerStep(o_, w->step, values->f32(), moments[0]->f32(), o_.moments() > 1 ? moments[1]->f32() : nullptr,
+                      gslice->raw(), low_, count, stream_);
+        nw.pieces.push_back(withCopy(DevicePiece{p.begin, values, nullptr}));
         for (int k = 0; k < o_.moments(); ++k)
-          ns->moments[k].pieces.push_back(DevicePiece{p.begin, moments[k]});
+          ns.moments[k].pieces.push_back(DevicePiece{p.begin, moments[k], nullptr});
       }
-    int64_t stateElements = nw.elements() * o_.moments();
-    return {P::withFlat(meta.first, std::move(nw)), attach<DeviceOpt>(meta.second, ns, stateElements)};
+    return {with(meta.first, std::move(nw)), with(meta.second, std::move(ns))};
   }
 
   ValuePtr addGrad(const ValuePtr &meta, const ValuePtr &a, const ValuePtr &b) override {
     DeviceFlat sum;
     if (const DeviceFlat *first = P::flat(a))
       for (const DevicePiece &p : first->pieces) {
-        Buffer values = copyOf(p.values->data(), p.count());
-        Buffer add = rangeOf(P::flat(b), p.begin, p.count());
-        addInPlace(values->data(), add->data(), p.count(), stream_);
-        sum.pieces.push_back(DevicePiece{p.begin, values});
+        Buffer add = rangeOf(P::flat(b), p.begin, p.count(), p.values->type());
+        Buffer values = buffer(p.count(), p.values->type());
+        addInto(values->raw(), p.values->raw(), add->raw(), p.values->type(), p.count(), stream_);
+        sum.pieces.push_back(DevicePiece{p.begin, values, nullptr});
       }
-    return P::withFlat(meta, std::move(sum));
+    return with(meta, std::move(sum));
   }
 
   ValuePtr fakeGrad(const ValuePtr &meta) override {
-    return P::withFlat(meta, DeviceFlat{{DevicePiece{0, zeros(weightElements())}}});
+    return with(meta, DeviceFlat{{DevicePiece{0, zeros(weightElements(), low_), nullptr}}});
   }
 
   ValuePtr shardOf(const ValuePtr &meta, const ValuePtr &whole) override {
@@ -184,47 +201,50 @@ public:
     auto [begin, count] = shard(meta->shards->min(), meta->total);
     if (meta->kind == Kind::OptState) {
       const DeviceOpt *in = P::opt(whole);
-      auto state = std::make_shared<DeviceOpt>();
+      DeviceOpt state;
       for (int k = 0; k < o_.moments(); ++k)
-        state->moments.push_back(DeviceFlat{{DevicePiece{
-            begin, rangeOf(in && k < int(in->moments.size()) ? &in->moments[k] : nullptr, begin, count)}}});
-      return attach<DeviceOpt>(meta, state, count * o_.moments());
+        state.moments.push_back(DeviceFlat{{DevicePiece{
+            begin, rangeOf(in && k < int(in->moments.size()) ? &in->moments[k] : nullptr, begin, count, DType::F32),
+            nullptr}}});
+      return with(meta, std::move(state));
     }
-    return P::withFlat(meta, DeviceFlat{{DevicePiece{begin, rangeOf(P::flat(whole), begin, count)}}});
+    DevicePiece piece{begin, rangeOf(P::flat(whole), begin, count, typeOf(meta->kind)), nullptr};
+    return with(meta, DeviceFlat{{meta->kind == Kind::Weight ? withCopy(std::move(piece)) : std::move(piece)}});
   }
 
   ValuePtr collective(const ValuePtr &meta, sim::CollectiveKind kind, const ValuePtr &v,
                       const sim::IntSet &members) override {
     const DeviceFlat *in = P::flat(v);
     const std::vector<int64_t> &group = members.elements();
+    DType type = typeOf(meta->kind);
     if (kind == sim::CollectiveKind::AllGather)
-      return P::withFlat(meta, allGather(in, group));
-    if (kind == sim::CollectiveKind::AllReduce) { // on the gradient's pieces, packed in order
+      return with(meta, allGather(in, group, meta->kind == Kind::Weight));
+    if (kind == sim::CollectiveKind::AllReduce) { // on the pieces, packed in order
       DeviceFlat data = in ? *in : DeviceFlat{};
       int64_t n = data.elements();
-      Buffer packed = buffer(n);
+      Buffer packed = buffer(n, type);
       int64_t at = 0;
       for (const DevicePiece &p : data.pieces) {
-        copy(packed->data() + at, p.values->data(), p.count());
+        copy(packed->at(at), p.values, p.count());
         at += p.count();
       }
-      nccl_.allReduce(packed->data(), n, group);
-      if (data.pieces.size() == 1) {
-        data.pieces[0].values = packed;
-      } else {
-        at = 0;
-        for (DevicePiece &p : data.pieces) {
-          p.values = copyOf(packed->data() + at, p.count());
-          at += p.count();
-        }
+      nccl_.allReduce(packed->raw(), type, n, group);
+      at = 0;
+      for (DevicePiece &p : data.pieces) {
+        p.values = data.pieces.size() == 1 ? packed : copyOf(packed, at, p.count());
+        p.copy = nullptr;
+        if (meta->kind == Kind::Weight)
+          p = withCopy(std::move(p));
+        at += p.count();
       }
-      return P::withFlat(meta, std::move(data));
+      return with(meta, std::move(data));
     }
     auto [begin, count] = shard(meta->shards->min(), meta->total);
-    Buffer whole = rangeOf(in, 0, weightElements());
-    Buffer part = buffer(count);
-    nccl_.reduceScatter(whole->data(), part->data(), weightElements(), group);
-    return P::withFlat(meta, DeviceFlat{{DevicePiece{begin, part}}});
+    Buffer whole = rangeOf(in, 0, weightElements(), type);
+    Buffer part = buffer(count, type);
+    nccl_.reduceScatter(whole->raw(), part->raw(), type, weightElements(), group);
+    DevicePiece piece{begin, part, nullptr};
+    return with(meta, DeviceFlat{{meta->kind == Kind::Weight ? withCopy(std::move(piece)) : std::move(piece)}});
   }
 
   void settle() override { checkCuda(cudaStreamSynchronize(stream_), "cudaStreamSynchronize"); }
@@ -242,9 +262,9 @@ public:
     double reference = referenceRate(d_.hidden);
     char line[400];
     std::snprintf(line, sizeof line,
-                  "schedc: stats: rank %d: gemm %.3f GFLOP in a step of %.4f s = %.1f GFLOP/s achieved; cublas "
+                  "schedc: stats: rank %d: gemm %.3f GFLOP in a step of %.4f s = %.1f GFLOP/s achieved; cublas %s "
                   "%lldx%lld alone %.1f GFLOP/s (step %.0f%% of it); device peak %.1f MiB; MPI %.4f s\n",
-                  comm_.rank(), gemmFlops_ / 1e9, step, step > 0 ? gemmFlops_ / step / 1e9 : 0.0,
+                  comm_.rank(), gemmFlops_ / 1e9, step, step > 0 ? gemmFlops_ / step / 1e9 : 0.0, precisionName_,
                   static_cast<long long>(d_.hidden), static_cast<long long>(d_.hidden), reference,
                   step > 0 && reference > 0 ? 100 * gemmFlops_ / step / 1e9 / reference : 0.0,
                   static_cast<double>(memory_.peakBytes()) / (1 << 20), comm_.mpiSeconds());
@@ -252,17 +272,19 @@ public:
   }
 
 protected:
-  // Point-to-point messages and the final weights go through the host (see the header).
+  // Point-to-point messages and the final weights go through the host (see the header) as
+  // fp32; a weight travels as its master (the receiver makes the bf16 copy again: equal,
+  // since the copy is always the master rounded).
   cpu::HostData toHost(const ValuePtr &v) override {
     auto hostFlat = [&](const DeviceFlat &f) {
       cpu::Flat out;
       for (const DevicePiece &p : f.pieces)
-        out.pieces.push_back(cpu::Piece{p.begin, download(p.values->data(), p.count())});
+        out.pieces.push_back(cpu::Piece{p.begin, download(p.values, p.count())});
       return out;
     };
     cpu::HostData d;
     if (const DeviceRows *r = P::rows(v)) {
-      d.rows = cpu::Rows{r->rows, download(r->values->data(), r->rows * d_.hidden)};
+      d.rows = cpu::Rows{r->rows, download(r->values, r->rows * d_.hidden)};
     } else if (const DeviceFlat *f = P::flat(v)) {
       d.flat = hostFlat(*f);
     } else if (const DeviceOpt *o = P::opt(v)) {
@@ -274,30 +296,45 @@ protected:
   }
 
   ValuePtr fromHost(const ValuePtr &meta, cpu::HostData data) override {
+    DType type = typeOf(meta->kind);
     auto deviceFlat = [&](const cpu::Flat &f) {
       DeviceFlat out;
-      for (const cpu::Piece &p : f.pieces)
-        out.pieces.push_back(DevicePiece{p.begin, upload(p.values)});
+      for (const cpu::Piece &p : f.pieces) {
+        DevicePiece piece{p.begin, upload(p.values, type), nullptr};
+        out.pieces.push_back(meta->kind == Kind::Weight ? withCopy(std::move(piece)) : std::move(piece));
+      }
       return out;
     };
     if (data.rows)
-      return P::withRows(meta, DeviceRows{data.rows->rows, upload(data.rows->values)}, d_.hidden);
+      return with(meta, DeviceRows{data.rows->rows, upload(data.rows->values, type)});
     if (data.flat)
-      return P::withFlat(meta, deviceFlat(*data.flat));
+      return with(meta, deviceFlat(*data.flat));
     if (data.opt) {
-      auto s = std::make_shared<DeviceOpt>();
-      int64_t n = 0;
-      for (const cpu::Flat &m : data.opt->moments) {
-        s->moments.push_back(deviceFlat(m));
-        n += m.elements();
-      }
-      return attach<DeviceOpt>(meta, s, n);
+      DeviceOpt s;
+      for (const cpu::Flat &m : data.opt->moments)
+        s.moments.push_back(deviceFlat(m));
+      return with(meta, std::move(s));
     }
     return meta;
   }
 
 private:
   int64_t rowCount(const ValuePtr &meta) const { return static_cast<int64_t>(meta->batches->size()) * d_.tokens; }
+  // How a value of `kind` keeps its elements: weights and optimizer states as fp32 (masters),
+  // the rest fp32 or bf16 by the precision.
+  DType typeOf(Kind kind) const { return kind == Kind::Weight || kind == Kind::OptState ? DType::F32 : low_; }
+
+  // `meta` carrying the data; its bytes are its buffers'.
+  template <class T> ValuePtr with(const ValuePtr &meta, T data) {
+    int64_t bytes = data.bytes();
+    return P::with(meta, std::move(data), bytes);
+  }
+  // A weight piece with its bf16 copy made from the master (at bf16; unchanged at fp32).
+  DevicePiece withCopy(DevicePiece p) {
+    if (bf16() && p.values)
+      p.copy = converted(p.values, DType::BF16);
+    return p;
+  }
 
   void checkCuda(cudaError_t e, const char *what) {
     if (e != cudaSuccess)
@@ -309,77 +346,89 @@ private:
       memory_.fail(std::string(what) + ": cuBLAS status " + std::to_string(static_cast<int>(s)));
   }
 
-  Buffer buffer(int64_t count) { return std::make_shared<DeviceBuffer>(memory_, count); }
-  Buffer zeros(int64_t count) {
-    Buffer b = buffer(count);
+  Buffer buffer(int64_t count, DType type) { return std::make_shared<DeviceBuffer>(memory_, count, type); }
+  Buffer zeros(int64_t count, DType type) {
+    Buffer b = buffer(count, type);
     if (count > 0)
-      checkCuda(cudaMemsetAsync(b->data(), 0, static_cast<size_t>(count) * 4, stream_), "cudaMemsetAsync");
+      checkCuda(cudaMemsetAsync(b->raw(), 0, static_cast<size_t>(b->bytes()), stream_), "cudaMemsetAsync");
     return b;
   }
-  void copy(float *to, const float *from, int64_t count) {
+  // `count` elements from `from` (at element `offset`) to `to` (same type).
+  void copy(void *to, const Buffer &from, int64_t count, int64_t offset = 0) {
     if (count > 0)
-      checkCuda(cudaMemcpyAsync(to, from, static_cast<size_t>(count) * 4, cudaMemcpyDeviceToDevice, stream_),
+      checkCuda(cudaMemcpyAsync(to, from->at(offset), static_cast<size_t>(count * sizeOf(from->type())),
+                                cudaMemcpyDeviceToDevice, stream_),
                 "cudaMemcpyAsync");
   }
-  Buffer copyOf(const float *from, int64_t count) {
-    Buffer b = buffer(count);
-    copy(b->data(), from, count);
+  Buffer copyOf(const Buffer &from, int64_t offset = 0, int64_t count = -1) {
+    if (count < 0)
+      count = from->count() - offset;
+    Buffer b = buffer(count, from->type());
+    copy(b->raw(), from, count, offset);
     return b;
   }
-  std::vector<float> download(const float *from, int64_t count) {
+  // `from` as `type` (itself when it already is).
+  Buffer converted(const Buffer &from, DType type) {
+    if (from->type() == type)
+      return from;
+    Buffer b = buffer(from->count(), type);
+    convert(b->raw(), type, from->raw(), from->type(), from->count(), stream_);
+    return b;
+  }
+  std::vector<float> download(const Buffer &from, int64_t count) {
     std::vector<float> out(static_cast<size_t>(count));
     if (count > 0) {
-      checkCuda(cudaMemcpyAsync(out.data(), from, static_cast<size_t>(count) * 4, cudaMemcpyDeviceToHost, stream_),
-                "cudaMemcpyAsync");
+      Buffer f32 = converted(from, DType::F32);
+      checkCuda(
+          cudaMemcpyAsync(out.data(), f32->raw(), static_cast<size_t>(count) * 4, cudaMemcpyDeviceToHost, stream_),
+          "cudaMemcpyAsync");
       checkCuda(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
     }
     return out;
   }
-  Buffer upload(const std::vector<float> &values) {
-    Buffer b = buffer(static_cast<int64_t>(values.size()));
+  Buffer upload(const std::vector<float> &values, DType type) {
+    Buffer b = buffer(static_cast<int64_t>(values.size()), DType::F32);
     if (!values.empty()) {
-      checkCuda(cudaMemcpyAsync(b->data(), values.data(), values.size() * 4, cudaMemcpyHostToDevice, stream_),
+      checkCuda(cudaMemcpyAsync(b->raw(), values.data(), values.size() * 4, cudaMemcpyHostToDevice, stream_),
                 "cudaMemcpyAsync");
       checkCuda(cudaStreamSynchronize(stream_), "cudaStreamSynchronize"); // `values` goes out of scope
     }
-    return b;
+    return converted(b, type);
   }
-  // Elements [begin, begin + count) of `f` as a buffer: the piece itself when one piece is
-  // exactly that range, else assembled over zeros.
-  Buffer rangeOf(const DeviceFlat *f, int64_t begin, int64_t count) {
+  // Elements [begin, begin + count) of `f` as `type` (from the pieces' `copy` buffers when
+  // `copies`): the piece's own buffer when one piece is exactly that range, else assembled
+  // over zeros.
+  Buffer rangeOf(const DeviceFlat *f, int64_t begin, int64_t count, DType type, bool copies = false) {
+    auto source = [&](const DevicePiece &p) { return copies ? p.copy : p.values; };
     if (f)
       for (const DevicePiece &p : f->pieces)
-        if (p.begin == begin && p.count() == count)
-          return p.values;
-    Buffer out = zeros(count);
+        if (p.begin == begin && p.count() == count && source(p) && source(p)->type() == type)
+          return source(p);
+    Buffer out = zeros(count, type);
     if (f)
       for (const DevicePiece &p : f->pieces) {
         int64_t lo = std::max(begin, p.begin), hi = std::min(begin + count, p.begin + p.count());
-        if (lo < hi)
-          copy(out->data() + (lo - begin), p.values->data() + (lo - p.begin), hi - lo);
+        if (lo < hi && source(p))
+          copy(out->at(lo - begin), converted(source(p), type), hi - lo, lo - p.begin);
       }
     return out;
   }
-  const float *wholeWeight(const DeviceFlat *w, Buffer &scratch) {
-    scratch = rangeOf(w, 0, weightElements());
-    return scratch->data();
-  }
+  // The whole weight as the GEMMs read it: its fp32 masters, or its bf16 copies.
+  Buffer gemmWeight(const ValuePtr &w) { return rangeOf(P::flat(w), 0, weightElements(), low_, bf16()); }
   Buffer rowsOf(const DeviceRows *r, int64_t expectedRows) {
-    if (r && r->rows == expectedRows)
+    if (r && r->rows == expectedRows && r->values && r->values->type() == low_)
       return r->values;
-    return zeros(expectedRows * d_.hidden);
+    return zeros(expectedRows * d_.hidden, low_);
   }
 
   // Every member's pieces, put together: sorted by position, one contiguous piece when
-  // they make the whole array.
-  DeviceFlat allGather(const DeviceFlat *in, const std::vector<int64_t> &group) {
+  // they make the whole array. A weight at bf16 gathers its masters and its copies.
+  DeviceFlat allGather(const DeviceFlat *in, const std::vector<int64_t> &group, bool weight) {
     std::vector<int64_t> header;
-    int64_t mine = 0;
     if (in)
       for (const DevicePiece &p : in->pieces) {
         header.push_back(p.begin);
         header.push_back(p.count());
-        mine += p.count();
       }
     std::vector<std::vector<int64_t>> headers = comm_.allgatherInts(header, group);
     std::vector<int64_t> counts;
@@ -391,67 +440,94 @@ private:
       counts.push_back(c);
       total += c;
     }
-    Buffer packed = buffer(mine), out = buffer(total);
-    int64_t at = 0;
-    if (in)
-      for (const DevicePiece &p : in->pieces) {
-        copy(packed->data() + at, p.values->data(), p.count());
-        at += p.count();
-      }
-    nccl_.gather(packed ? packed->data() : nullptr, out->data(), counts, group);
-    // Where each received piece lies in `out`, sorted by its place in the weight.
+    // Where each received piece lies in the gathered buffer, sorted by its place in the weight.
     std::vector<std::pair<int64_t, std::pair<int64_t, int64_t>>> places; // begin -> (offset, count)
-    at = 0;
+    int64_t at = 0;
     for (const std::vector<int64_t> &h : headers)
       for (size_t i = 0; i + 1 < h.size(); i += 2) {
         places.push_back({h[i], {at, h[i + 1]}});
         at += h[i + 1];
       }
     std::sort(places.begin(), places.end());
+    bool whole = total == weightElements(); // one contiguous piece, ready for GEMMs
+    // One field of the pieces (masters or gradients; copies), gathered: the result's buffers.
+    auto gatherField = [&](bool copies, DType type) {
+      int64_t mine = 0;
+      if (in)
+        for (const DevicePiece &p : in->pieces)
+          mine += p.count();
+      Buffer packed = buffer(mine, type), out = buffer(total, type);
+      int64_t offset = 0;
+      if (in)
+        for (const DevicePiece &p : in->pieces) {
+          const Buffer &source = copies ? p.copy : p.values;
+          if (source)
+            copy(packed->at(offset), converted(source, type), p.count());
+          offset += p.count();
+        }
+      nccl_.gather(packed->raw(), out->raw(), type, counts, group);
+      std::vector<Buffer> buffers;
+      if (whole) {
+        Buffer all = buffer(total, type);
+        for (auto &[begin, where] : places)
+          copy(all->at(begin), out, where.second, where.first);
+        buffers.push_back(all);
+      } else {
+        for (auto &[begin, where] : places)
+          buffers.push_back(copyOf(out, where.first, where.second));
+      }
+      return buffers;
+    };
+    DType type = weight ? DType::F32 : low_;
+    std::vector<Buffer> values = gatherField(false, type);
+    std::vector<Buffer> copies = weight && bf16() ? gatherField(true, DType::BF16) : std::vector<Buffer>{};
     DeviceFlat gathered;
-    if (total == weightElements()) { // whole: one contiguous piece, ready for GEMMs
-      Buffer whole = buffer(total);
-      for (auto &[begin, where] : places)
-        copy(whole->data() + begin, out->data() + where.first, where.second);
-      gathered.pieces.push_back(DevicePiece{0, whole});
-    } else {
-      for (auto &[begin, where] : places)
-        gathered.pieces.push_back(DevicePiece{begin, copyOf(out->data() + where.first, where.second)});
-    }
+    for (size_t i = 0; i < values.size(); ++i)
+      gathered.pieces.push_back(
+          DevicePiece{whole ? 0 : places[i].first, values[i], i < copies.size() ? copies[i] : nullptr});
     return gathered;
   }
 
-  // C (m x n) = op(A) op(B), column-major (the row-major tensors seen transposed); its FLOPs
-  // count for --stats (timed over the whole step, not per call: no event per GEMM).
-  void gemm(cublasOperation_t ta, cublasOperation_t tb, int64_t m, int64_t n, int64_t k, const float *a, const float *b,
-            float *c) {
-    if (m == 0 || n == 0)
+  // C (m x n) = op(A) op(B), column-major (the row-major tensors seen transposed), A and B
+  // of one type, C fp32 or that type; fp32 accumulation. Its FLOPs count for --stats (timed
+  // over the whole step, not per call: no event per GEMM).
+  void gemm(cublasOperation_t ta, cublasOperation_t tb, int64_t m, int64_t n, int64_t k, const Buffer &a,
+            const Buffer &b, const Buffer &c) {
+    if (m == 0 || n == 0 || k == 0)
       return;
-    const float one = 1.0f, zero = 0.0f;
-    int lda = static_cast<int>(d_.hidden), ldb = static_cast<int>(d_.hidden), ldc = static_cast<int>(d_.hidden);
-    checkBlas(cublasSgemm(blas_, ta, tb, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), &one, a, lda, b,
-                          ldb, &zero, c, ldc),
-              "cublasSgemm");
+    gemmRaw(ta, tb, m, n, k, a->raw(), b->raw(), a->type(), c->raw(), c->type());
     gemmFlops_ += 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
   }
-
-  // cuBLAS's own rate on n x n x n in this run, in GFLOP/s.
-  double referenceRate(int64_t n) {
-    Buffer a = zeros(n * n), b = zeros(n * n), c = zeros(n * n);
+  void gemmRaw(cublasOperation_t ta, cublasOperation_t tb, int64_t m, int64_t n, int64_t k, const void *a,
+               const void *b, DType ab, void *c, DType ct) {
     const float one = 1.0f, zero = 0.0f;
-    int in = static_cast<int>(n);
+    int lda = static_cast<int>(d_.hidden), ldb = static_cast<int>(d_.hidden), ldc = static_cast<int>(d_.hidden);
+    if (ab == DType::F32 && ct == DType::F32) {
+      checkBlas(cublasSgemm(blas_, ta, tb, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), &one,
+                            static_cast<const float *>(a), lda, static_cast<const float *>(b), ldb, &zero,
+                            static_cast<float *>(c), ldc),
+                "cublasSgemm");
+      return;
+    }
+    auto cudaType = [](DType t) { return t == DType::BF16 ? CUDA_R_16BF : CUDA_R_32F; };
+    checkBlas(cublasGemmEx(blas_, ta, tb, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), &one, a,
+                           cudaType(ab), lda, b, cudaType(ab), ldb, &zero, c, cudaType(ct), ldc, CUBLAS_COMPUTE_32F,
+                           CUBLAS_GEMM_DEFAULT),
+              "cublasGemmEx");
+  }
+
+  // cuBLAS's own rate on n x n x n in this run at the run's precision, in GFLOP/s.
+  double referenceRate(int64_t n) {
+    Buffer a = zeros(n * n, low_), b = zeros(n * n, low_), c = zeros(n * n, low_);
+    auto once = [&] { gemmRaw(CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, a->raw(), b->raw(), low_, c->raw(), low_); };
     cudaEvent_t start, end;
     cudaEventCreate(&start);
     cudaEventCreate(&end);
-    checkBlas(cublasSgemm(blas_, CUBLAS_OP_N, CUBLAS_OP_N, in, in, in, &one, a->data(), in, b->data(), in, &zero,
-                          c->data(), in),
-              "cublasSgemm"); // warm-up
+    once(); // warm-up
     const int repeats = 5;
     cudaEventRecord(start, stream_);
     for (int r = 0; r < repeats; ++r)
-      checkBlas(cublasSgemm(blas_, CUBLAS_OP_N, CUBLAS_OP_N, in, in, in, &one, a->data(), in, b->data(), in, &zero,
-                            c->data(), in),
-                "cublasSgemm");
+      once();
     cudaEventRecord(end, stream_);
     checkCuda(cudaEventSynchronize(end), "cudaEventSynchronize");
     float ms = 0;
@@ -461,12 +537,13 @@ private:
     return ms > 0 ? repeats * 2.0 * double(n) * double(n) * double(n) / (ms / 1e3) / 1e9 : 0.0;
   }
 
-  cpu::Optimizer o_;
   cudaStream_t stream_;
+  DType low_; // activations, their gradients and weight gradients: F32, or BF16 at bf16
   DeviceMemory memory_;
   NcclGroups nccl_;
   cublasHandle_t blas_ = nullptr;
   cudaEvent_t stepStart_ = nullptr;
+  const char *precisionName_ = "fp32";
   double gemmFlops_ = 0;
 };
 
@@ -498,8 +575,7 @@ std::string deviceProblem() {
   return "";
 }
 
-std::unique_ptr<backend::ComputeRank> makeCudaRank(const cpu::Dims &dims, const cpu::Optimizer &optimizer, bool tf32,
-                                                   cpu::Comm &comm) {
+std::unique_ptr<backend::ComputeRank> makeCudaRank(const backend::ComputeConfig &config, cpu::Comm &comm) {
   int local = localRank();
   cudaError_t e = cudaSetDevice(local);
   cudaStream_t stream = nullptr;
@@ -507,7 +583,7 @@ std::unique_ptr<backend::ComputeRank> makeCudaRank(const cpu::Dims &dims, const 
     e = cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
   if (e != cudaSuccess)
     comm.abort(std::string("cuda backend: cannot use GPU ") + std::to_string(local) + ": " + cudaGetErrorString(e));
-  return std::make_unique<CudaRank>(dims, optimizer, tf32, comm, stream);
+  return std::make_unique<CudaRank>(config, comm, stream);
 }
 
 } // namespace schedc::cuda

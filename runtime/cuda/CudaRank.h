@@ -22,7 +22,6 @@ namespace schedc::cuda {
 std::string deviceProblem();
 
 // The backend for this process's rank, on the GPU its local rank selects.
-std::unique_ptr<backend::ComputeRank> makeCudaRank(const cpu::Dims &dims, const cpu::Optimizer &optimizer, bool tf32,
-                                                   cpu::Comm &comm);
+std::unique_ptr<backend::ComputeRank> makeCudaRank(const backend::ComputeConfig &config, cpu::Comm &comm);
 
 } // namespace schedc::cuda

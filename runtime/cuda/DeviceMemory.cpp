@@ -5,23 +5,23 @@
 
 namespace schedc::cuda {
 
-float *DeviceMemory::allocate(int64_t count) {
-  if (count <= 0)
+void *DeviceMemory::allocate(int64_t bytes) {
+  if (bytes <= 0)
     return nullptr;
   void *p = nullptr;
-  cudaError_t e = cudaMallocAsync(&p, static_cast<size_t>(count) * sizeof(float), stream_);
+  cudaError_t e = cudaMallocAsync(&p, static_cast<size_t>(bytes), stream_);
   if (e != cudaSuccess)
-    fail("cudaMallocAsync of " + std::to_string(count * 4) + " bytes: " + cudaGetErrorString(e));
-  live_ += count * 4;
+    fail("cudaMallocAsync of " + std::to_string(bytes) + " bytes: " + cudaGetErrorString(e));
+  live_ += bytes;
   peak_ = std::max(peak_, live_);
-  return static_cast<float *>(p);
+  return p;
 }
 
-void DeviceMemory::release(float *p, int64_t count) {
+void DeviceMemory::release(void *p, int64_t bytes) {
   if (!p)
     return;
   cudaFreeAsync(p, stream_); // stream-ordered: after every use enqueued so far
-  live_ -= count * 4;
+  live_ -= bytes;
 }
 
 } // namespace schedc::cuda

@@ -1,8 +1,11 @@
-// Kernels implementation: one thread per element, grid-stride loops. The generator is
-// cpu/Tensors.cpp's splitmix64 over (seed, stream, index, element), bit for bit.
+// Kernels implementation: one thread per element, grid-stride loops, templates over the
+// element type (float or __nv_bfloat16) behind the DType-taking entry points. The generator
+// is cpu/Tensors.cpp's splitmix64 over (seed, stream, index, element), bit for bit.
 #include "cuda/Kernels.h"
 
 #include <cmath>
+#include <cuda_bf16.h>
+#include <type_traits>
 
 namespace schedc::cuda {
 
@@ -33,45 +36,73 @@ uint64_t streamKey(const cpu::Dims &d, uint64_t kind, uint64_t index) {
   return mix(mix(mix(d.seed) ^ kind) ^ index);
 }
 
-__global__ void generate(float *out, uint64_t key, uint64_t first, int64_t n, float scale) {
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(blockDim.x) * gridDim.x)
-    out[i] = uniform(key, first + static_cast<uint64_t>(i), scale);
+// Reading and writing an element of either type; arithmetic is fp32.
+__device__ float load(const float *p, int64_t i) {
+  return p[i];
+}
+__device__ float load(const __nv_bfloat16 *p, int64_t i) {
+  return __bfloat162float(p[i]);
+}
+__device__ void store(float *p, int64_t i, float v) {
+  p[i] = v;
+}
+__device__ void store(__nv_bfloat16 *p, int64_t i, float v) {
+  p[i] = __float2bfloat16_rn(v);
 }
 
-__global__ void tanhKernel(float *y, int64_t n) {
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(blockDim.x) * gridDim.x)
-    y[i] = tanhf(y[i]);
+#define SCHEDC_EACH(i, n)                                                                                              \
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < (n); i += int64_t(blockDim.x) * gridDim.x)
+
+template <class T> __global__ void generate(T *out, uint64_t key, uint64_t first, int64_t n, float scale) {
+  SCHEDC_EACH(i, n) store(out, i, uniform(key, first + static_cast<uint64_t>(i), scale));
 }
 
-__global__ void tanhBackwardKernel(float *y, const float *g, int64_t n) {
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(blockDim.x) * gridDim.x)
-    y[i] = g[i] * (1.0f - y[i] * y[i]);
+template <class To, class From> __global__ void convertKernel(To *out, const From *in, int64_t n) {
+  SCHEDC_EACH(i, n) store(out, i, load(in, i));
 }
 
-__global__ void lossKernel(float *g, const float *y, uint64_t key, int64_t n, float scale) {
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(blockDim.x) * gridDim.x)
-    g[i] = scale * (y[i] - uniform(key, static_cast<uint64_t>(i), 0.5f));
+template <class T> __global__ void tanhKernel(T *y, const float *z, int64_t n) {
+  SCHEDC_EACH(i, n) store(y, i, tanhf(z[i]));
 }
 
-__global__ void addKernel(float *a, const float *b, int64_t n) {
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(blockDim.x) * gridDim.x)
-    a[i] += b[i];
+template <class G> __global__ void tanhBackwardKernel(float *y, const G *g, int64_t n) {
+  SCHEDC_EACH(i, n) y[i] = load(g, i) * (1.0f - y[i] * y[i]);
 }
 
-__global__ void sgdKernel(float *w, float *m, const float *g, int64_t n, float lr, float momentum) {
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(blockDim.x) * gridDim.x) {
-    m[i] = momentum * m[i] + g[i];
+template <class T> __global__ void lossKernel(T *g, const T *y, uint64_t key, int64_t n, float scale) {
+  SCHEDC_EACH(i, n) store(g, i, scale * (load(y, i) - uniform(key, static_cast<uint64_t>(i), 0.5f)));
+}
+
+template <class T> __global__ void addKernel(T *out, const T *a, const T *b, int64_t n) {
+  SCHEDC_EACH(i, n) store(out, i, load(a, i) + load(b, i));
+}
+
+template <class G> __global__ void sgdKernel(float *w, float *m, const G *g, int64_t n, float lr, float momentum) {
+  SCHEDC_EACH(i, n) {
+    m[i] = momentum * m[i] + load(g, i);
     w[i] -= lr * m[i];
   }
 }
 
-__global__ void adamKernel(float *w, float *m, float *v, const float *g, int64_t n, float lr, float b1, float b2,
-                           float eps, float c1, float c2) {
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n; i += int64_t(blockDim.x) * gridDim.x) {
-    m[i] = b1 * m[i] + (1 - b1) * g[i];
-    v[i] = b2 * v[i] + (1 - b2) * g[i] * g[i];
+template <class G>
+__global__ void adamKernel(float *w, float *m, float *v, const G *g, int64_t n, float lr, float b1, float b2, float eps,
+                           float c1, float c2) {
+  SCHEDC_EACH(i, n) {
+    float gi = load(g, i);
+    m[i] = b1 * m[i] + (1 - b1) * gi;
+    v[i] = b2 * v[i] + (1 - b2) * gi * gi;
     w[i] -= lr * (m[i] / c1) / (sqrtf(v[i] / c2) + eps);
   }
+}
+
+#undef SCHEDC_EACH
+
+// Calls `f` with a null pointer of the C++ type of `t` (to pick a template instance).
+template <class F> void byType(DType t, F f) {
+  if (t == DType::BF16)
+    f(static_cast<__nv_bfloat16 *>(nullptr));
+  else
+    f(static_cast<float *>(nullptr));
 }
 
 } // namespace
@@ -82,43 +113,79 @@ void initialWeight(float *out, const cpu::Dims &d, int64_t layer, int64_t begin,
                                                    static_cast<uint64_t>(begin), count, scale);
 }
 
-void inputRows(float *out, const cpu::Dims &d, int64_t batch, cudaStream_t stream) {
+void inputRows(void *out, DType type, const cpu::Dims &d, int64_t batch, cudaStream_t stream) {
   int64_t n = d.tokens * d.hidden;
-  generate<<<blocks(n), kThreads, 0, stream>>>(out, streamKey(d, 2, static_cast<uint64_t>(batch)), 0, n, 1.0f);
+  uint64_t key = streamKey(d, 2, static_cast<uint64_t>(batch));
+  byType(type, [&](auto *t) {
+    using T = std::remove_pointer_t<decltype(t)>;
+    generate<<<blocks(n), kThreads, 0, stream>>>(static_cast<T *>(out), key, 0, n, 1.0f);
+  });
 }
 
-void tanhInPlace(float *y, int64_t n, cudaStream_t stream) {
-  tanhKernel<<<blocks(n), kThreads, 0, stream>>>(y, n);
+void convert(void *out, DType to, const void *in, DType from, int64_t n, cudaStream_t stream) {
+  if (n <= 0)
+    return;
+  byType(to, [&](auto *o) {
+    byType(from, [&](auto *i) {
+      using To = std::remove_pointer_t<decltype(o)>;
+      using From = std::remove_pointer_t<decltype(i)>;
+      convertKernel<<<blocks(n), kThreads, 0, stream>>>(static_cast<To *>(out), static_cast<const From *>(in), n);
+    });
+  });
 }
 
-void tanhBackward(float *y, const float *g, int64_t n, cudaStream_t stream) {
-  tanhBackwardKernel<<<blocks(n), kThreads, 0, stream>>>(y, g, n);
+void tanhInto(void *y, DType type, const float *z, int64_t n, cudaStream_t stream) {
+  byType(type, [&](auto *t) {
+    using T = std::remove_pointer_t<decltype(t)>;
+    tanhKernel<<<blocks(n), kThreads, 0, stream>>>(static_cast<T *>(y), z, n);
+  });
 }
 
-void lossGradient(float *g, const float *y, const cpu::Dims &d, const std::vector<int64_t> &batches,
+void tanhBackward(float *y, const void *g, DType gType, int64_t n, cudaStream_t stream) {
+  byType(gType, [&](auto *t) {
+    using G = std::remove_pointer_t<decltype(t)>;
+    tanhBackwardKernel<<<blocks(n), kThreads, 0, stream>>>(y, static_cast<const G *>(g), n);
+  });
+}
+
+void lossGradient(void *g, const void *y, DType type, const cpu::Dims &d, const std::vector<int64_t> &batches,
                   cudaStream_t stream) {
   // loss = sum over all B micro-batches of |y - target|^2 / (B T H), as the cpu backend.
   float scale = 2.0f / static_cast<float>(d.batches * d.tokens * d.hidden);
   int64_t block = d.tokens * d.hidden;
-  for (size_t k = 0; k < batches.size(); ++k)
-    lossKernel<<<blocks(block), kThreads, 0, stream>>>(g + k * block, y + k * block,
-                                                       streamKey(d, 3, static_cast<uint64_t>(batches[k])), block,
-                                                       scale);
+  byType(type, [&](auto *t) {
+    using T = std::remove_pointer_t<decltype(t)>;
+    for (size_t k = 0; k < batches.size(); ++k)
+      lossKernel<<<blocks(block), kThreads, 0, stream>>>(
+          static_cast<T *>(g) + k * block, static_cast<const T *>(y) + k * block,
+          streamKey(d, 3, static_cast<uint64_t>(batches[k])), block, scale);
+  });
 }
 
-void addInPlace(float *a, const float *b, int64_t n, cudaStream_t stream) {
-  addKernel<<<blocks(n), kThreads, 0, stream>>>(a, b, n);
-}
-
-void optimizerStep(const cpu::Optimizer &o, int64_t step, float *w, float *m, float *v, const float *g, int64_t n,
-                   cudaStream_t stream) {
-  if (o.kind == cpu::Optimizer::Sgd) {
-    sgdKernel<<<blocks(n), kThreads, 0, stream>>>(w, m, g, n, o.lr, o.momentum);
+void addInto(void *out, const void *a, const void *b, DType type, int64_t n, cudaStream_t stream) {
+  if (n <= 0)
     return;
-  }
+  byType(type, [&](auto *t) {
+    using T = std::remove_pointer_t<decltype(t)>;
+    addKernel<<<blocks(n), kThreads, 0, stream>>>(static_cast<T *>(out), static_cast<const T *>(a),
+                                                  static_cast<const T *>(b), n);
+  });
+}
+
+void optimizerStep(const cpu::Optimizer &o, int64_t step, float *w, float *m, float *v, const void *g, DType gType,
+                   int64_t n, cudaStream_t stream) {
+  if (n <= 0)
+    return;
   double t = static_cast<double>(step + 1);
   float c1 = static_cast<float>(1 - std::pow(o.beta1, t)), c2 = static_cast<float>(1 - std::pow(o.beta2, t));
-  adamKernel<<<blocks(n), kThreads, 0, stream>>>(w, m, v, g, n, o.lr, o.beta1, o.beta2, o.epsilon, c1, c2);
+  byType(gType, [&](auto *p) {
+    using G = std::remove_pointer_t<decltype(p)>;
+    const G *grad = static_cast<const G *>(g);
+    if (o.kind == cpu::Optimizer::Sgd)
+      sgdKernel<<<blocks(n), kThreads, 0, stream>>>(w, m, grad, n, o.lr, o.momentum);
+    else
+      adamKernel<<<blocks(n), kThreads, 0, stream>>>(w, m, v, grad, n, o.lr, o.beta1, o.beta2, o.epsilon, c1, c2);
+  });
 }
 
 } // namespace schedc::cuda

@@ -5,6 +5,12 @@
 
 namespace schedc::cuda {
 
+namespace {
+ncclDataType_t ncclType(DType t) {
+  return t == DType::BF16 ? ncclBfloat16 : ncclFloat;
+}
+} // namespace
+
 NcclGroups::NcclGroups(cpu::Comm &mpi, DeviceMemory &memory) : mpi_(mpi), memory_(memory) {
   MPI_Comm_dup(MPI_COMM_WORLD, &control_);
 }
@@ -40,24 +46,25 @@ ncclComm_t NcclGroups::communicator(const std::vector<int64_t> &members) {
   return comm;
 }
 
-void NcclGroups::allReduce(float *data, int64_t n, const std::vector<int64_t> &members) {
-  check(ncclAllReduce(data, data, static_cast<size_t>(n), ncclFloat, ncclSum, communicator(members),
+void NcclGroups::allReduce(void *data, DType type, int64_t n, const std::vector<int64_t> &members) {
+  check(ncclAllReduce(data, data, static_cast<size_t>(n), ncclType(type), ncclSum, communicator(members),
                       memory_.stream()),
         "ncclAllReduce");
 }
 
-void NcclGroups::reduceScatter(const float *data, float *part, int64_t n, const std::vector<int64_t> &members) {
-  check(ncclReduceScatter(data, part, static_cast<size_t>(n / static_cast<int64_t>(members.size())), ncclFloat,
+void NcclGroups::reduceScatter(const void *data, void *part, DType type, int64_t n,
+                               const std::vector<int64_t> &members) {
+  check(ncclReduceScatter(data, part, static_cast<size_t>(n / static_cast<int64_t>(members.size())), ncclType(type),
                           ncclSum, communicator(members), memory_.stream()),
         "ncclReduceScatter");
 }
 
-void NcclGroups::gather(const float *data, float *out, const std::vector<int64_t> &counts,
+void NcclGroups::gather(const void *data, void *out, DType type, const std::vector<int64_t> &counts,
                         const std::vector<int64_t> &members) {
   ncclComm_t comm = communicator(members);
   bool equal = std::all_of(counts.begin(), counts.end(), [&](int64_t c) { return c == counts[0]; });
   if (equal) { // the common case (one shard each): one all-gather
-    check(ncclAllGather(data, out, static_cast<size_t>(counts[0]), ncclFloat, comm, memory_.stream()),
+    check(ncclAllGather(data, out, static_cast<size_t>(counts[0]), ncclType(type), comm, memory_.stream()),
           "ncclAllGather");
     return;
   }
@@ -66,8 +73,8 @@ void NcclGroups::gather(const float *data, float *out, const std::vector<int64_t
   int64_t offset = 0;
   for (size_t m = 0; m < members.size(); ++m) {
     if (counts[m] > 0)
-      check(ncclBroadcast(data, out + offset, static_cast<size_t>(counts[m]), ncclFloat, static_cast<int>(m), comm,
-                          memory_.stream()),
+      check(ncclBroadcast(data, static_cast<char *>(out) + offset * sizeOf(type), static_cast<size_t>(counts[m]),
+                          ncclType(type), static_cast<int>(m), comm, memory_.stream()),
             "ncclBroadcast");
     offset += counts[m];
   }

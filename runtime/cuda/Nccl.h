@@ -22,14 +22,16 @@ public:
   NcclGroups(const NcclGroups &) = delete;
   NcclGroups &operator=(const NcclGroups &) = delete;
 
+  // Elements are `type` (fp32 or bf16; NCCL sums bf16 in bf16 steps).
   // Sum over `members` (ascending world ranks, including this one), in place.
-  void allReduce(float *data, int64_t n, const std::vector<int64_t> &members);
+  void allReduce(void *data, DType type, int64_t n, const std::vector<int64_t> &members);
   // Sums the n elements of `data` over the members; `part` (n / members) gets this
   // member's part, the position-th.
-  void reduceScatter(const float *data, float *part, int64_t n, const std::vector<int64_t> &members);
-  // Every member's `count` floats from `data` into `out` (count_m at offset_m for member m,
+  void reduceScatter(const void *data, void *part, DType type, int64_t n, const std::vector<int64_t> &members);
+  // Every member's elements from `data` into `out` (count_m at offset_m for member m,
   // counts given for every member in member order).
-  void gather(const float *data, float *out, const std::vector<int64_t> &counts, const std::vector<int64_t> &members);
+  void gather(const void *data, void *out, DType type, const std::vector<int64_t> &counts,
+              const std::vector<int64_t> &members);
 
 private:
   ncclComm_t communicator(const std::vector<int64_t> &members);

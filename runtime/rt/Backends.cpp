@@ -8,8 +8,7 @@
 namespace schedc::cuda {
 // Defined by runtime/cuda/CudaRank.cpp; null where it is not linked.
 [[gnu::weak]] std::string deviceProblem();
-[[gnu::weak]] std::unique_ptr<backend::ComputeRank> makeCudaRank(const cpu::Dims &dims, const cpu::Optimizer &optimizer,
-                                                                 bool tf32, cpu::Comm &comm);
+[[gnu::weak]] std::unique_ptr<backend::ComputeRank> makeCudaRank(const backend::ComputeConfig &config, cpu::Comm &comm);
 } // namespace schedc::cuda
 
 namespace schedc::rt {
@@ -23,10 +22,11 @@ std::string cudaUnavailable() {
   return cuda::deviceProblem();
 }
 
-std::unique_ptr<backend::ComputeRank> makeComputeRank(const ComputeRun &run, const cpu::Dims &dims, cpu::Comm &comm) {
-  if (run.backend == ComputeRun::Cuda)
-    return cuda::makeCudaRank(dims, run.optimizer, run.tf32, comm);
-  return std::make_unique<cpu::CpuRank>(dims, run.optimizer, comm);
+std::unique_ptr<backend::ComputeRank> makeComputeRank(ComputeRun::Backend backend, const backend::ComputeConfig &config,
+                                                      cpu::Comm &comm) {
+  if (backend == ComputeRun::Cuda)
+    return cuda::makeCudaRank(config, comm);
+  return std::make_unique<cpu::CpuRank>(config, comm);
 }
 
 } // namespace schedc::rt

@@ -27,11 +27,12 @@ A schedule compiled by schedc. Runs one training step of it and prints the repor
                          mpirun -np RANKS ./prog --backend=cpu
   --backend=cuda       compute on GPUs (cuBLAS, NCCL), one MPI process per GPU:
                          mpirun -np RANKS ./prog --backend=cuda
-  --hidden=H           cpu/cuda: the hidden size (default 512; H x H weights)
-  --tokens=T           cpu/cuda: rows per micro-batch (default 256)
-  --seed=N             cpu/cuda: the seed of inputs, targets and initial weights (default 1)
-  --optimizer=sgd|adam cpu/cuda: SGD with momentum 0.9, lr 0.1 (default) or Adam, lr 0.001
-  --tf32               cuda: GEMMs on TF32 tensor cores (fp32 storage)
+
+The model (cpu and cuda compute it; on every backend the report predicts each rank's peak
+bytes of it, and cpu and cuda measure them):
+%s  --seed=N             cpu/cuda: the seed of inputs, targets and initial weights (default 1)
+  --tf32               cuda, fp32: GEMMs on TF32 tensor cores (fp32 storage)
+
   --weights-out=DIR    cpu/cuda: write the final weights to DIR/layer_<l>.npy (H x H float32)
   --no-verify          cpu/cuda: run even a schedule that check rejects
   --stats              cpu/cuda: print each rank's GEMM rate, MPI time and the library's own rate
@@ -182,9 +183,9 @@ int runProgram(const schedc_program &program, const std::vector<std::string> &de
       return kExitCheckFailed;
     }
   }
-  cpu::Dims dims = computeRun->dims;
-  dims.batches = batches;
-  std::unique_ptr<backend::ComputeRank> local = makeComputeRank(*computeRun, dims, *comm);
+  backend::ComputeConfig config = computeRun->config;
+  config.dims.batches = batches;
+  std::unique_ptr<backend::ComputeRank> local = makeComputeRank(computeRun->backend, config, *comm);
   sim::RunOptions runOptions = options;
   runOptions.traceFile.clear(); // a real run writes what it measured (below), not the model's times
   runOptions.timelineFile.clear();
@@ -194,7 +195,7 @@ int runProgram(const schedc_program &program, const std::vector<std::string> &de
   origin = RankContext::now();
   runOptions.afterRun = [&](const sim::World &world, sim::CheckResult &result) -> std::string {
     result.backend = computeRun->name();
-    // This rank's peak of elements held, measured at the cost model's sampling points.
+    // This rank's peak of bytes held, measured at the cost model's sampling points.
     int64_t peak = 0;
     for (const sim::Event &ev : world.events(comm->rank()))
       peak = std::max(peak, ev.measured);
@@ -282,7 +283,7 @@ extern "C" int schedc_main(const schedc_program *program, int argc, char **argv)
       return std::nullopt;
     };
     if (a == "--help" || a == "-h") {
-      std::printf(rt::kUsage, argv[0]);
+      std::printf(rt::kUsage, argv[0], schedc::sim::kByteModelHelp);
       return schedc::kExitOk;
     } else if (a.size() > 2 && a.compare(0, 2, "-D") == 0) {
       defines.push_back(a.substr(2));
@@ -296,22 +297,17 @@ extern "C" int schedc_main(const schedc_program *program, int argc, char **argv)
       computing = *v != "sim";
       run.backend = *v == "cuda" ? rt::ComputeRun::Cuda : rt::ComputeRun::Cpu;
     } else if (a == "--tf32") {
-      run.tf32 = true;
-    } else if (auto v = value("--hidden")) {
-      run.dims.hidden = std::strtoll(v->c_str(), nullptr, 10);
-      if (run.dims.hidden < 1 || run.dims.hidden > 65536)
-        return usage("--hidden needs a size from 1 to 65536");
-    } else if (auto v = value("--tokens")) {
-      run.dims.tokens = std::strtoll(v->c_str(), nullptr, 10);
-      if (run.dims.tokens < 1 || run.dims.tokens > 1048576)
-        return usage("--tokens needs a number from 1 to 1048576");
+      run.config.tf32 = true;
+    } else if (std::string flag = schedc::sim::byteModelFlag(a); !flag.empty()) {
+      std::optional<std::string> v = value(flag.c_str());
+      std::string error;
+      if (!v)
+        return usage("option `" + flag + "` needs a value");
+      schedc::sim::parseByteModelOption(flag, *v, options.bytes, error);
+      if (!error.empty())
+        return usage(error);
     } else if (auto v = value("--seed")) {
-      run.dims.seed = std::strtoull(v->c_str(), nullptr, 10);
-    } else if (auto v = value("--optimizer")) {
-      if (*v != "sgd" && *v != "adam")
-        return usage("unknown --optimizer `" + *v + "` (expected sgd or adam)");
-      run.optimizer.kind = *v == "adam" ? schedc::cpu::Optimizer::Adam : schedc::cpu::Optimizer::Sgd;
-      run.optimizer.lr = *v == "adam" ? 1e-3f : 0.1f; // each optimizer's usual step size
+      run.config.dims.seed = std::strtoull(v->c_str(), nullptr, 10);
     } else if (auto v = value("--weights-out")) {
       run.weightsOut = *v;
     } else if (a == "--no-verify") {
@@ -338,6 +334,15 @@ extern "C" int schedc_main(const schedc_program *program, int argc, char **argv)
       return usage("unknown option `" + a + "`");
     }
   }
+  // The model the report predicts bytes for is the one a real backend computes.
+  if (run.config.tf32 && options.bytes.precision == schedc::sim::Precision::Bf16)
+    return usage("--tf32 is for fp32 GEMMs; with --precision=bf16 the GEMMs are bf16");
+  run.config.dims.hidden = options.bytes.hidden;
+  run.config.dims.tokens = options.bytes.tokens;
+  run.config.precision = options.bytes.precision;
+  bool adam = options.bytes.optimizerStates == 2;
+  run.config.optimizer.kind = adam ? schedc::cpu::Optimizer::Adam : schedc::cpu::Optimizer::Sgd;
+  run.config.optimizer.lr = adam ? 1e-3f : 0.1f; // each optimizer's usual step size
   if (!computing) {
     try {
       return rt::runProgram(*program, defines, options, std::cout, std::cerr);

@@ -21,12 +21,10 @@ namespace schedc::rt {
 // backend or the cuda backend (one GPU per process).
 struct ComputeRun {
   enum Backend { Cpu, Cuda } backend = Cpu;
-  cpu::Dims dims; // hidden size, tokens, seed (batches come from the schedule)
-  cpu::Optimizer optimizer;
-  bool tf32 = false;      // cuda: GEMMs in TF32 on tensor cores (fp32 storage)
-  std::string weightsOut; // a directory for the final weights (.npy per layer), or empty
-  bool noVerify = false;  // run even a schedule check rejects
-  bool stats = false;     // print each rank's GEMM rate, communication time and the library's own GEMM rate
+  backend::ComputeConfig config; // batches come from the schedule
+  std::string weightsOut;        // a directory for the final weights (.npy per layer), or empty
+  bool noVerify = false;         // run even a schedule check rejects
+  bool stats = false;            // print each rank's GEMM rate, communication time and the library's own GEMM rate
   const char *name() const { return backend == Cuda ? "cuda" : "cpu"; }
 };
 
@@ -35,7 +33,8 @@ bool haveCuda();
 // Why the cuda backend cannot run in this process, in one line (empty: it can). Collective.
 std::string cudaUnavailable();
 // The real backend `run` asks for, for this process's rank.
-std::unique_ptr<backend::ComputeRank> makeComputeRank(const ComputeRun &run, const cpu::Dims &dims, cpu::Comm &comm);
+std::unique_ptr<backend::ComputeRank> makeComputeRank(ComputeRun::Backend backend, const backend::ComputeConfig &config,
+                                                      cpu::Comm &comm);
 
 // Runs `program` with the -D texts in `defines`; prints the report on `out` and (unless
 // options.json) diagnostics on `err`. With `computeRun`, computes for real: MPI must be

@@ -24,8 +24,8 @@ bool anyPoisoned(std::initializer_list<const ValuePtr *> vs) {
 
 void Rank::logEvent(EventKind kind, int64_t layer, std::shared_ptr<const IntSet> batches, Number length,
                     SourceRange at) {
-  events_.push_back(Event{kind, layer, std::move(batches), clock_, length, storage_.memory(), at,
-                          measure_ ? storage_.payloadElements() : -1});
+  events_.push_back(Event{kind, layer, std::move(batches), clock_, length, storage_.memory(), at, storage_.bytes(),
+                          measure_ ? storage_.payloadBytes() : -1});
   events_.back().inFlight = storage_.microBatchesInFlight();
   events_.back().activationMemory = storage_.activationMemory();
   clock_ += length;
@@ -394,7 +394,7 @@ ValuePtr Rank::shard(SourceRange at, const ValuePtr &v, int64_t shard, int64_t o
   s.total = ok ? of : 1;
   s.poisoned = !ok || v->poisoned;
   s.payload.reset();
-  s.payloadElements = 0;
+  s.payloadBytes = 0;
   return makeValue(std::move(s));
 }
 

@@ -36,6 +36,13 @@ std::string num(double v) {
   return pythonFloatRepr(v);
 }
 
+// A whole number held in a double (bytes), without a fraction.
+std::string integral(double v) {
+  char text[40];
+  std::snprintf(text, sizeof text, "%.0f", v);
+  return text;
+}
+
 std::string quote(const std::string &s) {
   std::string out = "\"";
   for (unsigned char c : s) {
@@ -94,13 +101,17 @@ std::string formatText(const CheckResult &r) {
   s += "Timesteps: " + rep.timesteps.str() + " \n";
   s += "Maximum Memory: " + rep.maxMemory.str() + " at GPU: " + std::to_string(rep.maxMemoryRank) +
        " time: " + rep.maxMemoryTime.str() + "\n";
+  // Bytes: asked for on the command line, or a real backend ran (and measured them).
+  if (r.bytes.given || !r.measuredPeak.empty())
+    s += "Maximum Bytes: " + bytesText(rep.maxBytes) + " at GPU: " + std::to_string(rep.maxBytesRank) + " (" +
+         r.bytes.describe() + ")\n";
   if (!r.measuredPeak.empty()) {
     size_t top = 0;
     for (size_t i = 1; i < r.measuredPeak.size(); ++i)
       if (r.measuredPeak[i] > r.measuredPeak[top])
         top = i;
-    s += "Measured Maximum Memory: " + std::to_string(r.measuredPeak[top]) + " at GPU: " + std::to_string(top) + " (" +
-         r.backend + " backend, elements held)\n";
+    s += "Measured Maximum Bytes: " + bytesText(static_cast<double>(r.measuredPeak[top])) +
+         " at GPU: " + std::to_string(top) + " (" + r.backend + " backend)\n";
   }
   if (r.targetSteps)
     s += "Target steps " + std::to_string(*r.targetSteps) + ": " +
@@ -123,6 +134,10 @@ std::string formatJson(const CheckResult &r, const std::vector<Diagnostic> &diag
   s += "  \"backend\": " + quote(r.backend) + ",\n";
   s += "  \"verdict\": " + quote(verdictName(r.verdict)) + ",\n";
   s += std::string("  \"correct\": ") + (r.verdict == Verdict::Correct ? "true" : "false") + ",\n";
+  s += "  \"memory_model\": {\"hidden\": " + std::to_string(r.bytes.hidden) +
+       ", \"tokens\": " + std::to_string(r.bytes.tokens) +
+       ", \"precision\": " + quote(precisionName(r.bytes.precision)) +
+       ", \"optimizer_states\": " + std::to_string(r.bytes.optimizerStates) + "},\n";
   if (r.report) {
     const Report &rep = *r.report;
     s += "  \"timesteps\": " + rep.timesteps.str() + ",\n";
@@ -130,6 +145,8 @@ std::string formatJson(const CheckResult &r, const std::vector<Diagnostic> &diag
     s += "  \"max_memory\": " + rep.maxMemory.str() + ",\n";
     s += "  \"max_memory_rank\": " + std::to_string(rep.maxMemoryRank) + ",\n";
     s += "  \"max_memory_time\": " + rep.maxMemoryTime.str() + ",\n";
+    s += "  \"max_bytes\": " + integral(rep.maxBytes) + ",\n";
+    s += "  \"max_bytes_rank\": " + std::to_string(rep.maxBytesRank) + ",\n";
     s += "  \"events\": " + std::to_string(rep.events) + ",\n";
     s += "  \"bubble_fraction\": " + num(rep.bubble) + ",\n";
     s += "  \"communication_volume\": " + num(rep.communicationVolume) + ",\n";
@@ -143,12 +160,14 @@ std::string formatJson(const CheckResult &r, const std::vector<Diagnostic> &diag
            ", \"communication_volume\": " + num(f.communicationVolume) +
            ", \"peak_micro_batches_in_flight\": " + std::to_string(f.peakInFlight) +
            ", \"peak_activation_memory\": " + std::to_string(f.peakActivationMemory) +
-           (i < r.measuredPeak.size() ? ", \"measured_peak_memory\": " + std::to_string(r.measuredPeak[i]) : "") + "}";
+           ", \"peak_bytes\": " + integral(f.peakBytes) +
+           (i < r.measuredPeak.size() ? ", \"measured_peak_bytes\": " + std::to_string(r.measuredPeak[i]) : "") + "}";
     }
     s += rep.ranks.empty() ? "],\n" : "\n  ],\n";
   } else {
     s += "  \"timesteps\": null,\n  \"makespan\": null,\n  \"max_memory\": null,\n  \"max_memory_rank\": null,\n"
-         "  \"max_memory_time\": null,\n  \"events\": null,\n  \"bubble_fraction\": null,\n"
+         "  \"max_memory_time\": null,\n  \"max_bytes\": null,\n  \"max_bytes_rank\": null,\n  \"events\": null,\n  "
+         "\"bubble_fraction\": null,\n"
          "  \"communication_volume\": null,\n  \"per_rank\": [],\n";
   }
   s += "  \"targets\": {";

@@ -31,8 +31,10 @@ struct CheckResult {
   Verdict verdict = Verdict::Unfinished;
   std::optional<Report> report; // absent when the run did not complete
   std::optional<int64_t> targetSteps, targetMemory;
-  // A backend with real data (cpu): its name, and the elements each rank held at its
-  // peak, measured at the same events as the cost model samples.
+  // The model whose bytes are predicted (ranks' peak bytes are in the report).
+  ByteModel bytes;
+  // A backend with real data (cpu, cuda): its name, and the bytes of data each rank held at
+  // its peak, measured at the same events as the cost model samples.
   std::string backend = "sim";
   std::vector<int64_t> measuredPeak;
 };

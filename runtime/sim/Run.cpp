@@ -164,6 +164,7 @@ int runAndReport(const RunSetup &setup, const std::optional<std::vector<int64_t>
                  const std::function<void(Rank &)> &body, const SourceManager &sources, DiagnosticEngine &diags,
                  std::ostream &out) {
   CheckResult result;
+  result.bytes = options.bytes;
   result.schedule = setup.schedule;
   result.file = setup.file;
   result.targetSteps = setup.targetSteps;
@@ -189,6 +190,7 @@ int runAndReport(const RunSetup &setup, const std::optional<std::vector<int64_t>
   simOptions.maxSteps = options.maxSteps;
   simOptions.scheduleAt = setup.scheduleAt;
   simOptions.freeCommunication = options.freeCommunication;
+  simOptions.bytes = options.bytes;
   World world(*model, setup.arrays, simOptions);
   world.run(body);
 

@@ -5,7 +5,10 @@
 namespace schedc::sim {
 
 void Storage::count(const ValuePtr &v, int delta) {
-  if (!v || (v->kind != Kind::Activation && v->kind != Kind::ActGrad))
+  if (!v)
+    return;
+  bytes_ += delta * model_.bytes(*v);
+  if (v->kind != Kind::Activation && v->kind != Kind::ActGrad)
     return;
   activationMemory_ += delta * static_cast<int64_t>(v->memory().asDouble());
   if (v->kind != Kind::Activation || !v->batches)
@@ -81,12 +84,12 @@ Number Storage::memory() const {
   return total;
 }
 
-int64_t Storage::payloadElements() const {
+int64_t Storage::payloadBytes() const {
   int64_t total = 0;
   for (const auto &entries : classes_)
     for (const Entry &e : entries)
       if (e.value)
-        total += e.value->payloadElements;
+        total += e.value->payloadBytes;
   return total;
 }
 

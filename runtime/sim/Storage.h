@@ -6,6 +6,7 @@
 // from integer 0, so float rounding matches digit for digit.
 #pragma once
 
+#include "sim/Bytes.h"
 #include "sim/Value.h"
 
 #include <array>
@@ -32,6 +33,8 @@ struct StorageKeyHash {
 
 class Storage {
 public:
+  // The model `bytes()` predicts with (it must outlive the storage).
+  explicit Storage(const ByteModel &model) : model_(model) {}
   // Stores `v` under `key` (replacing what is there, keeping its position).
   void store(const StorageKey &key, ValuePtr v, SourceRange storedAt);
   // The value under `key`, or null.
@@ -40,8 +43,10 @@ public:
   bool erase(const StorageKey &key);
   // The rank's memory now, summed in storage-class and insertion order.
   Number memory() const;
-  // The elements of real data (payloads) held now.
-  int64_t payloadElements() const;
+  // The bytes the held values take under the byte model (a prediction for a real run).
+  double bytes() const { return bytes_; }
+  // The bytes of real data (payloads) held now (what a real backend measures).
+  int64_t payloadBytes() const;
   // How many distinct micro-batches the activations held now belong to (in flight).
   int64_t microBatchesInFlight() const { return inFlight_; }
   // The memory held now in activations and activation gradients (an integer in the model).
@@ -67,7 +72,8 @@ private:
     uint32_t slot;
   };
   void compact(int cls);
-  // Counts `v` in (delta +1) or out (-1) of the micro-batches in flight and the activation memory.
+  // Counts `v` in (delta +1) or out (-1) of the micro-batches in flight, the activation
+  // memory and the bytes.
   void count(const ValuePtr &v, int delta);
 
   std::array<std::vector<Entry>, kKinds> classes_;
@@ -76,6 +82,8 @@ private:
   std::unordered_map<int64_t, int64_t> batchCount_; // micro-batch -> activations held of it
   int64_t inFlight_ = 0;
   int64_t activationMemory_ = 0;
+  const ByteModel &model_;
+  double bytes_ = 0; // sums of exact integers below 2^53: exact in any order
 };
 
 } // namespace schedc::sim

@@ -118,9 +118,8 @@ std::string timelineSvg(const World &world, const Report &report, const SourceMa
                   "\" viewBox=\"0 0 " + num(width) + " " + num(height) + "\" font-family=\"sans-serif\">\n";
   s += "<rect x=\"0\" y=\"0\" width=\"" + num(width) + "\" height=\"" + num(height) + "\" fill=\"white\"/>\n";
   char measuredCaption[200];
-  std::snprintf(measuredCaption, sizeof measuredCaption,
-                " — measured on the cpu backend: step %.4f s, largest memory %.0f elements on GPU %lld", span,
-                maxMemory, static_cast<long long>(peakRank));
+  std::snprintf(measuredCaption, sizeof measuredCaption, " — measured: step %.4f s, largest memory %s on GPU %lld",
+                span, bytesText(maxMemory).c_str(), static_cast<long long>(peakRank));
   std::string caption =
       measured ? schedule + measuredCaption
                : schedule + " — Timesteps: " + report.timesteps.str() + "   Maximum Memory: " + report.maxMemory.str() +

@@ -17,7 +17,7 @@
 
 namespace schedc::sim {
 
-// With `measured`, the picture shows what a real run measured (seconds, elements held).
+// With `measured`, the picture shows what a real run measured (seconds, bytes held).
 std::string timelineSvg(const World &world, const Report &report, const SourceManager &sources,
                         const std::string &schedule, const MeasuredRun *measured = nullptr);
 std::string timelineHtml(const World &world, const Report &report, const SourceManager &sources,

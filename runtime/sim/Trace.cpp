@@ -106,7 +106,7 @@ std::string chromeTrace(const World &world, const SourceManager &sources, const 
         args += "]";
       }
       if (e.measured >= 0)
-        args += ", \"measured_memory\": " + std::to_string(e.measured);
+        args += ", \"measured_bytes\": " + std::to_string(e.measured);
       std::string tid = isCommunicationEvent(e.kind) ? "1" : "0";
       std::string title = e.layer >= 0 ? std::string(name) + " " + std::to_string(e.layer) : name;
       add("{\"name\": " + quote(title) + ", \"cat\": \"" + (tid == "1" ? "communication" : "compute") +

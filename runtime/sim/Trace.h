@@ -13,12 +13,12 @@
 namespace schedc::sim {
 
 // What a real run measured for one event: its start and length in seconds from the start of
-// the run, and the elements of data held at its start.
+// the run, and the bytes of data held at its start.
 struct Measured {
   double start = 0, length = 0;
-  int64_t memory = 0;
+  int64_t memory = 0; // bytes
 };
-// Per rank, per event (the cpu backend's runs).
+// Per rank, per event (the runs of the cpu and cuda backends).
 using MeasuredRun = std::vector<std::vector<Measured>>;
 
 // With `measured`, times and memory are the measured ones (ts and dur still in

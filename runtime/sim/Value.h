@@ -28,10 +28,10 @@ struct Value {
   std::shared_ptr<const IntSet> batches; // activations, gradients
   bool forged = false;                   // depends on a gradient made up with fake_grad
   bool poisoned = false;                 // the result of a failed operation: checks on it stay silent
-  // Real data, when a backend computes it (the cpu backend's tensors), and how many
-  // elements it holds. The sim backend itself never looks inside.
+  // Real data, when a backend computes it (the cpu or cuda backend's tensors), and the
+  // bytes it takes there. The sim backend itself never looks inside.
   std::shared_ptr<const void> payload;
-  int64_t payloadElements = 0;
+  int64_t payloadBytes = 0;
 
   // Units of memory (puzzle model): weights, optimizer states and weight gradients take
   // (|shards| / total) * 512 * 512 as a double; activations and activation gradients

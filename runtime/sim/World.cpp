@@ -58,6 +58,8 @@ bool Rank::cancelled() const {
   return world_.cancelled_;
 }
 
+Rank::Rank(World &world, int64_t id) : world_(world), id_(id), storage_(world.options_.bytes) {}
+
 World::World(Model model, std::vector<ArrayInfo> arrays, Options options)
     : model_(model), arrays_(std::move(arrays)), options_(options) {
   for (const ArrayInfo &a : arrays_)
@@ -390,6 +392,7 @@ Report World::report() const {
       f.communicationVolume += e.volume;
       f.peakInFlight = std::max(f.peakInFlight, e.inFlight);
       f.peakActivationMemory = std::max(f.peakActivationMemory, e.activationMemory);
+      f.peakBytes = std::max(f.peakBytes, e.bytes);
       if (e.memory > f.peakMemory) {
         f.peakMemory = e.memory;
         f.peakTime = e.start;
@@ -409,6 +412,10 @@ Report World::report() const {
       if (!anyEvents || f.end > rep.makespan)
         rep.makespan = f.end;
       anyEvents = true;
+    }
+    if (f.peakBytes > rep.maxBytes) {
+      rep.maxBytes = f.peakBytes;
+      rep.maxBytesRank = f.rank;
     }
     rep.events += f.events;
     busy += f.computeTime;

@@ -12,6 +12,7 @@
 #pragma once
 
 #include "diagnostics/Diagnostics.h"
+#include "sim/Bytes.h"
 #include "sim/Fiber.h"
 #include "sim/Storage.h"
 #include "sim/Value.h"
@@ -49,6 +50,8 @@ struct Options {
   // The `compute-only` cost model: collectives and send/recv take no time (the bubble
   // formulas of pipeline schedules assume this); `puzzle` charges 0.3 and 0.2.
   bool freeCommunication = false;
+  // The model whose bytes are predicted beside the puzzle's units.
+  ByteModel bytes;
 };
 
 // What an event is. Its name (eventName) is what the reference traces and the CSV call it.
@@ -81,7 +84,8 @@ struct Event {
   std::shared_ptr<const IntSet> batches; // null: none
   Number start, length, memory;
   SourceRange at;
-  int64_t measured = -1;        // elements of real data held at the event (-1: not measured)
+  double bytes = 0;             // bytes held at the event under the byte model (predicted)
+  int64_t measured = -1;        // bytes of real data held at the event (-1: not measured)
   int64_t flow = -1;            // a send and the receive of its message share an id (-1: none)
   double volume = 0;            // units of data a collective or send moves (communication volume)
   int64_t inFlight = 0;         // micro-batches whose activations the rank holds at the event
@@ -100,6 +104,7 @@ struct RankFigures {
   double communicationVolume = 0;   // units moved by its collectives and sends
   int64_t peakInFlight = 0;         // most micro-batches with activations held at once
   int64_t peakActivationMemory = 0; // most memory in activations and activation gradients
+  double peakBytes = 0;             // most bytes held under the byte model (predicted)
 };
 
 // The reported figures, computed as the original library computes them.
@@ -109,6 +114,8 @@ struct Report {
   Number maxMemory; // first strictly largest memory sample, ranks in order
   int64_t maxMemoryRank = 0;
   Number maxMemoryTime;
+  double maxBytes = 0; // the largest rank's peakBytes, the first such rank
+  int64_t maxBytesRank = 0;
   size_t events = 0;
   std::vector<RankFigures> ranks;
   // The idle share of the forward/backward phase: 1 - (forward and backward time of all
@@ -194,7 +201,7 @@ public:
 
 private:
   friend class World;
-  Rank(World &world, int64_t id) : world_(world), id_(id) {}
+  Rank(World &world, int64_t id);
 
   // While blocked: what the rank waits for (for deadlock reports).
   struct Wait {

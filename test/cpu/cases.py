@@ -27,10 +27,13 @@ def source(name, examples, inputs):
     return os.path.join(examples, "puzzles", name + ".sched")
 
 
-def predicted_and_measured(run):
-    """From a --format=json run of a real backend: whether every rank's measured peak equals
-    the predicted one, and the pairs to show."""
+def predicted_and_measured(run, puzzle_units=False):
+    """From a --format=json run of a real backend: whether every rank's measured peak bytes
+    equal the predicted peak bytes, and the pairs to show. With `puzzle_units` (a run at
+    fp32, SGD, H = 512, T = 256, where the puzzle's units are elements) the prediction must
+    also be 4 bytes per unit of the puzzle's own peak memory, tying the bytes to the model
+    the reference figures prove."""
     doc = json.loads(run.stdout) if run.returncode == 0 else None
-    pairs = [(f["peak_memory"], f["measured_peak_memory"]) for f in doc["per_rank"]] if doc else []
-    same = bool(pairs) and all(float(p) == float(m) for p, m in pairs)
-    return same, ", ".join(f"{p:g}/{m}" for p, m in pairs[:4]) + (" ..." if len(pairs) > 4 else "")
+    pairs = [(f["peak_bytes"], f["measured_peak_bytes"], f["peak_memory"]) for f in doc["per_rank"]] if doc else []
+    same = bool(pairs) and all(p == m and (not puzzle_units or p == 4 * u) for p, m, u in pairs)
+    return same, ", ".join(f"{p}/{m}" for p, m, _ in pairs[:4]) + (" ..." if len(pairs) > 4 else "")

@@ -7,8 +7,16 @@ The cpu backend's proofs, run under MPI (one process per rank, oversubscribed):
    Breadth-First on a dp x stage mesh and GPipe with recomputation, run with --backend=cpu at small sizes
    (H = 16, T = 8), ends with the same weights as `basic` on the same layers, batches, H,
    T and seed, to a relative error max|a - b| / max|b| of at most 1e-5, for SGD and Adam.
-2. Memory: at H = 512, T = 256 the peak of elements each rank holds, measured at the cost
-   model's sampling points, equals the peak `schedc check` predicts, for every rank.
+   With --precision=bf16 (emulated: rounded where bf16 is stored) and SGD each ends with
+   the weights `basic` trains at bf16 to 1e-4 (the order of sums moves bf16 roundings), and
+   bf16 visibly changes them: basic at bf16 differs from basic at fp32 by more than 1e-6.
+   (Not Adam at bf16: its first step is lr * g / |g|, so a gradient element that a
+   rounding moves across zero moves the weight by 2 lr, about 1e-2 of the largest weight
+   here — measured 4e-3 to 7e-3 — which says nothing about the schedule.)
+2. Memory: the peak of bytes each rank holds, measured at the cost model's sampling
+   points, equals the peak the run predicts, for every rank: at fp32, SGD, H = 512,
+   T = 256 (where it is also 4 bytes per unit of the puzzle's peak memory), and at bf16
+   with Adam.
 3. A wrong schedule fails for real: one that updates with a partial gradient is refused;
    forced with --no-verify it runs, and its weights differ from basic's beyond tolerance."""
 import os
@@ -44,28 +52,37 @@ with tempfile.TemporaryDirectory() as tmp:
         return run(mpi + ["-np", str(ranks), exe[name], "--backend=cpu", "--weights-out=" + out]
                    + parameters.get(name, []) + list(extra))
 
-    # 1. Equivalence with basic.
-    for optimizer in ("sgd", "adam"):
-        small = ["--hidden=16", "--tokens=8", "--seed=7", "--optimizer=" + optimizer]
-        for name, (layers, batches, ranks) in puzzles.items():
-            if name == "basic":
-                continue
-            ref = os.path.join(tmp, f"basic-{layers}-{batches}-{optimizer}")
-            if not os.path.isdir(ref):
-                r = train("basic", 1, ref, small + [f"-D", f"layers={layers}", "-D", f"batches={batches}"])
-                if r.returncode != 0:
-                    sys.exit(f"basic failed: {r.stderr}")
-            out = os.path.join(tmp, f"{name}-{optimizer}")
-            r = train(name, ranks, out, small)
-            same = r.returncode == 0 and run([sys.executable, compare, out, ref]).returncode == 0
-            worst = run([sys.executable, compare, out, ref]).stdout.strip().splitlines()[-1] if r.returncode == 0 else r.stderr[-300:]
-            report(same, f"{name} on {ranks} ranks ({optimizer}) ends with basic's weights: {worst}")
+    # 1. Equivalence with basic (at the same precision).
+    for precision, tolerance in (("fp32", "1e-5"), ("bf16", "1e-4")):
+        for optimizer in ("sgd", "adam") if precision == "fp32" else ("sgd",):
+            small = ["--hidden=16", "--tokens=8", "--seed=7", "--optimizer=" + optimizer, "--precision=" + precision]
+            for name, (layers, batches, ranks) in puzzles.items():
+                if name == "basic":
+                    continue
+                ref = os.path.join(tmp, f"basic-{layers}-{batches}-{optimizer}-{precision}")
+                if not os.path.isdir(ref):
+                    r = train("basic", 1, ref, small + [f"-D", f"layers={layers}", "-D", f"batches={batches}"])
+                    if r.returncode != 0:
+                        sys.exit(f"basic failed: {r.stderr}")
+                out = os.path.join(tmp, f"{name}-{optimizer}-{precision}")
+                r = train(name, ranks, out, small)
+                compared = run([sys.executable, compare, out, ref, tolerance]) if r.returncode == 0 else None
+                worst = compared.stdout.strip().splitlines()[-1] if compared else r.stderr[-300:]
+                report(bool(compared) and compared.returncode == 0,
+                       f"{name} on {ranks} ranks ({optimizer}, {precision}) ends with basic's weights: {worst}")
+    fp32, bf16 = (os.path.join(tmp, f"basic-2-4-sgd-{p}") for p in ("fp32", "bf16"))
+    r = run([sys.executable, compare, bf16, fp32, "1e-6"])
+    report(r.returncode == 1, f"bf16 changes basic's weights: {r.stdout.strip().splitlines()[-1]}")
 
-    # 2. Measured memory equals the prediction, per rank, at H = 512, T = 256.
+    # 2. Measured bytes equal the prediction, per rank.
     for name, (layers, batches, ranks) in puzzles.items():
         r = run(mpi + ["-np", str(ranks), exe[name], "--backend=cpu", "--format=json"] + parameters.get(name, []))
+        same, shown = predicted_and_measured(r, puzzle_units=True)
+        report(same, f"{name}: predicted/measured peak bytes per rank (fp32, H = 512, T = 256): {shown}")
+        r = run(mpi + ["-np", str(ranks), exe[name], "--backend=cpu", "--format=json", "--hidden=16", "--tokens=8",
+                       "--precision=bf16", "--optimizer=adam"] + parameters.get(name, []))
         same, shown = predicted_and_measured(r)
-        report(same, f"{name}: predicted/measured peak per rank: {shown}")
+        report(same, f"{name}: predicted/measured peak bytes per rank (bf16, Adam): {shown}")
 
     # 3. A wrong schedule: refused; forced, it trains something else.
     small = ["--hidden=16", "--tokens=8", "--seed=7"]

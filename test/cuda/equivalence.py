@@ -9,9 +9,13 @@ backward, recomputation, shards):
 1. Equivalence: run with --backend=cuda at H = 64, T = 16, it ends with the weights the cpu
    backend trains with the same schedule and with `basic`'s (cpu), to a relative error
    max|a - b| / max|b| of at most 1e-4 (GPU and CPU sum in different orders), SGD and Adam;
-   also with --tf32 against basic's at 1e-2 (TF32 keeps 10 bits of mantissa).
-2. Memory: at H = 512, T = 256 the peak of elements each rank holds, measured at the cost
-   model's sampling points, equals the peak `schedc check` predicts, for every rank.
+   also with --tf32 against basic's at 1e-2 (TF32 keeps 10 bits of mantissa), and with
+   --precision=bf16 (SGD) against the cpu backend's bf16 emulation and basic's at bf16, at
+   1e-4 (the cpu tests measure 2.5e-5 between schedules at bf16).
+2. Memory: the peak of bytes each rank holds (the device buffers of the values it keeps),
+   measured at the cost model's sampling points, equals the peak the run predicts, for
+   every rank: at fp32, SGD, H = 512, T = 256 (also 4 bytes per puzzle unit) and at bf16
+   with Adam at H = 64, T = 16.
 Prints one line per case. With --stand-in=cpu it runs everything on the cpu backend as if
 there were one GPU (CI does, so this script cannot rot while no GPU runs it)."""
 import os
@@ -80,33 +84,44 @@ with tempfile.TemporaryDirectory() as tmp:
         return run(mpi + ["-np", str(ranks), exe[name], "--backend=" + backend, "--weights-out=" + out]
                    + parameters.get(name, []) + list(extra))
 
-    for optimizer in ("sgd", "adam"):
-        small = ["--hidden=64", "--tokens=16", "--seed=7", "--optimizer=" + optimizer]
-        for name, (layers, batches, ranks) in cases.items():
-            basic = os.path.join(tmp, f"basic-{layers}-{batches}-{optimizer}")
-            if not os.path.isdir(basic):
-                train("basic", 1, "cpu", basic, small + ["-D", f"layers={layers}", "-D", f"batches={batches}"])
-            on_cpu = os.path.join(tmp, f"{name}-cpu-{optimizer}")
-            on_gpu = os.path.join(tmp, f"{name}-cuda-{optimizer}")
-            train(name, ranks, "cpu", on_cpu, small)
-            r = train(name, ranks, device, on_gpu, small)
-            if r.returncode != 0:
-                report(False, f"{name} on {ranks} GPU(s) ({optimizer}): {r.stderr[-300:]}")
-                continue
-            same_cpu, text_cpu = worst(on_gpu, on_cpu, "1e-4")
-            same_basic, text_basic = worst(on_gpu, basic, "1e-4")
-            report(same_cpu and same_basic,
-                   f"{name} on {ranks} GPU(s) ({optimizer}): vs cpu {text_cpu}; vs basic {text_basic}")
-            if optimizer == "sgd":
-                on_tf32 = os.path.join(tmp, f"{name}-tf32")
-                r = train(name, ranks, device, on_tf32, small + ([] if stand_in else ["--tf32"]))
-                same, text = worst(on_tf32, basic, "1e-2") if r.returncode == 0 else (False, r.stderr[-300:])
-                report(same, f"{name} on {ranks} GPU(s) (sgd, tf32): vs basic {text}")
+    def against_cpu_and_basic(name, layers, batches, ranks, label, flags):
+        """Trains `name` on the device and on the cpu backend with `flags`, and basic on the
+        cpu backend; reports whether the device's weights equal both to 1e-4. Returns
+        basic's weights directory."""
+        key = "-".join(f.split("=")[-1] for f in flags)
+        basic = os.path.join(tmp, f"basic-{layers}-{batches}-{key}")
+        if not os.path.isdir(basic):
+            train("basic", 1, "cpu", basic, flags + ["-D", f"layers={layers}", "-D", f"batches={batches}"])
+        on_cpu, on_gpu = (os.path.join(tmp, f"{name}-{b}-{key}") for b in ("cpu", "cuda"))
+        train(name, ranks, "cpu", on_cpu, flags)
+        r = train(name, ranks, device, on_gpu, flags)
+        if r.returncode != 0:
+            report(False, f"{name} on {ranks} GPU(s) ({label}): {r.stderr[-300:]}")
+            return basic
+        same_cpu, text_cpu = worst(on_gpu, on_cpu, "1e-4")
+        same_basic, text_basic = worst(on_gpu, basic, "1e-4")
+        report(same_cpu and same_basic, f"{name} on {ranks} GPU(s) ({label}): vs cpu {text_cpu}; vs basic {text_basic}")
+        return basic
+
+    small = ["--hidden=64", "--tokens=16", "--seed=7"]
+    for name, (layers, batches, ranks) in cases.items():
+        basic = against_cpu_and_basic(name, layers, batches, ranks, "sgd", small + ["--optimizer=sgd"])
+        against_cpu_and_basic(name, layers, batches, ranks, "adam", small + ["--optimizer=adam"])
+        against_cpu_and_basic(name, layers, batches, ranks, "sgd, bf16", small + ["--precision=bf16"])
+        on_tf32 = os.path.join(tmp, f"{name}-tf32")
+        r = train(name, ranks, device, on_tf32, small + ([] if stand_in else ["--tf32"]))
+        same, text = worst(on_tf32, basic, "1e-2") if r.returncode == 0 else (False, r.stderr[-300:])
+        report(same, f"{name} on {ranks} GPU(s) (sgd, tf32): vs basic {text}")
 
     for name, (layers, batches, ranks) in cases.items():
-        r = run(mpi + ["-np", str(ranks), exe[name], "--backend=" + device, "--format=json"] + parameters.get(name, []))
-        same, shown = predicted_and_measured(r)
-        report(same, f"{name} on {ranks} GPU(s): predicted/measured peak per rank: {shown} {r.stderr[-200:]}")
+        for label, extra, units in (("fp32, H = 512, T = 256", [], True),
+                                    ("bf16, Adam", ["--hidden=64", "--tokens=16", "--precision=bf16",
+                                                    "--optimizer=adam"], False)):
+            r = run(mpi + ["-np", str(ranks), exe[name], "--backend=" + device, "--format=json", *extra]
+                    + parameters.get(name, []))
+            same, shown = predicted_and_measured(r, puzzle_units=units)
+            report(same, f"{name} on {ranks} GPU(s): predicted/measured peak bytes per rank ({label}): {shown} "
+                         f"{r.stderr[-200:]}")
 
 print("all passed" if not failures else f"{failures} failed")
 sys.exit(1 if failures else 0)

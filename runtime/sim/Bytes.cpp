@@ -1,0 +1,91 @@
+// Bytes implementation: the per-kind widths of the table in the header, the element counts
+// of values, and the options that set the model.
+#include "sim/Bytes.h"
+
+#include <cstdio>
+#include <cstdlib>
+
+namespace schedc::sim {
+
+const char *precisionName(Precision p) {
+  return p == Precision::Bf16 ? "bf16" : "fp32";
+}
+
+int ByteModel::elementBytes(Kind kind) const {
+  bool bf16 = precision == Precision::Bf16;
+  switch (kind) {
+  case Kind::Weight: return bf16 ? 2 + 4 : 4;
+  case Kind::OptState: return 4 * optimizerStates;
+  case Kind::WeightGrad:
+  case Kind::Activation:
+  case Kind::ActGrad: return bf16 ? 2 : 4;
+  }
+  return 4;
+}
+
+double ByteModel::elements(const Value &v) const {
+  if (v.kind == Kind::Activation || v.kind == Kind::ActGrad)
+    return static_cast<double>(v.batches ? v.batches->size() : 0) * static_cast<double>(tokens) *
+           static_cast<double>(hidden);
+  // A shard is H*H/total elements (real backends need H*H to be a multiple of total).
+  double whole = static_cast<double>(hidden) * static_cast<double>(hidden);
+  double perShard = v.total > 0 ? static_cast<double>(static_cast<int64_t>(whole) / v.total) : 0;
+  return static_cast<double>(v.shards ? v.shards->size() : 0) * perShard;
+}
+
+std::string ByteModel::describe() const {
+  return "hidden " + std::to_string(hidden) + ", tokens " + std::to_string(tokens) + ", " + precisionName(precision) +
+         ", " + std::to_string(optimizerStates) + " optimizer state" + (optimizerStates == 1 ? "" : "s");
+}
+
+std::string byteModelFlag(const std::string &arg) {
+  std::string flag = arg.substr(0, arg.find('='));
+  return flag == "--hidden" || flag == "--tokens" || flag == "--optimizer" || flag == "--precision" ? flag : "";
+}
+
+bool parseByteModelOption(const std::string &flag, const std::string &value, ByteModel &m, std::string &error) {
+  auto number = [&](int64_t lo, int64_t hi, int64_t &out, const char *what) {
+    char *end = nullptr;
+    long long n = std::strtoll(value.c_str(), &end, 10);
+    if (value.empty() || *end || n < lo || n > hi)
+      error = flag + " needs " + what + " from " + std::to_string(lo) + " to " + std::to_string(hi);
+    else
+      out = n;
+  };
+  if (flag == "--hidden")
+    number(1, 65536, m.hidden, "a size");
+  else if (flag == "--tokens")
+    number(1, 1048576, m.tokens, "a number");
+  else if (flag == "--optimizer") {
+    if (value == "sgd" || value == "adam")
+      m.optimizerStates = value == "adam" ? 2 : 1;
+    else
+      error = "unknown --optimizer `" + value + "` (expected sgd or adam)";
+  } else if (flag == "--precision") {
+    if (value == "fp32" || value == "bf16")
+      m.precision = value == "bf16" ? Precision::Bf16 : Precision::Fp32;
+    else
+      error = "unknown --precision `" + value + "` (expected fp32 or bf16)";
+  } else {
+    return false;
+  }
+  m.given = true;
+  return true;
+}
+
+const char *const kByteModelHelp =
+    R"(  --hidden=H           the model's hidden size: H x H weights (default 512)
+  --tokens=T           rows per micro-batch (default 256)
+  --optimizer=sgd|adam SGD with momentum 0.9, lr 0.1 (default; 1 state per parameter)
+                       or Adam, lr 0.001 (2 states)
+  --precision=fp32|bf16  fp32 (default), or bf16 mixed precision: bf16 weights (with
+                       fp32 masters), gradients and activations, fp32 optimizer states
+)";
+
+std::string bytesText(double bytes) {
+  char text[96];
+  std::snprintf(text, sizeof text, "%.0f bytes (%.1f MiB)", bytes, bytes / (1 << 20));
+  return text;
+}
+
+} // namespace schedc::sim

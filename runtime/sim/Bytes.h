@@ -1,0 +1,57 @@
+// Bytes — memory in bytes for a model of a given size and precision, next to the `puzzle`
+// model's abstract units. The puzzle counts a weight as 512 x 512 units whatever its
+// precision; a real run of H x H layers on T-row micro-batches holds bytes, and how many
+// depends on the precision (the accounting of mixed-precision training, seeds/004):
+//
+//   value                 fp32        bf16 (mixed precision)
+//   weight                4 per elem  2 (the bf16 copy the GEMMs read) + 4 (the fp32 master)
+//   weight gradient       4           2
+//   optimizer state       4 per moment (1 moment for SGD with momentum, 2 for Adam), fp32
+//   activation, its grad  4           2
+//
+// A weight or weight-gradient value holds |shards| / total of the H x H elements, an
+// activation or activation gradient T x H elements per micro-batch. The sim backend sums
+// these over what each rank holds at the events where it samples the puzzle's memory, so
+// the predicted peak bytes of a rank can be set beside what a real backend measured there.
+#pragma once
+
+#include "sim/Value.h"
+
+#include <string>
+
+namespace schedc::sim {
+
+enum class Precision : uint8_t { Fp32, Bf16 };
+const char *precisionName(Precision p); // "fp32", "bf16"
+
+struct ByteModel {
+  int64_t hidden = 512;    // H
+  int64_t tokens = 256;    // T, rows per micro-batch
+  int optimizerStates = 1; // moments per parameter: 1 (SGD with momentum) or 2 (Adam)
+  Precision precision = Precision::Fp32;
+  bool given = false; // set on the command line: the text report shows the bytes
+
+  // Bytes one element of a value of `kind` takes (an optimizer state: all its moments).
+  int elementBytes(Kind kind) const;
+  // Elements of data `v` holds.
+  double elements(const Value &v) const;
+  // Bytes `v` takes (a double: exact to 2^53 bytes, and no overflow at any size).
+  double bytes(const Value &v) const { return elements(v) * elementBytes(v.kind); }
+  // "hidden 512, tokens 256, fp32, 1 optimizer state".
+  std::string describe() const;
+};
+
+// The option `arg` sets, if it is one of the model's ("--hidden" of "--hidden=64"), else "".
+std::string byteModelFlag(const std::string &arg);
+
+// Reads one of the model's options (--hidden, --tokens, --optimizer, --precision) into
+// `m`. Returns false if `flag` is not one of them; sets `error` if its value is bad.
+bool parseByteModelOption(const std::string &flag, const std::string &value, ByteModel &m, std::string &error);
+
+// The help lines of those options, for the usage texts of schedc and compiled programs.
+extern const char *const kByteModelHelp;
+
+// "12582912 bytes (12.0 MiB)".
+std::string bytesText(double bytes);
+
+} // namespace schedc::sim
