@@ -2,7 +2,7 @@
 """equivalence.py SCHEDC EXAMPLES LIT_DIR
 
 The compiled program prints what `schedc check` prints. For each of the eight puzzle
-examples at its defaults and two other parameter sets, for stdlib schedules (`shard`,
+examples at its defaults and two other parameter sets (and with the byte model's options), for stdlib schedules (`shard`,
 meshes), and for schedules with errors, deadlocks, meshes and procedures, builds the executable once and compares, for text and
 JSON output: `schedc check`, the executable (`schedc build`) and the JIT (`schedc run`)
 must give byte-identical stdout, byte-identical stderr and the same exit code."""
@@ -19,7 +19,8 @@ cases = {
     os.path.join(puzzles, "grad_accum.sched"): ["", "-D layers=3 -D batches=5", "-D layers=4 -D batches=1"],
     os.path.join(puzzles, "ddp.sched"): ["", "-D layers=3 -D batches=6", "-D batches=3 -D ranks=3"],
     os.path.join(puzzles, "wsdp.sched"): ["", "-D layers=5 -D batches=7", "-D layers=2 -D batches=3"],
-    os.path.join(puzzles, "fsdp.sched"): ["", "-D layers=8 -D batches=8 -D ranks=8", "-D batches=6"],
+    os.path.join(puzzles, "fsdp.sched"): ["", "-D layers=8 -D batches=8 -D ranks=8", "-D batches=6",
+                                          "--hidden=1024 --tokens 128 --precision=bf16 --optimizer=adam"],
     os.path.join(puzzles, "pipeline.sched"): ["", "-D layers=12 -D ranks=3", "-D layers=6 -D ranks=6 -D batches=2"],
     os.path.join(puzzles, "gpipe.sched"): ["", "-D layers=12 -D ranks=3 -D batches=5",
                                            "-D layers=4 -D ranks=2 -D batches=7"],
@@ -33,7 +34,7 @@ cases = {
     os.path.join(lit, "check", "warnings.sched"): [""],
     os.path.join(lit, "sema", "ir-dump.sched"): [""],
     os.path.join(lit, "check", "shard-errors.sched"): [""],
-    os.path.join(stdlib, "zero1.sched"): ["", "-D ranks=2 -D batches=6"],
+    os.path.join(stdlib, "zero1.sched"): ["", "-D ranks=2 -D batches=6", "-D ranks=2 --hidden=64 --precision=fp32"],
     os.path.join(stdlib, "zero2.sched"): ["-D layers=3 -D ranks=8 -D batches=8"],
     os.path.join(stdlib, "hybrid.sched"): ["-D ranks=4 -D stages=2"],
     os.path.join(stdlib, "recompute.sched"): ["-D layers=5 -D segment=2"],
