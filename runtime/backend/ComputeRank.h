@@ -1,8 +1,8 @@
 // ComputeRank — what a backend that computes for real (cpu, cuda) implements: the data of
 // the one rank its process runs. The sim backend still runs every rank's schedule (checks,
 // clocks, the cost model); for this process's rank each operation's result comes here with
-// its operands, and the backend attaches real data (sim::Value::payload, with its element
-// count in payloadElements, from which memory is measured). Missing data (only possible
+// its operands, and the backend attaches real data (sim::Value::payload, with the bytes it
+// takes in payloadBytes, from which memory is measured). Missing data (only possible
 // when a wrong schedule is forced with --no-verify) reads as zeros. What does not depend on
 // where the data lives is done here, once: point-to-point messages (over MPI, with the
 // schedule's tag: a send never waits), the final weights, the shard layout.
