@@ -28,6 +28,14 @@ using sim::Kind;
 using sim::ValuePtr;
 using ValuePair = std::pair<ValuePtr, ValuePtr>;
 
+// The sum of `f` over `items`.
+template <class Items, class F> int64_t sumOver(const Items &items, F f) {
+  int64_t n = 0;
+  for (const auto &item : items)
+    n += f(item);
+  return n;
+}
+
 struct DevicePiece {
   int64_t begin = 0;
   Buffer values; // fp32 masters (weights, optimizer moments), or a gradient (fp32 or bf16)
@@ -38,25 +46,16 @@ struct DevicePiece {
 struct DeviceFlat {
   std::vector<DevicePiece> pieces;
   int64_t elements() const {
-    int64_t n = 0;
-    for (const DevicePiece &p : pieces)
-      n += p.count();
-    return n;
+    return sumOver(pieces, [](const DevicePiece &p) { return p.count(); });
   }
   int64_t bytes() const {
-    int64_t n = 0;
-    for (const DevicePiece &p : pieces)
-      n += p.bytes();
-    return n;
+    return sumOver(pieces, [](const DevicePiece &p) { return p.bytes(); });
   }
 };
 struct DeviceOpt {
   std::vector<DeviceFlat> moments;
   int64_t bytes() const {
-    int64_t n = 0;
-    for (const DeviceFlat &m : moments)
-      n += m.bytes();
-    return n;
+    return sumOver(moments, [](const DeviceFlat &m) { return m.bytes(); });
   }
 };
 struct DeviceRows {

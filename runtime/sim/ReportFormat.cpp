@@ -165,10 +165,10 @@ std::string formatJson(const CheckResult &r, const std::vector<Diagnostic> &diag
     }
     s += rep.ranks.empty() ? "],\n" : "\n  ],\n";
   } else {
-    s += "  \"timesteps\": null,\n  \"makespan\": null,\n  \"max_memory\": null,\n  \"max_memory_rank\": null,\n"
-         "  \"max_memory_time\": null,\n  \"max_bytes\": null,\n  \"max_bytes_rank\": null,\n  \"events\": null,\n  "
-         "\"bubble_fraction\": null,\n"
-         "  \"communication_volume\": null,\n  \"per_rank\": [],\n";
+    for (const char *field : {"timesteps", "makespan", "max_memory", "max_memory_rank", "max_memory_time", "max_bytes",
+                              "max_bytes_rank", "events", "bubble_fraction", "communication_volume"})
+      s += std::string("  \"") + field + "\": null,\n";
+    s += "  \"per_rank\": [],\n";
   }
   s += "  \"targets\": {";
   bool comma = false;
