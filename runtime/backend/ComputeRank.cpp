@@ -20,16 +20,6 @@ std::pair<int64_t, int64_t> ComputeRank::shard(int64_t s, int64_t total) {
   return {s * (n / total), n / total};
 }
 
-void ComputeRank::send(int64_t to, int64_t tag, const ValuePtr &v) {
-  auto bytes = std::make_shared<std::vector<char>>();
-  cpu::putData(*bytes, toHost(v));
-  comm_.send(to, static_cast<int>(tag), std::move(bytes));
-}
-
-ComputeRank::ValuePtr ComputeRank::recv(const ValuePtr &meta, int64_t from, int64_t tag) {
-  return fromHost(meta, cpu::readData(comm_.recv(from, static_cast<int>(tag))));
-}
-
 std::string ComputeRank::writeFinalWeights(const sim::Rank &rank, int64_t layers, const std::string &dir) {
   // Every updated weight piece this rank holds: (layer, begin, values).
   std::vector<char> mine;

@@ -4,8 +4,7 @@
 // its operands, and the backend attaches real data (sim::Value::payload, with the bytes it
 // takes in payloadBytes, from which memory is measured). Missing data (only possible
 // when a wrong schedule is forced with --no-verify) reads as zeros. What does not depend on
-// where the data lives is done here, once: point-to-point messages (over MPI, with the
-// schedule's tag: a send never waits), the final weights, the shard layout.
+// where the data lives is done here, once: the final weights, the shard layout.
 #pragma once
 
 #include "cpu/Comm.h"
@@ -25,7 +24,11 @@ struct ComputeConfig {
   // fp32, or bf16 mixed precision: bf16 weights (beside fp32 masters the optimizer
   // updates), weight gradients, activations and their gradients; fp32 optimizer states.
   sim::Precision precision = sim::Precision::Fp32;
-  bool tf32 = false; // cuda, fp32: GEMMs on TF32 tensor cores
+  bool tf32 = false;   // cuda, fp32: GEMMs on TF32 tensor cores
+  bool overlap = true; // cuda: collectives on a stream of their own, overlapping compute
+  // Every (sender, receiver) pair the schedule sends over, from the verification run
+  // (sim::World::routes): the cuda backend opens an NCCL channel for each before it starts.
+  std::vector<std::pair<int64_t, int64_t>> routes;
 };
 
 class ComputeRank {
@@ -60,17 +63,21 @@ public:
   // to the library's own, measured in the same run, and its communication time).
   virtual std::string stats() = 0;
 
-  void send(int64_t to, int64_t tag, const ValuePtr &v);
-  ValuePtr recv(const ValuePtr &meta, int64_t from, int64_t tag);
+  // Point-to-point, with the schedule's tag: a send never waits; a receive takes the next
+  // message from `from` with `tag` and returns `meta` carrying its data.
+  virtual void send(int64_t to, int64_t tag, const ValuePtr &v) = 0;
+  virtual ValuePtr recv(const ValuePtr &meta, int64_t from, int64_t tag) = 0;
+  // After the run (collective: every rank calls it): receives what the schedule never
+  // received, so that every send completes, and waits for the work in flight.
+  virtual void finish() {}
   // After the run (collective: every rank calls it): rank 0 writes DIR/layer_<l>.npy
   // (H x H float32) for every layer into a new DIR, atomically. Returns an error message,
   // or empty.
   std::string writeFinalWeights(const sim::Rank &rank, int64_t layers, const std::string &dir);
 
 protected:
-  // A copy of `v`'s data on the host, and `meta` carrying `data` in the backend's own form.
+  // A copy of `v`'s data on the host.
   virtual cpu::HostData toHost(const ValuePtr &v) = 0;
-  virtual ValuePtr fromHost(const ValuePtr &meta, cpu::HostData data) = 0;
   // The flat range (begin, count) of shard `s` of `total` of an H x H weight; ends the job
   // when H x H is not a multiple of `total`.
   std::pair<int64_t, int64_t> shard(int64_t s, int64_t total);

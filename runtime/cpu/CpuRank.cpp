@@ -3,6 +3,7 @@
 // be compared; a verified schedule always has the data it needs.
 #include "cpu/CpuRank.h"
 #include "backend/Payload.h"
+#include "cpu/Wire.h"
 
 #include <cstring>
 #include <filesystem>
@@ -227,6 +228,16 @@ HostData CpuRank::toHost(const ValuePtr &v) {
   else if (const OptState *o = P::opt(v))
     d.opt = *o;
   return d;
+}
+
+void CpuRank::send(int64_t to, int64_t tag, const ValuePtr &v) {
+  auto bytes = std::make_shared<std::vector<char>>();
+  putData(*bytes, toHost(v));
+  comm_.send(to, static_cast<int>(tag), std::move(bytes));
+}
+
+ValuePtr CpuRank::recv(const ValuePtr &meta, int64_t from, int64_t tag) {
+  return fromHost(meta, readData(comm_.recv(from, static_cast<int>(tag))));
 }
 
 ValuePtr CpuRank::fromHost(const ValuePtr &meta, HostData data) {

@@ -30,13 +30,17 @@ public:
   ValuePtr shardOf(const ValuePtr &meta, const ValuePtr &whole) override;
   ValuePtr collective(const ValuePtr &meta, sim::CollectiveKind kind, const ValuePtr &v,
                       const sim::IntSet &members) override;
+  // Over MPI (Comm: non-blocking sends), the data in the Wire format.
+  void send(int64_t to, int64_t tag, const ValuePtr &v) override;
+  ValuePtr recv(const ValuePtr &meta, int64_t from, int64_t tag) override;
   std::string stats() override;
 
 protected:
   HostData toHost(const ValuePtr &v) override;
-  ValuePtr fromHost(const ValuePtr &meta, HostData data) override;
 
 private:
+  // `meta` carrying `data`.
+  ValuePtr fromHost(const ValuePtr &meta, HostData data);
   // `meta` carrying the data, which takes its elements at the run's precision.
   ValuePtr with(const ValuePtr &meta, Flat f);
   ValuePtr with(const ValuePtr &meta, Rows r);

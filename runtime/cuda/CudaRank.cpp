@@ -9,12 +9,19 @@
 // optimizer updates) plus a bf16 copy (what the GEMMs read), weight gradients, activations
 // and their gradients in bf16, optimizer states in fp32; GEMMs are cublasGemmEx on bf16
 // operands accumulating in fp32 — the rounding points of the cpu backend's emulation.
+//
+// Streams: GEMMs and kernels run on the compute stream in the schedule's order, collectives
+// (with their packing copies) on a stream of their own, sends and receives on their
+// channels' streams (PointToPoint); StreamOrder orders them, so a collective or a message
+// overlaps the compute that does not need it. Every operation names the values it reads
+// (reads/enter) before it enqueues work.
 #include "cuda/CudaRank.h"
 
 #include "backend/Payload.h"
 #include "cuda/DeviceMemory.h"
 #include "cuda/Kernels.h"
 #include "cuda/Nccl.h"
+#include "cuda/PointToPoint.h"
 
 #include <algorithm>
 #include <cublas_v2.h>
@@ -68,29 +75,33 @@ using P = backend::Payloads<DeviceFlat, DeviceOpt, DeviceRows>;
 
 class CudaRank final : public backend::ComputeRank {
 public:
-  CudaRank(const backend::ComputeConfig &config, cpu::Comm &comm, cudaStream_t stream)
-      : ComputeRank(config, comm), stream_(stream), low_(bf16() ? DType::BF16 : DType::F32),
-        memory_(stream, [this](const std::string &what) { comm_.abort("cuda backend: " + what); }),
-        nccl_(comm, memory_) {
+  // Collective (the point-to-point channels are opened here): every rank makes its own.
+  CudaRank(const backend::ComputeConfig &config, cpu::Comm &comm, cudaStream_t compute, cudaStream_t collectives)
+      : ComputeRank(config, comm), compute_(compute), collectives_(collectives), current_(compute),
+        low_(bf16() ? DType::BF16 : DType::F32),
+        memory_([this](const std::string &what) { comm_.abort("cuda backend: " + what); }, compute, collectives),
+        nccl_(comm, memory_), messages_(comm, memory_, config.routes) {
     checkBlas(cublasCreate(&blas_), "cublasCreate");
-    checkBlas(cublasSetStream(blas_, stream_), "cublasSetStream");
+    checkBlas(cublasSetStream(blas_, compute_), "cublasSetStream");
     if (config.tf32)
       checkBlas(cublasSetMathMode(blas_, CUBLAS_TF32_TENSOR_OP_MATH), "cublasSetMathMode");
     precisionName_ = bf16() ? "bf16" : config.tf32 ? "tf32" : "fp32";
-    checkCuda(cudaEventCreate(&stepStart_), "cudaEventCreate");
-    checkCuda(cudaEventRecord(stepStart_, stream_), "cudaEventRecord");
+    memory_.check(cudaEventCreate(&stepStart_), "cudaEventCreate");
+    memory_.check(cudaEventRecord(stepStart_, compute_), "cudaEventRecord");
   }
   ~CudaRank() override {
-    cudaStreamSynchronize(stream_);
+    cudaDeviceSynchronize();
     cudaEventDestroy(stepStart_);
     cublasDestroy(blas_);
-    cudaStreamDestroy(stream_); // every buffer went with the run's values
+    if (collectives_ != compute_) // every buffer went with the run's values
+      cudaStreamDestroy(collectives_);
+    cudaStreamDestroy(compute_);
   }
 
   ValuePtr loadWeight(const ValuePtr &meta) override {
     auto [begin, count] = shard(meta->shards->min(), meta->total);
     DevicePiece piece{begin, buffer(count, DType::F32), nullptr};
-    initialWeight(piece.values->f32(), d_, meta->layer, begin, count, stream_);
+    initialWeight(piece.values->f32(), d_, meta->layer, begin, count, current_);
     return with(meta, DeviceFlat{{withCopy(std::move(piece))}});
   }
 
@@ -107,30 +118,32 @@ public:
     int64_t block = d_.tokens * d_.hidden;
     Buffer b = buffer(block * static_cast<int64_t>(batches.size()), low_);
     for (size_t k = 0; k < batches.size(); ++k)
-      inputRows(b->at(static_cast<int64_t>(k) * block), low_, d_, batches[k], stream_);
+      inputRows(b->at(static_cast<int64_t>(k) * block), low_, d_, batches[k], current_);
     return with(meta, DeviceRows{d_.tokens * static_cast<int64_t>(batches.size()), b});
   }
 
   ValuePtr forward(const ValuePtr &meta, const ValuePtr &a, const ValuePtr &w) override {
+    reads({a, w});
     int64_t m = rowCount(meta), h = d_.hidden;
     Buffer weight = gemmWeight(w), x = rowsOf(P::rows(a), m);
     Buffer y = buffer(m * h, low_);
     Buffer z = low_ == DType::F32 ? y : buffer(m * h, DType::F32); // x W, accumulated in fp32
     gemm(CUBLAS_OP_N, CUBLAS_OP_N, h, m, h, weight, x, z);
-    tanhInto(y->raw(), low_, z->f32(), m * h, stream_);
+    tanhInto(y->raw(), low_, z->f32(), m * h, current_);
     return with(meta, DeviceRows{m, y});
   }
 
   ValuePair backward(const ValuePair &meta, const ValuePtr &a, const ValuePtr &g, const ValuePtr &w,
                      sim::Rank::BackwardPart part) override {
+    reads({a, g, w});
     int64_t m = rowCount(meta.second), h = d_.hidden;
     bool wantWeight = part != sim::Rank::BackwardPart::Input, wantInput = part != sim::Rank::BackwardPart::Weight;
     Buffer weight = gemmWeight(w), x = rowsOf(P::rows(a), m), grad = rowsOf(P::rows(g), m);
     // dz = g * (1 - y^2), y = tanh(x W) recomputed in fp32; a GEMM operand, so stored low.
     Buffer z = buffer(m * h, DType::F32);
     gemm(CUBLAS_OP_N, CUBLAS_OP_N, h, m, h, weight, x, z);
-    tanhInto(z->raw(), DType::F32, z->f32(), m * h, stream_);
-    tanhBackward(z->f32(), grad->raw(), low_, m * h, stream_);
+    tanhInto(z->raw(), DType::F32, z->f32(), m * h, current_);
+    tanhBackward(z->f32(), grad->raw(), low_, m * h, current_);
     Buffer dz = converted(z, low_);
     ValuePair out = meta;
     if (wantWeight) { // dW = x^T dz (row-major), i.e. dW^T = dz^T x column-major
@@ -147,13 +160,15 @@ public:
   }
 
   ValuePtr loss(const ValuePtr &meta, const ValuePtr &a) override {
+    reads({a});
     int64_t m = rowCount(meta);
     Buffer y = rowsOf(P::rows(a), m), g = buffer(m * d_.hidden, low_);
-    lossGradient(g->raw(), y->raw(), low_, d_, meta->batches->elements(), stream_);
+    lossGradient(g->raw(), y->raw(), low_, d_, meta->batches->elements(), current_);
     return with(meta, DeviceRows{m, g});
   }
 
   ValuePair update(const ValuePair &meta, const ValuePtr &g, const ValuePtr &w, const ValuePtr &o) override {
+    reads({g, w, o});
     const DeviceFlat *grad = P::flat(g), *weight = P::flat(w);
     const DeviceOpt *state = P::opt(o);
     DeviceFlat nw;
@@ -170,7 +185,7 @@ public:
                                        ? rangeOf(&state->moments[k], p.begin, count, DType::F32)
                                        : zeros(count, DType::F32)));
         optimizerStep(o_, w->step, values->f32(), moments[0]->f32(), o_.moments() > 1 ? moments[1]->f32() : nullptr,
-                      gslice->raw(), low_, count, stream_);
+                      gslice->raw(), low_, count, current_);
         nw.pieces.push_back(withCopy(DevicePiece{p.begin, values, nullptr}));
         for (int k = 0; k < o_.moments(); ++k)
           ns.moments[k].pieces.push_back(DevicePiece{p.begin, moments[k], nullptr});
@@ -179,12 +194,13 @@ public:
   }
 
   ValuePtr addGrad(const ValuePtr &meta, const ValuePtr &a, const ValuePtr &b) override {
+    reads({a, b});
     DeviceFlat sum;
     if (const DeviceFlat *first = P::flat(a))
       for (const DevicePiece &p : first->pieces) {
         Buffer add = rangeOf(P::flat(b), p.begin, p.count(), p.values->type());
         Buffer values = buffer(p.count(), p.values->type());
-        addInto(values->raw(), p.values->raw(), add->raw(), p.values->type(), p.count(), stream_);
+        addInto(values->raw(), p.values->raw(), add->raw(), p.values->type(), p.count(), current_);
         sum.pieces.push_back(DevicePiece{p.begin, values, nullptr});
       }
     return with(meta, std::move(sum));
@@ -197,6 +213,7 @@ public:
   ValuePtr shardOf(const ValuePtr &meta, const ValuePtr &whole) override {
     if (meta->poisoned)
       return meta;
+    reads({whole});
     auto [begin, count] = shard(meta->shards->min(), meta->total);
     if (meta->kind == Kind::OptState) {
       const DeviceOpt *in = P::opt(whole);
@@ -211,49 +228,49 @@ public:
     return with(meta, DeviceFlat{{meta->kind == Kind::Weight ? withCopy(std::move(piece)) : std::move(piece)}});
   }
 
+  // On the collectives stream: it waits for the compute that made `v`, and compute waits
+  // for the result only where it uses it.
   ValuePtr collective(const ValuePtr &meta, sim::CollectiveKind kind, const ValuePtr &v,
                       const sim::IntSet &members) override {
-    const DeviceFlat *in = P::flat(v);
-    const std::vector<int64_t> &group = members.elements();
-    DType type = typeOf(meta->kind);
-    if (kind == sim::CollectiveKind::AllGather)
-      return with(meta, allGather(in, group, meta->kind == Kind::Weight));
-    if (kind == sim::CollectiveKind::AllReduce) { // on the pieces, packed in order
-      DeviceFlat data = in ? *in : DeviceFlat{};
-      int64_t n = data.elements();
-      Buffer packed = buffer(n, type);
-      int64_t at = 0;
-      for (const DevicePiece &p : data.pieces) {
-        copy(packed->at(at), p.values, p.count());
-        at += p.count();
-      }
-      nccl_.allReduce(packed->raw(), type, n, group);
-      at = 0;
-      for (DevicePiece &p : data.pieces) {
-        p.values = data.pieces.size() == 1 ? packed : copyOf(packed, at, p.count());
-        p.copy = nullptr;
-        if (meta->kind == Kind::Weight)
-          p = withCopy(std::move(p));
-        at += p.count();
-      }
-      return with(meta, std::move(data));
-    }
-    auto [begin, count] = shard(meta->shards->min(), meta->total);
-    Buffer whole = rangeOf(in, 0, weightElements(), type);
-    Buffer part = buffer(count, type);
-    nccl_.reduceScatter(whole->raw(), part->raw(), type, weightElements(), group);
-    DevicePiece piece{begin, part, nullptr};
-    return with(meta, DeviceFlat{{meta->kind == Kind::Weight ? withCopy(std::move(piece)) : std::move(piece)}});
+    current_ = collectives_;
+    reads({v});
+    ValuePtr out = collectiveHere(meta, kind, v, members);
+    memory_.order().leave(current_, usesOf({v, out}));
+    current_ = compute_;
+    return out;
   }
 
-  void settle() override { checkCuda(cudaStreamSynchronize(stream_), "cudaStreamSynchronize"); }
+  void send(int64_t to, int64_t tag, const ValuePtr &v) override {
+    std::vector<int64_t> description;
+    std::vector<Buffer> buffers;
+    describe(v, description, buffers);
+    messages_.send(to, tag, description, buffers);
+  }
+
+  ValuePtr recv(const ValuePtr &meta, int64_t from, int64_t tag) override {
+    PointToPoint::Message m = messages_.recv(from, tag);
+    return rebuild(meta, m.description, m.buffers);
+  }
+
+  void finish() override {
+    messages_.finish();
+    settle();
+  }
+
+  // Waits for the compute and collectives streams (not for sends: see StreamOrder).
+  void settle() override {
+    memory_.check(cudaStreamSynchronize(compute_), "cudaStreamSynchronize");
+    memory_.check(cudaStreamSynchronize(collectives_), "cudaStreamSynchronize");
+  }
 
   std::string stats() override {
-    // The step: from this rank's first operation to its last, on the device.
+    // The step: from this rank's first operation to the end of its last, on any stream.
+    memory_.streams().wait(compute_, memory_.streams().record(collectives_));
+    messages_.joinInto(compute_);
     cudaEvent_t stepEnd;
-    checkCuda(cudaEventCreate(&stepEnd), "cudaEventCreate");
-    checkCuda(cudaEventRecord(stepEnd, stream_), "cudaEventRecord");
-    checkCuda(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
+    memory_.check(cudaEventCreate(&stepEnd), "cudaEventCreate");
+    memory_.check(cudaEventRecord(stepEnd, compute_), "cudaEventRecord");
+    memory_.check(cudaStreamSynchronize(compute_), "cudaStreamSynchronize");
     float stepMs = 0;
     cudaEventElapsedTime(&stepMs, stepStart_, stepEnd);
     cudaEventDestroy(stepEnd);
@@ -271,10 +288,9 @@ public:
   }
 
 protected:
-  // Point-to-point messages and the final weights go through the host (see the header) as
-  // fp32; a weight travels as its master (the receiver makes the bf16 copy again: equal,
-  // since the copy is always the master rounded).
+  // The final weights go through the host as fp32.
   cpu::HostData toHost(const ValuePtr &v) override {
+    reads({v});
     auto hostFlat = [&](const DeviceFlat &f) {
       cpu::Flat out;
       for (const DevicePiece &p : f.pieces)
@@ -292,29 +308,6 @@ protected:
         d.opt->moments.push_back(hostFlat(m));
     }
     return d;
-  }
-
-  ValuePtr fromHost(const ValuePtr &meta, cpu::HostData data) override {
-    DType type = typeOf(meta->kind);
-    auto deviceFlat = [&](const cpu::Flat &f) {
-      DeviceFlat out;
-      for (const cpu::Piece &p : f.pieces) {
-        DevicePiece piece{p.begin, upload(p.values, type), nullptr};
-        out.pieces.push_back(meta->kind == Kind::Weight ? withCopy(std::move(piece)) : std::move(piece));
-      }
-      return out;
-    };
-    if (data.rows)
-      return with(meta, DeviceRows{data.rows->rows, upload(data.rows->values, type)});
-    if (data.flat)
-      return with(meta, deviceFlat(*data.flat));
-    if (data.opt) {
-      DeviceOpt s;
-      for (const cpu::Flat &m : data.opt->moments)
-        s.moments.push_back(deviceFlat(m));
-      return with(meta, std::move(s));
-    }
-    return meta;
   }
 
 private:
@@ -335,29 +328,114 @@ private:
     return p;
   }
 
-  void checkCuda(cudaError_t e, const char *what) {
-    if (e != cudaSuccess)
-      memory_.fail(std::string(what) + ": " + cudaGetErrorString(e));
+  // The stream bookkeeping of every device buffer of `values`' data.
+  static std::vector<BufferUses *> usesOf(std::initializer_list<ValuePtr> values) {
+    std::vector<BufferUses *> uses;
+    auto add = [&](const Buffer &b) {
+      if (b)
+        uses.push_back(&b->uses());
+    };
+    auto addFlat = [&](const DeviceFlat &f) {
+      for (const DevicePiece &p : f.pieces) {
+        add(p.values);
+        add(p.copy);
+      }
+    };
+    for (const ValuePtr &v : values) {
+      if (const DeviceRows *r = P::rows(v))
+        add(r->values);
+      else if (const DeviceFlat *f = P::flat(v))
+        addFlat(*f);
+      else if (const DeviceOpt *o = P::opt(v))
+        for (const DeviceFlat &m : o->moments)
+          addFlat(m);
+    }
+    return uses;
   }
+  // Before the operation enqueues work on current_ that reads `operands` (StreamOrder).
+  void reads(std::initializer_list<ValuePtr> operands) { memory_.order().enter(current_, usesOf(operands)); }
+
+  // A message's buffers, and the words that say how they make `v`'s data again: the shape
+  // (0 none, 1 rows, 2 flat, 3 optimizer state), then for rows the row count and whether
+  // it has its buffer, for a flat array its pieces (begin, has values, has a copy), for an
+  // optimizer state its moments' flat arrays.
+  static void describe(const ValuePtr &v, std::vector<int64_t> &words, std::vector<Buffer> &buffers) {
+    auto flat = [&](const DeviceFlat &f) {
+      words.push_back(static_cast<int64_t>(f.pieces.size()));
+      for (const DevicePiece &p : f.pieces) {
+        words.insert(words.end(), {p.begin, p.values ? 1 : 0, p.copy ? 1 : 0});
+        for (const Buffer &b : {p.values, p.copy})
+          if (b)
+            buffers.push_back(b);
+      }
+    };
+    if (const DeviceRows *r = P::rows(v)) {
+      words.insert(words.end(), {1, r->rows, r->values ? 1 : 0});
+      if (r->values)
+        buffers.push_back(r->values);
+    } else if (const DeviceFlat *f = P::flat(v)) {
+      words.push_back(2);
+      flat(*f);
+    } else if (const DeviceOpt *o = P::opt(v)) {
+      words.insert(words.end(), {3, static_cast<int64_t>(o->moments.size())});
+      for (const DeviceFlat &m : o->moments)
+        flat(m);
+    } else {
+      words.push_back(0);
+    }
+  }
+  // `meta` carrying the data `describe` took apart.
+  ValuePtr rebuild(const ValuePtr &meta, const std::vector<int64_t> &words, const std::vector<Buffer> &buffers) {
+    size_t w = 0, b = 0;
+    auto word = [&] { return words.at(w++); };
+    auto next = [&](bool present) { return present ? buffers.at(b++) : Buffer(); };
+    auto flat = [&] {
+      DeviceFlat f;
+      for (int64_t n = word(); n > 0; --n) {
+        DevicePiece p;
+        p.begin = word();
+        bool hasValues = word() != 0, hasCopy = word() != 0;
+        p.values = next(hasValues);
+        p.copy = next(hasCopy);
+        f.pieces.push_back(std::move(p));
+      }
+      return f;
+    };
+    switch (word()) {
+    case 1: {
+      int64_t rows = word();
+      return with(meta, DeviceRows{rows, next(word() != 0)});
+    }
+    case 2: return with(meta, flat());
+    case 3: {
+      DeviceOpt o;
+      for (int64_t n = word(); n > 0; --n)
+        o.moments.push_back(flat());
+      return with(meta, std::move(o));
+    }
+    default: return meta;
+    }
+  }
+
   void checkBlas(cublasStatus_t s, const char *what) {
     if (s != CUBLAS_STATUS_SUCCESS)
       // diag-coverage: unreachable (cuBLAS fails only on a broken GPU or driver, not for any schedule or option)
       memory_.fail(std::string(what) + ": cuBLAS status " + std::to_string(static_cast<int>(s)));
   }
 
-  Buffer buffer(int64_t count, DType type) { return std::make_shared<DeviceBuffer>(memory_, count, type); }
+  Buffer buffer(int64_t count, DType type) { return std::make_shared<DeviceBuffer>(memory_, count, type, current_); }
   Buffer zeros(int64_t count, DType type) {
     Buffer b = buffer(count, type);
     if (count > 0)
-      checkCuda(cudaMemsetAsync(b->raw(), 0, static_cast<size_t>(b->bytes()), stream_), "cudaMemsetAsync");
+      memory_.check(cudaMemsetAsync(b->raw(), 0, static_cast<size_t>(b->bytes()), current_), "cudaMemsetAsync");
     return b;
   }
   // `count` elements from `from` (at element `offset`) to `to` (same type).
   void copy(void *to, const Buffer &from, int64_t count, int64_t offset = 0) {
     if (count > 0)
-      checkCuda(cudaMemcpyAsync(to, from->at(offset), static_cast<size_t>(count * sizeOf(from->type())),
-                                cudaMemcpyDeviceToDevice, stream_),
-                "cudaMemcpyAsync");
+      memory_.check(cudaMemcpyAsync(to, from->at(offset), static_cast<size_t>(count * sizeOf(from->type())),
+                                    cudaMemcpyDeviceToDevice, current_),
+                    "cudaMemcpyAsync");
   }
   Buffer copyOf(const Buffer &from, int64_t offset = 0, int64_t count = -1) {
     if (count < 0)
@@ -371,28 +449,19 @@ private:
     if (from->type() == type)
       return from;
     Buffer b = buffer(from->count(), type);
-    convert(b->raw(), type, from->raw(), from->type(), from->count(), stream_);
+    convert(b->raw(), type, from->raw(), from->type(), from->count(), current_);
     return b;
   }
   std::vector<float> download(const Buffer &from, int64_t count) {
     std::vector<float> out(static_cast<size_t>(count));
     if (count > 0) {
       Buffer f32 = converted(from, DType::F32);
-      checkCuda(
-          cudaMemcpyAsync(out.data(), f32->raw(), static_cast<size_t>(count) * 4, cudaMemcpyDeviceToHost, stream_),
+      memory_.check(
+          cudaMemcpyAsync(out.data(), f32->raw(), static_cast<size_t>(count) * 4, cudaMemcpyDeviceToHost, current_),
           "cudaMemcpyAsync");
-      checkCuda(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
+      memory_.check(cudaStreamSynchronize(current_), "cudaStreamSynchronize");
     }
     return out;
-  }
-  Buffer upload(const std::vector<float> &values, DType type) {
-    Buffer b = buffer(static_cast<int64_t>(values.size()), DType::F32);
-    if (!values.empty()) {
-      checkCuda(cudaMemcpyAsync(b->raw(), values.data(), values.size() * 4, cudaMemcpyHostToDevice, stream_),
-                "cudaMemcpyAsync");
-      checkCuda(cudaStreamSynchronize(stream_), "cudaStreamSynchronize"); // `values` goes out of scope
-    }
-    return converted(b, type);
   }
   // Elements [begin, begin + count) of `f` as `type` (from the pieces' `copy` buffers when
   // `copies`): the piece's own buffer when one piece is exactly that range, else assembled
@@ -418,6 +487,42 @@ private:
     if (r && r->rows == expectedRows && r->values && r->values->type() == low_)
       return r->values;
     return zeros(expectedRows * d_.hidden, low_);
+  }
+
+  // The collective, its work enqueued on current_ (the collectives stream).
+  ValuePtr collectiveHere(const ValuePtr &meta, sim::CollectiveKind kind, const ValuePtr &v,
+                          const sim::IntSet &members) {
+    const DeviceFlat *in = P::flat(v);
+    const std::vector<int64_t> &group = members.elements();
+    DType type = typeOf(meta->kind);
+    if (kind == sim::CollectiveKind::AllGather)
+      return with(meta, allGather(in, group, meta->kind == Kind::Weight));
+    if (kind == sim::CollectiveKind::AllReduce) { // on the pieces, packed in order
+      DeviceFlat data = in ? *in : DeviceFlat{};
+      int64_t n = data.elements();
+      Buffer packed = buffer(n, type);
+      int64_t at = 0;
+      for (const DevicePiece &p : data.pieces) {
+        copy(packed->at(at), p.values, p.count());
+        at += p.count();
+      }
+      nccl_.allReduce(packed->raw(), type, n, group, current_);
+      at = 0;
+      for (DevicePiece &p : data.pieces) {
+        p.values = data.pieces.size() == 1 ? packed : copyOf(packed, at, p.count());
+        p.copy = nullptr;
+        if (meta->kind == Kind::Weight)
+          p = withCopy(std::move(p));
+        at += p.count();
+      }
+      return with(meta, std::move(data));
+    }
+    auto [begin, count] = shard(meta->shards->min(), meta->total);
+    Buffer whole = rangeOf(in, 0, weightElements(), type);
+    Buffer part = buffer(count, type);
+    nccl_.reduceScatter(whole->raw(), part->raw(), type, weightElements(), group, current_);
+    DevicePiece piece{begin, part, nullptr};
+    return with(meta, DeviceFlat{{meta->kind == Kind::Weight ? withCopy(std::move(piece)) : std::move(piece)}});
   }
 
   // Every member's pieces, put together: sorted by position, one contiguous piece when
@@ -464,7 +569,7 @@ private:
             copy(packed->at(offset), converted(source, type), p.count());
           offset += p.count();
         }
-      nccl_.gather(packed->raw(), out->raw(), type, counts, group);
+      nccl_.gather(packed->raw(), out->raw(), type, counts, group, current_);
       std::vector<Buffer> buffers;
       if (whole) {
         Buffer all = buffer(total, type);
@@ -524,11 +629,11 @@ private:
     cudaEventCreate(&end);
     once(); // warm-up
     const int repeats = 5;
-    cudaEventRecord(start, stream_);
+    cudaEventRecord(start, compute_);
     for (int r = 0; r < repeats; ++r)
       once();
-    cudaEventRecord(end, stream_);
-    checkCuda(cudaEventSynchronize(end), "cudaEventSynchronize");
+    cudaEventRecord(end, compute_);
+    memory_.check(cudaEventSynchronize(end), "cudaEventSynchronize");
     float ms = 0;
     cudaEventElapsedTime(&ms, start, end);
     cudaEventDestroy(start);
@@ -536,10 +641,12 @@ private:
     return ms > 0 ? repeats * 2.0 * double(n) * double(n) * double(n) / (ms / 1e3) / 1e9 : 0.0;
   }
 
-  cudaStream_t stream_;
-  DType low_; // activations, their gradients and weight gradients: F32, or BF16 at bf16
+  cudaStream_t compute_, collectives_;
+  cudaStream_t current_; // where the operation in progress enqueues its work
+  DType low_;            // activations, their gradients and weight gradients: F32, or BF16 at bf16
   DeviceMemory memory_;
   NcclGroups nccl_;
+  PointToPoint messages_;
   cublasHandle_t blas_ = nullptr;
   cudaEvent_t stepStart_ = nullptr;
   const char *precisionName_ = "fp32";
@@ -577,12 +684,16 @@ std::string deviceProblem() {
 std::unique_ptr<backend::ComputeRank> makeCudaRank(const backend::ComputeConfig &config, cpu::Comm &comm) {
   int local = localRank();
   cudaError_t e = cudaSetDevice(local);
-  cudaStream_t stream = nullptr;
+  cudaStream_t compute = nullptr, collectives = nullptr;
   if (e == cudaSuccess)
-    e = cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
+    e = cudaStreamCreateWithFlags(&compute, cudaStreamNonBlocking);
+  if (e == cudaSuccess && config.overlap)
+    e = cudaStreamCreateWithFlags(&collectives, cudaStreamNonBlocking);
+  if (!config.overlap) // --no-overlap: collectives in line with compute
+    collectives = compute;
   if (e != cudaSuccess)
     comm.abort(std::string("cuda backend: cannot use GPU ") + std::to_string(local) + ": " + cudaGetErrorString(e));
-  return std::make_unique<CudaRank>(config, comm, stream);
+  return std::make_unique<CudaRank>(config, comm, compute, collectives);
 }
 
 } // namespace schedc::cuda

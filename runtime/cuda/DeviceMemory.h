@@ -1,10 +1,14 @@
 // DeviceMemory — every byte the cuda backend keeps on the GPU goes through here: buffers
-// are allocated stream-ordered (cudaMallocAsync on the rank's stream) and freed when the
-// last value holding them goes, and the allocator counts the bytes live and their peak, so
-// the measured memory can be set beside the cost model's prediction. A buffer holds fp32
-// or bf16 elements (bf16 mixed precision keeps weight copies, gradients and activations in
-// bf16). A failure ends the job (the fail callback).
+// are allocated stream-ordered (cudaMallocAsync on the stream of the work that makes them)
+// and freed when the last value holding them goes — on the stream that used them last (see
+// StreamOrder.h), so a free never overtakes a use on another stream — and the allocator
+// counts the bytes live and their peak, so the measured memory can be set beside the cost
+// model's prediction. A buffer holds fp32 or bf16 elements (bf16 mixed precision keeps
+// weight copies, gradients and activations in bf16). A failure ends the job (the fail
+// callback).
 #pragma once
+
+#include "cuda/StreamOrder.h"
 
 #include <cstdint>
 #include <cuda_bf16.h>
@@ -20,34 +24,60 @@ inline int64_t sizeOf(DType t) {
   return t == DType::BF16 ? 2 : 4;
 }
 
+// StreamOrder's device: CUDA streams, and events shared by every buffer one piece of work
+// touched (destroyed with their last holder; CUDA releases a pending one once it completes).
+struct CudaStreams {
+  using Stream = cudaStream_t;
+  using Event = std::shared_ptr<CUevent_st>; // cudaEvent_t is CUevent_st *
+  std::function<void(const std::string &)> fail;
+  // Fails with `what` and CUDA's words for `e` unless it is success.
+  void check(cudaError_t e, const char *what) const {
+    if (e != cudaSuccess)
+      fail(std::string(what) + ": " + cudaGetErrorString(e));
+  }
+  Event record(Stream s) const;
+  void wait(Stream s, const Event &e) const;
+};
+using Order = StreamOrder<CudaStreams>;
+using BufferUses = StreamUses<CudaStreams>;
+
 class DeviceMemory {
 public:
-  // `fail` reports a CUDA error and does not return (it ends the job).
-  DeviceMemory(cudaStream_t stream, std::function<void(const std::string &)> fail)
-      : stream_(stream), fail_(std::move(fail)) {}
-  void *allocate(int64_t bytes);
-  void release(void *p, int64_t bytes);
+  // `fail` reports a CUDA error and does not return (it ends the job). The compute and
+  // collectives streams are the rank's (see StreamOrder).
+  DeviceMemory(std::function<void(const std::string &)> fail, cudaStream_t compute, cudaStream_t collectives)
+      : streams_{std::move(fail)}, order_(streams_, compute, collectives) {}
+  DeviceMemory(const DeviceMemory &) = delete;
+  DeviceMemory &operator=(const DeviceMemory &) = delete;
+  // `bytes` for work about to run on `stream`.
+  void *allocate(int64_t bytes, cudaStream_t stream);
+  // Frees `p` where StreamOrder says, once every stream that used it is done with it.
+  void release(void *p, int64_t bytes, BufferUses &uses);
   int64_t liveBytes() const { return live_; }
   int64_t peakBytes() const { return peak_; }
-  cudaStream_t stream() const { return stream_; }
+  Order &order() { return order_; }
+  const CudaStreams &streams() const { return streams_; }
+  void check(cudaError_t e, const char *what) const { streams_.check(e, what); }
   [[noreturn]] void fail(const std::string &what) const {
-    fail_(what);
+    streams_.fail(what);
     std::abort();
   }
 
 private:
-  cudaStream_t stream_;
-  std::function<void(const std::string &)> fail_;
+  CudaStreams streams_;
+  Order order_;
   int64_t live_ = 0, peak_ = 0;
 };
 
-// `count` elements of `type` on the device, returned to the allocator when the last holder
-// drops it.
+// `count` elements of `type` on the device, made by work on `stream`; returned to the
+// allocator when the last holder drops it.
 class DeviceBuffer {
 public:
-  DeviceBuffer(DeviceMemory &memory, int64_t count, DType type)
-      : memory_(memory), data_(memory.allocate(count * sizeOf(type))), count_(count), type_(type) {}
-  ~DeviceBuffer() { memory_.release(data_, bytes()); }
+  DeviceBuffer(DeviceMemory &memory, int64_t count, DType type, cudaStream_t stream)
+      : memory_(memory), data_(memory.allocate(count * sizeOf(type), stream)), count_(count), type_(type) {
+    Order::made(uses_, stream);
+  }
+  ~DeviceBuffer() { memory_.release(data_, bytes(), uses_); }
   DeviceBuffer(const DeviceBuffer &) = delete;
   DeviceBuffer &operator=(const DeviceBuffer &) = delete;
   void *raw() const { return data_; }
@@ -57,12 +87,15 @@ public:
   int64_t count() const { return count_; }
   int64_t bytes() const { return count_ * sizeOf(type_); }
   DType type() const { return type_; }
+  // Which streams made and used it (kept by StreamOrder; the elements never change once made).
+  BufferUses &uses() const { return uses_; }
 
 private:
   DeviceMemory &memory_;
   void *data_;
   int64_t count_;
   DType type_;
+  mutable BufferUses uses_;
 };
 using Buffer = std::shared_ptr<DeviceBuffer>;
 

@@ -46,26 +46,25 @@ ncclComm_t NcclGroups::communicator(const std::vector<int64_t> &members) {
   return comm;
 }
 
-void NcclGroups::allReduce(void *data, DType type, int64_t n, const std::vector<int64_t> &members) {
-  check(ncclAllReduce(data, data, static_cast<size_t>(n), ncclType(type), ncclSum, communicator(members),
-                      memory_.stream()),
+void NcclGroups::allReduce(void *data, DType type, int64_t n, const std::vector<int64_t> &members,
+                           cudaStream_t stream) {
+  check(ncclAllReduce(data, data, static_cast<size_t>(n), ncclType(type), ncclSum, communicator(members), stream),
         "ncclAllReduce");
 }
 
-void NcclGroups::reduceScatter(const void *data, void *part, DType type, int64_t n,
-                               const std::vector<int64_t> &members) {
+void NcclGroups::reduceScatter(const void *data, void *part, DType type, int64_t n, const std::vector<int64_t> &members,
+                               cudaStream_t stream) {
   check(ncclReduceScatter(data, part, static_cast<size_t>(n / static_cast<int64_t>(members.size())), ncclType(type),
-                          ncclSum, communicator(members), memory_.stream()),
+                          ncclSum, communicator(members), stream),
         "ncclReduceScatter");
 }
 
 void NcclGroups::gather(const void *data, void *out, DType type, const std::vector<int64_t> &counts,
-                        const std::vector<int64_t> &members) {
+                        const std::vector<int64_t> &members, cudaStream_t stream) {
   ncclComm_t comm = communicator(members);
   bool equal = std::all_of(counts.begin(), counts.end(), [&](int64_t c) { return c == counts[0]; });
   if (equal) { // the common case (one shard each): one all-gather
-    check(ncclAllGather(data, out, static_cast<size_t>(counts[0]), ncclType(type), comm, memory_.stream()),
-          "ncclAllGather");
+    check(ncclAllGather(data, out, static_cast<size_t>(counts[0]), ncclType(type), comm, stream), "ncclAllGather");
     return;
   }
   // Unequal parts: each member broadcasts its own, in one group call.
@@ -74,7 +73,7 @@ void NcclGroups::gather(const void *data, void *out, DType type, const std::vect
   for (size_t m = 0; m < members.size(); ++m) {
     if (counts[m] > 0)
       check(ncclBroadcast(data, static_cast<char *>(out) + offset * sizeOf(type), static_cast<size_t>(counts[m]),
-                          ncclType(type), static_cast<int>(m), comm, memory_.stream()),
+                          ncclType(type), static_cast<int>(m), comm, stream),
             "ncclBroadcast");
     offset += counts[m];
   }

@@ -32,6 +32,7 @@ The model (cpu and cuda compute it; on every backend the report predicts each ra
 bytes of it, and cpu and cuda measure them):
 %s  --seed=N             cpu/cuda: the seed of inputs, targets and initial weights (default 1)
   --tf32               cuda, fp32: GEMMs on TF32 tensor cores (fp32 storage)
+  --no-overlap         cuda: collectives on the compute stream, not overlapping it
 
   --weights-out=DIR    cpu/cuda: write the final weights to DIR/layer_<l>.npy (H x H float32)
   --no-verify          cpu/cuda: run even a schedule that check rejects
@@ -161,15 +162,25 @@ int runProgram(const schedc_program &program, const std::vector<std::string> &de
       return kExitNoDevice;
     }
   }
-  if (!computeRun->noVerify && evaluated) {
+  backend::ComputeConfig config = computeRun->config;
+  config.dims.batches = batches;
+  // The verification run: it decides whether the schedule runs (unless --no-verify), and
+  // tells the cuda backend the point-to-point routes to open channels for before it starts
+  // (the same schedule sends the same messages when it computes).
+  bool needRoutes = computeRun->backend == ComputeRun::Cuda;
+  if ((!computeRun->noVerify || needRoutes) && evaluated) {
     DiagnosticEngine quiet(sources, nullptr);
     std::ostringstream report;
     sim::RunOptions verifyOptions;
     verifyOptions.maxSteps = options.maxSteps; // no files: this run only decides
+    verifyOptions.afterRun = [&](const sim::World &world, sim::CheckResult &) {
+      config.routes.assign(world.routes().begin(), world.routes().end());
+      return std::string();
+    };
     int verdict = sim::runAndReport(setup, evaluated, verifyOptions, body(nullptr), sources, quiet, report);
     // Every rank must decide alike, or some would wait in MPI for the others forever.
     MPI_Allreduce(MPI_IN_PLACE, &verdict, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-    if (verdict != kExitOk) {
+    if (verdict != kExitOk && !computeRun->noVerify) {
       for (const Diagnostic &d : quiet.diagnostics()) {
         auto b = d.severity == Severity::Error ? diags.error(d.range, d.message) : diags.warning(d.range, d.message);
         for (const Diagnostic &n : d.notes)
@@ -183,8 +194,6 @@ int runProgram(const schedc_program &program, const std::vector<std::string> &de
       return kExitCheckFailed;
     }
   }
-  backend::ComputeConfig config = computeRun->config;
-  config.dims.batches = batches;
   std::unique_ptr<backend::ComputeRank> local = makeComputeRank(computeRun->backend, config, *comm);
   sim::RunOptions runOptions = options;
   runOptions.traceFile.clear(); // a real run writes what it measured (below), not the model's times
@@ -242,6 +251,7 @@ int runProgram(const schedc_program &program, const std::vector<std::string> &de
     return problem;
   };
   int code = sim::runAndReport(setup, evaluated, runOptions, body(local.get()), sources, diags, o);
+  local->finish();
   comm->finish();
   if (computeRun->stats) {
     // Each rank's line (its GEMM rate next to the library's own, measured now, in the same
@@ -298,6 +308,8 @@ extern "C" int schedc_main(const schedc_program *program, int argc, char **argv)
       run.backend = *v == "cuda" ? rt::ComputeRun::Cuda : rt::ComputeRun::Cpu;
     } else if (a == "--tf32") {
       run.config.tf32 = true;
+    } else if (a == "--no-overlap") {
+      run.config.overlap = false;
     } else if (std::string flag = schedc::sim::byteModelFlag(a); !flag.empty()) {
       std::optional<std::string> v = value(flag.c_str());
       std::string error;
@@ -337,6 +349,9 @@ extern "C" int schedc_main(const schedc_program *program, int argc, char **argv)
   // The model the report predicts bytes for is the one a real backend computes.
   if (run.config.tf32 && options.bytes.precision == schedc::sim::Precision::Bf16)
     return usage("--tf32 is for fp32 GEMMs; with --precision=bf16 the GEMMs are bf16");
+  if ((run.config.tf32 || !run.config.overlap) && run.backend != rt::ComputeRun::Cuda)
+    return usage(std::string(run.config.tf32 ? "--tf32" : "--no-overlap") +
+                 " is an option of the cuda backend (--backend=cuda)");
   run.config.dims.hidden = options.bytes.hidden;
   run.config.dims.tokens = options.bytes.tokens;
   run.config.precision = options.bytes.precision;

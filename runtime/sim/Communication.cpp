@@ -239,6 +239,8 @@ bool Rank::badRoute(SourceRange at, bool sending, int64_t peer, int64_t tag) {
 }
 
 void Rank::send(SourceRange at, int64_t to, const ValuePtr &v, int64_t tag) {
+  if (canExchange(to, tag)) // a real backend sends whenever the route is valid (rt/Abi.cpp)
+    world_.routes_.insert({id_, to});
   if (cancelled() || badRoute(at, true, to, tag))
     return;
   logEvent(EventKind::Pass, -1, nullptr, communicationTime(0.2), at);

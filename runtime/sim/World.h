@@ -22,6 +22,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -269,6 +270,10 @@ public:
   Report report() const;
   const std::vector<Event> &events(int64_t rank) const { return ranks_[rank]->events_; }
   const Rank &rank(int64_t r) const { return *ranks_[r]; }
+  // Every (sender, receiver) pair a send was made for, the run's point-to-point routes: a
+  // real backend that needs a channel per route (the cuda backend's NCCL pairs) makes them
+  // before it runs, from a verification run of the same schedule.
+  const std::set<std::pair<int64_t, int64_t>> &routes() const { return routes_; }
 
 private:
   friend class Rank;
@@ -328,6 +333,7 @@ private:
     int64_t flow; // the id shared by the send's and the receive's events
   };
   int64_t flows_ = 0;
+  std::set<std::pair<int64_t, int64_t>> routes_;
   // inbox_[to][{from, tag}]: messages in the order they were sent.
   std::vector<std::map<std::pair<int64_t, int64_t>, std::deque<Message>>> inbox_;
   uint64_t steps_ = 0;

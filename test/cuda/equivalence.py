@@ -11,7 +11,9 @@ backward, recomputation, shards):
    max|a - b| / max|b| of at most 1e-4 (GPU and CPU sum in different orders), SGD and Adam;
    also with --tf32 against basic's at 1e-2 (TF32 keeps 10 bits of mantissa), and with
    --precision=bf16 (SGD) against the cpu backend's bf16 emulation and basic's at bf16, at
-   1e-4 (the cpu tests measure 2.5e-5 between schedules at bf16).
+   1e-4 (the cpu tests measure 2.5e-5 between schedules at bf16). The same SGD step with
+   --no-overlap (collectives in line with compute) and with --trace (every operation
+   waits for its device work) ends with the same weights as overlapped, to 1e-6.
 2. Memory: the peak of bytes each rank holds (the device buffers of the values it keeps),
    measured at the cost model's sampling points, equals the peak the run predicts, for
    every rank: at fp32, SGD, H = 512, T = 256 (also 4 bytes per puzzle unit) and at bf16
@@ -112,6 +114,15 @@ with tempfile.TemporaryDirectory() as tmp:
         r = train(name, ranks, device, on_tf32, small + ([] if stand_in else ["--tf32"]))
         same, text = worst(on_tf32, basic, "1e-2") if r.returncode == 0 else (False, r.stderr[-300:])
         report(same, f"{name} on {ranks} GPU(s) (sgd, tf32): vs basic {text}")
+        # The same step with collectives in line with compute (--no-overlap), and traced
+        # (every operation waits for its device work): the same weights as overlapped.
+        overlapped = os.path.join(tmp, f"{name}-cuda-" + "-".join(f.split("=")[-1] for f in small + ["--optimizer=sgd"]))
+        for label, extra in (("no overlap", [] if stand_in else ["--no-overlap"]),
+                             ("traced", ["--trace=" + os.path.join(tmp, name + ".trace.json")])):
+            out = os.path.join(tmp, f"{name}-{label.replace(' ', '-')}")
+            r = train(name, ranks, device, out, small + ["--optimizer=sgd"] + extra)
+            same, text = worst(out, overlapped, "1e-6") if r.returncode == 0 else (False, r.stderr[-300:])
+            report(same, f"{name} on {ranks} GPU(s) (sgd, {label}): vs overlapped {text}")
 
     for name, (layers, batches, ranks) in cases.items():
         for label, extra, units in (("fp32, H = 512, T = 256", [], True),

@@ -1,0 +1,187 @@
+// PointToPoint implementation. A header is int64 words: the tag, the number of buffers,
+// each buffer's element count and type, then the sender's description of the value. In a
+// channel's communicator the sender is rank 0 and the receiver rank 1; a buffer travels as
+// bytes (ncclChar), empty ones not at all.
+#include "cuda/PointToPoint.h"
+
+#include <algorithm>
+
+namespace schedc::cuda {
+
+namespace {
+// Buffers' stream bookkeeping, for StreamOrder.
+std::vector<BufferUses *> usesOf(const std::vector<Buffer> &buffers) {
+  std::vector<BufferUses *> uses;
+  for (const Buffer &b : buffers)
+    if (b)
+      uses.push_back(&b->uses());
+  return uses;
+}
+} // namespace
+
+void PointToPoint::check(ncclResult_t r, const char *what) {
+  if (r != ncclSuccess && r != ncclInProgress)
+    memory_.fail(std::string(what) + ": " + ncclGetErrorString(r));
+}
+
+void PointToPoint::checkMpi(int code, const char *what) {
+  if (code != MPI_SUCCESS)
+    // diag-coverage: unreachable (only a dead peer or a broken MPI fails these calls; no schedule or option does)
+    memory_.fail(std::string("MPI error in ") + what);
+}
+
+PointToPoint::PointToPoint(cpu::Comm &mpi, DeviceMemory &memory, const std::vector<std::pair<int64_t, int64_t>> &routes)
+    : mpi_(mpi), memory_(memory), sent_(static_cast<size_t>(mpi.size())), read_(static_cast<size_t>(mpi.size())) {
+  MPI_Comm_dup(MPI_COMM_WORLD, &headers_);
+  int64_t me = mpi_.rank();
+  std::vector<std::pair<int64_t, int64_t>> mine;
+  for (const auto &route : routes)
+    if (route.first == me || route.second == me)
+      mine.push_back(route);
+  // Each route's sender makes its unique id and gives it to the receiver; all at once, so
+  // that no rank waits for another before it has sent its own.
+  std::vector<ncclUniqueId> ids(mine.size());
+  std::vector<MPI_Request> requests(mine.size(), MPI_REQUEST_NULL);
+  for (size_t i = 0; i < mine.size(); ++i) {
+    auto [from, to] = mine[i];
+    if (from == me) {
+      check(ncclGetUniqueId(&ids[i]), "ncclGetUniqueId");
+      checkMpi(MPI_Isend(&ids[i], sizeof ids[i], MPI_BYTE, static_cast<int>(to), 0, headers_, &requests[i]),
+               "MPI_Isend");
+    } else {
+      checkMpi(MPI_Irecv(&ids[i], sizeof ids[i], MPI_BYTE, static_cast<int>(from), 0, headers_, &requests[i]),
+               "MPI_Irecv");
+    }
+  }
+  checkMpi(MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
+  // Every channel of this rank opened in one group call: NCCL connects them together.
+  for (const auto &route : mine) {
+    Channel &c = channels_[route];
+    memory_.check(cudaStreamCreateWithFlags(&c.stream, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
+  }
+  check(ncclGroupStart(), "ncclGroupStart");
+  for (size_t i = 0; i < mine.size(); ++i)
+    check(ncclCommInitRank(&channels_[mine[i]].comm, 2, ids[i], mine[i].first == me ? 0 : 1), "ncclCommInitRank");
+  check(ncclGroupEnd(), "ncclGroupEnd");
+}
+
+PointToPoint::~PointToPoint() {
+  early_.clear(); // their buffers go on the channels' streams, which must still be there
+  for (auto &[route, c] : channels_) {
+    cudaStreamSynchronize(c.stream);
+    ncclCommDestroy(c.comm);
+    cudaStreamDestroy(c.stream);
+  }
+  for (PendingHeader &p : pending_)
+    MPI_Wait(&p.request, MPI_STATUS_IGNORE);
+  if (headers_ != MPI_COMM_NULL)
+    MPI_Comm_free(&headers_);
+}
+
+PointToPoint::Channel &PointToPoint::channel(int64_t from, int64_t to) {
+  auto it = channels_.find({from, to});
+  if (it == channels_.end())
+    // diag-coverage: unreachable (the verification run of the same schedule made every send)
+    memory_.fail("internal error: no NCCL channel from rank " + std::to_string(from) + " to rank " +
+                 std::to_string(to) + " (the verification run did not see this send)");
+  return it->second;
+}
+
+void PointToPoint::send(int64_t to, int64_t tag, const std::vector<int64_t> &description,
+                        const std::vector<Buffer> &buffers) {
+  Channel &c = channel(mpi_.rank(), to);
+  // Headers whose sends completed go first.
+  pending_.erase(std::remove_if(pending_.begin(), pending_.end(),
+                                [&](PendingHeader &p) {
+                                  int done = 0;
+                                  checkMpi(MPI_Test(&p.request, &done, MPI_STATUS_IGNORE), "MPI_Test");
+                                  return done != 0;
+                                }),
+                 pending_.end());
+  auto words = std::make_shared<std::vector<int64_t>>();
+  words->push_back(tag);
+  words->push_back(static_cast<int64_t>(buffers.size()));
+  for (const Buffer &b : buffers) {
+    words->push_back(b->count());
+    words->push_back(static_cast<int64_t>(b->type()));
+  }
+  words->insert(words->end(), description.begin(), description.end());
+  PendingHeader header{MPI_REQUEST_NULL, words};
+  checkMpi(MPI_Isend(words->data(), static_cast<int>(words->size()), MPI_INT64_T, static_cast<int>(to), 0, headers_,
+                     &header.request),
+           "MPI_Isend");
+  pending_.push_back(std::move(header));
+  ++sent_[static_cast<size_t>(to)];
+
+  Order &order = memory_.order();
+  std::vector<BufferUses *> uses = usesOf(buffers);
+  order.enter(c.stream, uses);
+  check(ncclGroupStart(), "ncclGroupStart");
+  for (const Buffer &b : buffers)
+    if (b->bytes() > 0)
+      check(ncclSend(b->raw(), static_cast<size_t>(b->bytes()), ncclChar, 1, c.comm, c.stream), "ncclSend");
+  check(ncclGroupEnd(), "ncclGroupEnd");
+  order.leave(c.stream, uses);
+}
+
+PointToPoint::Message PointToPoint::receiveNext(int64_t from) {
+  Channel &c = channel(from, mpi_.rank());
+  MPI_Status status;
+  checkMpi(MPI_Probe(static_cast<int>(from), 0, headers_, &status), "MPI_Probe");
+  int count = 0;
+  MPI_Get_count(&status, MPI_INT64_T, &count);
+  std::vector<int64_t> words(static_cast<size_t>(count));
+  checkMpi(MPI_Recv(words.data(), count, MPI_INT64_T, static_cast<int>(from), 0, headers_, MPI_STATUS_IGNORE),
+           "MPI_Recv");
+  ++read_[static_cast<size_t>(from)];
+  Message m;
+  m.tag = words.at(0);
+  size_t n = static_cast<size_t>(words.at(1));
+  for (size_t i = 0; i < n; ++i)
+    m.buffers.push_back(std::make_shared<DeviceBuffer>(memory_, words.at(2 + 2 * i),
+                                                       static_cast<DType>(words.at(3 + 2 * i)), c.stream));
+  m.description.assign(words.begin() + static_cast<std::ptrdiff_t>(2 + 2 * n), words.end());
+  check(ncclGroupStart(), "ncclGroupStart");
+  for (const Buffer &b : m.buffers)
+    if (b->bytes() > 0)
+      check(ncclRecv(b->raw(), static_cast<size_t>(b->bytes()), ncclChar, 0, c.comm, c.stream), "ncclRecv");
+  check(ncclGroupEnd(), "ncclGroupEnd");
+  memory_.order().leave(c.stream, usesOf(m.buffers));
+  return m;
+}
+
+PointToPoint::Message PointToPoint::recv(int64_t from, int64_t tag) {
+  std::deque<Message> &kept = early_[{from, tag}];
+  if (!kept.empty()) {
+    Message m = std::move(kept.front());
+    kept.pop_front();
+    return m;
+  }
+  for (;;) {
+    Message m = receiveNext(from);
+    if (m.tag == tag)
+      return m;
+    early_[{from, m.tag}].push_back(std::move(m));
+  }
+}
+
+void PointToPoint::finish() {
+  std::vector<int64_t> sentToMe(sent_.size());
+  checkMpi(MPI_Alltoall(sent_.data(), 1, MPI_INT64_T, sentToMe.data(), 1, MPI_INT64_T, headers_), "MPI_Alltoall");
+  for (size_t from = 0; from < sentToMe.size(); ++from)
+    while (read_[from] < sentToMe[from])
+      receiveNext(static_cast<int64_t>(from)); // dropped: its buffers are freed after the receive
+  early_.clear();
+  for (PendingHeader &p : pending_)
+    checkMpi(MPI_Wait(&p.request, MPI_STATUS_IGNORE), "MPI_Wait");
+  pending_.clear();
+  for (auto &[route, c] : channels_)
+    memory_.check(cudaStreamSynchronize(c.stream), "cudaStreamSynchronize");
+}
+
+void PointToPoint::joinInto(cudaStream_t stream) {
+  for (auto &[route, c] : channels_)
+    memory_.streams().wait(stream, memory_.streams().record(c.stream));
+}
+
+} // namespace schedc::cuda
