@@ -26,9 +26,11 @@ struct ComputeConfig {
   sim::Precision precision = sim::Precision::Fp32;
   bool tf32 = false;   // cuda, fp32: GEMMs on TF32 tensor cores
   bool overlap = true; // cuda: collectives on a stream of their own, overlapping compute
-  // Every (sender, receiver) pair the schedule sends over, from the verification run
-  // (sim::World::routes): the cuda backend opens an NCCL channel for each before it starts.
+  // Every (sender, receiver) pair the schedule sends over and every group it calls
+  // collectives over, from the verification run (sim::World::routes, collectiveGroups):
+  // the cuda backend opens an NCCL communicator for each before it starts.
   std::vector<std::pair<int64_t, int64_t>> routes;
+  std::vector<std::vector<int64_t>> groups;
 };
 
 class ComputeRank {

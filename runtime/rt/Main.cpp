@@ -165,16 +165,18 @@ int runProgram(const schedc_program &program, const std::vector<std::string> &de
   backend::ComputeConfig config = computeRun->config;
   config.dims.batches = batches;
   // The verification run: it decides whether the schedule runs (unless --no-verify), and
-  // tells the cuda backend the point-to-point routes to open channels for before it starts
-  // (the same schedule sends the same messages when it computes).
-  bool needRoutes = computeRun->backend == ComputeRun::Cuda;
-  if ((!computeRun->noVerify || needRoutes) && evaluated) {
+  // tells the cuda backend the routes of its messages and the groups of its collectives,
+  // whose NCCL communicators it opens before it starts (the same schedule makes the same
+  // calls when it computes).
+  bool needChannels = computeRun->backend == ComputeRun::Cuda;
+  if ((!computeRun->noVerify || needChannels) && evaluated) {
     DiagnosticEngine quiet(sources, nullptr);
     std::ostringstream report;
     sim::RunOptions verifyOptions;
     verifyOptions.maxSteps = options.maxSteps; // no files: this run only decides
     verifyOptions.afterRun = [&](const sim::World &world, sim::CheckResult &) {
       config.routes.assign(world.routes().begin(), world.routes().end());
+      config.groups = world.collectiveGroups();
       return std::string();
     };
     int verdict = sim::runAndReport(setup, evaluated, verifyOptions, body(nullptr), sources, quiet, report);

@@ -25,6 +25,15 @@ World::Group &World::groupFor(const std::shared_ptr<const IntSet> &members) {
   return init(groups_[members->elements()]);
 }
 
+std::vector<std::vector<int64_t>> World::collectiveGroups() const {
+  std::vector<std::vector<int64_t>> groups;
+  if (allGroup_)
+    groups.push_back(allGroup_->members->elements());
+  for (const auto &[members, group] : groups_)
+    groups.push_back(members);
+  return groups;
+}
+
 namespace {
 
 std::string groupName(const IntSet &members, int64_t ranks) {

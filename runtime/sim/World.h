@@ -274,6 +274,9 @@ public:
   // real backend that needs a channel per route (the cuda backend's NCCL pairs) makes them
   // before it runs, from a verification run of the same schedule.
   const std::set<std::pair<int64_t, int64_t>> &routes() const { return routes_; }
+  // The members (ascending) of every group a collective was called over: the channels of
+  // collectives such a backend opens before it runs, likewise.
+  std::vector<std::vector<int64_t>> collectiveGroups() const;
 
 private:
   friend class Rank;
