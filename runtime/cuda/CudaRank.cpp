@@ -80,9 +80,14 @@ public:
       : ComputeRank(config, comm), compute_(compute), collectives_(collectives), current_(compute),
         low_(bf16() ? DType::BF16 : DType::F32),
         memory_([this](const std::string &what) { comm_.abort("cuda backend: " + what); }, compute, collectives),
-        nccl_(comm, memory_), messages_(comm, memory_, config.routes) {
+        nccl_(comm, memory_, config.groups), messages_(comm, memory_, config.routes) {
     checkBlas(cublasCreate(&blas_), "cublasCreate");
     checkBlas(cublasSetStream(blas_, compute_), "cublasSetStream");
+    // cuBLAS's workspace, given now (and counted): left alone, cuBLAS allocates one with
+    // cudaMalloc at its first GEMM, and an allocation can wait for the NCCL kernels in flight.
+    workspace_ = buffer(kBlasWorkspaceBytes / 4, DType::F32);
+    checkBlas(cublasSetWorkspace(blas_, workspace_->raw(), static_cast<size_t>(workspace_->bytes())),
+              "cublasSetWorkspace");
     if (config.tf32)
       checkBlas(cublasSetMathMode(blas_, CUBLAS_TF32_TENSOR_OP_MATH), "cublasSetMathMode");
     precisionName_ = bf16() ? "bf16" : config.tf32 ? "tf32" : "fp32";
@@ -93,7 +98,8 @@ public:
     cudaDeviceSynchronize();
     cudaEventDestroy(stepStart_);
     cublasDestroy(blas_);
-    if (collectives_ != compute_) // every buffer went with the run's values
+    workspace_.reset(); // freed on the compute stream; every other buffer went with the run's values
+    if (collectives_ != compute_)
       cudaStreamDestroy(collectives_);
     cudaStreamDestroy(compute_);
   }
@@ -648,6 +654,8 @@ private:
   NcclGroups nccl_;
   PointToPoint messages_;
   cublasHandle_t blas_ = nullptr;
+  static constexpr int64_t kBlasWorkspaceBytes = 32 << 20; // what cuBLAS asks for on Hopper
+  Buffer workspace_;
   cudaEvent_t stepStart_ = nullptr;
   const char *precisionName_ = "fp32";
   double gemmFlops_ = 0;

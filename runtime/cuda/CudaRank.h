@@ -1,11 +1,10 @@
 // CudaRank — the cuda backend's ComputeRank: the model of the cpu backend (same data, same
-// arithmetic, same shards) on the GPU of this MPI process. GEMMs are cuBLAS's (fp32, or
-// TF32 tensor cores with --tf32), the element-wise steps are cuda/Kernels, collectives go
-// through NCCL (cuda/Nccl), every byte through cuda/DeviceMemory, everything on one stream
-// in the schedule's order. Point-to-point messages are staged through the host and sent with
-// MPI (non-blocking, with the schedule's tag): in the schedule language a send never waits,
-// and an NCCL send waits on its stream until the receiver posts its receive, so a schedule
-// in which both ranks of a pair send before they receive would hang (see docs/cuda.md).
+// arithmetic, same shards) on the GPU of this MPI process. GEMMs are cuBLAS's (fp32, TF32
+// tensor cores with --tf32, or bf16 with fp32 masters), the element-wise steps are
+// cuda/Kernels, collectives go through NCCL (cuda/Nccl) on a stream of their own that
+// overlaps compute, point-to-point messages through NCCL over a channel per route
+// (cuda/PointToPoint), every byte through cuda/DeviceMemory, and cuda/StreamOrder orders
+// the streams (see docs/cuda.md).
 #pragma once
 
 #include "backend/ComputeRank.h"

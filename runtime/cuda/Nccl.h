@@ -1,8 +1,11 @@
-// Nccl — the cuda backend's collectives: one NCCL communicator per group of ranks, made
-// the first time the group's members meet in a collective (its lowest rank makes the
-// unique id and sends it to the other members over MPI; every member then joins with
-// ncclCommInitRank), so only members take part, as MPI_Comm_create_group does for the cpu
-// backend. Collectives are enqueued on the stream given (the rank's stream for collectives),
+// Nccl — the cuda backend's collectives: one NCCL communicator per group of ranks the
+// schedule calls collectives over, all opened before the run (from the verification run's
+// groups; each group's lowest rank makes its unique id and sends it to the other members
+// over MPI; every rank then joins all its groups in one NCCL group call), so only members
+// take part, as MPI_Comm_create_group does for the cpu backend. Not lazily at the first
+// collective: opening a communicator allocates device memory, which can wait for the NCCL
+// kernels already in flight — a send waiting for its receiver, say — while that receiver
+// waits for this rank. Collectives are enqueued on the stream given (the rank's stream for collectives),
 // in the order the schedule calls them, which the checker has proved the same on every
 // member.
 #pragma once
@@ -16,9 +19,22 @@
 
 namespace schedc::cuda {
 
+// Ends the job with `what` and NCCL's words unless `r` is success.
+void checkNccl(ncclResult_t r, const char *what, const DeviceMemory &memory);
+
+// Opens one communicator for each member list in `groups` that has this rank `me` (a
+// member's rank in it is its position in the list; the first makes the unique id and sends
+// it to the others over MPI), all in one NCCL group call, so no two ranks wait for each
+// other while opening them. Returns them by list, null for lists without `me`. Collective:
+// every rank calls it with the same lists.
+std::vector<ncclComm_t> openCommunicators(const std::vector<std::vector<int64_t>> &groups, int64_t me,
+                                          DeviceMemory &memory);
+
 class NcclGroups {
 public:
-  NcclGroups(cpu::Comm &mpi, DeviceMemory &memory);
+  // Opens a communicator for every group in `groups` this rank is a member of. Collective:
+  // every rank calls it, with the same groups.
+  NcclGroups(cpu::Comm &mpi, DeviceMemory &memory, const std::vector<std::vector<int64_t>> &groups);
   ~NcclGroups();
   NcclGroups(const NcclGroups &) = delete;
   NcclGroups &operator=(const NcclGroups &) = delete;
@@ -38,11 +54,9 @@ public:
 
 private:
   ncclComm_t communicator(const std::vector<int64_t> &members);
-  void check(ncclResult_t r, const char *what);
+  void check(ncclResult_t r, const char *what) { checkNccl(r, what, memory_); }
 
-  cpu::Comm &mpi_;
   DeviceMemory &memory_;
-  MPI_Comm control_ = MPI_COMM_NULL; // for the unique ids, apart from the schedule's messages
   std::map<std::vector<int64_t>, ncclComm_t> comms_;
 };
 

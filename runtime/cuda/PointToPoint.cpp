@@ -19,11 +19,6 @@ std::vector<BufferUses *> usesOf(const std::vector<Buffer> &buffers) {
 }
 } // namespace
 
-void PointToPoint::check(ncclResult_t r, const char *what) {
-  if (r != ncclSuccess && r != ncclInProgress)
-    memory_.fail(std::string(what) + ": " + ncclGetErrorString(r));
-}
-
 void PointToPoint::checkMpi(int code, const char *what) {
   if (code != MPI_SUCCESS)
     // diag-coverage: unreachable (only a dead peer or a broken MPI fails these calls; no schedule or option does)
@@ -34,35 +29,31 @@ PointToPoint::PointToPoint(cpu::Comm &mpi, DeviceMemory &memory, const std::vect
     : mpi_(mpi), memory_(memory), sent_(static_cast<size_t>(mpi.size())), read_(static_cast<size_t>(mpi.size())) {
   MPI_Comm_dup(MPI_COMM_WORLD, &headers_);
   int64_t me = mpi_.rank();
-  std::vector<std::pair<int64_t, int64_t>> mine;
-  for (const auto &route : routes)
-    if (route.first == me || route.second == me)
-      mine.push_back(route);
-  // Each route's sender makes its unique id and gives it to the receiver; all at once, so
-  // that no rank waits for another before it has sent its own.
-  std::vector<ncclUniqueId> ids(mine.size());
-  std::vector<MPI_Request> requests(mine.size(), MPI_REQUEST_NULL);
-  for (size_t i = 0; i < mine.size(); ++i) {
-    auto [from, to] = mine[i];
-    if (from == me) {
-      check(ncclGetUniqueId(&ids[i]), "ncclGetUniqueId");
-      checkMpi(MPI_Isend(&ids[i], sizeof ids[i], MPI_BYTE, static_cast<int>(to), 0, headers_, &requests[i]),
-               "MPI_Isend");
-    } else {
-      checkMpi(MPI_Irecv(&ids[i], sizeof ids[i], MPI_BYTE, static_cast<int>(from), 0, headers_, &requests[i]),
-               "MPI_Irecv");
+  std::vector<std::vector<int64_t>> pairs; // sender first: rank 0 of the channel
+  for (const auto &[from, to] : routes)
+    pairs.push_back({from, to});
+  std::vector<ncclComm_t> comms = openCommunicators(pairs, me, memory_);
+  for (size_t i = 0; i < pairs.size(); ++i)
+    if (comms[i]) {
+      Channel &c = channels_[{pairs[i][0], pairs[i][1]}];
+      c.comm = comms[i];
+      memory_.check(cudaStreamCreateWithFlags(&c.stream, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
     }
-  }
-  checkMpi(MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
-  // Every channel of this rank opened in one group call: NCCL connects them together.
-  for (const auto &route : mine) {
-    Channel &c = channels_[route];
-    memory_.check(cudaStreamCreateWithFlags(&c.stream, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
-  }
+  // NCCL connects two peers at their first send and receive, where the sender's host can
+  // wait for the receiver's: one message over every channel now, all in one group call, so
+  // that no later send waits for its receiver.
+  std::vector<Buffer> probes;
   check(ncclGroupStart(), "ncclGroupStart");
-  for (size_t i = 0; i < mine.size(); ++i)
-    check(ncclCommInitRank(&channels_[mine[i]].comm, 2, ids[i], mine[i].first == me ? 0 : 1), "ncclCommInitRank");
+  for (auto &[route, c] : channels_) {
+    probes.push_back(std::make_shared<DeviceBuffer>(memory_, 1, DType::F32, c.stream));
+    if (route.first == me)
+      check(ncclSend(probes.back()->raw(), 4, ncclChar, 1, c.comm, c.stream), "ncclSend");
+    else
+      check(ncclRecv(probes.back()->raw(), 4, ncclChar, 0, c.comm, c.stream), "ncclRecv");
+  }
   check(ncclGroupEnd(), "ncclGroupEnd");
+  for (auto &[route, c] : channels_)
+    memory_.check(cudaStreamSynchronize(c.stream), "cudaStreamSynchronize");
 }
 
 PointToPoint::~PointToPoint() {

@@ -5,7 +5,9 @@
 // (docs/cuda.md has two). So every ordered (sender, receiver) route of the schedule gets a
 // channel of its own: a two-rank communicator and a stream. They are all opened before the
 // run, from the routes the verification run saw (sim::World::routes), in one NCCL group
-// call, so no two ranks wait for each other while opening them. A message is a small header
+// call, so no two ranks wait for each other while opening them, and each carries one small
+// message at once (NCCL connects a pair at its first exchange, where the sender can wait
+// for the receiver). A message is a small header
 // over MPI (non-blocking) — its tag, its buffers' sizes and types, and the sender's
 // description of the value — then one ncclSend per buffer on the channel. The receiver
 // reads a route's headers in the order they were sent and posts the receives in that
@@ -16,6 +18,7 @@
 
 #include "cpu/Comm.h"
 #include "cuda/DeviceMemory.h"
+#include "cuda/Nccl.h"
 
 #include <deque>
 #include <map>
@@ -57,7 +60,7 @@ private:
   Channel &channel(int64_t from, int64_t to);
   // Reads the next header from `from` and posts its receives.
   Message receiveNext(int64_t from);
-  void check(ncclResult_t r, const char *what);
+  void check(ncclResult_t r, const char *what) { checkNccl(r, what, memory_); }
   void checkMpi(int code, const char *what);
 
   cpu::Comm &mpi_;
