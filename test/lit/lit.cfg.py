@@ -6,7 +6,7 @@
 #   %python        the Python interpreter (to generate large inputs)
 #   %mpirun        mpirun with the flags a root container needs (feature `mpi`)
 # Features: `mpi`; `cuda` (the cuda backend is built); `gpu` (nvidia-smi lists a GPU: the
-# tests that run on one are skipped cleanly without).
+# tests that run on one are skipped cleanly without); `gpus2` (it lists two or more).
 import os
 import lit.formats
 
@@ -39,5 +39,9 @@ import subprocess
 if config.have_cuda:
     config.available_features.add("cuda")
 smi = shutil.which("nvidia-smi")
-if smi and subprocess.run([smi, "-L"], capture_output=True, text=True).stdout.startswith("GPU "):
+listing = subprocess.run([smi, "-L"], capture_output=True, text=True).stdout if smi else ""
+gpus = sum(1 for line in listing.splitlines() if line.startswith("GPU "))
+if gpus >= 1:
     config.available_features.add("gpu")
+if gpus >= 2:
+    config.available_features.add("gpus2")
