@@ -336,32 +336,17 @@ private:
 
   // The stream bookkeeping of every device buffer of `values`' data.
   static std::vector<BufferUses *> usesOf(std::initializer_list<ValuePtr> values) {
-    std::vector<BufferUses *> uses;
-    auto add = [&](const Buffer &b) {
-      if (b)
-        uses.push_back(&b->uses());
-    };
-    auto addFlat = [&](const DeviceFlat &f) {
-      for (const DevicePiece &p : f.pieces) {
-        add(p.values);
-        add(p.copy);
-      }
-    };
-    for (const ValuePtr &v : values) {
-      if (const DeviceRows *r = P::rows(v))
-        add(r->values);
-      else if (const DeviceFlat *f = P::flat(v))
-        addFlat(*f);
-      else if (const DeviceOpt *o = P::opt(v))
-        for (const DeviceFlat &m : o->moments)
-          addFlat(m);
-    }
-    return uses;
+    std::vector<int64_t> words;
+    std::vector<Buffer> buffers;
+    for (const ValuePtr &v : values)
+      describe(v, words, buffers);
+    return cuda::usesOf(buffers);
   }
   // Before the operation enqueues work on current_ that reads `operands` (StreamOrder).
   void reads(std::initializer_list<ValuePtr> operands) { memory_.order().enter(current_, usesOf(operands)); }
 
-  // A message's buffers, and the words that say how they make `v`'s data again: the shape
+  // Appends every device buffer of `v`'s data (what a message carries), and the words that
+  // say how they make that data again (what `rebuild` reads): the shape
   // (0 none, 1 rows, 2 flat, 3 optimizer state), then for rows the row count and whether
   // it has its buffer, for a flat array its pieces (begin, has values, has a copy), for an
   // optimizer state its moments' flat arrays.

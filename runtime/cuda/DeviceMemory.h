@@ -16,6 +16,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace schedc::cuda {
 
@@ -98,5 +99,14 @@ private:
   mutable BufferUses uses_;
 };
 using Buffer = std::shared_ptr<DeviceBuffer>;
+
+// The stream bookkeeping of `buffers` (null ones left out), for StreamOrder.
+inline std::vector<BufferUses *> usesOf(const std::vector<Buffer> &buffers) {
+  std::vector<BufferUses *> uses;
+  for (const Buffer &b : buffers)
+    if (b)
+      uses.push_back(&b->uses());
+  return uses;
+}
 
 } // namespace schedc::cuda

@@ -14,8 +14,9 @@ ncclDataType_t ncclType(DType t) {
 std::vector<ncclComm_t> openCommunicators(const std::vector<std::vector<int64_t>> &groups, int64_t me,
                                           DeviceMemory &memory) {
   auto check = [&](ncclResult_t r, const char *what) { checkNccl(r, what, memory); };
+  auto mpi = [&](int code, const char *what) { checkMpi(code, what, memory); };
   MPI_Comm control; // the ids, apart from every other message
-  MPI_Comm_dup(MPI_COMM_WORLD, &control);
+  mpi(MPI_Comm_dup(MPI_COMM_WORLD, &control), "MPI_Comm_dup");
   std::vector<ncclUniqueId> ids(groups.size());
   std::vector<int> positions(groups.size(), -1);
   std::vector<MPI_Request> requests;
@@ -28,12 +29,16 @@ std::vector<ncclComm_t> openCommunicators(const std::vector<std::vector<int64_t>
     if (positions[g] == 0) {
       check(ncclGetUniqueId(&ids[g]), "ncclGetUniqueId");
       for (size_t m = 1; m < members.size(); ++m)
-        MPI_Isend(&ids[g], sizeof ids[g], MPI_BYTE, static_cast<int>(members[m]), 0, control, &requests.emplace_back());
+        mpi(MPI_Isend(&ids[g], sizeof ids[g], MPI_BYTE, static_cast<int>(members[m]), 0, control,
+                      &requests.emplace_back()),
+            "MPI_Isend");
     } else {
-      MPI_Irecv(&ids[g], sizeof ids[g], MPI_BYTE, static_cast<int>(members[0]), 0, control, &requests.emplace_back());
+      mpi(MPI_Irecv(&ids[g], sizeof ids[g], MPI_BYTE, static_cast<int>(members[0]), 0, control,
+                    &requests.emplace_back()),
+          "MPI_Irecv");
     }
   }
-  MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE);
+  mpi(MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
   MPI_Comm_free(&control);
   std::vector<ncclComm_t> comms(groups.size(), nullptr);
   check(ncclGroupStart(), "ncclGroupStart");
@@ -60,6 +65,12 @@ NcclGroups::~NcclGroups() {
 void checkNccl(ncclResult_t r, const char *what, const DeviceMemory &memory) {
   if (r != ncclSuccess)
     memory.fail(std::string(what) + ": " + ncclGetErrorString(r));
+}
+
+void checkMpi(int code, const char *what, const DeviceMemory &memory) {
+  if (code != MPI_SUCCESS)
+    // diag-coverage: unreachable (only a dead peer or a broken MPI fails these calls; no schedule or option does)
+    memory.fail(std::string("MPI error in ") + what);
 }
 
 ncclComm_t NcclGroups::communicator(const std::vector<int64_t> &members) {

@@ -21,6 +21,8 @@ namespace schedc::cuda {
 
 // Ends the job with `what` and NCCL's words unless `r` is success.
 void checkNccl(ncclResult_t r, const char *what, const DeviceMemory &memory);
+// Likewise for an MPI call's return code.
+void checkMpi(int code, const char *what, const DeviceMemory &memory);
 
 // Opens one communicator for each member list in `groups` that has this rank `me` (a
 // member's rank in it is its position in the list; the first makes the unique id and sends

@@ -8,26 +8,9 @@
 
 namespace schedc::cuda {
 
-namespace {
-// Buffers' stream bookkeeping, for StreamOrder.
-std::vector<BufferUses *> usesOf(const std::vector<Buffer> &buffers) {
-  std::vector<BufferUses *> uses;
-  for (const Buffer &b : buffers)
-    if (b)
-      uses.push_back(&b->uses());
-  return uses;
-}
-} // namespace
-
-void PointToPoint::checkMpi(int code, const char *what) {
-  if (code != MPI_SUCCESS)
-    // diag-coverage: unreachable (only a dead peer or a broken MPI fails these calls; no schedule or option does)
-    memory_.fail(std::string("MPI error in ") + what);
-}
-
 PointToPoint::PointToPoint(cpu::Comm &mpi, DeviceMemory &memory, const std::vector<std::pair<int64_t, int64_t>> &routes)
     : mpi_(mpi), memory_(memory), sent_(static_cast<size_t>(mpi.size())), read_(static_cast<size_t>(mpi.size())) {
-  MPI_Comm_dup(MPI_COMM_WORLD, &headers_);
+  checkMpi(MPI_Comm_dup(MPI_COMM_WORLD, &headers_), "MPI_Comm_dup");
   int64_t me = mpi_.rank();
   std::vector<std::vector<int64_t>> pairs; // sender first: rank 0 of the channel
   for (const auto &[from, to] : routes)

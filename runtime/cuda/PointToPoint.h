@@ -61,7 +61,7 @@ private:
   // Reads the next header from `from` and posts its receives.
   Message receiveNext(int64_t from);
   void check(ncclResult_t r, const char *what) { checkNccl(r, what, memory_); }
-  void checkMpi(int code, const char *what);
+  void checkMpi(int code, const char *what) { cuda::checkMpi(code, what, memory_); }
 
   cpu::Comm &mpi_;
   DeviceMemory &memory_;
