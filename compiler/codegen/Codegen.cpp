@@ -12,6 +12,7 @@
 #include "llvm/IR/Verifier.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Passes/PassBuilder.h"
+#include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
@@ -126,9 +127,19 @@ int build(const ir::Program &program, const ir::Function &entry, const SourceMan
     diags.error({}, "cannot write `" + options.output + "`: " + ec.message());
     return kExitIoError;
   }
+  // A failed write is reported here and cleared, so the stream's destructor does not turn
+  // it into LLVM's fatal "IO failure on output stream".
+  auto finishWrite = [&](const std::string &path) {
+    out.close();
+    if (!out.has_error())
+      return kExitOk;
+    diags.error({}, "cannot write `" + path + "`: " + out.error().message());
+    out.clear_error();
+    return kExitIoError;
+  };
   if (options.kind == OutputKind::LLVMText) {
     module->print(out, nullptr);
-    return kExitOk;
+    return finishWrite(options.output);
   }
   llvm::legacy::PassManager emit;
   if (tm->addPassesToEmitFile(emit, out, nullptr, llvm::CodeGenFileType::ObjectFile)) {
@@ -137,10 +148,10 @@ int build(const ir::Program &program, const ir::Function &entry, const SourceMan
     return kExitInternal;
   }
   emit.run(*module);
-  out.close();
-  if (out.has_error()) {
-    diags.error({}, "cannot write `" + objectPath + "`: " + out.error().message());
-    return kExitIoError;
+  if (int code = finishWrite(objectPath); code != kExitOk) {
+    if (options.kind == OutputKind::Executable)
+      std::remove(objectPath.c_str());
+    return code;
   }
   if (options.kind == OutputKind::Object)
     return kExitOk;
@@ -170,6 +181,24 @@ int build(const ir::Program &program, const ir::Function &entry, const SourceMan
     return kExitIoError;
   }
   return kExitOk;
+}
+
+namespace {
+// LLVM's fatal errors end the process. The only ones user input can cause are I/O failures
+// (an output that cannot be written): exit 4 with schedc's own shape of message. Anything
+// else is a bug in schedc: exit 70.
+void onLLVMFatalError(void *, const char *reason, bool) {
+  std::string text = reason ? reason : "unknown error";
+  bool io = text.find("IO failure") != std::string::npos;
+  std::string line = io ? "schedc: error: cannot write the output: " + text + "\n"
+                        : "schedc: internal error: LLVM: " + text + " (please report this bug)\n";
+  (void)!::write(STDERR_FILENO, line.data(), line.size());
+  std::_Exit(io ? kExitIoError : kExitInternal);
+}
+} // namespace
+
+void installFatalErrorHandler() {
+  llvm::install_fatal_error_handler(onLLVMFatalError, nullptr);
 }
 
 bool cudaBackendBuilt() {

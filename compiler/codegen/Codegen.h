@@ -22,6 +22,10 @@ struct BuildOptions {
   bool cuda = false; // link the cuda backend into the executable
 };
 
+// Routes LLVM's fatal errors to schedc's exit codes (4 for output that cannot be written,
+// 70 otherwise) instead of LLVM's own "LLVM ERROR" and exit 1. Called once by main.
+void installFatalErrorHandler();
+
 // Whether this schedc can link the cuda backend into executables (CUDA and NCCL were found
 // when it was built).
 bool cudaBackendBuilt();
