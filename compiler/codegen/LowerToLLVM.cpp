@@ -7,6 +7,7 @@
 // Operands are evaluated in the interpreter's order, so both report the same first error.
 #include "codegen/LowerToLLVM.h"
 
+#include "codegen/CallGraph.h"
 #include "codegen/ProgramDescription.h"
 
 #include "llvm/IR/Constants.h"
@@ -598,28 +599,6 @@ private:
   std::vector<ir::Type> slotTypes_;
 };
 
-// The functions the entry can reach (procedures it calls, transitively), entry first.
-std::vector<uint32_t> reachable(const ir::Program &p, uint32_t entry) {
-  std::vector<uint32_t> order{entry};
-  std::set<uint32_t> seen{entry};
-  std::function<void(const ir::Block &)> scan = [&](const ir::Block &b) {
-    for (const ir::Stmt &s : b) {
-      if (auto *x = std::get_if<ir::CallStmt>(&s.node)) {
-        if (seen.insert(x->callee).second)
-          order.push_back(x->callee);
-      } else if (auto *x = std::get_if<ir::IfStmt>(&s.node)) {
-        scan(x->then);
-        scan(x->otherwise);
-      } else if (auto *x = std::get_if<ir::ForStmt>(&s.node)) {
-        scan(x->body);
-      }
-    }
-  };
-  for (size_t i = 0; i < order.size(); ++i)
-    scan(p.functions[order[i]].body);
-  return order;
-}
-
 } // namespace
 
 std::unique_ptr<llvm::Module> lowerToLLVM(llvm::LLVMContext &context, const ir::Program &program,
@@ -634,7 +613,8 @@ std::unique_ptr<llvm::Module> lowerToLLVM(llvm::LLVMContext &context, const ir::
   uint32_t entryId = static_cast<uint32_t>(&entry - program.functions.data());
 
   // Declare first (procedures may be called before they are lowered), then lower.
-  std::vector<uint32_t> ids = reachable(program, entryId);
+  std::vector<uint32_t> ids = reachableFunctions(program, entryId);
+  std::vector<uint32_t> heights = callHeights(program);
   for (uint32_t id : ids) {
     const ir::Function &f = program.functions[id];
     std::vector<llvm::Type *> args{ptr};
@@ -645,6 +625,8 @@ std::unique_ptr<llvm::Module> lowerToLLVM(llvm::LLVMContext &context, const ir::
     auto *fn = llvm::Function::Create(llvm::FunctionType::get(voidTy, args, false), llvm::Function::InternalLinkage,
                                       (f.isSchedule ? "schedule." : "proc.") + f.name, *module);
     fn->addFnAttr(llvm::Attribute::NoUnwind);
+    if (!f.isSchedule && keepOutOfLine(heights[id]))
+      fn->addFnAttr(llvm::Attribute::NoInline);
     shared.functions[id] = fn;
   }
   for (uint32_t id : ids)

@@ -1,0 +1,54 @@
+// CallGraph implementation: walks of the IR's statement trees for CallStmt.
+#include "codegen/CallGraph.h"
+
+#include <functional>
+#include <set>
+
+namespace schedc::codegen {
+
+namespace {
+
+// Calls `onCall` with the callee of every call in `block`, nested blocks included.
+void forEachCall(const ir::Block &block, const std::function<void(uint32_t)> &onCall) {
+  for (const ir::Stmt &s : block) {
+    if (auto *x = std::get_if<ir::CallStmt>(&s.node)) {
+      onCall(x->callee);
+    } else if (auto *x = std::get_if<ir::IfStmt>(&s.node)) {
+      forEachCall(x->then, onCall);
+      forEachCall(x->otherwise, onCall);
+    } else if (auto *x = std::get_if<ir::ForStmt>(&s.node)) {
+      forEachCall(x->body, onCall);
+    }
+  }
+}
+
+} // namespace
+
+std::vector<uint32_t> reachableFunctions(const ir::Program &program, uint32_t entry) {
+  std::vector<uint32_t> order{entry};
+  std::set<uint32_t> seen{entry};
+  for (size_t i = 0; i < order.size(); ++i)
+    forEachCall(program.functions[order[i]].body, [&](uint32_t callee) {
+      if (seen.insert(callee).second)
+        order.push_back(callee);
+    });
+  return order;
+}
+
+std::vector<uint32_t> callHeights(const ir::Program &program) {
+  constexpr uint32_t kUnknown = UINT32_MAX;
+  std::vector<uint32_t> height(program.functions.size(), kUnknown);
+  std::function<uint32_t(uint32_t)> of = [&](uint32_t f) {
+    if (height[f] == kUnknown) {
+      uint32_t h = 0;
+      forEachCall(program.functions[f].body, [&](uint32_t callee) { h = std::max(h, of(callee) + 1); });
+      height[f] = h;
+    }
+    return height[f];
+  };
+  for (uint32_t f = 0; f < program.functions.size(); ++f)
+    of(f);
+  return height;
+}
+
+} // namespace schedc::codegen
