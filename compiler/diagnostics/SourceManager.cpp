@@ -3,9 +3,10 @@
 
 #include <cerrno>
 #include <cstring>
-#include <fstream>
+#include <fcntl.h>
 #include <sstream>
 #include <sys/stat.h>
+#include <unistd.h>
 
 namespace schedc {
 
@@ -35,19 +36,38 @@ std::optional<uint32_t> SourceManager::load(const std::string &path, std::string
     error = "is a directory";
     return std::nullopt;
   }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
+  // Opened without waiting: opening a FIFO that no process writes would block for ever. Reads
+  // then wait as usual (a pipe with a writer, `<(...)`, is read to its end).
+  int fd = open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) {
     error = std::strerror(errno);
     return std::nullopt;
   }
+  fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
   std::string text;
   char buf[1 << 16];
-  while (in.read(buf, sizeof buf) || in.gcount() > 0) {
-    text.append(buf, static_cast<size_t>(in.gcount()));
-    if (text.size() > kMaxFileBytes) {
-      error = "file is larger than the limit of " + std::to_string(kMaxFileBytes >> 20) + " MiB";
+  for (;;) {
+    ssize_t n = read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0) {
+      error = std::strerror(errno);
+      close(fd);
       return std::nullopt;
     }
+    if (n == 0)
+      break;
+    text.append(buf, static_cast<size_t>(n));
+    if (text.size() > kMaxFileBytes) {
+      error = "file is larger than the limit of " + std::to_string(kMaxFileBytes >> 20) + " MiB";
+      close(fd);
+      return std::nullopt;
+    }
+  }
+  close(fd);
+  if (text.empty() && S_ISFIFO(st.st_mode)) {
+    error = "is a FIFO that no process writes to";
+    return std::nullopt;
   }
   return addBuffer(path, std::move(text));
 }

@@ -49,14 +49,15 @@ int runDriver(const std::vector<std::string> &args) {
   int exitCode = kExitOk;
   std::optional<LoadedProgram> loaded = loadProgram(opts.input, opts, sources, diags, exitCode);
   if (!loaded)
-    return exitCode == kExitSourceError ? failed(exitCode) : exitCode;
+    return exitCode == kExitSourceError || (exitCode == kExitIoError && diags.hasErrors()) ? failed(exitCode)
+                                                                                           : exitCode;
   if (!loaded->schedule)
     return kExitOk; // --emit=ast|ir printed the dump
   const ir::Program &program = *loaded->program;
   const ir::Function *schedule = loaded->schedule;
   sim::RunOptions runOptions;
   runOptions.json = json;
-  runOptions.maxSteps = opts.maxSteps;
+  runOptions.limits = opts.limits;
   runOptions.eventsFile = opts.eventsFile;
   runOptions.traceFile = opts.traceFile;
   runOptions.freeCommunication = opts.costModel == "compute-only";

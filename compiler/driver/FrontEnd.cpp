@@ -43,8 +43,9 @@ std::optional<LoadedProgram> loadProgram(const std::string &file, const Options 
   }
   LoadedProgram loaded;
   sema::ImportOptions importOptions{opts.includes, sema::defaultStdlibDir()};
-  loaded.modules = sema::loadModules(*mainFile, importOptions, sources, diags);
-  exitCode = kExitSourceError;
+  bool unreadable = false;
+  loaded.modules = sema::loadModules(*mainFile, importOptions, sources, diags, unreadable);
+  exitCode = unreadable ? kExitIoError : kExitSourceError;
   if (loaded.modules.empty())
     return std::nullopt;
   if (opts.emit == Emit::Ast) {

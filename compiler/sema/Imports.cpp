@@ -33,6 +33,7 @@ std::string canonical(const std::string &path) {
 class Loader {
 public:
   Loader(const ImportOptions &o, SourceManager &s, DiagnosticEngine &d) : options_(o), sources_(s), diags_(d) {}
+  bool unreadable() const { return unreadable_; }
 
   std::vector<std::unique_ptr<ast::Module>> run(uint32_t mainFile) {
     visit(mainFile, canonical(sources_.name(mainFile)));
@@ -66,7 +67,7 @@ private:
         for (const std::string &t : tried)
           where += (where.empty() ? "" : ", ") + t;
         diags_.error(imp.range, "cannot find imported file `" + imp.path + "` (searched " + where + ")");
-        failed_ = true;
+        failed_ = unreadable_ = true;
         continue;
       }
       std::string canonImport = canonical(found);
@@ -81,7 +82,7 @@ private:
       std::optional<uint32_t> id = sources_.load(found, error);
       if (!id) {
         diags_.error(imp.range, "cannot read imported file `" + found + "`: " + error);
-        failed_ = true;
+        failed_ = unreadable_ = true;
         continue;
       }
       stack_.push_back(Active{canon, imp.range});
@@ -120,7 +121,8 @@ private:
     }
     for (const fs::path &c : candidates) {
       std::error_code ec;
-      if (fs::is_regular_file(c, ec))
+      fs::file_status st = fs::status(c, ec);
+      if (fs::exists(st) && !fs::is_directory(st)) // the source manager says why one cannot be read
         return c.string();
       tried.push_back(c.parent_path().empty() ? "." : c.parent_path().string());
     }
@@ -135,13 +137,18 @@ private:
   std::vector<Active> stack_;
   std::vector<std::unique_ptr<ast::Module>> done_;
   bool failed_ = false;
+  bool unreadable_ = false; // an imported file is missing or cannot be read
 };
 
 } // namespace
 
 std::vector<std::unique_ptr<ast::Module>> loadModules(uint32_t mainFile, const ImportOptions &options,
-                                                      SourceManager &sources, DiagnosticEngine &diags) {
-  return Loader(options, sources, diags).run(mainFile);
+                                                      SourceManager &sources, DiagnosticEngine &diags,
+                                                      bool &unreadable) {
+  Loader loader(options, sources, diags);
+  std::vector<std::unique_ptr<ast::Module>> modules = loader.run(mainFile);
+  unreadable = loader.unreadable();
+  return modules;
 }
 
 } // namespace schedc::sema

@@ -19,9 +19,11 @@ struct ImportOptions {
 };
 
 // Parses `mainFile` (already loaded) and all imports. Modules come back in dependency order
-// with the main module last. Returns an empty vector if any file failed (all errors reported).
+// with the main module last. Returns an empty vector if any file failed (all errors reported);
+// `unreadable` says whether an imported file was missing or could not be read (exit 4).
 std::vector<std::unique_ptr<ast::Module>> loadModules(uint32_t mainFile, const ImportOptions &options,
-                                                      SourceManager &sources, DiagnosticEngine &diags);
+                                                      SourceManager &sources, DiagnosticEngine &diags,
+                                                      bool &unreadable);
 
 // The directory the standard library is found in: $SCHEDC_STDLIB if set, else the build's.
 std::string defaultStdlibDir();
