@@ -20,7 +20,8 @@ std::pair<int64_t, int64_t> ComputeRank::shard(int64_t s, int64_t total) {
   return {s * (n / total), n / total};
 }
 
-std::string ComputeRank::writeFinalWeights(const sim::Rank &rank, int64_t layers, const std::string &dir) {
+std::string ComputeRank::writeFinalWeights(const sim::Rank &rank, int64_t layers, const std::string &dir,
+                                           bool overwrite) {
   // Every updated weight piece this rank holds: (layer, begin, values).
   std::vector<char> mine;
   rank.forEachHeld([&](const sim::Storage::Held &h) {
@@ -34,7 +35,7 @@ std::string ComputeRank::writeFinalWeights(const sim::Rank &rank, int64_t layers
       cpu::putFloats(mine, p.values);
     }
   });
-  return cpu::gatherWeights(comm_, mine, layers, d_.hidden, dir);
+  return cpu::gatherWeights(comm_, mine, layers, d_.hidden, dir, overwrite);
 }
 
 } // namespace schedc::backend

@@ -75,7 +75,7 @@ public:
   // After the run (collective: every rank calls it): rank 0 writes DIR/layer_<l>.npy
   // (H x H float32) for every layer into a new DIR, atomically. Returns an error message,
   // or empty.
-  std::string writeFinalWeights(const sim::Rank &rank, int64_t layers, const std::string &dir);
+  std::string writeFinalWeights(const sim::Rank &rank, int64_t layers, const std::string &dir, bool overwrite);
 
 protected:
   // A copy of `v`'s data on the host.

@@ -1,5 +1,6 @@
 // Comm implementation, and the .npy writer.
 #include "cpu/Comm.h"
+#include "cpu/WeightsDir.h"
 #include "cpu/Wire.h"
 #include "sim/Run.h"
 
@@ -251,7 +252,7 @@ void Comm::finish() {
 }
 
 std::string gatherWeights(Comm &comm, const std::vector<char> &mine, int64_t layers, int64_t hidden,
-                          const std::string &dir) {
+                          const std::string &dir, bool overwrite) {
   std::vector<std::vector<char>> all = comm.gather(mine);
   if (comm.rank() != 0)
     return "";
@@ -270,20 +271,15 @@ std::string gatherWeights(Comm &comm, const std::vector<char> &mine, int64_t lay
         }
     }
   }
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  fs::path tmp = dir + ".tmp";
-  fs::remove_all(tmp, ec);
-  if (!fs::create_directories(tmp, ec))
-    return "cannot create `" + tmp.string() + "`: " + ec.message();
+  std::string tmp;
+  if (std::string problem = makeWeightsStaging(dir, tmp); !problem.empty())
+    return problem;
   for (int64_t l = 0; l < layers; ++l)
-    if (!writeNpy((tmp / ("layer_" + std::to_string(l) + ".npy")).string(), weights[l], hidden, hidden))
-      return "cannot write the weights of layer " + std::to_string(l) + " into `" + tmp.string() + "`";
-  fs::remove_all(dir, ec);
-  fs::rename(tmp, dir, ec);
-  if (ec)
-    return "cannot move the weights into `" + dir + "`: " + ec.message();
-  return "";
+    if (!writeNpy(tmp + "/layer_" + std::to_string(l) + ".npy", weights[l], hidden, hidden)) {
+      discardWeightsStaging(tmp);
+      return "cannot write the weights of layer " + std::to_string(l) + " beside `" + dir + "`";
+    }
+  return publishWeights(tmp, dir, overwrite);
 }
 
 bool writeNpy(const std::string &path, const std::vector<float> &values, int64_t rows, int64_t cols) {

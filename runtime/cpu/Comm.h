@@ -63,10 +63,11 @@ private:
 
 // Gathers every rank's updated weight pieces at rank 0 — `mine` holds (layer, begin,
 // floats) triples in the Wire format — and there writes DIR/layer_<l>.npy (H x H) for
-// every layer into a new DIR (atomically: a temporary directory, then a rename); replicas
-// hold the same values, the first wins. Collective. Returns an error message, or empty.
+// every layer into DIR (atomically, never over what schedc did not write: see WeightsDir.h;
+// `overwrite` is --overwrite-weights); replicas hold the same values, the first wins.
+// Collective. Returns an error message, or empty.
 std::string gatherWeights(Comm &comm, const std::vector<char> &mine, int64_t layers, int64_t hidden,
-                          const std::string &dir);
+                          const std::string &dir, bool overwrite);
 
 // Writes `values` (rows x cols, float32) as a .npy file, atomically (a temporary file, then
 // a rename). Returns false on an I/O error.

@@ -23,6 +23,7 @@ struct ComputeRun {
   enum Backend { Cpu, Cuda } backend = Cpu;
   backend::ComputeConfig config; // batches come from the schedule
   std::string weightsOut;        // a directory for the final weights (.npy per layer), or empty
+  bool overwriteWeights = false; // --overwrite-weights: replace weights a previous run wrote there
   bool noVerify = false;         // run even a schedule check rejects
   bool stats = false;            // print each rank's GEMM rate, communication time and the library's own GEMM rate
   const char *name() const { return backend == Cuda ? "cuda" : "cpu"; }
