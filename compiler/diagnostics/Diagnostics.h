@@ -81,6 +81,7 @@ enum ExitCode : int {
   kExitSourceError = 3, // syntax or semantic errors in the source
   kExitIoError = 4,     // a file could not be read or written
   kExitNoDevice = 5,    // the backend asked for cannot run here (cuda with no usable GPU)
+  kExitLimit = 6,       // a resource limit stopped the run (steps, time, memory): not judged
   kExitInternal = 70,   // a bug in schedc (an internal assertion)
 };
 

@@ -118,7 +118,7 @@ int runCompare(const Options &opts, SourceManager &sources, DiagnosticEngine &di
   }
 
   sim::RunOptions runOptions;
-  runOptions.maxSteps = opts.maxSteps;
+  runOptions.limits = opts.limits;
   runOptions.freeCommunication = opts.costModel == "compute-only";
   runOptions.bytes = opts.bytes;
   std::vector<Row> rows;

@@ -42,15 +42,19 @@ OPTIONS
   --error-limit=N      Stop after N errors (default 20, 0 means no limit)
   --events=FILE        check, run: write every event (rank, kind, layer, batches,
                        start, length, memory) as CSV, in the format of the reference traces
-  --max-steps=N        check, run: give up after N executed statements (default 50000000)
 
+LIMITS (check, draw, run, compare; compiled programs take the same options): a run that
+reaches one stops with an error naming it, and exit code 6
+)" + std::string(sim::kLimitsHelp) +
+         R"(
 MEMORY IN BYTES (check, draw, run, compare: predict each rank's peak bytes of a real
 model beside the puzzle's units; compiled programs take the same options)
 )" + std::string(sim::kByteModelHelp) +
          R"(
 EXIT CODES
   0 success, 1 the schedule is not a correct training step, 2 bad command line,
-  3 syntax or semantic errors, 4 a file could not be read or written, 70 internal error
+  3 syntax or semantic errors, 4 a file could not be read or written, 6 a resource
+  limit stopped the run, 70 internal error
 
 See docs/language.md for the language and docs/diagnostics.md for the diagnostics.
 )";
@@ -165,12 +169,11 @@ std::optional<Options> parseOptions(const std::vector<std::string> &args, std::s
         error = flag + " is an option of the compiled program, not of build (pass it when it runs)";
     } else if (value("--events", v)) {
       o.eventsFile = v;
-    } else if (value("--max-steps", v)) {
-      char *end = nullptr;
-      unsigned long long n = std::strtoull(v.c_str(), &end, 10);
-      if (v.empty() || *end || n == 0)
-        error = "--max-steps needs a positive number";
-      o.maxSteps = n;
+    } else if (std::string flag = sim::limitFlag(a); !flag.empty() && value(flag, v)) {
+      if (error.empty())
+        sim::parseLimitOption(flag, v, o.limits, error);
+      if (error.empty() && o.command == Command::Build)
+        error = flag + " is an option of the compiled program, not of build (pass it when it runs)";
     } else if (value("--error-limit", v)) {
       char *end = nullptr;
       unsigned long n = std::strtoul(v.c_str(), &end, 10);

@@ -8,6 +8,11 @@
 #include "sim/ReportFormat.h"
 #include "sim/Timeline.h"
 
+#include "cpu/WeightsDir.h"
+#include "sim/Budget.h"
+
+#include <cctype>
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
@@ -34,7 +39,9 @@ bytes of it, and cpu and cuda measure them):
   --tf32               cuda, fp32: GEMMs on TF32 tensor cores (fp32 storage)
   --no-overlap         cuda: collectives on the compute stream, not overlapping it
 
-  --weights-out=DIR    cpu/cuda: write the final weights to DIR/layer_<l>.npy (H x H float32)
+  --weights-out=DIR    cpu/cuda: write the final weights to DIR/layer_<l>.npy (H x H float32);
+                       DIR must not exist
+  --overwrite-weights  cpu/cuda: DIR may be weights a previous run wrote; they are replaced
   --no-verify          cpu/cuda: run even a schedule that check rejects
   --stats              cpu/cuda: print each rank's GEMM rate, MPI time and the library's own rate
   -D NAME=VALUE        override a schedule parameter (repeatable)
@@ -43,11 +50,11 @@ bytes of it, and cpu and cuda measure them):
   --trace=FILE         write a Chrome trace of the run (open it in Perfetto)
   --draw=FILE          draw the run's timeline (SVG, or HTML when FILE ends in .html);
                        on the cpu and cuda backends both show measured times and memory
-  --max-steps=N        give up after N executed statements (default 50000000)
-  --help               this text
+%s  --help               this text
 
 Exit codes: 0 correct, 1 not a correct training step, 2 bad command line or parameters,
-4 a file could not be written, 5 no usable GPU for --backend=cuda, 70 internal error.
+4 a file could not be written, 5 no usable GPU for --backend=cuda, 6 a resource limit
+stopped the run, 70 internal error.
 )";
 
 } // namespace
@@ -173,7 +180,7 @@ int runProgram(const schedc_program &program, const std::vector<std::string> &de
     DiagnosticEngine quiet(sources, nullptr);
     std::ostringstream report;
     sim::RunOptions verifyOptions;
-    verifyOptions.maxSteps = options.maxSteps; // no files: this run only decides
+    verifyOptions.limits = options.limits; // no files: this run only decides
     verifyOptions.afterRun = [&](const sim::World &world, sim::CheckResult &) {
       config.routes.assign(world.routes().begin(), world.routes().end());
       config.groups = world.collectiveGroups();
@@ -238,7 +245,8 @@ int runProgram(const schedc_program &program, const std::vector<std::string> &de
     }
     std::string problem;
     if (!computeRun->weightsOut.empty() && world.completed())
-      problem = local->writeFinalWeights(world.rank(comm->rank()), layers, computeRun->weightsOut);
+      problem = local->writeFinalWeights(world.rank(comm->rank()), layers, computeRun->weightsOut,
+                                         computeRun->overwriteWeights);
     if (root && drawing && world.completed() && problem.empty()) {
       if (!options.traceFile.empty() &&
           !sim::writeAtomically(options.traceFile, sim::chromeTrace(world, sources, setup.schedule, &run)))
@@ -275,14 +283,17 @@ extern "C" int schedc_main(const schedc_program *program, int argc, char **argv)
   schedc::sim::RunOptions options;
   rt::ComputeRun run;
   bool computing = false;
-  auto usage = [&](const std::string &message) {
-    // Under mpirun, say which rank failed (the options are read before MPI starts).
+  schedc::sim::installOutOfMemoryHandler();
+  // Under mpirun, say which rank failed (the options are read before MPI starts).
+  auto fail = [&](const std::string &message, int code) {
     const char *rank = std::getenv("OMPI_COMM_WORLD_RANK");
     if (!rank)
       rank = std::getenv("PMI_RANK");
-    std::cerr << "schedc: error: " << (rank ? "rank " + std::string(rank) + ": " : "") << message << " (see " << argv[0]
-              << " --help)\n";
-    return schedc::kExitUsage;
+    std::cerr << "schedc: error: " << (rank ? "rank " + std::string(rank) + ": " : "") << message << "\n";
+    return code;
+  };
+  auto usage = [&](const std::string &message) {
+    return fail(message + " (see " + argv[0] + " --help)", schedc::kExitUsage);
   };
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -295,7 +306,7 @@ extern "C" int schedc_main(const schedc_program *program, int argc, char **argv)
       return std::nullopt;
     };
     if (a == "--help" || a == "-h") {
-      std::printf(rt::kUsage, argv[0], schedc::sim::kByteModelHelp);
+      std::printf(rt::kUsage, argv[0], schedc::sim::kByteModelHelp, schedc::sim::kLimitsHelp);
       return schedc::kExitOk;
     } else if (a.size() > 2 && a.compare(0, 2, "-D") == 0) {
       defines.push_back(a.substr(2));
@@ -321,9 +332,17 @@ extern "C" int schedc_main(const schedc_program *program, int argc, char **argv)
       if (!error.empty())
         return usage(error);
     } else if (auto v = value("--seed")) {
-      run.config.dims.seed = std::strtoull(v->c_str(), nullptr, 10);
+      char *end = nullptr;
+      errno = 0;
+      run.config.dims.seed = std::strtoull(v->c_str(), &end, 10);
+      if (v->empty() || !std::isdigit(static_cast<unsigned char>((*v)[0])) || *end || errno == ERANGE)
+        return usage("--seed needs a whole number from 0 to 18446744073709551615");
     } else if (auto v = value("--weights-out")) {
+      if (v->empty())
+        return usage("--weights-out needs a directory");
       run.weightsOut = *v;
+    } else if (a == "--overwrite-weights") {
+      run.overwriteWeights = true;
     } else if (a == "--no-verify") {
       run.noVerify = true;
     } else if (a == "--stats") {
@@ -339,15 +358,24 @@ extern "C" int schedc_main(const schedc_program *program, int argc, char **argv)
     } else if (auto v = value("--draw")) {
       options.timelineFile = *v;
       options.timelineHtml = v->size() > 5 && v->compare(v->size() - 5, 5, ".html") == 0;
-    } else if (auto v = value("--max-steps")) {
-      char *end = nullptr;
-      options.maxSteps = std::strtoull(v->c_str(), &end, 10);
-      if (v->empty() || *end || options.maxSteps == 0)
-        return usage("--max-steps needs a positive number");
+    } else if (std::string flag = schedc::sim::limitFlag(a); !flag.empty()) {
+      std::optional<std::string> v = value(flag.c_str());
+      std::string error;
+      if (!v)
+        return usage("option `" + flag + "` needs a value");
+      schedc::sim::parseLimitOption(flag, *v, options.limits, error);
+      if (!error.empty())
+        return usage(error);
     } else {
       return usage("unknown option `" + a + "`");
     }
   }
+  if (!run.weightsOut.empty() && !computing)
+    return usage("--weights-out is an option of the cpu and cuda backends (they compute the weights)");
+  if (!run.weightsOut.empty()) // refused before the run, not after it
+    if (std::string problem = schedc::cpu::checkWeightsDestination(run.weightsOut, run.overwriteWeights);
+        !problem.empty())
+      return fail(problem, schedc::kExitIoError);
   // The model the report predicts bytes for is the one a real backend computes.
   if (run.config.tf32 && options.bytes.precision == schedc::sim::Precision::Bf16)
     return usage("--tf32 is for fp32 GEMMs; with --precision=bf16 the GEMMs are bf16");

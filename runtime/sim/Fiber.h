@@ -2,7 +2,8 @@
 // sim backend can run every rank of a schedule in one thread: a rank runs until it must wait
 // (a collective, a receive) and then yields to the scheduler. The interpreter of `schedc
 // check` and compiled schedules both run on fibers and call the same backend. Stacks are
-// reserved lazily (only touched pages cost memory) and end in a guard page.
+// reserved lazily (only touched pages cost memory) and end in a guard page. Under
+// AddressSanitizer every switch is announced to it, so it follows the fibers' stacks.
 #pragma once
 
 #include <cstddef>
@@ -20,7 +21,11 @@ public:
   Fiber(const Fiber &) = delete;
   Fiber &operator=(const Fiber &) = delete;
 
-  // Runs the fiber until it yields or its body returns. Returns true once it has finished.
+  // Reserves the stack if that is not done yet. False if the system refuses it (out of
+  // address space, or of memory mappings: vm.max_map_count); the fiber cannot run then.
+  bool prepare();
+  bool started() const { return started_; }
+  // Runs the fiber (prepared) until it yields or its body returns. True once it has finished.
   bool resume();
   bool finished() const { return finished_; }
   // Called from inside a running fiber: returns to whoever resumed it.
@@ -37,6 +42,9 @@ private:
   void *stack_ = nullptr;
   size_t stackBytes_ = 0;
   unsigned valgrindStack_ = 0;
+  // The resuming side's stack, for AddressSanitizer's switch announcements.
+  const void *callerStack_ = nullptr;
+  size_t callerStackBytes_ = 0;
   bool started_ = false;
   bool finished_ = false;
 };

@@ -7,6 +7,8 @@
 namespace schedc::sim {
 
 Verdict verdictOf(const World &w) {
+  if (w.stoppedAtLimit())
+    return Verdict::Stopped;
   if (!w.completed())
     return Verdict::Unfinished;
   if (w.hasErrors())
@@ -22,6 +24,7 @@ const char *verdictLine(Verdict v) {
   case Verdict::Forged: return "Not a real training step: it uses gradients forged with `fake_grad`";
   case Verdict::Incorrect: return "Incorrect: see the errors above";
   case Verdict::Unfinished: return "The schedule cannot run to its end: see the errors above";
+  case Verdict::Stopped: return "Stopped at a resource limit before the end: the schedule was not judged";
   case Verdict::Invalid: return "Invalid: see the errors above";
   }
   return "";
@@ -87,6 +90,7 @@ const char *verdictName(Verdict v) {
   case Verdict::Forged: return "forged";
   case Verdict::Incorrect: return "incorrect";
   case Verdict::Unfinished: return "unfinished";
+  case Verdict::Stopped: return "stopped";
   case Verdict::Invalid: return "invalid";
   }
   return "";

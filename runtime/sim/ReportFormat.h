@@ -19,7 +19,8 @@ enum class Verdict {
   Correct,    // a complete, correct training step
   Forged,     // correct only thanks to gradients made up with fake_grad
   Incorrect,  // ran to its end with errors
-  Unfinished, // could not run to its end (deadlock, a limit)
+  Unfinished, // could not run to its end (deadlock, a fatal error)
+  Stopped,    // a resource limit stopped the run (--max-steps, --time-limit, --memory-limit)
   Invalid,    // never ran: the source or the parameters have errors
 };
 

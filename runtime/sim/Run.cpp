@@ -187,7 +187,7 @@ int runAndReport(const RunSetup &setup, const std::optional<std::vector<int64_t>
     result.parameters.emplace_back(setup.params[i].name, (*values)[i]);
 
   Options simOptions;
-  simOptions.maxSteps = options.maxSteps;
+  simOptions.limits = options.limits;
   simOptions.scheduleAt = setup.scheduleAt;
   simOptions.freeCommunication = options.freeCommunication;
   simOptions.bytes = options.bytes;
@@ -213,7 +213,7 @@ int runAndReport(const RunSetup &setup, const std::optional<std::vector<int64_t>
   if (!options.timelineFile.empty()) {
     if (!result.report) {
       diags.error({}, "no timeline: the schedule does not run to its end");
-      return finish(kExitCheckFailed);
+      return finish(result.verdict == Verdict::Stopped ? kExitLimit : kExitCheckFailed);
     }
     std::string picture = options.timelineHtml ? timelineHtml(world, *result.report, sources, setup.schedule)
                                                : timelineSvg(world, *result.report, sources, setup.schedule);
@@ -227,7 +227,9 @@ int runAndReport(const RunSetup &setup, const std::optional<std::vector<int64_t>
       diags.error({}, problem);
       return finish(kExitIoError);
     }
-  return finish(result.verdict == Verdict::Correct ? kExitOk : kExitCheckFailed);
+  return finish(result.verdict == Verdict::Correct   ? kExitOk
+                : result.verdict == Verdict::Stopped ? kExitLimit
+                                                     : kExitCheckFailed);
 }
 
 } // namespace schedc::sim

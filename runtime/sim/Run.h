@@ -41,10 +41,10 @@ struct CheckResult;
 
 struct RunOptions {
   bool json = false;
-  uint64_t maxSteps = 50'000'000;
-  std::string eventsFile;   // if set: every event as CSV
-  std::string traceFile;    // if set: a Chrome trace (JSON) of the run
-  std::string timelineFile; // if set: the timeline picture (SVG, or HTML when timelineHtml)
+  Limits limits = defaultLimits(); // --max-steps, --time-limit, --memory-limit
+  std::string eventsFile;          // if set: every event as CSV
+  std::string traceFile;           // if set: a Chrome trace (JSON) of the run
+  std::string timelineFile;        // if set: the timeline picture (SVG, or HTML when timelineHtml)
   bool timelineHtml = false;
   bool freeCommunication = false; // the compute-only cost model
   ByteModel bytes;                // the model whose bytes are predicted (--hidden, --precision, ...)

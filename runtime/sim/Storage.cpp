@@ -2,6 +2,10 @@
 // when they outnumber the live entries.
 #include "sim/Storage.h"
 
+#include <algorithm>
+#include <bit>
+#include <cmath>
+
 namespace schedc::sim {
 
 void Storage::count(const ValuePtr &v, int delta) {
@@ -30,8 +34,10 @@ void Storage::store(const StorageKey &key, ValuePtr v, SourceRange storedAt) {
   if (it != places_.end()) {
     Entry &e = classes_[it->second.cls][it->second.slot];
     count(e.value, -1);
+    countMemory(e.memory, -1);
     if (it->second.cls == cls) { // same dictionary: the name keeps its position
       e.memory = v->memory();
+      countMemory(e.memory, +1);
       e.value = std::move(v);
       e.storedAt = storedAt;
       return;
@@ -42,6 +48,7 @@ void Storage::store(const StorageKey &key, ValuePtr v, SourceRange storedAt) {
   }
   places_.emplace(key, Place{cls, static_cast<uint32_t>(classes_[cls].size())});
   Number memory = v->memory();
+  countMemory(memory, +1);
   classes_[cls].push_back(Entry{key, std::move(v), storedAt, memory});
 }
 
@@ -56,6 +63,7 @@ bool Storage::erase(const StorageKey &key) {
     return false;
   uint8_t cls = it->second.cls;
   count(classes_[cls][it->second.slot].value, -1);
+  countMemory(classes_[cls][it->second.slot].memory, -1);
   classes_[cls][it->second.slot].value.reset();
   places_.erase(it);
   if (++dead_[cls] > 16 && dead_[cls] * 2 > classes_[cls].size())
@@ -75,7 +83,47 @@ void Storage::compact(int cls) {
   dead_[cls] = 0;
 }
 
+namespace {
+
+// How many binary digits after the point `v` (finite, >= 0) needs: 0 for an integer.
+int fractionBits(double v) {
+  int exponent = 0;
+  double mantissa = std::frexp(v, &exponent); // v = mantissa x 2^exponent, mantissa in [0.5, 1)
+  auto bits = static_cast<uint64_t>(std::ldexp(mantissa, 53));
+  if (bits == 0)
+    return 0;
+  return std::max(0, 53 - exponent - std::countr_zero(bits));
+}
+
+} // namespace
+
+void Storage::countMemory(const Number &memory, int delta) {
+  if (memory.isInteger()) {
+    integerMemory_ += delta * static_cast<int64_t>(memory.asDouble());
+    return;
+  }
+  reals_ += delta;
+  double v = memory.asDouble();
+  int bits = std::isfinite(v) && v >= 0 ? fractionBits(v) : kFractionBits + 1;
+  if (bits > kFractionBits || v >= 0x1p60) {
+    inexact_ += delta;
+    return;
+  }
+  realBits_[bits] += delta;
+  realScaled_ += delta * static_cast<__int128>(std::ldexp(v, kFractionBits));
+}
+
 Number Storage::memory() const {
+  if (reals_ == 0)
+    return Number::integer(integerMemory_);
+  if (inexact_ == 0 && integerMemory_ >= 0) {
+    int finest = kFractionBits;
+    while (finest > 0 && realBits_[finest] == 0)
+      --finest;
+    __int128 total = realScaled_ + (static_cast<__int128>(integerMemory_) << kFractionBits);
+    if (total < (static_cast<__int128>(1) << (53 - finest + kFractionBits))) // every partial sum exact
+      return Number::real(std::ldexp(static_cast<double>(total), -kFractionBits));
+  }
   Number total = Number::integer(0);
   for (const auto &entries : classes_)
     for (const Entry &e : entries)

@@ -41,7 +41,11 @@ public:
   const ValuePtr *find(const StorageKey &key) const;
   // Removes `key`; returns false if nothing was held there.
   bool erase(const StorageKey &key);
-  // The rank's memory now, summed in storage-class and insertion order.
+  // The rank's memory now, as the original sums it: in storage-class and insertion order,
+  // from integer 0, in Python int/float arithmetic. Constant time whenever that sum is exact
+  // (every held memory a multiple of 2^-k and the total below 2^(53-k): then no addition
+  // rounds, and the order cannot matter); otherwise summed in order, so the float rounding
+  // stays the original's (fsdp on 6 ranks: 2097151.9999999998).
   Number memory() const;
   // The bytes the held values take under the byte model (a prediction for a real run).
   double bytes() const { return bytes_; }
@@ -75,6 +79,8 @@ private:
   // Counts `v` in (delta +1) or out (-1) of the micro-batches in flight, the activation
   // memory and the bytes.
   void count(const ValuePtr &v, int delta);
+  // Adds (delta +1) or removes (-1) one entry's memory from the running totals.
+  void countMemory(const Number &memory, int delta);
 
   std::array<std::vector<Entry>, kKinds> classes_;
   std::array<size_t, kKinds> dead_{};
@@ -82,6 +88,15 @@ private:
   std::unordered_map<int64_t, int64_t> batchCount_; // micro-batch -> activations held of it
   int64_t inFlight_ = 0;
   int64_t activationMemory_ = 0;
+  // Running totals of the held memories: integers exactly; floats as exact multiples of
+  // 2^-kFractionBits, with how many have each number of fractional bits (the largest bounds
+  // the total below which every partial sum is exact).
+  static constexpr int kFractionBits = 60;
+  int64_t integerMemory_ = 0;
+  __int128 realScaled_ = 0;                            // sum of float memories x 2^kFractionBits
+  std::array<uint32_t, kFractionBits + 1> realBits_{}; // float memories by fractional bits
+  size_t reals_ = 0;                                   // float memories held
+  size_t inexact_ = 0; // floats held that the scaled sum cannot hold exactly (negative, too fine)
   const ByteModel &model_;
   double bytes_ = 0; // sums of exact integers below 2^53: exact in any order
 };

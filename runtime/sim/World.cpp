@@ -61,7 +61,7 @@ bool Rank::cancelled() const {
 Rank::Rank(World &world, int64_t id) : world_(world), id_(id), storage_(world.options_.bytes) {}
 
 World::World(Model model, std::vector<ArrayInfo> arrays, Options options)
-    : model_(model), arrays_(std::move(arrays)), options_(options) {
+    : model_(model), arrays_(std::move(arrays)), options_(options), budget_(options.limits) {
   for (const ArrayInfo &a : arrays_)
     arrayKinds_.push_back(a.kind);
   allRanks_ = std::make_shared<const IntSet>(IntSet::range(0, model_.ranks));
@@ -88,7 +88,18 @@ void World::run(const std::function<void(Rank &)> &body) {
     while (!runnable_.empty()) {
       Rank *r = runnable_.front();
       runnable_.pop_front();
-      r->fiber_->resume();
+      if (!r->fiber_->started() && (cancelled_ || !r->fiber_->prepare())) {
+        if (!cancelled_) // a rank that never started has nothing to unwind
+          stopAtLimit({},
+                      "cannot start rank " + std::to_string(r->id_) + ": the system refuses memory for its stack (" +
+                          std::to_string(r->id_) +
+                          " ranks are running; the limits on address space, `ulimit -v`, and on memory mappings, "
+                          "vm.max_map_count, bound how many can)",
+                      -1);
+        r->finished_ = true;
+      } else {
+        r->fiber_->resume();
+      }
       if (r->finished_)
         r->fiber_.reset(); // release the stack as soon as a rank is done
     }
@@ -130,12 +141,19 @@ bool Rank::waitUntil(const std::function<bool()> &ready, Wait wait) {
 }
 
 bool Rank::step(SourceRange at) {
-  if (++world_.steps_ <= world_.options_.maxSteps)
-    return true;
-  if (!world_.cancelled_)
-    fatal(at, "the schedule runs more than " + std::to_string(world_.options_.maxSteps) +
-                  " statements; stopping (is a loop bound too large?)");
+  std::string exceeded = world_.budget_.charge();
+  if (exceeded.empty())
+    return !world_.cancelled_;
+  world_.stopAtLimit(at, std::move(exceeded), id_);
   return false;
+}
+
+void World::stopAtLimit(SourceRange at, std::string message, int64_t rank) {
+  if (cancelled_)
+    return;
+  record(Severity::Error, at, "limit", std::move(message), rank);
+  stoppedAtLimit_ = true;
+  cancelled_ = true;
 }
 
 // ---- Diagnostics ---------------------------------------------------------------------------

@@ -12,6 +12,7 @@
 #pragma once
 
 #include "diagnostics/Diagnostics.h"
+#include "sim/Budget.h"
 #include "sim/Bytes.h"
 #include "sim/Fiber.h"
 #include "sim/Storage.h"
@@ -46,8 +47,8 @@ struct ArrayInfo {
 };
 
 struct Options {
-  uint64_t maxSteps = 50'000'000; // statements executed over all ranks before giving up
-  SourceRange scheduleAt;         // where model-level problems are reported
+  Limits limits;          // statements, seconds and memory the run may take (defaults: none but steps)
+  SourceRange scheduleAt; // where model-level problems are reported
   // The `compute-only` cost model: collectives and send/recv take no time (the bubble
   // formulas of pipeline schedules assume this); `puzzle` charges 0.3 and 0.2.
   bool freeCommunication = false;
@@ -194,7 +195,8 @@ public:
   void fatal(SourceRange at, std::string message);
   // True once the run is being abandoned: every call returns at once, the caller unwinds.
   bool cancelled() const;
-  // Counts one executed statement; false (after a fatal error) past the step limit.
+  // Counts one executed statement; false (after a fatal error) once a resource limit is
+  // reached (Options::limits) or the run is being abandoned.
   bool step(SourceRange at);
 
   // `act[3, 0]`: how a storage slot is named in messages.
@@ -264,6 +266,8 @@ public:
   bool forged() const { return forged_; }
   // True if the run completed, without errors, into a complete model.
   bool correct() const { return completed_ && !hasErrors(); }
+  // True if a resource limit (Options::limits) stopped the run: the schedule was not judged.
+  bool stoppedAtLimit() const { return stoppedAtLimit_; }
   // Diagnostics in the order they happened, each problem once (with the other ranks it
   // happened on as a note).
   std::vector<Diagnostic> diagnostics() const;
@@ -312,6 +316,8 @@ private:
               std::vector<Diagnostic> notes = {});
   void schedule(Rank &r);
   void reportDeadlock();
+  // Stops the run at a resource limit: one error (of the whole run when `at` is empty).
+  void stopAtLimit(SourceRange at, std::string message, int64_t rank);
   void checkEnd();
   void checkFinalModel();
   Group &groupFor(const std::shared_ptr<const IntSet> &members);
@@ -339,7 +345,8 @@ private:
   std::set<std::pair<int64_t, int64_t>> routes_;
   // inbox_[to][{from, tag}]: messages in the order they were sent.
   std::vector<std::map<std::pair<int64_t, int64_t>, std::deque<Message>>> inbox_;
-  uint64_t steps_ = 0;
+  Budget budget_;
+  bool stoppedAtLimit_ = false;
   bool cancelled_ = false;
   bool completed_ = false;
   bool forged_ = false;

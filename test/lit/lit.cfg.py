@@ -6,7 +6,9 @@
 #   %python        the Python interpreter (to generate large inputs)
 #   %mpirun        mpirun with the flags a root container needs (feature `mpi`)
 # Features: `mpi`; `cuda` (the cuda backend is built); `gpu` (nvidia-smi lists a GPU: the
-# tests that run on one are skipped cleanly without); `gpus2` (it lists two or more).
+# tests that run on one are skipped cleanly without); `gpus2` (it lists two or more);
+# `asan` (built with -DSCHEDC_SANITIZE=...: tests of address-space limits cannot run under
+# AddressSanitizer, which reserves terabytes of shadow memory).
 import os
 import lit.formats
 
@@ -26,6 +28,9 @@ config.substitutions.append(("%expect_exit", config.python + " " + os.path.join(
 config.substitutions.append(("%examples", os.path.join(config.schedc_src, "examples")))
 config.substitutions.append(("%stdlib", os.path.join(config.schedc_src, "stdlib")))
 config.substitutions.append(("%python", config.python))
+
+if "address" in getattr(config, "sanitize", ""):
+    config.available_features.add("asan")
 
 # MPI (the cpu backend): %mpirun runs a program on N processes as root, oversubscribed.
 import shutil

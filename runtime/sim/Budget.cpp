@@ -1,0 +1,140 @@
+// Budget implementation: the step count every statement, the clock every 256, resident
+// memory (/proc/self/statm) at most every 10 ms of run time, and the allocation reserve.
+#include "sim/Budget.h"
+
+#include "diagnostics/Diagnostics.h"
+
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <new>
+#include <unistd.h>
+
+namespace schedc::sim {
+
+namespace {
+
+std::atomic<bool> exhausted{false};
+void *reserve = nullptr;
+constexpr size_t kReserveBytes = size_t(64) << 20;
+
+// operator new's handler: give back the reserve once and let the allocation try again; the
+// run notices at its next statement. Past that there is nothing left to give: end now.
+void onAllocationFailure() {
+  if (reserve) {
+    std::free(reserve);
+    reserve = nullptr;
+    exhausted.store(true, std::memory_order_relaxed);
+    return;
+  }
+  static const char line[] = "schedc: error: out of memory: an allocation failed after the run had given back its "
+                             "reserve; stopping (a smaller configuration, or more memory, is needed)\n";
+  (void)!::write(STDERR_FILENO, line, sizeof line - 1);
+  std::_Exit(kExitLimit);
+}
+
+bool parseNumber(const std::string &text, double max, double &out) {
+  if (text.empty() || text.size() > 32)
+    return false;
+  errno = 0;
+  char *end = nullptr;
+  double v = std::strtod(text.c_str(), &end);
+  if (*end || errno || !(v >= 0) || v > max)
+    return false;
+  out = v;
+  return true;
+}
+
+} // namespace
+
+const char *const kLimitsHelp =
+    "  --max-steps=N        give up after N executed statements (default 50000000)\n"
+    "  --time-limit=SECONDS give up after this much wall-clock time (default 600; 0: none)\n"
+    "  --memory-limit=MiB   give up when the process holds more memory than this (default:\n"
+    "                       3/4 of the machine's memory; 0: none)\n";
+
+Limits defaultLimits() {
+  Limits l;
+  long pages = sysconf(_SC_PHYS_PAGES), pageSize = sysconf(_SC_PAGESIZE);
+  if (pages > 0 && pageSize > 0)
+    l.maxMemoryMiB = static_cast<uint64_t>(pages) * static_cast<uint64_t>(pageSize) / 4 * 3 >> 20;
+  return l;
+}
+
+std::string limitFlag(const std::string &arg) {
+  for (const char *flag : {"--max-steps", "--time-limit", "--memory-limit"}) {
+    std::string f = flag;
+    if (arg == f || arg.compare(0, f.size() + 1, f + "=") == 0)
+      return f;
+  }
+  return {};
+}
+
+void parseLimitOption(const std::string &flag, const std::string &value, Limits &limits, std::string &error) {
+  double v = 0;
+  if (flag == "--max-steps") {
+    if (!parseNumber(value, 1e18, v) || v < 1 || v != static_cast<double>(static_cast<uint64_t>(v)))
+      error = "--max-steps needs a whole number from 1 to 10^18";
+    else
+      limits.maxSteps = static_cast<uint64_t>(v);
+  } else if (flag == "--time-limit") {
+    if (!parseNumber(value, 1e9, v))
+      error = "--time-limit needs a number of seconds from 0 (no limit) to 10^9";
+    else
+      limits.maxSeconds = v;
+  } else if (flag == "--memory-limit") {
+    if (!parseNumber(value, 1e12, v) || v != static_cast<double>(static_cast<uint64_t>(v)))
+      error = "--memory-limit needs a whole number of MiB from 0 (no limit) to 10^12";
+    else
+      limits.maxMemoryMiB = static_cast<uint64_t>(v);
+  }
+}
+
+Budget::Budget(const Limits &limits)
+    : limits_(limits), start_(std::chrono::steady_clock::now()), lastMemoryCheck_(start_) {}
+
+bool Budget::memoryExhausted() {
+  return exhausted.load(std::memory_order_relaxed);
+}
+
+std::string Budget::checkLimits() {
+  if (steps_ > limits_.maxSteps)
+    return "the schedule runs more than " + std::to_string(limits_.maxSteps) +
+           " statements; stopping (is a loop bound too large? --max-steps=N raises the limit)";
+  if (memoryExhausted())
+    return "the machine's memory ran out (an allocation failed with " + std::to_string(residentBytes() >> 20) +
+           " MiB in use); stopping (a smaller configuration, or more memory, is needed)";
+  auto now = std::chrono::steady_clock::now();
+  double seconds = std::chrono::duration<double>(now - start_).count();
+  if (limits_.maxSeconds > 0 && seconds > limits_.maxSeconds)
+    return "the run takes more than " + std::to_string(static_cast<uint64_t>(limits_.maxSeconds)) +
+           " seconds; stopping (--time-limit=SECONDS raises the limit, 0 removes it)";
+  if (limits_.maxMemoryMiB > 0 && now - lastMemoryCheck_ >= std::chrono::milliseconds(10)) {
+    lastMemoryCheck_ = now;
+    uint64_t mib = residentBytes() >> 20;
+    if (mib > limits_.maxMemoryMiB)
+      return "the run holds " + std::to_string(mib) + " MiB, more than the limit of " +
+             std::to_string(limits_.maxMemoryMiB) + " MiB; stopping (--memory-limit=MiB raises it, 0 removes it)";
+  }
+  return {};
+}
+
+uint64_t residentBytes() {
+  std::FILE *f = std::fopen("/proc/self/statm", "r");
+  if (!f)
+    return 0;
+  unsigned long long size = 0, resident = 0;
+  int n = std::fscanf(f, "%llu %llu", &size, &resident);
+  std::fclose(f);
+  long pageSize = sysconf(_SC_PAGESIZE);
+  return n == 2 && pageSize > 0 ? resident * static_cast<uint64_t>(pageSize) : 0;
+}
+
+void installOutOfMemoryHandler() {
+  if (!reserve && !exhausted.load())
+    reserve = std::malloc(kReserveBytes);
+  std::set_new_handler(onAllocationFailure);
+}
+
+} // namespace schedc::sim

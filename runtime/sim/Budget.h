@@ -1,0 +1,65 @@
+// Budget — the resource limits of one simulated run, checked as it goes, so that no schedule
+// (a loop bound of a billion, a million layers, tens of thousands of ranks) can make schedc
+// run or grow without end: statements executed (--max-steps), wall-clock seconds
+// (--time-limit) and the process's resident memory (--memory-limit). A run that reaches one
+// stops with an error naming the limit and the option that raises it, and the command exits
+// with kExitLimit. The same options are read by `schedc check/draw/run/compare` and by
+// compiled programs (parseLimitOption), so both stop alike.
+//
+// Allocation failures are a limit too: installOutOfMemoryHandler() keeps a reserve that
+// operator new's handler gives back on the first failure (the run then stops at its next
+// statement with a clear error); only a second failure ends the process at once, with one
+// line and kExitLimit. std::bad_alloc is never thrown.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+
+namespace schedc::sim {
+
+struct Limits {
+  uint64_t maxSteps = 50'000'000; // statements executed over all ranks
+  double maxSeconds = 600;        // wall clock of the run; 0: none
+  uint64_t maxMemoryMiB = 0;      // resident memory of the process; 0: none (see defaultLimits)
+};
+
+// The defaults: 50 000 000 statements, 600 s, and 3/4 of the machine's physical memory.
+Limits defaultLimits();
+
+// If `arg` is a limit's option (`--max-steps`, `--time-limit`, `--memory-limit`), that flag.
+std::string limitFlag(const std::string &arg);
+// Reads a limit's value into `limits`; sets `error` if it is bad.
+void parseLimitOption(const std::string &flag, const std::string &value, Limits &limits, std::string &error);
+// The help lines of those options, for the usage texts of schedc and compiled programs.
+extern const char *const kLimitsHelp;
+
+class Budget {
+public:
+  explicit Budget(const Limits &limits);
+  // Charges one executed statement. "" while the run is within every limit; otherwise the
+  // error that stops it (which limit, and how to raise it).
+  std::string charge() {
+    ++steps_;
+    if (steps_ > limits_.maxSteps || (steps_ & (kCheckEvery - 1)) == 0 || memoryExhausted())
+      return checkLimits();
+    return {};
+  }
+
+private:
+  static constexpr uint64_t kCheckEvery = 256; // statements between looks at the clock
+  static bool memoryExhausted();
+  std::string checkLimits();
+
+  Limits limits_;
+  uint64_t steps_ = 0;
+  std::chrono::steady_clock::time_point start_, lastMemoryCheck_;
+};
+
+// The process's resident memory now, in bytes (0 if it cannot be read).
+uint64_t residentBytes();
+
+// Installs operator new's handler with its reserve (once per process; idempotent).
+void installOutOfMemoryHandler();
+
+} // namespace schedc::sim
