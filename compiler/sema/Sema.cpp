@@ -87,8 +87,40 @@ void rejectRecursion(SemaContext &ctx) {
       dfs(f);
 }
 
+// Calls may nest at most this deep: every level takes stack on the rank that runs it (a fiber
+// with a fixed stack), so a deeper chain would overflow it.
+constexpr uint32_t kMaxCallDepth = 10000;
+
+// Rejects a schedule whose calls nest deeper than kMaxCallDepth (after rejectRecursion: the
+// call graph is acyclic here).
+void rejectDeepCalls(SemaContext &ctx) {
+  size_t n = ctx.functionAsts.size();
+  std::vector<std::vector<uint32_t>> callees(n);
+  for (const SemaContext::CallSite &c : ctx.calls)
+    callees[c.caller].push_back(c.callee);
+  constexpr uint32_t kUnknown = UINT32_MAX;
+  std::vector<uint32_t> height(n, kUnknown);
+  std::function<uint32_t(uint32_t)> of = [&](uint32_t f) {
+    if (height[f] == kUnknown) {
+      uint32_t h = 0;
+      for (uint32_t callee : callees[f])
+        h = std::max(h, of(callee) + 1);
+      height[f] = h;
+    }
+    return height[f];
+  };
+  for (uint32_t f = 0; f < n; ++f)
+    if (ctx.functionAsts[f]->isSchedule && of(f) > kMaxCallDepth)
+      ctx.diags.error(ctx.functionAsts[f]->nameRange,
+                      "calls from schedule `" + ctx.functionAsts[f]->name + "` nest " + std::to_string(height[f]) +
+                          " procedures deep, more than the limit of " + std::to_string(kMaxCallDepth));
+}
+
 // Reports the deferred "never assigned" errors of procedures a schedule can reach.
 void reportReachableDeferred(SemaContext &ctx) {
+  std::vector<std::vector<uint32_t>> callees(ctx.functionAsts.size());
+  for (const SemaContext::CallSite &c : ctx.calls)
+    callees[c.caller].push_back(c.callee);
   std::vector<bool> reachable(ctx.functionAsts.size());
   std::vector<uint32_t> work;
   for (uint32_t f = 0; f < ctx.functionAsts.size(); ++f)
@@ -99,10 +131,10 @@ void reportReachableDeferred(SemaContext &ctx) {
   while (!work.empty()) {
     uint32_t f = work.back();
     work.pop_back();
-    for (const SemaContext::CallSite &c : ctx.calls)
-      if (c.caller == f && !reachable[c.callee]) {
-        reachable[c.callee] = true;
-        work.push_back(c.callee);
+    for (uint32_t callee : callees[f])
+      if (!reachable[callee]) {
+        reachable[callee] = true;
+        work.push_back(callee);
       }
   }
   for (const SemaContext::Deferred &d : ctx.deferred)
@@ -150,7 +182,10 @@ std::unique_ptr<ir::Program> analyze(const std::vector<std::unique_ptr<ast::Modu
   inferStorageKinds(modules, ctx);
   for (uint32_t id = 0; id < ctx.functionAsts.size() && !diags.limitReached(); ++id)
     lowerFunction(*ctx.functionAsts[id], id, ctx);
+  unsigned before = diags.errorCount();
   rejectRecursion(ctx);
+  if (diags.errorCount() == before)
+    rejectDeepCalls(ctx);
   reportReachableDeferred(ctx);
   if (!modules.empty())
     chooseEntry(*modules.back(), options, ctx);

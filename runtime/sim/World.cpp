@@ -167,21 +167,26 @@ void World::record(Severity s, SourceRange at, const char *code, std::string mes
   auto it = rank < 0 ? diagIndex_.end() : diagIndex_.find(key);
   if (it != diagIndex_.end()) {
     Recorded &r = diags_[it->second];
+    if (r.noted.empty())
+      r.noted.resize(static_cast<size_t>(model_.ranks));
+    if (rank == r.rank || r.noted[static_cast<size_t>(rank)])
+      return; // seen here already: constant time, however often a loop repeats it
+    r.noted[static_cast<size_t>(rank)] = true;
     if (rank < r.rank) { // describe the lowest rank; the others become the note
-      r.otherRanks.push_back(r.rank);
-      r.rank = rank;
+      std::swap(rank, r.rank);
+      r.noted[static_cast<size_t>(r.rank)] = false;
+      r.noted[static_cast<size_t>(rank)] = true;
       r.diag.message = std::move(message);
       r.diag.notes = std::move(notes);
-    } else if (rank != r.rank && std::find(r.otherRanks.begin(), r.otherRanks.end(), rank) == r.otherRanks.end()) {
-      r.otherRanks.push_back(rank);
     }
+    r.otherRanks.push_back(rank);
     return;
   }
   if (s == Severity::Error)
     ++errors_;
   if (rank >= 0)
     diagIndex_.emplace(key, diags_.size());
-  diags_.push_back(Recorded{Diagnostic{s, at, std::move(message), std::move(notes)}, rank, {}});
+  diags_.push_back(Recorded{Diagnostic{s, at, std::move(message), std::move(notes)}, rank, {}, {}});
 }
 
 bool World::hasErrors() const {

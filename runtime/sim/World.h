@@ -288,6 +288,7 @@ private:
     Diagnostic diag;
     int64_t rank;                    // the rank the message describes (-1: the whole run)
     std::vector<int64_t> otherRanks; // where the same problem happens too
+    std::vector<bool> noted;         // by rank: in otherRanks already (a loop repeats a problem)
   };
   // One collective call of a group: the k-th call of every member meets here.
   struct Collective {
