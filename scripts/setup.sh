@@ -12,6 +12,7 @@ packages=(
   libopenmpi-dev openmpi-bin
   libopenblas-dev
   librsvg2-bin
+  clang-19 libclang-rt-19-dev
 )
 
 missing=()

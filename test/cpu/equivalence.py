@@ -24,6 +24,10 @@ import subprocess
 import sys
 import tempfile
 
+# Under scripts/sanitize.sh: no leak checks in MPI jobs (Open MPI's unloaded plugins leak).
+if os.environ.get("SCHEDC_MPI_ASAN_OPTIONS"):
+    os.environ["ASAN_OPTIONS"] = os.environ["SCHEDC_MPI_ASAN_OPTIONS"]
+
 schedc, examples, inputs, mpiexec = sys.argv[1:5]
 here = os.path.dirname(os.path.abspath(__file__))
 compare = os.path.join(here, "compare_weights.py")

@@ -37,7 +37,11 @@ import shutil
 mpirun = shutil.which("mpirun")
 if mpirun:
     config.available_features.add("mpi")
-    config.substitutions.append(("%mpirun", mpirun + " --allow-run-as-root --oversubscribe -x OPENBLAS_NUM_THREADS=1"))
+    prefix = ""
+    if os.environ.get("SCHEDC_MPI_ASAN_OPTIONS"):  # scripts/sanitize.sh: no leak checks in MPI jobs
+        prefix = "env ASAN_OPTIONS=" + os.environ["SCHEDC_MPI_ASAN_OPTIONS"] + " "
+        config.environment["SCHEDC_MPI_ASAN_OPTIONS"] = os.environ["SCHEDC_MPI_ASAN_OPTIONS"]
+    config.substitutions.append(("%mpirun", prefix + mpirun + " --allow-run-as-root --oversubscribe -x OPENBLAS_NUM_THREADS=1"))
 
 # The cuda backend: built (feature `cuda`), and a GPU to run it on (feature `gpu`).
 import subprocess
