@@ -189,18 +189,21 @@ int runProgram(const schedc_program &program, const std::vector<std::string> &de
     int verdict = sim::runAndReport(setup, evaluated, verifyOptions, body(nullptr), sources, quiet, report);
     // Every rank must decide alike, or some would wait in MPI for the others forever.
     MPI_Allreduce(MPI_IN_PLACE, &verdict, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-    if (verdict != kExitOk && !computeRun->noVerify) {
+    // A run stopped at a resource limit was not judged: the real run would stop there too.
+    bool stopped = verdict == kExitLimit;
+    if (verdict != kExitOk && (!computeRun->noVerify || stopped)) {
       for (const Diagnostic &d : quiet.diagnostics()) {
         auto b = d.severity == Severity::Error ? diags.error(d.range, d.message) : diags.warning(d.range, d.message);
         for (const Diagnostic &n : d.notes)
           b.note(n.range, n.message);
       }
-      diags.error({}, "`" + setup.schedule + "` is not a correct training step, so the " + computeRun->name() +
-                          " backend does not run it "
-                          "(--no-verify runs it anyway)");
+      if (!stopped)
+        diags.error({}, "`" + setup.schedule + "` is not a correct training step, so the " + computeRun->name() +
+                            " backend does not run it "
+                            "(--no-verify runs it anyway)");
       if (options.json)
         o << sim::invalidJson(setup.schedule, setup.file, diags, sources);
-      return kExitCheckFailed;
+      return stopped ? kExitLimit : kExitCheckFailed;
     }
   }
   std::unique_ptr<backend::ComputeRank> local = makeComputeRank(computeRun->backend, config, *comm);

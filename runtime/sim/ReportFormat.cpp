@@ -96,6 +96,18 @@ const char *verdictName(Verdict v) {
   return "";
 }
 
+int exitCodeOf(Verdict v) {
+  switch (v) {
+  case Verdict::Correct: return kExitOk;
+  case Verdict::Stopped: return kExitLimit;
+  case Verdict::Invalid: return kExitUsage;
+  case Verdict::Forged:
+  case Verdict::Incorrect:
+  case Verdict::Unfinished: return kExitCheckFailed;
+  }
+  return kExitInternal;
+}
+
 std::string formatText(const CheckResult &r) {
   std::string s = std::string(verdictLine(r.verdict)) + "\n";
   if (!r.report)

@@ -43,6 +43,9 @@ struct CheckResult {
 Verdict verdictOf(const World &w);
 // The verdict as JSON and `compare` print it: "correct", "forged", ...
 const char *verdictName(Verdict v);
+// The exit code of a run with this verdict (docs/checks.md): 0 correct, 6 stopped at a
+// limit, 1 otherwise (an invalid run never starts: the parameters' problem, exit 2).
+int exitCodeOf(Verdict v);
 std::string formatText(const CheckResult &r);
 std::string formatJson(const CheckResult &r, const std::vector<Diagnostic> &diagnostics, const SourceManager &sources);
 

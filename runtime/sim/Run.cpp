@@ -213,7 +213,7 @@ int runAndReport(const RunSetup &setup, const std::optional<std::vector<int64_t>
   if (!options.timelineFile.empty()) {
     if (!result.report) {
       diags.error({}, "no timeline: the schedule does not run to its end");
-      return finish(result.verdict == Verdict::Stopped ? kExitLimit : kExitCheckFailed);
+      return finish(exitCodeOf(result.verdict));
     }
     std::string picture = options.timelineHtml ? timelineHtml(world, *result.report, sources, setup.schedule)
                                                : timelineSvg(world, *result.report, sources, setup.schedule);
@@ -227,9 +227,7 @@ int runAndReport(const RunSetup &setup, const std::optional<std::vector<int64_t>
       diags.error({}, problem);
       return finish(kExitIoError);
     }
-  return finish(result.verdict == Verdict::Correct   ? kExitOk
-                : result.verdict == Verdict::Stopped ? kExitLimit
-                                                     : kExitCheckFailed);
+  return finish(exitCodeOf(result.verdict));
 }
 
 } // namespace schedc::sim
