@@ -5,7 +5,6 @@
 #include "diagnostics/Diagnostics.h"
 
 #include <atomic>
-#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <new>
@@ -34,13 +33,24 @@ void onAllocationFailure() {
   std::_Exit(kExitLimit);
 }
 
-bool parseNumber(const std::string &text, double max, double &out) {
-  if (text.empty() || text.size() > 32)
+// A decimal whole number (digits only) up to `max`.
+bool parseWhole(const std::string &text, uint64_t max, uint64_t &out) {
+  if (text.empty() || text.size() > 19 || text.find_first_not_of("0123456789") != std::string::npos)
     return false;
-  errno = 0;
+  uint64_t v = std::stoull(text);
+  if (v > max)
+    return false;
+  out = v;
+  return true;
+}
+
+// A non-negative decimal number of seconds (digits with an optional fraction) up to `max`.
+bool parseSeconds(const std::string &text, double max, double &out) {
+  if (text.empty() || text.size() > 32 || text.find_first_not_of("0123456789.") != std::string::npos)
+    return false;
   char *end = nullptr;
   double v = std::strtod(text.c_str(), &end);
-  if (*end || errno || !(v >= 0) || v > max)
+  if (*end || !(v <= max))
     return false;
   out = v;
   return true;
@@ -72,22 +82,15 @@ std::string limitFlag(const std::string &arg) {
 }
 
 void parseLimitOption(const std::string &flag, const std::string &value, Limits &limits, std::string &error) {
-  double v = 0;
   if (flag == "--max-steps") {
-    if (!parseNumber(value, 1e18, v) || v < 1 || v != static_cast<double>(static_cast<uint64_t>(v)))
+    if (!parseWhole(value, 1'000'000'000'000'000'000, limits.maxSteps) || limits.maxSteps == 0)
       error = "--max-steps needs a whole number from 1 to 10^18";
-    else
-      limits.maxSteps = static_cast<uint64_t>(v);
   } else if (flag == "--time-limit") {
-    if (!parseNumber(value, 1e9, v))
+    if (!parseSeconds(value, 1e9, limits.maxSeconds))
       error = "--time-limit needs a number of seconds from 0 (no limit) to 10^9";
-    else
-      limits.maxSeconds = v;
   } else if (flag == "--memory-limit") {
-    if (!parseNumber(value, 1e12, v) || v != static_cast<double>(static_cast<uint64_t>(v)))
+    if (!parseWhole(value, 1'000'000'000'000, limits.maxMemoryMiB))
       error = "--memory-limit needs a whole number of MiB from 0 (no limit) to 10^12";
-    else
-      limits.maxMemoryMiB = static_cast<uint64_t>(v);
   }
 }
 
