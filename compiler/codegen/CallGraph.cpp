@@ -35,20 +35,4 @@ std::vector<uint32_t> reachableFunctions(const ir::Program &program, uint32_t en
   return order;
 }
 
-std::vector<uint32_t> callHeights(const ir::Program &program) {
-  constexpr uint32_t kUnknown = UINT32_MAX;
-  std::vector<uint32_t> height(program.functions.size(), kUnknown);
-  std::function<uint32_t(uint32_t)> of = [&](uint32_t f) {
-    if (height[f] == kUnknown) {
-      uint32_t h = 0;
-      forEachCall(program.functions[f].body, [&](uint32_t callee) { h = std::max(h, of(callee) + 1); });
-      height[f] = h;
-    }
-    return height[f];
-  };
-  for (uint32_t f = 0; f < program.functions.size(); ++f)
-    of(f);
-  return height;
-}
-
 } // namespace schedc::codegen

@@ -1,6 +1,6 @@
 // CallGraph — what codegen needs to know about which function calls which: the functions a
-// schedule reaches, and how deep the chain of calls below each one goes (sema has refused
-// recursion, so the graph is acyclic). No LLVM types here.
+// schedule reaches, and which to keep out of line (by the call heights sema records in the
+// IR). No LLVM types here.
 #pragma once
 
 #include "ir/IR.h"
@@ -12,9 +12,6 @@ namespace schedc::codegen {
 
 // The functions `entry` can reach (the procedures it calls, transitively), `entry` first.
 std::vector<uint32_t> reachableFunctions(const ir::Program &program, uint32_t entry);
-
-// For each function of `program`: the longest chain of calls below it (0: it calls nothing).
-std::vector<uint32_t> callHeights(const ir::Program &program);
 
 // Whether a procedure of this height must not be inlined into its callers: one in every
 // kInlineLevels levels of a chain is kept out of line, so inlining copies each body a

@@ -614,7 +614,6 @@ std::unique_ptr<llvm::Module> lowerToLLVM(llvm::LLVMContext &context, const ir::
 
   // Declare first (procedures may be called before they are lowered), then lower.
   std::vector<uint32_t> ids = reachableFunctions(program, entryId);
-  std::vector<uint32_t> heights = callHeights(program);
   for (uint32_t id : ids) {
     const ir::Function &f = program.functions[id];
     std::vector<llvm::Type *> args{ptr};
@@ -625,7 +624,7 @@ std::unique_ptr<llvm::Module> lowerToLLVM(llvm::LLVMContext &context, const ir::
     auto *fn = llvm::Function::Create(llvm::FunctionType::get(voidTy, args, false), llvm::Function::InternalLinkage,
                                       (f.isSchedule ? "schedule." : "proc.") + f.name, *module);
     fn->addFnAttr(llvm::Attribute::NoUnwind);
-    if (!f.isSchedule && keepOutOfLine(heights[id]))
+    if (!f.isSchedule && keepOutOfLine(f.callHeight))
       fn->addFnAttr(llvm::Attribute::NoInline);
     shared.functions[id] = fn;
   }

@@ -197,6 +197,7 @@ struct Function {
   Targets targets;
   Block body;
   SourceRange range;
+  uint32_t callHeight = 0; // the longest chain of calls below this function (0: it calls none)
 };
 
 // A storage array. Arrays are global to the program: procedures share the storage of the

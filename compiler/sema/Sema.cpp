@@ -91,13 +91,19 @@ void rejectRecursion(SemaContext &ctx) {
 // with a fixed stack), so a deeper chain would overflow it.
 constexpr uint32_t kMaxCallDepth = 10000;
 
-// Rejects a schedule whose calls nest deeper than kMaxCallDepth (after rejectRecursion: the
-// call graph is acyclic here).
-void rejectDeepCalls(SemaContext &ctx) {
-  size_t n = ctx.functionAsts.size();
-  std::vector<std::vector<uint32_t>> callees(n);
+// Each function's callees, from the call sites.
+std::vector<std::vector<uint32_t>> calleesOf(const SemaContext &ctx) {
+  std::vector<std::vector<uint32_t>> callees(ctx.functionAsts.size());
   for (const SemaContext::CallSite &c : ctx.calls)
     callees[c.caller].push_back(c.callee);
+  return callees;
+}
+
+// Records each function's call height in the IR (codegen bounds inlining with it) and rejects
+// a schedule whose calls nest deeper than kMaxCallDepth. After rejectRecursion: the call
+// graph is acyclic here.
+void measureCallDepth(SemaContext &ctx, const std::vector<std::vector<uint32_t>> &callees) {
+  size_t n = ctx.functionAsts.size();
   constexpr uint32_t kUnknown = UINT32_MAX;
   std::vector<uint32_t> height(n, kUnknown);
   std::function<uint32_t(uint32_t)> of = [&](uint32_t f) {
@@ -110,17 +116,16 @@ void rejectDeepCalls(SemaContext &ctx) {
     return height[f];
   };
   for (uint32_t f = 0; f < n; ++f)
-    if (ctx.functionAsts[f]->isSchedule && of(f) > kMaxCallDepth)
+    ctx.program.functions[f].callHeight = of(f);
+  for (uint32_t f = 0; f < n; ++f)
+    if (ctx.functionAsts[f]->isSchedule && height[f] > kMaxCallDepth)
       ctx.diags.error(ctx.functionAsts[f]->nameRange,
                       "calls from schedule `" + ctx.functionAsts[f]->name + "` nest " + std::to_string(height[f]) +
                           " procedures deep, more than the limit of " + std::to_string(kMaxCallDepth));
 }
 
 // Reports the deferred "never assigned" errors of procedures a schedule can reach.
-void reportReachableDeferred(SemaContext &ctx) {
-  std::vector<std::vector<uint32_t>> callees(ctx.functionAsts.size());
-  for (const SemaContext::CallSite &c : ctx.calls)
-    callees[c.caller].push_back(c.callee);
+void reportReachableDeferred(SemaContext &ctx, const std::vector<std::vector<uint32_t>> &callees) {
   std::vector<bool> reachable(ctx.functionAsts.size());
   std::vector<uint32_t> work;
   for (uint32_t f = 0; f < ctx.functionAsts.size(); ++f)
@@ -182,11 +187,12 @@ std::unique_ptr<ir::Program> analyze(const std::vector<std::unique_ptr<ast::Modu
   inferStorageKinds(modules, ctx);
   for (uint32_t id = 0; id < ctx.functionAsts.size() && !diags.limitReached(); ++id)
     lowerFunction(*ctx.functionAsts[id], id, ctx);
+  std::vector<std::vector<uint32_t>> callees = calleesOf(ctx);
   unsigned before = diags.errorCount();
   rejectRecursion(ctx);
   if (diags.errorCount() == before)
-    rejectDeepCalls(ctx);
-  reportReachableDeferred(ctx);
+    measureCallDepth(ctx, callees);
+  reportReachableDeferred(ctx, callees);
   if (!modules.empty())
     chooseEntry(*modules.back(), options, ctx);
   return diags.hasErrors() ? nullptr : std::move(program);
