@@ -69,10 +69,13 @@ std::string checkWeightsDestination(const std::string &dir, bool overwrite) {
 }
 
 std::string makeWeightsStaging(const std::string &dir, std::string &tmp) {
-  std::string pattern = fs::path(dir).lexically_normal().string();
-  while (pattern.size() > 1 && pattern.back() == '/')
-    pattern.pop_back();
-  pattern += ".tmp.XXXXXX";
+  fs::path path = fs::path(dir).lexically_normal();
+  if (!path.has_filename()) // "w/" names the directory w
+    path = path.parent_path();
+  std::error_code ec;
+  if (path.has_parent_path() && (fs::create_directories(path.parent_path(), ec), ec))
+    return "cannot create `" + path.parent_path().string() + "`: " + ec.message();
+  std::string pattern = path.string() + ".tmp.XXXXXX";
   std::vector<char> buffer(pattern.begin(), pattern.end());
   buffer.push_back('\0');
   if (!mkdtemp(buffer.data()))
@@ -90,23 +93,15 @@ std::string publishWeights(const std::string &tmp, const std::string &dir, bool 
     removeWeights(tmp);
     return problem;
   }
-  std::error_code ec;
-  if (!fs::exists(fs::symlink_status(dir, ec))) {
-    // RENAME_NOREPLACE: a directory that appeared meanwhile is not replaced either.
-    if (renameat2(AT_FDCWD, tmp.c_str(), AT_FDCWD, dir.c_str(), RENAME_NOREPLACE) != 0) {
-      std::string why = std::strerror(errno);
-      removeWeights(tmp);
-      return "cannot move the weights into `" + dir + "`: " + why;
-    }
+  // Never over anything (not even a directory that appeared meanwhile); over weights a
+  // previous run wrote only by exchanging the two (the check above allowed it).
+  if (renameat2(AT_FDCWD, tmp.c_str(), AT_FDCWD, dir.c_str(), RENAME_NOREPLACE) == 0)
     return "";
-  }
-  if (renameat2(AT_FDCWD, tmp.c_str(), AT_FDCWD, dir.c_str(), RENAME_EXCHANGE) != 0) {
-    std::string why = std::strerror(errno);
-    removeWeights(tmp);
-    return "cannot put the weights in place of `" + dir + "`: " + why;
-  }
-  removeWeights(tmp); // now the previous run's weights
-  return "";
+  bool exchanged =
+      errno == EEXIST && overwrite && renameat2(AT_FDCWD, tmp.c_str(), AT_FDCWD, dir.c_str(), RENAME_EXCHANGE) == 0;
+  std::string why = std::strerror(errno);
+  removeWeights(tmp); // the new weights if nothing moved; the previous run's after an exchange
+  return exchanged ? "" : "cannot move the weights into `" + dir + "`: " + why;
 }
 
 } // namespace schedc::cpu

@@ -14,7 +14,8 @@ namespace schedc::cpu {
 // the run, and again just before writing).
 std::string checkWeightsDestination(const std::string &dir, bool overwrite);
 
-// A new empty directory beside `dir` to write into (its path in `tmp`); "" or an error.
+// A new empty directory beside `dir` to write into (its path in `tmp`), creating the folders
+// `dir` is in if they are missing; "" or an error.
 std::string makeWeightsStaging(const std::string &dir, std::string &tmp);
 
 // Removes a staging directory and the weights written into it.
