@@ -21,6 +21,31 @@ SourceRange SourceRange::cover(const SourceRange &a, const SourceRange &b) {
   return {before(a.begin, b.begin) ? a.begin : b.begin, before(a.end, b.end) ? b.end : a.end};
 }
 
+namespace {
+
+// Reads `fd` to its end into `text`; false (with `error`) on a read error or past the size limit.
+bool readAll(int fd, std::string &text, std::string &error) {
+  char buf[1 << 16];
+  for (;;) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0) {
+      error = std::strerror(errno);
+      return false;
+    }
+    if (n == 0)
+      return true;
+    text.append(buf, static_cast<size_t>(n));
+    if (text.size() > SourceManager::kMaxFileBytes) {
+      error = "file is larger than the limit of " + std::to_string(SourceManager::kMaxFileBytes >> 20) + " MiB";
+      return false;
+    }
+  }
+}
+
+} // namespace
+
 // File id 0 is reserved for "no file" so that a default SourceLoc never names a real file.
 SourceManager::SourceManager() {
   files_.push_back(File{"<none>", "", {0}});
@@ -45,26 +70,10 @@ std::optional<uint32_t> SourceManager::load(const std::string &path, std::string
   }
   fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
   std::string text;
-  char buf[1 << 16];
-  for (;;) {
-    ssize_t n = read(fd, buf, sizeof buf);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n < 0) {
-      error = std::strerror(errno);
-      close(fd);
-      return std::nullopt;
-    }
-    if (n == 0)
-      break;
-    text.append(buf, static_cast<size_t>(n));
-    if (text.size() > kMaxFileBytes) {
-      error = "file is larger than the limit of " + std::to_string(kMaxFileBytes >> 20) + " MiB";
-      close(fd);
-      return std::nullopt;
-    }
-  }
+  bool read = readAll(fd, text, error);
   close(fd);
+  if (!read)
+    return std::nullopt;
   if (text.empty() && S_ISFIFO(st.st_mode)) {
     error = "is a FIFO that no process writes to";
     return std::nullopt;

@@ -49,8 +49,7 @@ int runDriver(const std::vector<std::string> &args) {
   int exitCode = kExitOk;
   std::optional<LoadedProgram> loaded = loadProgram(opts.input, opts, sources, diags, exitCode);
   if (!loaded)
-    return exitCode == kExitSourceError || (exitCode == kExitIoError && diags.hasErrors()) ? failed(exitCode)
-                                                                                           : exitCode;
+    return diags.hasErrors() ? failed(exitCode) : exitCode; // errors with a location go in the JSON too
   if (!loaded->schedule)
     return kExitOk; // --emit=ast|ir printed the dump
   const ir::Program &program = *loaded->program;

@@ -16,15 +16,7 @@
 #endif
 
 // Tell AddressSanitizer about every switch of stacks (it would otherwise take a fiber's
-// frames for a corrupted stack).
-#if defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define SCHEDC_ASAN 1
-#endif
-#endif
-#if defined(__SANITIZE_ADDRESS__)
-#define SCHEDC_ASAN 1
-#endif
+// frames for a corrupted stack). SCHEDC_ASAN comes from Fiber.h.
 #ifdef SCHEDC_ASAN
 #include <sanitizer/common_interface_defs.h>
 #define SCHEDC_START_SWITCH(save, bottom, size) __sanitizer_start_switch_fiber(save, bottom, size)

@@ -10,23 +10,28 @@
 #include <functional>
 #include <ucontext.h>
 
+// SCHEDC_ASAN: built with AddressSanitizer (gcc says so with a macro, clang with a feature).
+#if defined(__SANITIZE_ADDRESS__)
+#define SCHEDC_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define SCHEDC_ASAN 1
+#endif
+#endif
+
 namespace schedc::sim {
+
+// A rank's stack: 8 MiB, reserved, not committed — room for the 10 000 nested calls sema
+// allows. Frames under AddressSanitizer are several times larger: 64 MiB there.
+#ifdef SCHEDC_ASAN
+constexpr size_t kFiberStackBytes = size_t(64) << 20;
+#else
+constexpr size_t kFiberStackBytes = size_t(8) << 20;
+#endif
 
 class Fiber {
 public:
-  // 8 MiB, reserved, not committed: room for the 10 000 nested calls sema allows. Frames
-  // under AddressSanitizer are several times larger: 64 MiB there.
-#if defined(__SANITIZE_ADDRESS__)
-  static constexpr size_t kDefaultStack = size_t(64) << 20;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-  static constexpr size_t kDefaultStack = size_t(64) << 20;
-#else
-  static constexpr size_t kDefaultStack = size_t(8) << 20;
-#endif
-#else
-  static constexpr size_t kDefaultStack = size_t(8) << 20;
-#endif
+  static constexpr size_t kDefaultStack = kFiberStackBytes;
 
   explicit Fiber(std::function<void()> body, size_t stackBytes = kDefaultStack);
   ~Fiber();
@@ -36,14 +41,10 @@ public:
   // Reserves the stack if that is not done yet. False if the system refuses it (out of
   // address space, or of memory mappings: vm.max_map_count); the fiber cannot run then.
   bool prepare();
-  bool started() const {
-    return started_;
-  }
+  bool started() const { return started_; }
   // Runs the fiber (prepared) until it yields or its body returns. True once it has finished.
   bool resume();
-  bool finished() const {
-    return finished_;
-  }
+  bool finished() const { return finished_; }
   // Called from inside a running fiber: returns to whoever resumed it.
   static void yield();
   // The fiber running now, or null on the scheduler's own stack.
