@@ -308,6 +308,15 @@ extern "C" int schedc_main(const schedc_program *program, int argc, char **argv)
         return std::string(argv[++i]);
       return std::nullopt;
     };
+    // Reads `flag`'s value with `parse` (a shared parser of the model's or the limits'
+    // options): "" or what is wrong.
+    auto parseValue = [&](const std::string &flag, const auto &parse) {
+      std::optional<std::string> v = value(flag.c_str());
+      std::string error = v ? "" : "option `" + flag + "` needs a value";
+      if (v)
+        parse(*v, error);
+      return error;
+    };
     if (a == "--help" || a == "-h") {
       std::printf(rt::kUsage, argv[0], schedc::sim::kByteModelHelp, schedc::sim::kLimitsHelp);
       return schedc::kExitOk;
@@ -327,11 +336,9 @@ extern "C" int schedc_main(const schedc_program *program, int argc, char **argv)
     } else if (a == "--no-overlap") {
       run.config.overlap = false;
     } else if (std::string flag = schedc::sim::byteModelFlag(a); !flag.empty()) {
-      std::optional<std::string> v = value(flag.c_str());
-      std::string error;
-      if (!v)
-        return usage("option `" + flag + "` needs a value");
-      schedc::sim::parseByteModelOption(flag, *v, options.bytes, error);
+      std::string error = parseValue(flag, [&](const std::string &v, std::string &e) {
+        schedc::sim::parseByteModelOption(flag, v, options.bytes, e);
+      });
       if (!error.empty())
         return usage(error);
     } else if (auto v = value("--seed")) {
@@ -362,11 +369,9 @@ extern "C" int schedc_main(const schedc_program *program, int argc, char **argv)
       options.timelineFile = *v;
       options.timelineHtml = v->size() > 5 && v->compare(v->size() - 5, 5, ".html") == 0;
     } else if (std::string flag = schedc::sim::limitFlag(a); !flag.empty()) {
-      std::optional<std::string> v = value(flag.c_str());
-      std::string error;
-      if (!v)
-        return usage("option `" + flag + "` needs a value");
-      schedc::sim::parseLimitOption(flag, *v, options.limits, error);
+      std::string error = parseValue(flag, [&](const std::string &v, std::string &e) {
+        schedc::sim::parseLimitOption(flag, v, options.limits, e);
+      });
       if (!error.empty())
         return usage(error);
     } else {
