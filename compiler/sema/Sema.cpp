@@ -8,7 +8,7 @@
 
 #include "diagnostics/Suggest.h"
 
-#include <functional>
+#include <algorithm>
 
 namespace schedc::sema {
 
@@ -50,41 +50,64 @@ void declareFunctions(const std::vector<std::unique_ptr<ast::Module>> &modules, 
   ctx.program.functions.resize(ctx.functionAsts.size());
 }
 
+// Reports the cycle that call site `c` closes: the part of the current call path (the call
+// sites from the walk's root down to c's caller) that starts in c's callee.
+void reportCycle(SemaContext &ctx, const SemaContext::CallSite &c,
+                 const std::vector<const SemaContext::CallSite *> &path) {
+  auto d = ctx.diags.error(c.range, "procedure `" + ctx.functionAsts[c.callee]->name +
+                                        "` is called recursively; recursion is not allowed");
+  size_t start = 0;
+  while (start < path.size() && path[start]->caller != c.callee)
+    ++start;
+  for (size_t i = start; i < path.size(); ++i)
+    d.note(path[i]->range, "`" + ctx.functionAsts[path[i]->caller]->name + "` calls `" +
+                               ctx.functionAsts[path[i]->callee]->name + "` here");
+}
+
 // Procedures may not call themselves, directly or through others: a schedule is a finite
-// program, and the interpreter and codegen rely on it.
-void rejectRecursion(SemaContext &ctx) {
+// program, and the interpreter and codegen rely on it. Returns whether the call graph is
+// acyclic, whether or not the diagnostics' limit let the errors through. A depth-first walk
+// with an explicit stack: a chain of calls as long as the user writes takes no native stack.
+bool rejectRecursion(SemaContext &ctx) {
   size_t n = ctx.functionAsts.size();
   std::vector<std::vector<const SemaContext::CallSite *>> out(n);
   for (const SemaContext::CallSite &c : ctx.calls)
     out[c.caller].push_back(&c);
-  std::vector<int> state(n, 0); // 0 new, 1 on stack, 2 done
-  std::vector<const SemaContext::CallSite *> path;
-  std::function<void(uint32_t)> dfs = [&](uint32_t f) {
-    state[f] = 1;
-    for (const SemaContext::CallSite *c : out[f]) {
-      if (state[c->callee] == 1) {
-        // The cycle is the part of the current call path that starts in the callee.
-        auto d = ctx.diags.error(c->range, "procedure `" + ctx.functionAsts[c->callee]->name +
-                                               "` is called recursively; recursion is not allowed");
-        size_t start = 0;
-        while (start < path.size() && path[start]->caller != c->callee)
-          ++start;
-        for (size_t i = start; i < path.size(); ++i)
-          d.note(path[i]->range, "`" + ctx.functionAsts[path[i]->caller]->name + "` calls `" +
-                                     ctx.functionAsts[path[i]->callee]->name + "` here");
+  enum class Mark : uint8_t { New, OnPath, Done };
+  std::vector<Mark> mark(n, Mark::New);
+  struct Frame {
+    uint32_t function;
+    size_t nextCall; // index into out[function]
+  };
+  std::vector<Frame> stack;
+  std::vector<const SemaContext::CallSite *> path; // path[i] entered stack[i + 1]
+  bool acyclic = true;
+  for (uint32_t root = 0; root < n; ++root) {
+    if (mark[root] != Mark::New)
+      continue;
+    mark[root] = Mark::OnPath;
+    stack.push_back({root, 0});
+    while (!stack.empty()) {
+      Frame &top = stack.back();
+      if (top.nextCall == out[top.function].size()) {
+        mark[top.function] = Mark::Done;
+        stack.pop_back();
+        if (!path.empty())
+          path.pop_back();
         continue;
       }
-      if (state[c->callee] == 0) {
+      const SemaContext::CallSite *c = out[top.function][top.nextCall++];
+      if (mark[c->callee] == Mark::OnPath) {
+        acyclic = false;
+        reportCycle(ctx, *c, path);
+      } else if (mark[c->callee] == Mark::New) {
+        mark[c->callee] = Mark::OnPath;
         path.push_back(c);
-        dfs(c->callee);
-        path.pop_back();
+        stack.push_back({c->callee, 0});
       }
     }
-    state[f] = 2;
-  };
-  for (uint32_t f = 0; f < n; ++f)
-    if (state[f] == 0)
-      dfs(f);
+  }
+  return acyclic;
 }
 
 // Calls may nest at most this deep: every level takes stack on the rank that runs it (a fiber
@@ -100,28 +123,39 @@ std::vector<std::vector<uint32_t>> calleesOf(const SemaContext &ctx) {
 }
 
 // Records each function's call height in the IR (codegen bounds inlining with it) and rejects
-// a schedule whose calls nest deeper than kMaxCallDepth. After rejectRecursion: the call
-// graph is acyclic here.
+// a schedule whose calls nest deeper than kMaxCallDepth. Only for an acyclic call graph
+// (after rejectRecursion). Heights are computed in post-order with an explicit stack.
 void measureCallDepth(SemaContext &ctx, const std::vector<std::vector<uint32_t>> &callees) {
   size_t n = ctx.functionAsts.size();
   constexpr uint32_t kUnknown = UINT32_MAX;
   std::vector<uint32_t> height(n, kUnknown);
-  std::function<uint32_t(uint32_t)> of = [&](uint32_t f) {
-    if (height[f] == kUnknown) {
+  std::vector<std::pair<uint32_t, size_t>> stack; // a function and the next callee to visit
+  for (uint32_t root = 0; root < n; ++root) {
+    if (height[root] != kUnknown)
+      continue;
+    stack.push_back({root, 0});
+    while (!stack.empty()) {
+      auto &[f, next] = stack.back();
+      if (next < callees[f].size()) {
+        uint32_t callee = callees[f][next++];
+        if (height[callee] == kUnknown)
+          stack.push_back({callee, 0});
+        continue;
+      }
       uint32_t h = 0;
       for (uint32_t callee : callees[f])
-        h = std::max(h, of(callee) + 1);
+        h = std::max(h, height[callee] + 1);
       height[f] = h;
+      stack.pop_back();
     }
-    return height[f];
-  };
-  for (uint32_t f = 0; f < n; ++f)
-    ctx.program.functions[f].callHeight = of(f);
-  for (uint32_t f = 0; f < n; ++f)
+  }
+  for (uint32_t f = 0; f < n; ++f) {
+    ctx.program.functions[f].callHeight = height[f];
     if (ctx.functionAsts[f]->isSchedule && height[f] > kMaxCallDepth)
       ctx.diags.error(ctx.functionAsts[f]->nameRange,
                       "calls from schedule `" + ctx.functionAsts[f]->name + "` nest " + std::to_string(height[f]) +
                           " procedures deep, more than the limit of " + std::to_string(kMaxCallDepth));
+  }
 }
 
 // Reports the deferred "never assigned" errors of procedures a schedule can reach.
@@ -188,9 +222,7 @@ std::unique_ptr<ir::Program> analyze(const std::vector<std::unique_ptr<ast::Modu
   for (uint32_t id = 0; id < ctx.functionAsts.size() && !diags.limitReached(); ++id)
     lowerFunction(*ctx.functionAsts[id], id, ctx);
   std::vector<std::vector<uint32_t>> callees = calleesOf(ctx);
-  unsigned before = diags.errorCount();
-  rejectRecursion(ctx);
-  if (diags.errorCount() == before)
+  if (rejectRecursion(ctx))
     measureCallDepth(ctx, callees);
   reportReachableDeferred(ctx, callees);
   if (!modules.empty())
