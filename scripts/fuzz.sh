@@ -3,24 +3,31 @@
 # into build-fuzz/) and runs each: first over its regression inputs (test/fuzz/regressions:
 # every finding ever fixed), then fuzzing from a seed corpus of every .sched file in the
 # repository, with the language's dictionary, RSS and time limits.
-#   scripts/fuzz.sh                      a smoke run: 120 s per target (CI)
-#   scripts/fuzz.sh --runs=1000000       a long run (figures in docs/fuzzing.md)
+#   scripts/fuzz.sh                              a smoke run: 120 s per target (CI)
+#   scripts/fuzz.sh --runs=1000000 --jobs=2      a long run (figures in docs/fuzzing.md)
 #   scripts/fuzz.sh --seconds=600 FuzzCheck
+# --jobs=N runs N fuzzing processes over one shared corpus (each picks up what the others
+# add), each with its share of --runs; their logs are build-fuzz/<target>-jobs/fuzz-*.log.
+# FuzzCheck runs without ASan's stack-use-after-return detection: its fake stacks, one set
+# per rank's fiber, made it 1.4x slower (scripts/sanitize.sh keeps it on for the test suite).
 # Findings land in build-fuzz/findings/; the script exits non-zero if there is one.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
 
-limit=(-max_total_time=120)
+seconds=120 runs= jobs=1
 targets=()
 for a in "$@"; do
+  [[ $a =~ ^--[a-z]+=[1-9][0-9]*$ || $a != --* ]] || a=bad
   case "$a" in
-    --runs=*) limit=(-runs="${a#--runs=}") ;;
-    --seconds=*) limit=(-max_total_time="${a#--seconds=}") ;;
-    Fuzz*) targets+=("$a") ;;
-    *) echo "usage: scripts/fuzz.sh [--runs=N | --seconds=S] [FuzzFrontEnd] [FuzzCheck]" >&2; exit 2 ;;
+    --runs=*) runs=${a#--runs=} ;;
+    --seconds=*) seconds=${a#--seconds=} ;;
+    --jobs=*) jobs=${a#--jobs=} ;;
+    FuzzFrontEnd | FuzzCheck) targets+=("$a") ;;
+    *) echo "usage: scripts/fuzz.sh [--runs=N | --seconds=S] [--jobs=N] [FuzzFrontEnd] [FuzzCheck]" >&2; exit 2 ;;
   esac
 done
+if [[ -n "$runs" ]]; then limit=(-runs=$(((runs + jobs - 1) / jobs))); else limit=(-max_total_time="$seconds"); fi
 ((${#targets[@]})) || targets=(FuzzFrontEnd FuzzCheck)
 
 if [[ ! -f build-fuzz/build.ninja ]]; then
@@ -30,26 +37,40 @@ if [[ ! -f build-fuzz/build.ninja ]]; then
 fi
 cmake --build build-fuzz -j2 --target "${targets[@]}"
 
-export ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=0:handle_abort=1
+asan_options=detect_leaks=1:allocator_may_return_null=0:handle_abort=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 mkdir -p build-fuzz/findings
 for t in "${targets[@]}"; do
   bin=build-fuzz/bin/$t
   regressions=test/fuzz/regressions/$t
+  options=$asan_options
+  [[ $t == FuzzCheck ]] && options+=:detect_stack_use_after_return=0
   if compgen -G "$regressions/*" >/dev/null; then
     echo "== $t: regression inputs"
-    "$bin" -rss_limit_mb=2048 -timeout=30 "$regressions"/*
+    ASAN_OPTIONS=$options "$bin" -rss_limit_mb=2048 -timeout=30 "$regressions"/*
   fi
   corpus=build-fuzz/corpus/$t
   mkdir -p "$corpus"
   seeds=$(mktemp -d)
   find examples stdlib test/lit -name '*.sched' | while read -r f; do cp "$f" "$seeds/${f//\//_}"; done
-  echo "== $t: fuzzing (${limit[*]})"
+  echo "== $t: fuzzing (${limit[*]}, $jobs process(es))"
+  rm -f build-fuzz/findings/"$t"-*
+  args=("$PWD/$corpus" "$seeds" -dict="$PWD/test/fuzz/sched.dict" -max_len=8192 -rss_limit_mb=2048 -timeout=30
+    -artifact_prefix="$PWD/build-fuzz/findings/$t-" -print_final_stats=1 "${limit[@]}")
   log=build-fuzz/$t.log
   status=0
-  "$bin" "$corpus" "$seeds" -dict=test/fuzz/sched.dict -max_len=8192 -rss_limit_mb=2048 -timeout=30 \
-    -artifact_prefix=build-fuzz/findings/$t- -print_final_stats=1 "${limit[@]}" >"$log" 2>&1 || status=$?
+  if ((jobs == 1)); then
+    ASAN_OPTIONS=$options "$PWD/$bin" "${args[@]}" >"$log" 2>&1 || status=$?
+  else
+    rm -rf "build-fuzz/$t-jobs" && mkdir -p "build-fuzz/$t-jobs"
+    (cd "build-fuzz/$t-jobs" && ASAN_OPTIONS=$options "$OLDPWD/$bin" "${args[@]}" -jobs="$jobs" -workers="$jobs") >"$log" 2>&1 ||
+      status=$?
+    cat "build-fuzz/$t-jobs"/fuzz-*.log >>"$log"
+  fi
   rm -rf "$seeds"
   grep -v -E '^#[0-9]+[[:space:]]+(NEW|REDUCE|pulse)' "$log" | tail -n 40
+  total=$(awk '/^stat::number_of_executed_units/ {n += $2} END {print n + 0}' "$log")
+  echo "== $t: $total executions in all, corpus $(ls "$corpus" | wc -l) inputs"
+  if compgen -G "build-fuzz/findings/$t-*" >/dev/null; then status=1; fi
   ((status == 0)) || { echo "fuzz: $t found a problem (see build-fuzz/findings/)" >&2; exit 1; }
 done
