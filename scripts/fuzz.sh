@@ -7,7 +7,7 @@
 #   scripts/fuzz.sh --runs=1000000 --jobs=2      a long run (figures in docs/fuzzing.md)
 #   scripts/fuzz.sh --seconds=600 FuzzCheck
 # --jobs=N runs N fuzzing processes over one shared corpus (each picks up what the others
-# add), each with its share of --runs; their logs are build-fuzz/<target>-jobs/fuzz-*.log.
+# add), each with its share of --runs; build-fuzz/<target>.log gathers their logs.
 # FuzzCheck runs without ASan's stack-use-after-return detection: its fake stacks, one set
 # per rank's fiber, made it 1.4x slower (scripts/sanitize.sh keeps it on for the test suite).
 # Findings land in build-fuzz/findings/; the script exits non-zero if there is one.
@@ -65,8 +65,7 @@ for t in "${targets[@]}"; do
     rm -rf "build-fuzz/$t-jobs" && mkdir -p "build-fuzz/$t-jobs"
     (cd "build-fuzz/$t-jobs" && ASAN_OPTIONS=$options "$OLDPWD/$bin" "${args[@]}" -jobs="$jobs" -workers="$jobs") >"$log" 2>&1 ||
       status=$?
-    cat "build-fuzz/$t-jobs"/fuzz-*.log >>"$log"
-  fi
+  fi # (the parent prints each job's log into its own as the job ends)
   rm -rf "$seeds"
   grep -v -E '^#[0-9]+[[:space:]]+(NEW|REDUCE|pulse)' "$log" | tail -n 40
   total=$(awk '/^stat::number_of_executed_units/ {n += $2} END {print n + 0}' "$log")
