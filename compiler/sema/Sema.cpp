@@ -9,6 +9,7 @@
 #include "diagnostics/Suggest.h"
 
 #include <algorithm>
+#include <optional>
 
 namespace schedc::sema {
 
@@ -50,6 +51,16 @@ void declareFunctions(const std::vector<std::unique_ptr<ast::Module>> &modules, 
   ctx.program.functions.resize(ctx.functionAsts.size());
 }
 
+// The call sites of each function, by caller.
+using CallSitesByCaller = std::vector<std::vector<const SemaContext::CallSite *>>;
+
+CallSitesByCaller callSitesByCaller(const SemaContext &ctx) {
+  CallSitesByCaller out(ctx.functionAsts.size());
+  for (const SemaContext::CallSite &c : ctx.calls)
+    out[c.caller].push_back(&c);
+  return out;
+}
+
 // Reports the cycle that call site `c` closes: the part of the current call path (the call
 // sites from the walk's root down to c's caller) that starts in c's callee.
 void reportCycle(SemaContext &ctx, const SemaContext::CallSite &c,
@@ -65,19 +76,19 @@ void reportCycle(SemaContext &ctx, const SemaContext::CallSite &c,
 }
 
 // Procedures may not call themselves, directly or through others: a schedule is a finite
-// program, and the interpreter and codegen rely on it. Returns whether the call graph is
-// acyclic, whether or not the diagnostics' limit let the errors through. A depth-first walk
-// with an explicit stack: a chain of calls as long as the user writes takes no native stack.
-bool rejectRecursion(SemaContext &ctx) {
+// program, and the interpreter and codegen rely on it. One depth-first walk of the call
+// graph reports every call that closes a cycle and measures each function's call height (the
+// longest chain of calls below it) in post-order. Returns the heights, or nullopt if there is
+// a cycle — known here whether or not the diagnostics' limit let its error through. The walk
+// keeps its own stack: a chain of calls as long as the user writes takes no native stack.
+std::optional<std::vector<uint32_t>> callHeights(SemaContext &ctx, const CallSitesByCaller &sites) {
   size_t n = ctx.functionAsts.size();
-  std::vector<std::vector<const SemaContext::CallSite *>> out(n);
-  for (const SemaContext::CallSite &c : ctx.calls)
-    out[c.caller].push_back(&c);
   enum class Mark : uint8_t { New, OnPath, Done };
   std::vector<Mark> mark(n, Mark::New);
+  std::vector<uint32_t> height(n, 0);
   struct Frame {
     uint32_t function;
-    size_t nextCall; // index into out[function]
+    size_t nextCall; // index into sites[function]
   };
   std::vector<Frame> stack;
   std::vector<const SemaContext::CallSite *> path; // path[i] entered stack[i + 1]
@@ -89,14 +100,16 @@ bool rejectRecursion(SemaContext &ctx) {
     stack.push_back({root, 0});
     while (!stack.empty()) {
       Frame &top = stack.back();
-      if (top.nextCall == out[top.function].size()) {
+      if (top.nextCall == sites[top.function].size()) { // every callee done: measure, return
+        for (const SemaContext::CallSite *c : sites[top.function])
+          height[top.function] = std::max(height[top.function], height[c->callee] + 1);
         mark[top.function] = Mark::Done;
         stack.pop_back();
         if (!path.empty())
           path.pop_back();
         continue;
       }
-      const SemaContext::CallSite *c = out[top.function][top.nextCall++];
+      const SemaContext::CallSite *c = sites[top.function][top.nextCall++];
       if (mark[c->callee] == Mark::OnPath) {
         acyclic = false;
         reportCycle(ctx, *c, path);
@@ -107,49 +120,19 @@ bool rejectRecursion(SemaContext &ctx) {
       }
     }
   }
-  return acyclic;
+  if (!acyclic)
+    return std::nullopt;
+  return height;
 }
 
 // Calls may nest at most this deep: every level takes stack on the rank that runs it (a fiber
 // with a fixed stack), so a deeper chain would overflow it.
 constexpr uint32_t kMaxCallDepth = 10000;
 
-// Each function's callees, from the call sites.
-std::vector<std::vector<uint32_t>> calleesOf(const SemaContext &ctx) {
-  std::vector<std::vector<uint32_t>> callees(ctx.functionAsts.size());
-  for (const SemaContext::CallSite &c : ctx.calls)
-    callees[c.caller].push_back(c.callee);
-  return callees;
-}
-
 // Records each function's call height in the IR (codegen bounds inlining with it) and rejects
-// a schedule whose calls nest deeper than kMaxCallDepth. Only for an acyclic call graph
-// (after rejectRecursion). Heights are computed in post-order with an explicit stack.
-void measureCallDepth(SemaContext &ctx, const std::vector<std::vector<uint32_t>> &callees) {
-  size_t n = ctx.functionAsts.size();
-  constexpr uint32_t kUnknown = UINT32_MAX;
-  std::vector<uint32_t> height(n, kUnknown);
-  std::vector<std::pair<uint32_t, size_t>> stack; // a function and the next callee to visit
-  for (uint32_t root = 0; root < n; ++root) {
-    if (height[root] != kUnknown)
-      continue;
-    stack.push_back({root, 0});
-    while (!stack.empty()) {
-      auto &[f, next] = stack.back();
-      if (next < callees[f].size()) {
-        uint32_t callee = callees[f][next++];
-        if (height[callee] == kUnknown)
-          stack.push_back({callee, 0});
-        continue;
-      }
-      uint32_t h = 0;
-      for (uint32_t callee : callees[f])
-        h = std::max(h, height[callee] + 1);
-      height[f] = h;
-      stack.pop_back();
-    }
-  }
-  for (uint32_t f = 0; f < n; ++f) {
+// a schedule whose calls nest deeper than kMaxCallDepth.
+void recordCallHeights(SemaContext &ctx, const std::vector<uint32_t> &height) {
+  for (uint32_t f = 0; f < height.size(); ++f) {
     ctx.program.functions[f].callHeight = height[f];
     if (ctx.functionAsts[f]->isSchedule && height[f] > kMaxCallDepth)
       ctx.diags.error(ctx.functionAsts[f]->nameRange,
@@ -159,7 +142,7 @@ void measureCallDepth(SemaContext &ctx, const std::vector<std::vector<uint32_t>>
 }
 
 // Reports the deferred "never assigned" errors of procedures a schedule can reach.
-void reportReachableDeferred(SemaContext &ctx, const std::vector<std::vector<uint32_t>> &callees) {
+void reportReachableDeferred(SemaContext &ctx, const CallSitesByCaller &sites) {
   std::vector<bool> reachable(ctx.functionAsts.size());
   std::vector<uint32_t> work;
   for (uint32_t f = 0; f < ctx.functionAsts.size(); ++f)
@@ -170,10 +153,10 @@ void reportReachableDeferred(SemaContext &ctx, const std::vector<std::vector<uin
   while (!work.empty()) {
     uint32_t f = work.back();
     work.pop_back();
-    for (uint32_t callee : callees[f])
-      if (!reachable[callee]) {
-        reachable[callee] = true;
-        work.push_back(callee);
+    for (const SemaContext::CallSite *c : sites[f])
+      if (!reachable[c->callee]) {
+        reachable[c->callee] = true;
+        work.push_back(c->callee);
       }
   }
   for (const SemaContext::Deferred &d : ctx.deferred)
@@ -221,10 +204,10 @@ std::unique_ptr<ir::Program> analyze(const std::vector<std::unique_ptr<ast::Modu
   inferStorageKinds(modules, ctx);
   for (uint32_t id = 0; id < ctx.functionAsts.size() && !diags.limitReached(); ++id)
     lowerFunction(*ctx.functionAsts[id], id, ctx);
-  std::vector<std::vector<uint32_t>> callees = calleesOf(ctx);
-  if (rejectRecursion(ctx))
-    measureCallDepth(ctx, callees);
-  reportReachableDeferred(ctx, callees);
+  CallSitesByCaller sites = callSitesByCaller(ctx);
+  if (std::optional<std::vector<uint32_t>> heights = callHeights(ctx, sites))
+    recordCallHeights(ctx, *heights);
+  reportReachableDeferred(ctx, sites);
   if (!modules.empty())
     chooseEntry(*modules.back(), options, ctx);
   return diags.hasErrors() ? nullptr : std::move(program);
