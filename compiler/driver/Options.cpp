@@ -2,6 +2,8 @@
 // positional file; `-D x=1` and `-Dx=1`, `--opt=value` and `--opt value` both accepted).
 #include "driver/Options.h"
 
+#include "sim/OptionValues.h"
+
 #include <cstdlib>
 
 namespace schedc::driver {
@@ -175,9 +177,8 @@ std::optional<Options> parseOptions(const std::vector<std::string> &args, std::s
       if (error.empty() && o.command == Command::Build)
         error = flag + " is an option of the compiled program, not of build (pass it when it runs)";
     } else if (value("--error-limit", v)) {
-      char *end = nullptr;
-      unsigned long n = std::strtoul(v.c_str(), &end, 10);
-      if (v.empty() || *end || n > 100000)
+      uint64_t n = 0;
+      if (!sim::parseWholeNumber(v, 0, 100000, n))
         error = "--error-limit needs a number from 0 to 100000";
       o.errorLimit = static_cast<unsigned>(n);
     } else if (!a.empty() && a[0] == '-' && a != "-") {

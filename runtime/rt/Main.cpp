@@ -10,9 +10,8 @@
 
 #include "cpu/WeightsDir.h"
 #include "sim/Budget.h"
+#include "sim/OptionValues.h"
 
-#include <cctype>
-#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
@@ -342,10 +341,7 @@ extern "C" int schedc_main(const schedc_program *program, int argc, char **argv)
       if (!error.empty())
         return usage(error);
     } else if (auto v = value("--seed")) {
-      char *end = nullptr;
-      errno = 0;
-      run.config.dims.seed = std::strtoull(v->c_str(), &end, 10);
-      if (v->empty() || !std::isdigit(static_cast<unsigned char>((*v)[0])) || *end || errno == ERANGE)
+      if (!schedc::sim::parseWholeNumber(*v, 0, UINT64_MAX, run.config.dims.seed))
         return usage("--seed needs a whole number from 0 to 18446744073709551615");
     } else if (auto v = value("--weights-out")) {
       if (v->empty())

@@ -3,6 +3,7 @@
 #include "sim/Budget.h"
 
 #include "diagnostics/Diagnostics.h"
+#include "sim/OptionValues.h"
 
 #include <atomic>
 #include <cstdio>
@@ -31,17 +32,6 @@ void onAllocationFailure() {
                              "reserve; stopping (a smaller configuration, or more memory, is needed)\n";
   (void)!::write(STDERR_FILENO, line, sizeof line - 1);
   std::_Exit(kExitLimit);
-}
-
-// A decimal whole number (digits only) up to `max`.
-bool parseWhole(const std::string &text, uint64_t max, uint64_t &out) {
-  if (text.empty() || text.size() > 19 || text.find_first_not_of("0123456789") != std::string::npos)
-    return false;
-  uint64_t v = std::stoull(text);
-  if (v > max)
-    return false;
-  out = v;
-  return true;
 }
 
 // A non-negative decimal number of seconds (digits with an optional fraction) up to `max`.
@@ -83,13 +73,13 @@ std::string limitFlag(const std::string &arg) {
 
 void parseLimitOption(const std::string &flag, const std::string &value, Limits &limits, std::string &error) {
   if (flag == "--max-steps") {
-    if (!parseWhole(value, 1'000'000'000'000'000'000, limits.maxSteps) || limits.maxSteps == 0)
+    if (!parseWholeNumber(value, 1, 1'000'000'000'000'000'000, limits.maxSteps))
       error = "--max-steps needs a whole number from 1 to 10^18";
   } else if (flag == "--time-limit") {
     if (!parseSeconds(value, 1e9, limits.maxSeconds))
       error = "--time-limit needs a number of seconds from 0 (no limit) to 10^9";
   } else if (flag == "--memory-limit") {
-    if (!parseWhole(value, 1'000'000'000'000, limits.maxMemoryMiB))
+    if (!parseWholeNumber(value, 0, 1'000'000'000'000, limits.maxMemoryMiB))
       error = "--memory-limit needs a whole number of MiB from 0 (no limit) to 10^12";
   }
 }

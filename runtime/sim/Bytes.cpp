@@ -1,6 +1,7 @@
 // Bytes implementation: the per-kind widths of the table in the header, the element counts
 // of values, and the options that set the model.
 #include "sim/Bytes.h"
+#include "sim/OptionValues.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -45,12 +46,11 @@ std::string byteModelFlag(const std::string &arg) {
 
 bool parseByteModelOption(const std::string &flag, const std::string &value, ByteModel &m, std::string &error) {
   auto number = [&](int64_t lo, int64_t hi, int64_t &out, const char *what) {
-    char *end = nullptr;
-    long long n = std::strtoll(value.c_str(), &end, 10);
-    if (value.empty() || *end || n < lo || n > hi)
-      error = flag + " needs " + what + " from " + std::to_string(lo) + " to " + std::to_string(hi);
+    uint64_t n = 0;
+    if (parseWholeNumber(value, static_cast<uint64_t>(lo), static_cast<uint64_t>(hi), n))
+      out = static_cast<int64_t>(n);
     else
-      out = n;
+      error = flag + " needs " + what + " from " + std::to_string(lo) + " to " + std::to_string(hi);
   };
   if (flag == "--hidden")
     number(1, 65536, m.hidden, "a size");
