@@ -47,7 +47,7 @@ struct ArrayInfo {
 };
 
 struct Options {
-  Limits limits;          // statements, seconds and memory the run may take (defaults: none but steps)
+  Limits limits;          // statements, seconds and memory the run may take (Limits{}: no memory limit)
   SourceRange scheduleAt; // where model-level problems are reported
   // The `compute-only` cost model: collectives and send/recv take no time (the bubble
   // formulas of pipeline schedules assume this); `puzzle` charges 0.3 and 0.2.
