@@ -5,21 +5,6 @@
 
 namespace schedc::check {
 
-namespace {
-
-std::optional<sim::Kind> kindOf(ir::Type t) {
-  switch (t) {
-  case ir::Type::Weight: return sim::Kind::Weight;
-  case ir::Type::OptState: return sim::Kind::OptState;
-  case ir::Type::Activation: return sim::Kind::Activation;
-  case ir::Type::ActGrad: return sim::Kind::ActGrad;
-  case ir::Type::WeightGrad: return sim::Kind::WeightGrad;
-  default: return std::nullopt;
-  }
-}
-
-} // namespace
-
 sim::RunSetup setupOf(const ir::Program &program, const ir::Function &schedule, const SourceManager &sources) {
   sim::RunSetup setup;
   setup.schedule = schedule.name;
@@ -27,7 +12,7 @@ sim::RunSetup setupOf(const ir::Program &program, const ir::Function &schedule, 
   for (const ir::Param &p : schedule.params)
     setup.params.push_back(sim::ParamSpec{p.name, p.defaultValue.has_value(), p.range});
   for (const ir::Array &a : program.arrays)
-    setup.arrays.push_back(sim::ArrayInfo{a.name, kindOf(a.kind)});
+    setup.arrays.push_back(sim::ArrayInfo{a.name, ir::valueKind(a.kind)});
   setup.targetSteps = schedule.targets.steps;
   setup.targetMemory = schedule.targets.memory;
   setup.scheduleAt = SourceRange(schedule.range.begin);

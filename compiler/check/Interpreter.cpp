@@ -4,6 +4,7 @@
 #include "check/Interpreter.h"
 
 #include "sim/Arith.h"
+#include "sim/Execute.h"
 
 #include <algorithm>
 #include <memory>
@@ -237,11 +238,11 @@ private:
     if (auto *x = std::get_if<ir::LetStmt>(&s.node)) {
       slots_[x->slot] = eval(x->value);
     } else if (auto *x = std::get_if<ir::StoreStmt>(&s.node)) {
-      std::vector<ValuePtr> results = operation(x->op);
+      sim::Results results = operation(x->op);
       if (rank_.cancelled())
         return;
       for (size_t i = 0; i < x->targets.size(); ++i)
-        rank_.store(x->targets[i].array, indices(x->targets[i]), results[i], x->targets[i].range);
+        rank_.store(x->targets[i].array, indices(x->targets[i]), results.values[i], x->targets[i].range);
     } else if (auto *x = std::get_if<ir::FreeStmt>(&s.node)) {
       for (const ir::StorageRef &r : x->refs)
         rank_.free(r.array, indices(r), r.range);
@@ -251,12 +252,6 @@ private:
       loop(*x);
     } else if (auto *x = std::get_if<ir::CallStmt>(&s.node)) {
       call(*x);
-    } else if (auto *x = std::get_if<ir::SendStmt>(&s.node)) {
-      int64_t to = eval(x->dest).i;
-      ValuePtr v = value(x->value);
-      int64_t tag = eval(x->tag).i;
-      if (!rank_.cancelled())
-        rank_.send(s.range, to, v, tag);
     } else if (auto *x = std::get_if<ir::MeshStmt>(&s.node)) {
       mesh(*x, s.range);
     }
@@ -319,76 +314,34 @@ private:
     case ir::Group::Axis: return rank_.axisGroup(g.axis, g.range);
     case ir::Group::Ranks: return std::make_shared<const IntSet>(materialize(eval(g.ranks[0]).set, g.range));
     }
-    return rank_.allRanks();
+    SCHEDC_UNREACHABLE("a group of no kind");
   }
 
-  ValuePtr value(const ir::Operation &op) { return operation(op)[0]; }
+  ValuePtr value(const ir::Operation &op) { return operation(op).values[0]; }
 
-  // Runs an operation; returns its results (one value, or two).
-  std::vector<ValuePtr> operation(const ir::Operation &op) {
-    SourceRange at = op.range;
-    auto intArg = [&](size_t i) { return eval(op.ints[i]).i; };
-    auto setArg = [&](size_t i) { return materialize(eval(op.ints[i]).set, op.ints[i].range); };
-    switch (op.kind) {
-    case ir::OpKind::Read: return {rank_.read(op.ref.array, indices(op.ref), op.ref.range)};
-    case ir::OpKind::Load: {
-      int64_t layer = intArg(0), shard = intArg(1), of = intArg(2);
-      auto [w, o] = rank_.load(at, layer, shard, of);
-      return {w, o};
+  // Runs an operation: its arguments in call order, then the sim backend's dispatch.
+  sim::Results operation(const ir::Operation &op) {
+    if (op.kind == ir::OpKind::Read)
+      return readSlot(op.ref);
+    sim::Operands operands;
+    std::span<const ParamInfo> params = opInfo(op.kind).params;
+    for (size_t i = 0; i < params.size(); ++i) {
+      sim::Operand &arg = operands.args[i];
+      switch (params[i].kind) {
+      case ParamKind::Int: arg.integer = eval(op.exprAt(i)).i; break;
+      case ParamKind::Set: arg.set = materialize(eval(op.exprAt(i)).set, op.exprAt(i).range); break;
+      case ParamKind::Value: arg.value = value(op.valueAt(i)); break;
+      case ParamKind::Group: arg.group = group(op.group); break;
+      }
     }
-    case ir::OpKind::Input: return {rank_.input(at, setArg(0))};
-    case ir::OpKind::Forward: {
-      int64_t layer = intArg(0);
-      ValuePtr a = value(op.values[0]), w = value(op.values[1]);
-      return {rank_.forward(at, layer, a, w)};
-    }
-    case ir::OpKind::Backward: {
-      int64_t layer = intArg(0);
-      ValuePtr a = value(op.values[0]), g = value(op.values[1]), w = value(op.values[2]);
-      auto [gw, ga] = rank_.backward(at, layer, a, g, w);
-      return {gw, ga};
-    }
-    case ir::OpKind::BackwardInput:
-    case ir::OpKind::BackwardWeight: {
-      int64_t layer = intArg(0);
-      ValuePtr a = value(op.values[0]), g = value(op.values[1]), w = value(op.values[2]);
-      bool input = op.kind == ir::OpKind::BackwardInput;
-      auto [gw, ga] =
-          rank_.backward(at, layer, a, g, w, input ? sim::Rank::BackwardPart::Input : sim::Rank::BackwardPart::Weight);
-      return {input ? ga : gw};
-    }
-    case ir::OpKind::Loss: return {rank_.loss(at, value(op.values[0]))};
-    case ir::OpKind::Update: {
-      int64_t layer = intArg(0);
-      ValuePtr g = value(op.values[0]), w = value(op.values[1]), o = value(op.values[2]);
-      auto [nw, no] = rank_.update(at, layer, g, w, o);
-      return {nw, no};
-    }
-    case ir::OpKind::AddGrad: {
-      ValuePtr a = value(op.values[0]), b = value(op.values[1]);
-      return {rank_.addGrad(at, a, b)};
-    }
-    case ir::OpKind::AllReduce:
-    case ir::OpKind::AllGather:
-    case ir::OpKind::ReduceScatter: {
-      ValuePtr v = value(op.values[0]);
-      auto kind = op.kind == ir::OpKind::AllReduce   ? sim::CollectiveKind::AllReduce
-                  : op.kind == ir::OpKind::AllGather ? sim::CollectiveKind::AllGather
-                                                     : sim::CollectiveKind::ReduceScatter;
-      return {rank_.collective(at, kind, v, group(op.group))};
-    }
-    case ir::OpKind::Recv: return {rank_.recv(at, intArg(0), intArg(1))};
-    case ir::OpKind::FakeGrad: {
-      int64_t layer = intArg(0);
-      return {rank_.fakeGrad(at, layer, setArg(1))};
-    }
-    case ir::OpKind::Shard: {
-      ValuePtr v = value(op.values[0]);
-      int64_t shard = intArg(0), of = intArg(1);
-      return {rank_.shard(at, v, shard, of)};
-    }
-    }
-    return {};
+    return sim::execute(rank_, op.kind, op.range, operands);
+  }
+
+  sim::Results readSlot(const ir::StorageRef &ref) {
+    sim::Results r;
+    r.values[0] = rank_.read(ref.array, indices(ref), ref.range);
+    r.count = 1;
+    return r;
   }
 
   const ir::Program &program_;

@@ -32,10 +32,10 @@ int runJit(const ir::Program &program, const ir::Function &entry, const SourceMa
 
   llvm::orc::SymbolMap runtime;
   auto flags = llvm::JITSymbolFlags::Exported | llvm::JITSymbolFlags::Callable;
-#define SCHEDC_REGISTER(name)                                                                                          \
+#define SCHEDC_REGISTER(name, result, params)                                                                          \
   runtime[(*jit)->mangleAndIntern(#name)] = {llvm::orc::ExecutorAddr::fromPtr(&name), flags};
   SCHEDC_RUNTIME_FUNCTIONS(SCHEDC_REGISTER)
-  SCHEDC_REGISTER(schedc_main)
+  SCHEDC_REGISTER(schedc_main, , )
 #undef SCHEDC_REGISTER
   llvm::orc::JITDylib &lib = (*jit)->getMainJITDylib();
   if (llvm::Error e = lib.define(llvm::orc::absoluteSymbols(std::move(runtime))))

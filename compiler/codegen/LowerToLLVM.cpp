@@ -9,6 +9,7 @@
 
 #include "codegen/CallGraph.h"
 #include "codegen/ProgramDescription.h"
+#include "schedc/runtime.h"
 
 #include "llvm/IR/Constants.h"
 #include "llvm/IR/DerivedTypes.h"
@@ -29,51 +30,26 @@ namespace {
 using llvm::BasicBlock;
 using llvm::Value;
 
-// The runtime functions compiled code calls, with their LLVM signatures.
+// The runtime functions compiled code calls, declared from the ABI's list
+// (SCHEDC_RUNTIME_FUNCTIONS in schedc/runtime.h) with their LLVM signatures.
 class Runtime {
 public:
-  explicit Runtime(llvm::Module &m) : m_(m), c_(m.getContext()) {
-    auto *v = llvm::Type::getVoidTy(c_);
-    auto *i32 = llvm::Type::getInt32Ty(c_);
-    auto *i64 = llvm::Type::getInt64Ty(c_);
-    auto *p = llvm::PointerType::getUnqual(c_);
-    add("schedc_step", i32, {p, i32});
-    add("schedc_arith", i64, {p, i32, i32, i64, i64});
-    add("schedc_rank_id", i64, {p});
-    add("schedc_model", i64, {p, i32});
-    add("schedc_set_range", i64, {p, i64, i64});
-    add("schedc_set_new", i64, {p});
-    add("schedc_set_add", v, {p, i32, i64, i64});
-    add("schedc_set_add_set", v, {p, i32, i64, i64});
-    add("schedc_set_size", i64, {p, i64});
-    add("schedc_set_at", i64, {p, i64, i64});
-    add("schedc_set_contains", i32, {p, i64, i64});
-    add("schedc_set_equal", i32, {p, i32, i64, i64});
-    add("schedc_set_retain", v, {p, i64});
-    add("schedc_set_release", v, {p, i64});
-    add("schedc_mesh", v, {p, i32, p, p, i32});
-    add("schedc_axis_coord", i64, {p, i32, i32});
-    add("schedc_axis_size", i64, {p, i32, i32});
-    add("schedc_rank_at", i64, {p, i32, i32, p});
-    add("schedc_store", v, {p, i32, i32, p, i32, i64});
-    add("schedc_read", i64, {p, i32, i32, p, i32});
-    add("schedc_free", v, {p, i32, i32, p, i32});
-    add("schedc_load", v, {p, i32, i64, i64, i64, p});
-    add("schedc_input", i64, {p, i32, i64, i32});
-    add("schedc_forward", i64, {p, i32, i64, i64, i64});
-    add("schedc_backward", v, {p, i32, i64, i64, i64, i64, p});
-    add("schedc_loss", i64, {p, i32, i64});
-    add("schedc_update", v, {p, i32, i64, i64, i64, i64, p});
-    add("schedc_add_grad", i64, {p, i32, i64, i64});
-    add("schedc_fake_grad", i64, {p, i32, i64, i64, i32});
-    add("schedc_shard", i64, {p, i32, i64, i64, i64});
-    add("schedc_backward_part", i64, {p, i32, i32, i64, i64, i64, i64});
-    add("schedc_collective", i64, {p, i32, i32, i64, i32, i64, i32});
-    add("schedc_send", v, {p, i32, i64, i64, i64});
-    add("schedc_recv", i64, {p, i32, i64, i64});
-    add("schedc_main", i32, {p, i32, p});
+  explicit Runtime(llvm::Module &m) : m_(m) {
+    llvm::LLVMContext &c = m.getContext();
+    llvm::Type *none = llvm::Type::getVoidTy(c), *i32 = llvm::Type::getInt32Ty(c), *u32 = i32;
+    llvm::Type *i64 = llvm::Type::getInt64Ty(c), *handle = i64;
+    llvm::Type *rank = llvm::PointerType::getUnqual(c), *i64s = rank, *u32s = rank, *args = rank, *out = rank;
+#define SCHEDC_DECLARE(name, result, params) add(#name, result, {SCHEDC_UNPARENTHESIZE params});
+#define SCHEDC_UNPARENTHESIZE(...) __VA_ARGS__
+    SCHEDC_RUNTIME_FUNCTIONS(SCHEDC_DECLARE)
+#undef SCHEDC_DECLARE
+#undef SCHEDC_UNPARENTHESIZE
+    add("schedc_main", i32, {rank, i32, rank});
+    (void)none, (void)u32, (void)handle, (void)i64s, (void)u32s, (void)args, (void)out;
   }
-  llvm::FunctionCallee operator()(const char *name) const { return fns_.at(name); }
+  llvm::FunctionCallee operator()(const char *name) const {
+    return fns_.at(name);
+  }
 
 private:
   void add(const char *name, llvm::Type *ret, std::vector<llvm::Type *> params) {
@@ -84,7 +60,6 @@ private:
     fns_[name] = f;
   }
   llvm::Module &m_;
-  llvm::LLVMContext &c_;
   std::map<std::string, llvm::FunctionCallee> fns_;
 };
 
@@ -244,11 +219,6 @@ private:
       for (const ir::Expr &a : x->args)
         args.push_back(integer(a));
       b_.CreateCall(s_.functions.at(x->callee), args);
-    } else if (auto *x = std::get_if<ir::SendStmt>(&s.node)) {
-      Value *to = integer(x->dest);
-      Value *v = value(x->value);
-      Value *tag = integer(x->tag);
-      b_.CreateCall(s_.rt("schedc_send"), {rank_, loc(s.range), to, v, tag});
     } else if (auto *x = std::get_if<ir::MeshStmt>(&s.node)) {
       auto n = static_cast<uint32_t>(x->sizes.size());
       Value *sizes = scratch(i64_, n);
@@ -318,94 +288,65 @@ private:
 
   Value *value(const ir::Operation &op) { return operation(op)[0]; }
 
-  std::vector<Value *> twoResults(const char *fn, std::vector<Value *> args) {
-    Value *out = scratch(i64_, 2);
-    args.push_back(out);
-    b_.CreateCall(s_.rt(fn), args);
-    return {b_.CreateLoad(i64_, out), b_.CreateLoad(i64_, b_.CreateConstGEP1_32(i64_, out, 1))};
-  }
-
+  // An operation: a storage read, or one call of schedc_operation with its arguments in call
+  // order (evaluated in that order, as the interpreter does) and room for its results.
   std::vector<Value *> operation(const ir::Operation &op) {
-    llvm::ConstantInt *at = loc(op.range);
-    switch (op.kind) {
-    case ir::OpKind::Read: {
+    if (op.kind == ir::OpKind::Read) {
       auto [index, n] = int64Array(op.ref.indices);
       return {b_.CreateCall(s_.rt("schedc_read"), {rank_, loc(op.ref.range), b_.getInt32(op.ref.array), index, n})};
     }
-    case ir::OpKind::Load: {
-      Value *layer = integer(op.ints[0]), *shard = integer(op.ints[1]), *of = integer(op.ints[2]);
-      return twoResults("schedc_load", {rank_, at, layer, shard, of});
+    const OpInfo &info = opInfo(op.kind);
+    auto count = static_cast<uint32_t>(info.params.size());
+    Value *args = scratch(operandType(), count);
+    std::vector<SetVal> owned;
+    for (uint32_t i = 0; i < count; ++i) {
+      auto [value, group, at] = argument(op, i, owned);
+      Value *slot = b_.CreateConstGEP1_32(operandType(), args, i);
+      b_.CreateStore(value, b_.CreateStructGEP(operandType(), slot, 0));
+      b_.CreateStore(b_.getInt32(group), b_.CreateStructGEP(operandType(), slot, 1));
+      b_.CreateStore(loc(at), b_.CreateStructGEP(operandType(), slot, 2));
     }
-    case ir::OpKind::Input:
-    case ir::OpKind::FakeGrad: {
-      bool input = op.kind == ir::OpKind::Input;
-      Value *layer = input ? nullptr : integer(op.ints[0]);
-      const ir::Expr &batchesExpr = op.ints[input ? 0 : 1];
-      SetVal batches = set(batchesExpr);
-      Value *v =
-          input ? b_.CreateCall(s_.rt("schedc_input"), {rank_, at, batches.handle, loc(batchesExpr.range)})
-                : b_.CreateCall(s_.rt("schedc_fake_grad"), {rank_, at, layer, batches.handle, loc(batchesExpr.range)});
-      release(batches);
-      return {v};
+    Value *results = scratch(i64_, static_cast<uint32_t>(kMaxResults));
+    b_.CreateCall(s_.rt("schedc_operation"),
+                  {rank_, loc(op.range), b_.getInt32(static_cast<int32_t>(op.kind)), args, results});
+    for (const SetVal &v : owned)
+      release(v);
+    std::vector<Value *> out;
+    for (uint32_t i = 0; i < info.results.size(); ++i)
+      out.push_back(b_.CreateLoad(i64_, b_.CreateConstGEP1_32(i64_, results, i)));
+    return out;
+  }
+
+  // schedc_operand: {i64 value, i32 group, i32 loc}.
+  llvm::StructType *operandType() {
+    if (!operand_)
+      operand_ = llvm::StructType::get(fn_->getContext(), {i64_, i32_, i32_});
+    return operand_;
+  }
+
+  struct Argument {
+    Value *value;
+    int32_t group; // an enum schedc_group_kind, for a Group parameter
+    SourceRange at;
+  };
+  // Argument `i` of `op` as a schedc_operand's fields; sets it makes are added to `owned`.
+  Argument argument(const ir::Operation &op, uint32_t i, std::vector<SetVal> &owned) {
+    switch (opInfo(op.kind).params[i].kind) {
+    case ParamKind::Int: return {integer(op.exprAt(i)), SCHEDC_GROUP_ALL, op.exprAt(i).range};
+    case ParamKind::Set: {
+      owned.push_back(set(op.exprAt(i)));
+      return {owned.back().handle, SCHEDC_GROUP_ALL, op.exprAt(i).range};
     }
-    case ir::OpKind::BackwardInput:
-    case ir::OpKind::BackwardWeight: {
-      Value *layer = integer(op.ints[0]);
-      Value *a = value(op.values[0]), *g = value(op.values[1]), *w = value(op.values[2]);
-      Value *part = b_.getInt32(op.kind == ir::OpKind::BackwardInput ? 0 : 1);
-      return {b_.CreateCall(s_.rt("schedc_backward_part"), {rank_, at, part, layer, a, g, w})};
+    case ParamKind::Value: return {value(op.valueAt(i)), SCHEDC_GROUP_ALL, op.valueAt(i).range};
+    case ParamKind::Group: break;
     }
-    case ir::OpKind::Shard: {
-      Value *v = value(op.values[0]);
-      Value *shard = integer(op.ints[0]), *of = integer(op.ints[1]);
-      return {b_.CreateCall(s_.rt("schedc_shard"), {rank_, at, v, shard, of})};
+    const ir::Group &g = op.group;
+    switch (g.kind) {
+    case ir::Group::All: return {b_.getInt64(0), SCHEDC_GROUP_ALL, g.range};
+    case ir::Group::Axis: return {b_.getInt64(g.axis), SCHEDC_GROUP_AXIS, g.range};
+    case ir::Group::Ranks: owned.push_back(set(g.ranks[0])); return {owned.back().handle, SCHEDC_GROUP_RANKS, g.range};
     }
-    case ir::OpKind::Forward: {
-      Value *layer = integer(op.ints[0]);
-      Value *a = value(op.values[0]), *w = value(op.values[1]);
-      return {b_.CreateCall(s_.rt("schedc_forward"), {rank_, at, layer, a, w})};
-    }
-    case ir::OpKind::Backward: {
-      Value *layer = integer(op.ints[0]);
-      Value *a = value(op.values[0]), *g = value(op.values[1]), *w = value(op.values[2]);
-      return twoResults("schedc_backward", {rank_, at, layer, a, g, w});
-    }
-    case ir::OpKind::Loss: return {b_.CreateCall(s_.rt("schedc_loss"), {rank_, at, value(op.values[0])})};
-    case ir::OpKind::Update: {
-      Value *layer = integer(op.ints[0]);
-      Value *g = value(op.values[0]), *w = value(op.values[1]), *o = value(op.values[2]);
-      return twoResults("schedc_update", {rank_, at, layer, g, w, o});
-    }
-    case ir::OpKind::AddGrad: {
-      Value *a = value(op.values[0]), *bv = value(op.values[1]);
-      return {b_.CreateCall(s_.rt("schedc_add_grad"), {rank_, at, a, bv})};
-    }
-    case ir::OpKind::AllReduce:
-    case ir::OpKind::AllGather:
-    case ir::OpKind::ReduceScatter: {
-      Value *v = value(op.values[0]);
-      int kind = op.kind == ir::OpKind::AllReduce ? 0 : op.kind == ir::OpKind::AllGather ? 1 : 2;
-      std::optional<SetVal> members;
-      Value *group = b_.getInt64(0);
-      int groupKind = 0;
-      if (op.group.kind == ir::Group::Axis) {
-        groupKind = 1;
-        group = b_.getInt64(op.group.axis);
-      } else if (op.group.kind == ir::Group::Ranks) {
-        groupKind = 2;
-        members = set(op.group.ranks[0]);
-        group = members->handle;
-      }
-      Value *r = b_.CreateCall(s_.rt("schedc_collective"),
-                               {rank_, at, b_.getInt32(kind), v, b_.getInt32(groupKind), group, loc(op.group.range)});
-      if (members)
-        release(*members);
-      return {r};
-    }
-    case ir::OpKind::Recv:
-      return {b_.CreateCall(s_.rt("schedc_recv"), {rank_, at, integer(op.ints[0]), integer(op.ints[1])})};
-    }
-    return {};
+    SCHEDC_UNREACHABLE("a group of no kind");
   }
 
   // ---- Expressions ---------------------------------------------------------------------------
@@ -441,9 +382,9 @@ private:
     case ir::ExprOp::Bool: return b_.getInt64(static_cast<uint64_t>(e.value));
     case ir::ExprOp::Var: return b_.CreateLoad(i64_, slots_[static_cast<size_t>(e.value)]);
     case ir::ExprOp::Rank: return b_.CreateCall(s_.rt("schedc_rank_id"), {rank_});
-    case ir::ExprOp::Ranks: return b_.CreateCall(s_.rt("schedc_model"), {rank_, b_.getInt32(0)});
-    case ir::ExprOp::Layers: return b_.CreateCall(s_.rt("schedc_model"), {rank_, b_.getInt32(1)});
-    case ir::ExprOp::Batches: return b_.CreateCall(s_.rt("schedc_model"), {rank_, b_.getInt32(2)});
+    case ir::ExprOp::Ranks: return b_.CreateCall(s_.rt("schedc_model"), {rank_, b_.getInt32(SCHEDC_MODEL_RANKS)});
+    case ir::ExprOp::Layers: return b_.CreateCall(s_.rt("schedc_model"), {rank_, b_.getInt32(SCHEDC_MODEL_LAYERS)});
+    case ir::ExprOp::Batches: return b_.CreateCall(s_.rt("schedc_model"), {rank_, b_.getInt32(SCHEDC_MODEL_BATCHES)});
     case ir::ExprOp::AxisCoord:
       return b_.CreateCall(s_.rt("schedc_axis_coord"), {rank_, loc(e.range), b_.getInt32(e.value)});
     case ir::ExprOp::AxisSize:
@@ -558,7 +499,7 @@ private:
     case ir::ExprOp::Range:
     case ir::ExprOp::SetLit: break; // sets: see set()
     }
-    return b_.getInt64(0);
+    SCHEDC_UNREACHABLE("a set where an integer was expected");
   }
 
   // A set expression.
@@ -583,8 +524,9 @@ private:
       }
       return {s, true};
     }
-    default: return {b_.CreateCall(s_.rt("schedc_set_new"), {rank_}), true}; // no other set-valued expressions
+    default: break;
     }
+    SCHEDC_UNREACHABLE("an integer where a set was expected");
   }
 
   Shared &s_;
@@ -597,6 +539,7 @@ private:
   std::vector<llvm::AllocaInst *> slots_;
   BasicBlock *entry_ = nullptr;
   std::vector<ir::Type> slotTypes_;
+  llvm::StructType *operand_ = nullptr;
 };
 
 } // namespace

@@ -40,15 +40,10 @@ public:
   llvm::Type *i32_, *i64_, *ptr_;
 };
 
+// An array's enum schedc_value_kind: the kinds' order in ValueKinds.def.
 int32_t kindCode(ir::Type t) {
-  switch (t) {
-  case ir::Type::Weight: return 0;
-  case ir::Type::OptState: return 1;
-  case ir::Type::Activation: return 2;
-  case ir::Type::ActGrad: return 3;
-  case ir::Type::WeightGrad: return 4;
-  default: return -1;
-  }
+  std::optional<ValueKind> k = ir::valueKind(t);
+  return k ? static_cast<int32_t>(*k) : SCHEDC_KIND_UNKNOWN;
 }
 
 } // namespace

@@ -2,14 +2,16 @@
 // interpreter (`schedc check`) and LLVM codegen (`schedc build/run`). It is still structured
 // (loops stay loops, `if` stays a branch, `rank` and parameters are run-time values), but
 // every name is resolved: variables are slot numbers, storage arrays are array ids with a
-// static kind, operations are an enum with their arguments in a fixed order and defaults
-// filled in, and procedure calls name a function id. Every node keeps its source range.
-// Integer/boolean/set computations are `Expr` trees; operations on training values
-// (weights, activations, gradients) are `Operation` trees; statements are a closed variant.
-// `verify()` checks the invariants after sema builds a Program; `dump()` prints it.
+// static kind, operations are an OpKind (support/ops/Operations.def) with their arguments
+// bound to its parameters and defaults filled in, and procedure calls name a function id. Every node keeps its source
+// range. Integer/boolean/set computations are `Expr` trees; operations on training values (weights, activations,
+// gradients) are `Operation` trees; statements are a closed variant. `verify()` checks the invariants after sema builds
+// a Program; `dump()` prints it.
 #pragma once
 
+#include "diagnostics/InternalError.h"
 #include "diagnostics/SourceManager.h"
+#include "ops/Operations.h"
 
 #include <cstdint>
 #include <optional>
@@ -23,15 +25,16 @@ enum class Type : uint8_t {
   Int,
   Bool,
   Set, // a set of integers (batches, ranks, loop domains)
-  Weight,
-  OptState,
-  Activation,
-  ActGrad,
-  WeightGrad,
+#define VALUE_KIND(Name, name, plural) Name,
+#include "ops/ValueKinds.def"
   Value, // a training value whose kind is known only at run time (`recv`)
 };
 const char *typeName(Type t);
 bool isValueType(Type t);
+// The kind of a value type (nullopt for Value, known only at run time, and non-values).
+std::optional<ValueKind> valueKind(Type t);
+// The IR type of a parameter's or a result's type in the operation table (not Operand).
+Type typeOf(SigType t);
 
 // ---- Integer, boolean and set expressions --------------------------------------------------
 
@@ -95,35 +98,35 @@ struct Group {
   SourceRange range;
 };
 
-enum class OpKind : uint8_t {
-  Read,           // the value held in `ref`
-  Load,           // ints: layer, shard, of                  -> Weight, OptState
-  Input,          // ints: batches (Set)                     -> Activation
-  Forward,        // ints: layer; values: input, weight      -> Activation
-  Backward,       // ints: layer; values: input, grad, weight -> WeightGrad, ActGrad
-  Loss,           // values: input                           -> ActGrad
-  Update,         // ints: layer; values: grad, weight, opt  -> Weight, OptState
-  AddGrad,        // values: lhs, rhs                        -> WeightGrad
-  AllReduce,      // values: grad; group                     -> WeightGrad
-  AllGather,      // values: weight; group                   -> Weight
-  ReduceScatter,  // values: grad; group                     -> WeightGrad
-  Recv,           // ints: source rank, tag                  -> Value
-  FakeGrad,       // ints: layer, batches (Set)              -> WeightGrad
-  Shard,          // ints: shard, of; values: value          -> the value's type (one shard of it)
-  BackwardInput,  // ints: layer; values: input, grad, weight -> ActGrad (half of backward)
-  BackwardWeight, // ints: layer; values: input, grad, weight -> WeightGrad (the other half)
-};
-const char *opKindName(OpKind k);
-bool isCollective(OpKind k);
+using schedc::isCollective;
+using schedc::OpKind;
 
+// An operation on training values: its arguments bound to the parameters of its signature
+// in Operations.def. Int and Set arguments are `exprs`, value arguments `values`, each in
+// call order; a Group argument is `group`. Read them by name: `op.expr(param::Load::shard)`.
 struct Operation {
   OpKind kind = OpKind::Read;
-  std::vector<Expr> ints;
+  std::vector<Expr> exprs;
   std::vector<Operation> values;
   StorageRef ref; // for Read
-  Group group;    // for collectives
+  Group group;    // for collectives (kind All when not given)
   std::vector<Type> results;
   SourceRange range;
+
+  template <class P> const Expr &expr(P p) const { return exprs[slotOf(p, false)]; }
+  template <class P> const Operation &value(P p) const { return values[slotOf(p, true)]; }
+  // The argument of parameter `i` (in call order) of this operation, as the executors read
+  // them: an Int or Set expression, or a value.
+  const Expr &exprAt(size_t i) const { return exprs[opInfo(kind).params[i].slot]; }
+  const Operation &valueAt(size_t i) const { return values[opInfo(kind).params[i].slot]; }
+
+private:
+  template <class P> size_t slotOf(P p, bool value) const {
+    const ParamInfo &info = paramInfo(p);
+    SCHEDC_ASSERT(kind == ParamOf<P>::kind && (info.kind == ParamKind::Value) == value,
+                  "an operation's argument read through another operation's parameter");
+    return info.slot;
+  }
 };
 
 // ---- Statements ---------------------------------------------------------------------------
@@ -136,7 +139,7 @@ struct LetStmt {
   Expr value;
 };
 // Stores the results of `op` into `targets` (one per result). With no targets the
-// operation runs for its effect and its result is dropped.
+// operation runs for its effect (`send`) and any result is dropped.
 struct StoreStmt {
   std::vector<StorageRef> targets;
   Operation op;
@@ -158,17 +161,12 @@ struct CallStmt {
   uint32_t callee; // function id
   std::vector<Expr> args;
 };
-struct SendStmt {
-  Expr dest;
-  Operation value;
-  Expr tag; // messages are matched per (source, tag), first in first out
-};
 struct MeshStmt {
   std::vector<Expr> sizes; // one per axis of the enclosing schedule, in declaration order
 };
 
 struct Stmt {
-  std::variant<LetStmt, StoreStmt, FreeStmt, IfStmt, ForStmt, CallStmt, SendStmt, MeshStmt> node;
+  std::variant<LetStmt, StoreStmt, FreeStmt, IfStmt, ForStmt, CallStmt, MeshStmt> node;
   SourceRange range;
 };
 

@@ -12,18 +12,30 @@ const char *typeName(Type t) {
   case Type::Int: return "int";
   case Type::Bool: return "bool";
   case Type::Set: return "set";
-  case Type::Weight: return "weight";
-  case Type::OptState: return "optimizer state";
-  case Type::Activation: return "activation";
-  case Type::ActGrad: return "activation gradient";
-  case Type::WeightGrad: return "weight gradient";
   case Type::Value: return "value";
+  default: return valueKindName(*valueKind(t));
   }
-  return "?";
 }
 
 bool isValueType(Type t) {
   return t >= Type::Weight;
+}
+
+std::optional<ValueKind> valueKind(Type t) {
+  if (t < Type::Weight || t >= Type::Value)
+    return std::nullopt;
+  return static_cast<ValueKind>(static_cast<int>(t) - static_cast<int>(Type::Weight));
+}
+
+Type typeOf(SigType t) {
+  switch (t) {
+  case SigType::Int: return Type::Int;
+  case SigType::Set: return Type::Set;
+  case SigType::Value: return Type::Value;
+  case SigType::Operand: break;
+  default: return static_cast<Type>(static_cast<int>(Type::Weight) + static_cast<int>(*valueKindOf(t)));
+  }
+  SCHEDC_UNREACHABLE("the type of an operation's result that depends on its operand");
 }
 
 const char *exprOpName(ExprOp op) {
@@ -60,33 +72,7 @@ const char *exprOpName(ExprOp op) {
   case ExprOp::Size: return "size";
   case ExprOp::RankAt: return "rank_at";
   }
-  return "?";
-}
-
-const char *opKindName(OpKind k) {
-  switch (k) {
-  case OpKind::Read: return "read";
-  case OpKind::Load: return "load";
-  case OpKind::Input: return "input";
-  case OpKind::Forward: return "forward";
-  case OpKind::Backward: return "backward";
-  case OpKind::Loss: return "loss";
-  case OpKind::Update: return "update";
-  case OpKind::AddGrad: return "add_grad";
-  case OpKind::AllReduce: return "allreduce";
-  case OpKind::AllGather: return "allgather";
-  case OpKind::ReduceScatter: return "reducescatter";
-  case OpKind::Recv: return "recv";
-  case OpKind::FakeGrad: return "fake_grad";
-  case OpKind::Shard: return "shard";
-  case OpKind::BackwardInput: return "backward_input";
-  case OpKind::BackwardWeight: return "backward_weight";
-  }
-  return "?";
-}
-
-bool isCollective(OpKind k) {
-  return k == OpKind::AllReduce || k == OpKind::AllGather || k == OpKind::ReduceScatter;
+  SCHEDC_UNREACHABLE("an expression operator without a name");
 }
 
 namespace {
@@ -178,24 +164,23 @@ private:
     case Group::Axis: return "axis " + fn_->axes[g.axis];
     case Group::Ranks: return expr(g.ranks[0]);
     }
-    return "?";
+    SCHEDC_UNREACHABLE("a group of no kind");
   }
 
   std::string op(const Operation &o) const {
     if (o.kind == OpKind::Read)
       return ref(o.ref);
-    std::string s = std::string(opKindName(o.kind)) + "(";
-    bool first = true;
-    for (const Expr &e : o.ints) {
-      s += (first ? "" : ", ") + expr(e);
-      first = false;
+    std::string s = std::string(opName(o.kind)) + "(";
+    std::span<const ParamInfo> params = opInfo(o.kind).params;
+    for (size_t i = 0; i < params.size(); ++i) {
+      s += i ? ", " : "";
+      switch (params[i].kind) {
+      case ParamKind::Int:
+      case ParamKind::Set: s += expr(o.exprAt(i)); break;
+      case ParamKind::Value: s += op(o.valueAt(i)); break;
+      case ParamKind::Group: s += "group=" + group(o.group); break;
+      }
     }
-    for (const Operation &v : o.values) {
-      s += (first ? "" : ", ") + op(v);
-      first = false;
-    }
-    if (isCollective(o.kind))
-      s += ", group=" + group(o.group);
     s += ")";
     if (o.results.size() == 1)
       s += std::string(" : ") + typeName(o.results[0]);
@@ -224,7 +209,7 @@ private:
       start(s, d);
       for (size_t i = 0; i < x->targets.size(); ++i)
         os_ << (i ? ", " : "") << ref(x->targets[i]);
-      os_ << (x->targets.empty() ? "drop " : " = ") << op(x->op) << loc(s);
+      os_ << (x->targets.empty() ? x->op.results.empty() ? "" : "drop " : " = ") << op(x->op) << loc(s);
     } else if (auto *x = std::get_if<FreeStmt>(&s.node)) {
       start(s, d) << "free ";
       for (size_t i = 0; i < x->refs.size(); ++i)
@@ -248,8 +233,6 @@ private:
       for (size_t i = 0; i < x->args.size(); ++i)
         os_ << (i ? ", " : "") << expr(x->args[i]);
       os_ << ")" << loc(s);
-    } else if (auto *x = std::get_if<SendStmt>(&s.node)) {
-      start(s, d) << "send " << expr(x->dest) << ", " << op(x->value) << ", tag " << expr(x->tag) << loc(s);
     } else if (auto *x = std::get_if<MeshStmt>(&s.node)) {
       start(s, d) << "mesh (";
       for (size_t i = 0; i < x->sizes.size(); ++i)

@@ -1,41 +1,12 @@
 // Verifier — checks the IR's invariants after sema builds it: every expression's type agrees
 // with its operator, slots, arrays, axes and callees are in range, and every operation has
-// the arguments and results its kind requires. A failure is a compiler bug (the driver turns
+// the arguments and results its signature in Operations.def requires. A failure is a compiler bug (the driver turns
 // it into an internal error), never something a user's schedule can cause.
 #include "ir/IR.h"
 
 namespace schedc::ir {
 
 namespace {
-
-struct OpShape {
-  std::vector<Type> ints;
-  size_t values;
-  std::vector<Type> results;
-};
-
-OpShape shapeOf(OpKind k) {
-  using T = Type;
-  switch (k) {
-  case OpKind::Read: return {{}, 0, {}};
-  case OpKind::Load: return {{T::Int, T::Int, T::Int}, 0, {T::Weight, T::OptState}};
-  case OpKind::Input: return {{T::Set}, 0, {T::Activation}};
-  case OpKind::Forward: return {{T::Int}, 2, {T::Activation}};
-  case OpKind::Backward: return {{T::Int}, 3, {T::WeightGrad, T::ActGrad}};
-  case OpKind::Loss: return {{}, 1, {T::ActGrad}};
-  case OpKind::Update: return {{T::Int}, 3, {T::Weight, T::OptState}};
-  case OpKind::AddGrad: return {{}, 2, {T::WeightGrad}};
-  case OpKind::AllReduce: return {{}, 1, {T::WeightGrad}};
-  case OpKind::AllGather: return {{}, 1, {T::Weight}};
-  case OpKind::ReduceScatter: return {{}, 1, {T::WeightGrad}};
-  case OpKind::Recv: return {{T::Int, T::Int}, 0, {T::Value}};
-  case OpKind::FakeGrad: return {{T::Int, T::Set}, 0, {T::WeightGrad}};
-  case OpKind::Shard: return {{T::Int, T::Int}, 1, {}};
-  case OpKind::BackwardInput: return {{T::Int}, 3, {T::ActGrad}};
-  case OpKind::BackwardWeight: return {{T::Int}, 3, {T::WeightGrad}};
-  }
-  return {};
-}
 
 class Checker {
 public:
@@ -153,32 +124,58 @@ private:
   }
 
   void op(const Operation &o) {
-    OpShape s = shapeOf(o.kind);
     if (o.kind == OpKind::Read) {
       ref(o.ref);
       check(o.results.size() == 1, "read without one result");
       return;
     }
-    check(o.ints.size() == s.ints.size(), "operation has the wrong number of integer arguments");
-    for (size_t i = 0; i < o.ints.size() && i < s.ints.size(); ++i)
-      expr(o.ints[i], s.ints[i]);
-    check(o.values.size() == s.values, "operation has the wrong number of value arguments");
-    for (const Operation &v : o.values) {
-      op(v);
-      check(v.results.size() == 1, "value argument without exactly one result");
+    const OpInfo &info = opInfo(o.kind);
+    size_t exprs = 0, values = 0;
+    bool group = false;
+    for (const ParamInfo &p : info.params) {
+      exprs += p.kind == ParamKind::Int || p.kind == ParamKind::Set;
+      values += p.kind == ParamKind::Value;
+      group |= p.kind == ParamKind::Group;
     }
-    if (o.kind == OpKind::Shard) // its result has its value's type
-      check(o.values.size() == 1 && o.results == o.values[0].results, "shard has the wrong result");
-    else
-      check(o.results == s.results, "operation has the wrong results");
-    if (isCollective(o.kind)) {
-      if (o.group.kind == Group::Axis)
-        check(o.group.axis < fn_->axes.size(), "group axis out of range");
-      if (o.group.kind == Group::Ranks) {
-        check(o.group.ranks.size() == 1, "rank group without its set");
-        for (const Expr &e : o.group.ranks)
-          expr(e, Type::Set);
+    check(o.exprs.size() == exprs, "operation has the wrong number of integer and set arguments");
+    check(o.values.size() == values, "operation has the wrong number of value arguments");
+    if (!error_.empty())
+      return;
+    for (size_t i = 0; i < info.params.size(); ++i) {
+      const ParamInfo &p = info.params[i];
+      if (p.kind == ParamKind::Int || p.kind == ParamKind::Set)
+        expr(o.exprAt(i), typeOf(p.type));
+      if (p.kind == ParamKind::Value) {
+        op(o.valueAt(i));
+        check(o.valueAt(i).results.size() == 1, "value argument without exactly one result");
       }
+    }
+    results(o, info);
+    if (group)
+      groupOf(o.group);
+    else
+      check(o.group.kind == Group::All, "a group on an operation without one");
+  }
+
+  // The results: the signature's, where one of kind Operand is its value argument's.
+  void results(const Operation &o, const OpInfo &info) {
+    check(o.results.size() == info.results.size(), "operation has the wrong number of results");
+    for (size_t i = 0; i < o.results.size() && i < info.results.size(); ++i) {
+      if (info.results[i] != SigType::Operand)
+        check(o.results[i] == typeOf(info.results[i]), "operation has the wrong results");
+      else
+        check(o.values.size() == 1 && o.values[0].results.size() == 1 && o.results[i] == o.values[0].results[0],
+              "a result that must have its operand's type does not");
+    }
+  }
+
+  void groupOf(const Group &g) {
+    if (g.kind == Group::Axis)
+      check(g.axis < fn_->axes.size(), "group axis out of range");
+    if (g.kind == Group::Ranks) {
+      check(g.ranks.size() == 1, "rank group without its set");
+      for (const Expr &e : g.ranks)
+        expr(e, Type::Set);
     }
   }
 
@@ -209,10 +206,6 @@ private:
           check(x->args.size() == p_.functions[x->callee].params.size(), "call arity mismatch");
         for (const Expr &a : x->args)
           expr(a, Type::Int);
-      } else if (auto *x = std::get_if<SendStmt>(&s.node)) {
-        expr(x->dest, Type::Int);
-        op(x->value);
-        expr(x->tag, Type::Int);
       } else if (auto *x = std::get_if<MeshStmt>(&s.node)) {
         check(fn_->isSchedule && x->sizes.size() == fn_->axes.size(), "mesh does not match the axes");
         for (const Expr &e : x->sizes)

@@ -308,13 +308,12 @@ private:
         diags_.error(s.expr->range, "expression statement has no effect");
       return;
     }
-    if (const OpSignature *sig = findOperation(call->callee)) {
-      if (sig->isSend)
-        return sendStmt(*call, *sig, out);
-      Typed v = operation(*call, *sig);
+    if (std::optional<OpKind> kind = findOperation(call->callee)) {
+      Typed v = operation(*call, *kind);
       if (v.bad)
         return;
-      diags_.warning(call->range, "the result of `" + call->callee + "` is not stored and is lost");
+      if (!v.op->results.empty())
+        diags_.warning(call->range, "the result of `" + call->callee + "` is not stored and is lost");
       emit(out, s.range, ir::StoreStmt{{}, std::move(*v.op)});
       return;
     }
@@ -325,18 +324,6 @@ private:
     Typed v = expr(*s.expr); // reports what the name is
     if (!v.bad)
       diags_.error(s.expr->range, "the value of `" + call->callee + "(...)` is unused");
-  }
-
-  void sendStmt(const ast::CallExpr &call, const OpSignature &sig, ir::Block &out) {
-    std::vector<const ast::Expr *> args;
-    if (!bindArgs(call, sig, args))
-      return;
-    std::optional<ir::Expr> dest = intExpr(*args[0], "the destination rank of `send`");
-    std::optional<ir::Operation> value = valueOperand(*args[1], sig.params[1], call.callee);
-    std::optional<ir::Expr> tag =
-        args[2] ? intExpr(*args[2], "the tag of `send`") : leaf(ir::ExprOp::Int, Type::Int, 0, call.range);
-    if (dest && value && tag)
-      emit(out, call.range, ir::SendStmt{std::move(*dest), std::move(*value), std::move(*tag)});
   }
 
   void procCall(const ast::CallExpr &call, uint32_t callee, ir::Block &out) {
@@ -577,7 +564,7 @@ private:
         op.kind = ir::OpKind::AddGrad;
         op.values.push_back(std::move(*l.op));
         op.values.push_back(std::move(*r.op));
-        op.results = {Type::WeightGrad};
+        op.results = resultTypes(OpKind::AddGrad);
         op.range = e.range;
         return value(std::move(op));
       }
@@ -619,12 +606,12 @@ private:
   // ---- Calls -------------------------------------------------------------------------------
 
   Typed call(const ast::CallExpr &c) {
-    if (const OpSignature *sig = findOperation(c.callee)) {
-      if (sig->isSend) {
-        diags_.error(c.range, "`send` is a statement and yields no value");
+    if (std::optional<OpKind> kind = findOperation(c.callee)) {
+      if (opInfo(*kind).results.empty()) {
+        diags_.error(c.range, "`" + c.callee + "` is a statement and yields no value");
         return Typed::error();
       }
-      return operation(c, *sig);
+      return operation(c, *kind);
     }
     if (isBuiltinFunction(c.callee))
       return builtinFunction(c);
@@ -634,7 +621,7 @@ private:
                                          : "procedure `" + c.callee + "` yields no value; call it as a statement");
       return Typed::error();
     }
-    std::vector<std::string_view> names = operationNames();
+    std::vector<std::string_view> names(operationNames().begin(), operationNames().end());
     names.insert(names.end(), builtinFunctionNames().begin(), builtinFunctionNames().end());
     for (const auto &[n, _] : ctx_.functionIds)
       names.push_back(n);
@@ -728,7 +715,7 @@ private:
 
   // Matches call arguments to the signature's parameters (positional, then named).
   // `bound[i]` is the argument for parameter i, or null if it was omitted (and optional).
-  bool bindArgs(const ast::CallExpr &c, const OpSignature &sig, std::vector<const ast::Expr *> &bound) {
+  bool bindArgs(const ast::CallExpr &c, const OpInfo &sig, std::vector<const ast::Expr *> &bound) {
     bound.assign(sig.params.size(), nullptr);
     std::vector<SourceRange> where(sig.params.size());
     bool ok = true, sawNamed = false;
@@ -755,7 +742,7 @@ private:
         ++i;
       if (i == sig.params.size()) {
         std::vector<std::string_view> names;
-        for (const OpParam &p : sig.params)
+        for (const ParamInfo &p : sig.params)
           names.push_back(p.name);
         diags_.error(a.nameRange,
                      "`" + c.callee + "` has no argument named `" + a.name + "`" + didYouMean(a.name, names));
@@ -777,41 +764,42 @@ private:
     return ok;
   }
 
-  Typed operation(const ast::CallExpr &c, const OpSignature &sig) {
+  Typed operation(const ast::CallExpr &c, OpKind kind) {
+    const OpInfo &sig = opInfo(kind);
     std::vector<const ast::Expr *> args;
     if (!bindArgs(c, sig, args))
       return Typed::error();
     ir::Operation op;
-    op.kind = sig.kind;
-    op.results = sig.results;
+    op.kind = kind;
+    op.results = resultTypes(kind);
     op.range = c.range;
     bool ok = true;
     for (size_t i = 0; i < sig.params.size(); ++i) {
-      const OpParam &p = sig.params[i];
+      const ParamInfo &p = sig.params[i];
       std::string what = "argument `" + std::string(p.name) + "` of `" + c.callee + "`";
       switch (p.kind) {
-      case ArgKind::Int:
+      case ParamKind::Int:
         if (!args[i]) {
-          op.ints.push_back(leaf(ir::ExprOp::Int, Type::Int, p.intDefault.value_or(0), c.range));
+          op.exprs.push_back(leaf(ir::ExprOp::Int, Type::Int, p.defaultValue, c.range));
         } else if (std::optional<ir::Expr> e = intExpr(*args[i], what)) {
-          op.ints.push_back(std::move(*e));
+          op.exprs.push_back(std::move(*e));
         } else {
           ok = false;
         }
         break;
-      case ArgKind::Set:
+      case ParamKind::Set:
         if (std::optional<ir::Expr> e = typedExpr(*args[i], Type::Set, what))
-          op.ints.push_back(std::move(*e));
+          op.exprs.push_back(std::move(*e));
         else
           ok = false;
         break;
-      case ArgKind::Value:
+      case ParamKind::Value:
         if (std::optional<ir::Operation> v = valueOperand(*args[i], p, c.callee))
           op.values.push_back(std::move(*v));
         else
           ok = false;
         break;
-      case ArgKind::Group:
+      case ParamKind::Group:
         if (args[i]) {
           std::optional<ir::Group> g = group(*args[i]);
           ok &= g.has_value();
@@ -821,32 +809,36 @@ private:
         break;
       }
     }
-    if (ok && op.kind == ir::OpKind::Shard && !shardable(op))
+    if (ok && op.kind == OpKind::Shard && !shardable(op))
       ok = false;
+    for (size_t i = 0; ok && i < op.results.size(); ++i) // a result of its operand's type
+      if (sig.results[i] == SigType::Operand)
+        op.results[i] = op.values[0].results[0];
     return ok ? value(std::move(op)) : Typed::error();
   }
 
-  // `shard` yields the type of its value, which must be one that is sharded: a weight, an
-  // optimizer state or a weight gradient (a value from `recv` is checked when it runs).
-  bool shardable(ir::Operation &op) {
-    Type t = op.values[0].results[0];
+  // `shard` takes a value that is sharded: a weight, an optimizer state or a weight gradient
+  // (a value from `recv` is checked when it runs).
+  bool shardable(const ir::Operation &op) {
+    const ir::Operation &v = op.value(param::Shard::value);
+    Type t = v.results[0];
     if (t != Type::Weight && t != Type::OptState && t != Type::WeightGrad && t != Type::Value) {
-      diags_.error(op.values[0].range,
+      diags_.error(v.range,
                    "`shard` takes a weight, an optimizer state or a weight gradient, but this is " + withArticle(t));
       return false;
     }
-    op.results = {t};
     return true;
   }
 
-  std::optional<ir::Operation> valueOperand(const ast::Expr &e, const OpParam &p, const std::string &callee) {
+  std::optional<ir::Operation> valueOperand(const ast::Expr &e, const ParamInfo &p, const std::string &callee) {
     Typed v = expr(e);
     if (v.bad)
       return std::nullopt;
     std::string what = "argument `" + std::string(p.name) + "` of `" + callee + "`";
+    Type want = paramType(p);
     if (!v.isValue()) {
       diags_.error(e.range,
-                   what + " must be " + withArticle(p.type) + " from storage, but this is " + withArticle(v.type));
+                   what + " must be " + withArticle(want) + " from storage, but this is " + withArticle(v.type));
       return std::nullopt;
     }
     if (v.op->results.size() != 1) {
@@ -855,8 +847,8 @@ private:
       return std::nullopt;
     }
     Type got = v.op->results[0];
-    if (p.type != Type::Value && got != Type::Value && got != p.type) {
-      auto d = diags_.error(e.range, what + " must be " + withArticle(p.type) + ", but this is " + withArticle(got));
+    if (want != Type::Value && got != Type::Value && got != want) {
+      auto d = diags_.error(e.range, what + " must be " + withArticle(want) + ", but this is " + withArticle(got));
       if (v.op->kind == ir::OpKind::Read) {
         const ir::Array &a = ctx_.program.arrays[v.op->ref.array];
         d.note(a.firstAssigned, "`" + a.name + "` holds " + withArticle(a.kind) + ": it is assigned here");
@@ -888,7 +880,7 @@ private:
   }
 
   static std::string describeOp(const ir::Operation &op) {
-    return op.kind == ir::OpKind::Read ? "a storage read" : ir::opKindName(op.kind);
+    return op.kind == ir::OpKind::Read ? "a storage read" : opName(op.kind);
   }
 
   const ast::Function &ast_;

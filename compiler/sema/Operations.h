@@ -1,7 +1,6 @@
-// Operations — the signature of every built-in operation of the language (`load`, `forward`,
-// `allreduce`, `send`, ...): parameter names, what kind of argument each takes, defaults, and
-// the kinds of values it yields. Sema binds call arguments against these signatures, so
-// arity, argument names and operand kinds are checked in one place.
+// Operations — what sema needs beyond the operation table (support/ops/Operations.def,
+// which gives every operation's signature: parameter names, kinds, defaults, results): the
+// IR types of an operation's results, and the built-in integer functions and names.
 #pragma once
 
 #include "ir/IR.h"
@@ -11,33 +10,13 @@
 
 namespace schedc::sema {
 
-enum class ArgKind {
-  Int,   // an integer expression
-  Set,   // a set expression
-  Value, // a training value of type `type` (or Type::Value: any)
-  Group, // a set of ranks or a mesh axis
-};
-
-struct OpParam {
-  const char *name;
-  ArgKind kind;
-  ir::Type type = ir::Type::Int;                    // for Value
-  std::optional<int64_t> intDefault = std::nullopt; // optional Int parameters
-  bool optional = false;
-};
-
-struct OpSignature {
-  const char *name;
-  ir::OpKind kind;
-  std::vector<OpParam> params;
-  std::vector<ir::Type> results;
-  bool isSend = false; // `send` is a statement, not an ir::Operation
-};
-
-// Looks up an operation by name (`scatterreduce` is an alias of `reducescatter`).
-const OpSignature *findOperation(std::string_view name);
-// All operation names, for "did you mean" suggestions.
-std::vector<std::string_view> operationNames();
+// The results of `kind` as IR types; a result of its operand's type reads as Type::Value
+// until the operation is bound to its arguments.
+std::vector<ir::Type> resultTypes(OpKind kind);
+// The IR type a value parameter asks for (Type::Value: any).
+inline ir::Type paramType(const ParamInfo &p) {
+  return ir::typeOf(p.type);
+}
 
 // Built-in integer functions (`min`, `max`, `size`, `rank_at`), and their names.
 bool isBuiltinFunction(std::string_view name);

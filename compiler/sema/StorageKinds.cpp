@@ -6,6 +6,7 @@
 #include "sema/Operations.h"
 #include "sema/SemaContext.h"
 
+#include <algorithm>
 #include <set>
 
 namespace schedc::sema {
@@ -57,18 +58,33 @@ private:
     }
   }
 
+  // For an operation whose result has its value operand's kind (`shard`): the storage read
+  // given as that operand, if it is one.
+  static const ast::IndexExpr *operandRead(const ast::CallExpr &call, OpKind kind) {
+    const OpInfo &info = opInfo(kind);
+    if (std::find(info.results.begin(), info.results.end(), SigType::Operand) == info.results.end())
+      return nullptr;
+    for (size_t i = 0; i < call.args.size(); ++i) {
+      const ast::Arg &arg = call.args[i];
+      bool named = !arg.name.empty();
+      for (size_t k = 0; k < info.params.size(); ++k)
+        if (info.params[k].kind == ParamKind::Value && (named ? arg.name == info.params[k].name : i == k))
+          return arg.value->dyn<ast::IndexExpr>();
+    }
+    return nullptr;
+  }
+
   void assign(const ast::AssignStmt &a) {
     std::vector<ir::Type> results;
     const ast::Expr &v = *a.value;
     if (auto *call = v.dyn<ast::CallExpr>()) {
-      if (const OpSignature *sig = findOperation(call->callee))
-        results = sig->results;
-      if (call->callee == "shard") // a shard of a stored value is a copy of its kind
-        for (const auto &arg : call->args)
-          if (auto *idx = arg.value->dyn<ast::IndexExpr>(); idx && (arg.name.empty() || arg.name == "value"))
-            for (const ast::Target &t : a.targets)
-              if (t.indexed)
-                copies_.push_back(Copy{t.name, idx->name, t.range});
+      if (std::optional<OpKind> kind = findOperation(call->callee)) {
+        results = resultTypes(*kind);
+        if (const ast::IndexExpr *idx = operandRead(*call, *kind)) // a result of its operand's kind
+          for (const ast::Target &t : a.targets)
+            if (t.indexed)
+              copies_.push_back(Copy{t.name, idx->name, t.range});
+      }
     } else if (auto *idx = v.dyn<ast::IndexExpr>()) {
       for (const ast::Target &t : a.targets)
         if (t.indexed)

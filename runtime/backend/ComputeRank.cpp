@@ -3,6 +3,83 @@
 
 namespace schedc::backend {
 
+namespace {
+
+// A collective's value operand and its group, wherever its signature puts them.
+std::pair<sim::ValuePtr, std::shared_ptr<const sim::IntSet>> collectiveOperands(OpKind op, const sim::Operands &a) {
+  std::pair<sim::ValuePtr, std::shared_ptr<const sim::IntSet>> out;
+  std::span<const ParamInfo> params = opInfo(op).params;
+  for (size_t i = 0; i < params.size(); ++i) {
+    if (params[i].kind == ParamKind::Value)
+      out.first = a.args[i].value;
+    if (params[i].kind == ParamKind::Group)
+      out.second = a.args[i].group;
+  }
+  return out;
+}
+
+} // namespace
+
+void ComputeRank::execute(OpKind op, sim::Results &r, const sim::Operands &a, const sim::Rank &rank) {
+  ValuePtr &result = r.values[0];
+  if (isCollective(op)) {
+    auto [v, group] = collectiveOperands(op, a);
+    if (!result->poisoned)
+      result = collective(result, op, v, *group);
+    return;
+  }
+  switch (op) {
+  case OpKind::Load:
+    if (!result->poisoned) {
+      r.values[0] = loadWeight(r.values[0]);
+      r.values[1] = loadOptState(r.values[1]);
+    }
+    return;
+  case OpKind::Input: result = input(result); return;
+  case OpKind::Forward: {
+    using P = param::Forward;
+    result = forward(result, a.value(P::input), a.value(P::weight));
+    return;
+  }
+  case OpKind::Backward:
+  case OpKind::BackwardInput:
+  case OpKind::BackwardWeight: {
+    using P = param::Backward; // the halves' parameters are the same
+    ValuePair grads =
+        backward(r.backward, a.value(P::input), a.value(P::grad), a.value(P::weight), sim::backwardPart(op));
+    if (op == OpKind::Backward)
+      r.values = {grads.first, grads.second};
+    else
+      result = op == OpKind::BackwardInput ? grads.second : grads.first;
+    return;
+  }
+  case OpKind::Loss: result = loss(result, a.value(param::Loss::input)); return;
+  case OpKind::Update: {
+    using P = param::Update;
+    ValuePair updated = update({r.values[0], r.values[1]}, a.value(P::grad), a.value(P::weight), a.value(P::opt));
+    r.values = {updated.first, updated.second};
+    return;
+  }
+  case OpKind::AddGrad: result = addGrad(result, a.value(param::AddGrad::lhs), a.value(param::AddGrad::rhs)); return;
+  case OpKind::FakeGrad: result = fakeGrad(result); return;
+  case OpKind::Shard: result = shardOf(result, a.value(param::Shard::value)); return;
+  case OpKind::Send: {
+    using P = param::Send;
+    if (rank.canExchange(a.integer(P::to), a.integer(P::tag)))
+      send(a.integer(P::to), a.integer(P::tag), a.value(P::value));
+    return;
+  }
+  case OpKind::Recv: {
+    using P = param::Recv;
+    if (rank.canExchange(a.integer(P::from), a.integer(P::tag)))
+      result = recv(result, a.integer(P::from), a.integer(P::tag));
+    return;
+  }
+  default: break;
+  }
+  SCHEDC_UNREACHABLE("an operation no real backend computes");
+}
+
 int64_t ComputeRank::bytesAtPrecision(sim::Kind kind, int64_t elements) const {
   if (kind == sim::Kind::OptState)
     return elements * 4; // fp32 moments, each counted in `elements`

@@ -10,6 +10,7 @@
 #include "cpu/Comm.h"
 #include "cpu/Kernels.h"
 #include "cpu/Wire.h"
+#include "sim/Execute.h"
 #include "sim/World.h"
 
 #include <string>
@@ -40,6 +41,12 @@ public:
   ComputeRank(const ComputeConfig &config, cpu::Comm &comm)
       : d_(config.dims), o_(config.optimizer), precision_(config.precision), comm_(comm) {}
   virtual ~ComputeRank() = default;
+
+  // Gives the results of `op` (the sim backend's metadata, after its checks on `rank`) their
+  // data, from the data of `operands`: the one dispatch from an operation to the virtual
+  // functions below. A poisoned load or collective, or a message on an invalid route, is
+  // left as it is.
+  void execute(OpKind op, sim::Results &results, const sim::Operands &operands, const sim::Rank &rank);
 
   virtual ValuePtr loadWeight(const ValuePtr &meta) = 0;
   virtual ValuePtr loadOptState(const ValuePtr &meta) = 0;

@@ -1,13 +1,17 @@
 // Abi — the functions of schedc/runtime.h that compiled code calls, each a thin layer over
-// the sim backend's Rank API. A schedc_rank holds what compiled code cannot: the values of
-// the current statement (handles index `temps`, cleared by schedc_step) and the rank's sets
-// (reference counted). While parameters are evaluated there is no rank yet: then only
-// arithmetic can fail, and its error goes to the parameter diagnostics.
+// the sim backend's Rank API; every operation comes through schedc_operation, which runs the
+// sim backend's dispatch (sim/Execute.h) and then, on the rank this process computes, the
+// real backend's (backend/ComputeRank.h). A schedc_rank holds what compiled code cannot: the
+// values of the current statement (handles index `temps`, cleared by schedc_step) and the
+// rank's sets (reference counted). While parameters are evaluated there is no rank yet: then
+// only arithmetic can fail, and its error goes to the parameter diagnostics.
 #include "rt/RankContext.h"
 
 #include "sim/Arith.h"
+#include "sim/Execute.h"
 
 #include <chrono>
+#include <type_traits>
 
 namespace schedc::rt {
 
@@ -61,6 +65,31 @@ void RankContext::tooLarge(int64_t n, SourceRange at) {
                         std::to_string(kMaxSetSize));
 }
 
+sim::Operands RankContext::operands(OpKind op, const schedc_operand *args) {
+  sim::Operands out;
+  std::span<const ParamInfo> params = opInfo(op).params;
+  for (size_t i = 0; i < params.size(); ++i) {
+    const schedc_operand &a = args[i];
+    sim::Operand &o = out.args[i];
+    switch (params[i].kind) {
+    case ParamKind::Int: o.integer = a.value; break;
+    case ParamKind::Set: o.set = elements(a.value, at(a.loc)); break;
+    case ParamKind::Value: o.value = temps[static_cast<size_t>(a.value)]; break;
+    case ParamKind::Group: o.group = group(a); break;
+    }
+  }
+  return out;
+}
+
+std::shared_ptr<const sim::IntSet> RankContext::group(const schedc_operand &g) {
+  switch (g.group) {
+  case SCHEDC_GROUP_ALL: return rank->allRanks();
+  case SCHEDC_GROUP_AXIS: return rank->axisGroup(static_cast<size_t>(g.value), at(g.loc));
+  case SCHEDC_GROUP_RANKS: return std::make_shared<const sim::IntSet>(elements(g.value, at(g.loc)));
+  }
+  SCHEDC_UNREACHABLE("a group of no kind");
+}
+
 void RankContext::fail(SourceRange at, const std::string &message) {
   if (rank) {
     if (!rank->cancelled())
@@ -110,9 +139,14 @@ int64_t schedc_rank_id(schedc_rank *r) {
 int64_t schedc_model(schedc_rank *r, int32_t which) {
   RankContext &c = ctx(r);
   if (!c.rank) // parameter defaults: only `ranks` can be meant (undeclared: 1)
-    return which == 0 ? 1 : 0;
+    return which == SCHEDC_MODEL_RANKS ? 1 : 0;
   const sim::Model &m = c.rank->model();
-  return which == 0 ? m.ranks : which == 1 ? m.layers : m.batches;
+  switch (which) {
+  case SCHEDC_MODEL_RANKS: return m.ranks;
+  case SCHEDC_MODEL_LAYERS: return m.layers;
+  case SCHEDC_MODEL_BATCHES: return m.batches;
+  }
+  SCHEDC_UNREACHABLE("schedc_model asked for no size of the model");
 }
 
 schedc_set schedc_set_range(schedc_rank *r, int64_t lo, int64_t hi) {
@@ -222,135 +256,37 @@ void schedc_free(schedc_rank *r, uint32_t loc, uint32_t array, const int64_t *in
   c.rank->free(array, indexOf(index, n), c.at(loc));
 }
 
-void schedc_load(schedc_rank *r, uint32_t loc, int64_t layer, int64_t shard, int64_t of, schedc_value *out) {
+void schedc_operation(schedc_rank *r, uint32_t loc, int32_t op, const schedc_operand *args, schedc_value *results) {
   RankContext &c = ctx(r);
-  auto [w, o] = c.rank->load(c.at(loc), layer, shard, of);
-  if (c.computing() && !w->poisoned) {
-    w = c.compute->loadWeight(w);
-    o = c.compute->loadOptState(o);
-  }
-  out[0] = c.keep(std::move(w));
-  out[1] = c.keep(std::move(o));
-}
-
-schedc_value schedc_input(schedc_rank *r, uint32_t loc, schedc_set batches, uint32_t batchesLoc) {
-  RankContext &c = ctx(r);
-  sim::IntSet b = c.elements(batches, c.at(batchesLoc));
-  sim::ValuePtr v = c.rank->input(c.at(loc), b);
-  return c.keep(c.computing() ? c.compute->input(v) : v);
-}
-
-schedc_value schedc_forward(schedc_rank *r, uint32_t loc, int64_t layer, schedc_value input, schedc_value weight) {
-  RankContext &c = ctx(r);
+  SCHEDC_ASSERT(op > static_cast<int32_t>(schedc::OpKind::Read) && op < schedc::kOpKinds,
+                "schedc_operation called with no operation the runtime knows");
+  auto kind = static_cast<schedc::OpKind>(op);
+  sim::Operands operands = c.operands(kind, args);
   RealTime timer(c);
-  sim::ValuePtr v = c.rank->forward(c.at(loc), layer, c.temps[input], c.temps[weight]);
-  return c.keep(c.computing() ? c.compute->forward(v, c.temps[input], c.temps[weight]) : v);
-}
-
-namespace {
-
-// backward and the halves of a split backward: the checks and clock, then the data.
-std::pair<sim::ValuePtr, sim::ValuePtr> backwardResults(RankContext &c, uint32_t loc, int64_t layer, schedc_value input,
-                                                        schedc_value grad, schedc_value weight,
-                                                        sim::Rank::BackwardPart part) {
-  RealTime timer(c);
-  auto results = c.rank->backward(c.at(loc), layer, c.temps[input], c.temps[grad], c.temps[weight], part);
+  sim::Results out = sim::execute(*c.rank, kind, c.at(loc), operands);
   if (c.computing())
-    results = c.compute->backward(results, c.temps[input], c.temps[grad], c.temps[weight], part);
-  return results;
-}
-
-} // namespace
-
-void schedc_backward(schedc_rank *r, uint32_t loc, int64_t layer, schedc_value input, schedc_value grad,
-                     schedc_value weight, schedc_value *out) {
-  RankContext &c = ctx(r);
-  auto results = backwardResults(c, loc, layer, input, grad, weight, sim::Rank::BackwardPart::Both);
-  out[0] = c.keep(std::move(results.first));
-  out[1] = c.keep(std::move(results.second));
-}
-
-schedc_value schedc_backward_part(schedc_rank *r, uint32_t loc, int32_t part, int64_t layer, schedc_value input,
-                                  schedc_value grad, schedc_value weight) {
-  RankContext &c = ctx(r);
-  bool inputHalf = part == 0;
-  auto results = backwardResults(c, loc, layer, input, grad, weight,
-                                 inputHalf ? sim::Rank::BackwardPart::Input : sim::Rank::BackwardPart::Weight);
-  return c.keep(inputHalf ? std::move(results.second) : std::move(results.first));
-}
-
-schedc_value schedc_loss(schedc_rank *r, uint32_t loc, schedc_value input) {
-  RankContext &c = ctx(r);
-  RealTime timer(c);
-  sim::ValuePtr v = c.rank->loss(c.at(loc), c.temps[input]);
-  return c.keep(c.computing() ? c.compute->loss(v, c.temps[input]) : v);
-}
-
-void schedc_update(schedc_rank *r, uint32_t loc, int64_t layer, schedc_value grad, schedc_value weight,
-                   schedc_value opt, schedc_value *out) {
-  RankContext &c = ctx(r);
-  RealTime timer(c);
-  auto results = c.rank->update(c.at(loc), layer, c.temps[grad], c.temps[weight], c.temps[opt]);
-  if (c.computing())
-    results = c.compute->update(results, c.temps[grad], c.temps[weight], c.temps[opt]);
-  out[0] = c.keep(std::move(results.first));
-  out[1] = c.keep(std::move(results.second));
-}
-
-schedc_value schedc_add_grad(schedc_rank *r, uint32_t loc, schedc_value a, schedc_value b) {
-  RankContext &c = ctx(r);
-  sim::ValuePtr v = c.rank->addGrad(c.at(loc), c.temps[a], c.temps[b]);
-  return c.keep(c.computing() ? c.compute->addGrad(v, c.temps[a], c.temps[b]) : v);
-}
-
-schedc_value schedc_fake_grad(schedc_rank *r, uint32_t loc, int64_t layer, schedc_set batches, uint32_t batchesLoc) {
-  RankContext &c = ctx(r);
-  sim::IntSet b = c.elements(batches, c.at(batchesLoc));
-  sim::ValuePtr v = c.rank->fakeGrad(c.at(loc), layer, b);
-  return c.keep(c.computing() ? c.compute->fakeGrad(v) : v);
-}
-
-schedc_value schedc_shard(schedc_rank *r, uint32_t loc, schedc_value v, int64_t shard, int64_t of) {
-  RankContext &c = ctx(r);
-  sim::ValuePtr s = c.rank->shard(c.at(loc), c.temps[v], shard, of);
-  return c.keep(c.computing() ? c.compute->shardOf(s, c.temps[v]) : s);
-}
-
-schedc_value schedc_collective(schedc_rank *r, uint32_t loc, int32_t kind, schedc_value v, int32_t groupKind,
-                               int64_t group, uint32_t groupLoc) {
-  RankContext &c = ctx(r);
-  RealTime timer(c);
-  std::shared_ptr<const sim::IntSet> members;
-  if (groupKind == 0)
-    members = c.rank->allRanks();
-  else if (groupKind == 1)
-    members = c.rank->axisGroup(static_cast<size_t>(group), c.at(groupLoc));
-  else
-    members = std::make_shared<const sim::IntSet>(c.elements(group, c.at(groupLoc)));
-  auto k = kind == 0   ? sim::CollectiveKind::AllReduce
-           : kind == 1 ? sim::CollectiveKind::AllGather
-                       : sim::CollectiveKind::ReduceScatter;
-  sim::ValuePtr result = c.rank->collective(c.at(loc), k, c.temps[v], members);
-  if (c.computing() && !result->poisoned)
-    result = c.compute->collective(result, k, c.temps[v], *members);
-  return c.keep(std::move(result));
-}
-
-void schedc_send(schedc_rank *r, uint32_t loc, int64_t to, schedc_value v, int64_t tag) {
-  RankContext &c = ctx(r);
-  RealTime timer(c);
-  c.rank->send(c.at(loc), to, c.temps[v], tag);
-  if (c.computing() && c.rank->canExchange(to, tag))
-    c.compute->send(to, tag, c.temps[v]);
-}
-
-schedc_value schedc_recv(schedc_rank *r, uint32_t loc, int64_t from, int64_t tag) {
-  RankContext &c = ctx(r);
-  RealTime timer(c);
-  sim::ValuePtr v = c.rank->recv(c.at(loc), from, tag);
-  if (c.computing() && c.rank->canExchange(from, tag))
-    v = c.compute->recv(v, from, tag);
-  return c.keep(std::move(v));
+    c.compute->execute(kind, out, operands, *c.rank);
+  for (size_t i = 0; i < out.count; ++i)
+    results[i] = c.keep(std::move(out.values[i]));
 }
 
 } // extern "C"
+
+// Each prototype of runtime.h is the signature its entry in SCHEDC_RUNTIME_FUNCTIONS says,
+// which is what codegen declares.
+namespace schedc::rt::abi {
+using rank = schedc_rank *;
+using i32 = int32_t;
+using u32 = uint32_t;
+using i64 = int64_t;
+using handle = int64_t;
+using i64s = const int64_t *;
+using u32s = const uint32_t *;
+using args = const schedc_operand *;
+using out = schedc_value *;
+using none = void;
+#define SCHEDC_CHECK_PROTOTYPE(name, result, params)                                                                   \
+  static_assert(std::is_same_v<decltype(&::name), result(*) params>, #name " is not what the ABI's list says");
+SCHEDC_RUNTIME_FUNCTIONS(SCHEDC_CHECK_PROTOTYPE)
+#undef SCHEDC_CHECK_PROTOTYPE
+} // namespace schedc::rt::abi

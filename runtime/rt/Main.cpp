@@ -88,9 +88,10 @@ int runProgram(const schedc_program &program, const std::vector<std::string> &de
     setup.params.push_back(
         sim::ParamSpec{program.params[i].name, program.params[i].has_default != 0, locations[program.params[i].loc]});
   for (uint32_t i = 0; i < program.num_arrays; ++i) {
-    int32_t k = program.arrays[i].kind;
-    setup.arrays.push_back(
-        sim::ArrayInfo{program.arrays[i].name, k < 0 ? std::nullopt : std::optional(static_cast<sim::Kind>(k))});
+    int32_t k = program.arrays[i].kind; // an enum schedc_value_kind
+    SCHEDC_ASSERT(k == SCHEDC_KIND_UNKNOWN || (k >= 0 && k < kValueKinds), "an array of no kind of value");
+    setup.arrays.push_back(sim::ArrayInfo{
+        program.arrays[i].name, k == SCHEDC_KIND_UNKNOWN ? std::nullopt : std::optional(static_cast<sim::Kind>(k))});
   }
   if (program.target_steps >= 0)
     setup.targetSteps = program.target_steps;

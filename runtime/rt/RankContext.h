@@ -5,6 +5,7 @@
 
 #include "backend/ComputeRank.h"
 #include "schedc/runtime.h"
+#include "sim/Execute.h"
 #include "sim/Trace.h"
 #include "sim/World.h"
 
@@ -55,6 +56,9 @@ struct RankContext {
   void tooLarge(int64_t n, SourceRange at);
   // Seconds on a steady clock.
   static double now();
+  // The arguments of `op` from compiled code's operands (sets and groups as their members).
+  sim::Operands operands(OpKind op, const schedc_operand *args);
+  std::shared_ptr<const sim::IntSet> group(const schedc_operand &g);
   // A run-time error that stops the run (or fails the parameters).
   void fail(SourceRange at, const std::string &message);
 };

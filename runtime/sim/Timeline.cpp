@@ -5,7 +5,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
+#include <optional>
+#include <string_view>
 
 namespace schedc::sim {
 
@@ -31,28 +34,55 @@ std::string num(double v) {
   return buf;
 }
 
-// Forward boxes are coloured by layer (golden-angle hues); backward is the same, lighter,
-// and the deferred half of a split backward (backward_weight) lighter still.
-enum Lightness { kForward = 45, kBackward = 78, kBackwardWeight = 90 };
-std::string layerColour(int64_t layer, Lightness lightness) {
-  double hue = std::fmod(static_cast<double>(layer) * 137.508, 360.0);
-  return "hsl(" + num(hue) + ",65%," + std::to_string(static_cast<int>(lightness)) + "%)";
+// Colours from the event table: "#rrggbb", or "layer:L" for a hue per layer (golden-angle
+// hues) at lightness L % (forward boxes; backward the same, lighter; the deferred half of a
+// split backward lighter still).
+std::optional<int> layerLightness(EventKind kind) {
+  std::string_view colour = eventInfo(kind).colour;
+  if (colour.substr(0, 6) != "layer:")
+    return std::nullopt;
+  return std::atoi(colour.data() + 6);
 }
 
 std::string colourOf(EventKind kind, int64_t layer) {
-  switch (kind) {
-  case EventKind::Forward: return layerColour(layer, kForward);
-  case EventKind::Backward:
-  case EventKind::BackwardInput: return layerColour(layer, kBackward);
-  case EventKind::BackwardWeight: return layerColour(layer, kBackwardWeight);
-  case EventKind::Update: return "#f2c94c";
-  case EventKind::Loss: return "#d64545";
-  case EventKind::Pass: return "#9b59b6";
-  case EventKind::AllReduce:
-  case EventKind::AllGather:
-  case EventKind::ReduceScatter: break;
+  std::optional<int> lightness = layerLightness(kind);
+  if (!lightness)
+    return eventInfo(kind).colour;
+  double hue = std::fmod(static_cast<double>(layer) * 137.508, 360.0);
+  return "hsl(" + num(hue) + ",65%," + std::to_string(*lightness) + "%)";
+}
+
+// Micro-batch labels are dark on light boxes.
+bool lightBox(EventKind kind) {
+  return layerLightness(kind).value_or(0) > 60;
+}
+
+// The legend, from the event table in its order: each event's label is an entry of its
+// own, or ("/label") joins the entry of an earlier event with its colour; one marked "?" is
+// listed only when the run has such events.
+struct LegendItem {
+  std::string colour, label;
+};
+std::vector<LegendItem> eventLegend(const std::vector<bool> &present) {
+  std::vector<LegendItem> items;
+  for (int k = 0; k < kEventKinds; ++k) {
+    auto kind = static_cast<EventKind>(k);
+    std::string_view label = eventInfo(kind).legend;
+    if (label.starts_with('?')) {
+      if (!present[static_cast<size_t>(k)])
+        continue;
+      label.remove_prefix(1);
+    }
+    std::string colour = colourOf(kind, 0);
+    if (!label.starts_with('/')) {
+      items.push_back({colour, std::string(label)});
+      continue;
+    }
+    auto joined = std::find_if(items.begin(), items.end(), [&](const LegendItem &i) { return i.colour == colour; });
+    SCHEDC_ASSERT(joined != items.end(), "a legend label joins no earlier entry of its colour");
+    joined->label += " / " + std::string(label.substr(1));
   }
-  return "#5b7083"; // collectives
+  return items;
 }
 
 // Ticks at 1, 2 or 5 times a power of ten, about ten of them.
@@ -98,10 +128,10 @@ std::string timelineSvg(const World &world, const Report &report, const SourceMa
   };
   double span = 1e-9, maxMemory = 1e-9, peakTime = report.maxMemoryTime.asDouble();
   int64_t peakRank = report.maxMemoryRank;
-  bool splitBackward = false; // the legend names the halves only for a schedule that has them
+  std::vector<bool> present(kEventKinds); // the kinds of event the run has
   for (int64_t r = 0; r < ranks; ++r)
     for (size_t i = 0; i < world.events(r).size(); ++i) {
-      splitBackward |= world.events(r)[i].kind == EventKind::BackwardWeight;
+      present[static_cast<size_t>(world.events(r)[i].kind)] = true;
       span = std::max(span, startOf(r, i) + lengthOf(r, i));
       if (memoryOf(r, i) > maxMemory) {
         maxMemory = memoryOf(r, i);
@@ -157,7 +187,7 @@ std::string timelineSvg(const World &world, const Report &report, const SourceMa
       double fontSize = std::min(11.0, boxH - 3);
       if (!label.empty() && fontSize >= 7 && w >= static_cast<double>(label.size()) * fontSize * 0.62 + 4)
         s += "<text x=\"" + num(x0 + w / 2) + "\" y=\"" + num(y + boxH / 2 + fontSize * 0.35) + "\" font-size=\"" +
-             num(fontSize) + "\" text-anchor=\"middle\" fill=\"" + (isBackwardEvent(e.kind) ? "#222" : "white") +
+             num(fontSize) + "\" text-anchor=\"middle\" fill=\"" + (lightBox(e.kind) ? "#222" : "white") +
              "\" pointer-events=\"none\">" + label + "</text>\n";
       // Memory from this event to the next (or to the end of the last).
       double next = i + 1 < events.size() ? startOf(r, i + 1) : startOf(r, i) + lengthOf(r, i);
@@ -188,21 +218,11 @@ std::string timelineSvg(const World &world, const Report &report, const SourceMa
        "\" font-size=\"10\" text-anchor=\"end\">" + (measured ? "time (seconds)" : "time (puzzle steps)") + "</text>\n";
 
   // Legend.
-  struct Item {
-    std::string colour, label;
-  };
-  std::vector<Item> legend = {{layerColour(0, kForward), "forward (colour = layer)"},
-                              {layerColour(0, kBackward), splitBackward ? "backward / backward_input" : "backward"},
-                              {"#d64545", "loss"},
-                              {"#f2c94c", "update"},
-                              {"#5b7083", "allreduce / allgather / reducescatter"},
-                              {"#9b59b6", "send / recv"},
-                              {"#b8c4d0", "memory"},
-                              {"#e03131", "peak memory"}};
-  if (splitBackward)
-    legend.insert(legend.begin() + 2, {layerColour(0, kBackwardWeight), "backward_weight"});
+  std::vector<LegendItem> legend = eventLegend(present);
+  legend.push_back({"#b8c4d0", "memory"});
+  legend.push_back({"#e03131", "peak memory"});
   double lx = left, ly = plotBottom + 50;
-  for (const Item &item : legend) {
+  for (const LegendItem &item : legend) {
     s += "<rect x=\"" + num(lx) + "\" y=\"" + num(ly) + "\" width=\"12\" height=\"12\" fill=\"" + item.colour +
          "\"/><text x=\"" + num(lx + 16) + "\" y=\"" + num(ly + 10) + "\" font-size=\"11\">" + escape(item.label) +
          "</text>\n";

@@ -3,28 +3,6 @@
 
 namespace schedc::sim {
 
-const char *kindName(Kind k) {
-  switch (k) {
-  case Kind::Weight: return "weight";
-  case Kind::OptState: return "optimizer state";
-  case Kind::Activation: return "activation";
-  case Kind::ActGrad: return "activation gradient";
-  case Kind::WeightGrad: return "weight gradient";
-  }
-  return "value";
-}
-
-const char *kindPlural(Kind k) {
-  switch (k) {
-  case Kind::Weight: return "weights";
-  case Kind::OptState: return "optimizer states";
-  case Kind::Activation: return "activations";
-  case Kind::ActGrad: return "activation gradients";
-  case Kind::WeightGrad: return "weight gradients";
-  }
-  return "values";
-}
-
 ValuePtr makeValue(Value v) {
   v.memory_ = v.computeMemory();
   return std::make_shared<const Value>(std::move(v));

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "diagnostics/SourceManager.h"
+#include "ops/Operations.h"
 #include "sim/IntSet.h"
 #include "sim/Number.h"
 
@@ -13,11 +14,16 @@
 
 namespace schedc::sim {
 
-// In storage-class order: memory is summed over classes in this order.
-enum class Kind : uint8_t { Weight, OptState, Activation, ActGrad, WeightGrad };
-constexpr int kKinds = 5;
-const char *kindName(Kind k);   // "weight", "activation gradient", ...
-const char *kindPlural(Kind k); // "weights", "activation gradients", ...
+// The kinds of value (support/ops/ValueKinds.def), in storage-class order: memory is summed
+// over classes in this order.
+using Kind = ValueKind;
+constexpr int kKinds = kValueKinds;
+inline const char *kindName(Kind k) {
+  return valueKindName(k);
+} // "weight", "activation gradient", ...
+inline const char *kindPlural(Kind k) {
+  return valueKindPlural(k);
+} // "weights", "activation gradients", ...
 
 struct Value {
   Kind kind = Kind::Activation;

@@ -9,42 +9,9 @@
 
 namespace schedc::sim {
 
-const char *eventName(EventKind k) {
-  switch (k) {
-  case EventKind::Forward: return "forward";
-  case EventKind::Backward: return "backward";
-  case EventKind::BackwardInput: return "backward_input";
-  case EventKind::BackwardWeight: return "backward_weight";
-  case EventKind::Loss: return "loss";
-  case EventKind::Update: return "update";
-  case EventKind::Pass: return "pass";
-  case EventKind::AllReduce: return "allreduce";
-  case EventKind::AllGather: return "allgather";
-  case EventKind::ReduceScatter: return "scatterreduce";
-  }
-  return "event";
-}
-
-bool isBackwardEvent(EventKind k) {
-  return k == EventKind::Backward || k == EventKind::BackwardInput || k == EventKind::BackwardWeight;
-}
-
-bool isComputeEvent(EventKind k) {
-  return k == EventKind::Forward || isBackwardEvent(k);
-}
-
-bool isCommunicationEvent(EventKind k) {
-  return k == EventKind::Pass || k == EventKind::AllReduce || k == EventKind::AllGather ||
-         k == EventKind::ReduceScatter;
-}
-
 EventKind eventOf(CollectiveKind k) {
-  switch (k) {
-  case CollectiveKind::AllReduce: return EventKind::AllReduce;
-  case CollectiveKind::AllGather: return EventKind::AllGather;
-  case CollectiveKind::ReduceScatter: return EventKind::ReduceScatter;
-  }
-  return EventKind::AllReduce;
+  SCHEDC_ASSERT(isCollective(k) && opInfo(k).event, "a collective without its event");
+  return *opInfo(k).event;
 }
 
 const char *collectiveName(CollectiveKind k) {

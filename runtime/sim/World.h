@@ -12,6 +12,7 @@
 #pragma once
 
 #include "diagnostics/Diagnostics.h"
+#include "diagnostics/InternalError.h"
 #include "sim/Budget.h"
 #include "sim/Bytes.h"
 #include "sim/Fiber.h"
@@ -56,28 +57,8 @@ struct Options {
   ByteModel bytes;
 };
 
-// What an event is. Its name (eventName) is what the reference traces and the CSV call it.
-enum class EventKind : uint8_t {
-  Forward,
-  Backward,
-  BackwardInput, // the halves of a split backward
-  BackwardWeight,
-  Loss,
-  Update,
-  Pass, // a send or a receive
-  AllReduce,
-  AllGather,
-  ReduceScatter,
-};
-// forward, backward, backward_input, backward_weight, loss, update, pass, allreduce,
-// allgather, scatterreduce.
-const char *eventName(EventKind k);
-// Forward and backward and its halves: the work the bubble is measured against.
-bool isComputeEvent(EventKind k);
-// A backward or one of its halves.
-bool isBackwardEvent(EventKind k);
-// Point-to-point and collectives.
-bool isCommunicationEvent(EventKind k);
+// What an event is (EventKind, support/ops/Operations.def): its name (eventName) is what the
+// reference traces and the CSV call it; isComputeEvent and isCommunicationEvent its class.
 
 // One logged event of a rank (the rows of the reference traces).
 struct Event {
@@ -94,7 +75,8 @@ struct Event {
   int64_t activationMemory = 0; // memory in activations and activation gradients at the event
 };
 
-enum class CollectiveKind { AllReduce, AllGather, ReduceScatter };
+// A collective is the operation that calls it (OpKind::AllReduce, ...).
+using CollectiveKind = OpKind;
 EventKind eventOf(CollectiveKind k);
 const char *collectiveName(CollectiveKind k); // as the events call them: allreduce, allgather, scatterreduce
 

@@ -23,7 +23,7 @@
 extern "C" {
 #endif
 
-#define SCHEDC_ABI_VERSION 2
+#define SCHEDC_ABI_VERSION 3
 
 typedef struct schedc_rank schedc_rank;
 typedef int64_t schedc_value;
@@ -41,10 +41,16 @@ typedef struct {
   const char *text; /* the source, for diagnostics that show the line */
 } schedc_file;
 
+/* The kinds of value (ops/ValueKinds.def), and an array's kind before run time. */
+enum schedc_value_kind {
+#define VALUE_KIND(Name, name, plural) SCHEDC_KIND_##Name,
+#include "ops/ValueKinds.def"
+  SCHEDC_KIND_UNKNOWN = -1 /* known only at run time (arrays only ever received into) */
+};
+
 typedef struct {
   const char *name;
-  int32_t kind; /* -1 unknown until run time; else weight, optimizer state, activation,
-                   activation gradient, weight gradient = 0..4 */
+  int32_t kind; /* an enum schedc_value_kind */
 } schedc_array;
 
 typedef struct {
@@ -86,7 +92,8 @@ int32_t schedc_step(schedc_rank *r, uint32_t loc);
 /* `a op b` for op in '+', '-', '*', '/', '%' when inline arithmetic overflowed or divides. */
 int64_t schedc_arith(schedc_rank *r, uint32_t loc, int32_t op, int64_t a, int64_t b);
 int64_t schedc_rank_id(schedc_rank *r);
-/* 0: ranks, 1: layers, 2: batches. */
+enum schedc_model_size { SCHEDC_MODEL_RANKS, SCHEDC_MODEL_LAYERS, SCHEDC_MODEL_BATCHES };
+/* which: an enum schedc_model_size. */
 int64_t schedc_model(schedc_rank *r, int32_t which);
 
 schedc_set schedc_set_range(schedc_rank *r, int64_t lo, int64_t hi);
@@ -111,38 +118,60 @@ void schedc_store(schedc_rank *r, uint32_t loc, uint32_t array, const int64_t *i
 schedc_value schedc_read(schedc_rank *r, uint32_t loc, uint32_t array, const int64_t *index, uint32_t n);
 void schedc_free(schedc_rank *r, uint32_t loc, uint32_t array, const int64_t *index, uint32_t n);
 
-/* Operations with two results write them to out[0] and out[1]. */
-void schedc_load(schedc_rank *r, uint32_t loc, int64_t layer, int64_t shard, int64_t of, schedc_value *out);
-schedc_value schedc_input(schedc_rank *r, uint32_t loc, schedc_set batches, uint32_t batches_loc);
-schedc_value schedc_forward(schedc_rank *r, uint32_t loc, int64_t layer, schedc_value input, schedc_value weight);
-void schedc_backward(schedc_rank *r, uint32_t loc, int64_t layer, schedc_value input, schedc_value grad,
-                     schedc_value weight, schedc_value *out);
-/* part: 0 backward_input (yields the activation gradient), 1 backward_weight (the weight gradient). */
-schedc_value schedc_backward_part(schedc_rank *r, uint32_t loc, int32_t part, int64_t layer, schedc_value input,
-                                  schedc_value grad, schedc_value weight);
-schedc_value schedc_loss(schedc_rank *r, uint32_t loc, schedc_value input);
-void schedc_update(schedc_rank *r, uint32_t loc, int64_t layer, schedc_value grad, schedc_value weight,
-                   schedc_value opt, schedc_value *out);
-schedc_value schedc_add_grad(schedc_rank *r, uint32_t loc, schedc_value a, schedc_value b);
-schedc_value schedc_fake_grad(schedc_rank *r, uint32_t loc, int64_t layer, schedc_set batches,
-                              uint32_t batches_loc);
-schedc_value schedc_shard(schedc_rank *r, uint32_t loc, schedc_value v, int64_t shard, int64_t of);
-/* kind: 0 allreduce, 1 allgather, 2 reducescatter. group_kind: 0 all ranks, 1 a mesh axis
-   (group is its index), 2 a set of ranks (group is the set; group_loc locates it). */
-schedc_value schedc_collective(schedc_rank *r, uint32_t loc, int32_t kind, schedc_value v, int32_t group_kind,
-                               int64_t group, uint32_t group_loc);
-/* Messages are matched per (source, tag), first in first out; tags are 0 to 32767. */
-void schedc_send(schedc_rank *r, uint32_t loc, int64_t to, schedc_value v, int64_t tag);
-schedc_value schedc_recv(schedc_rank *r, uint32_t loc, int64_t from, int64_t tag);
+/* ---- Operations ---------------------------------------------------------------------------- */
 
-/* Every function above but schedc_main, for a JIT to register: X(name). */
-#define SCHEDC_RUNTIME_FUNCTIONS(X)                                                                            \
-  X(schedc_step) X(schedc_arith) X(schedc_rank_id) X(schedc_model) X(schedc_set_range) X(schedc_set_new)         \
-  X(schedc_set_add) X(schedc_set_add_set) X(schedc_set_size) X(schedc_set_at) X(schedc_set_contains)             \
-  X(schedc_set_equal) X(schedc_set_retain) X(schedc_set_release) X(schedc_mesh) X(schedc_axis_coord)             \
-  X(schedc_axis_size) X(schedc_rank_at) X(schedc_store) X(schedc_read) X(schedc_free) X(schedc_load) X(schedc_input)               \
-  X(schedc_forward) X(schedc_backward) X(schedc_loss) X(schedc_update) X(schedc_add_grad) X(schedc_fake_grad)   \
-  X(schedc_shard) X(schedc_backward_part) X(schedc_collective) X(schedc_send) X(schedc_recv)
+/* Every operation of the language (ops/Operations.def; its parameters in call order and its
+   results are there). SCHEDC_OP_Read is a storage read: use schedc_read. */
+enum schedc_op {
+#define OPERATION(Name, spelling, form, event) SCHEDC_OP_##Name,
+#include "ops/Operations.def"
+};
+
+/* Which ranks a collective spans. */
+enum schedc_group_kind { SCHEDC_GROUP_ALL, SCHEDC_GROUP_AXIS, SCHEDC_GROUP_RANKS };
+
+/* One argument of an operation, for its parameter: an integer parameter's value; a set's
+   handle; a training value's handle; or a group (`group` an enum schedc_group_kind, `value`
+   the axis for SCHEDC_GROUP_AXIS, the set of ranks for SCHEDC_GROUP_RANKS). `loc` locates
+   the argument (a set's or a group's errors point there). */
+typedef struct {
+  int64_t value;
+  int32_t group;
+  uint32_t loc;
+} schedc_operand;
+
+/* Runs operation `op` (an enum schedc_op) with its arguments, one per parameter in call
+   order, and writes its results (as many as it has) to results[0], results[1]. */
+void schedc_operation(schedc_rank *r, uint32_t loc, int32_t op, const schedc_operand *args, schedc_value *results);
+
+/* Every function above but schedc_main, with its signature, for codegen to declare and a JIT
+   to register: X(name, result, (parameters)), in the types rank (schedc_rank *), i32, u32,
+   i64, handle (a schedc_value or schedc_set), i64s (const int64_t *), u32s (const uint32_t
+   *), args (const schedc_operand *), out (schedc_value *) and none. rt/Abi.cpp checks each
+   prototype above against it. */
+#define SCHEDC_RUNTIME_FUNCTIONS(X)                                                                                    \
+  X(schedc_step, i32, (rank, u32))                                                                                     \
+  X(schedc_arith, i64, (rank, u32, i32, i64, i64))                                                                     \
+  X(schedc_rank_id, i64, (rank))                                                                                       \
+  X(schedc_model, i64, (rank, i32))                                                                                    \
+  X(schedc_set_range, handle, (rank, i64, i64))                                                                        \
+  X(schedc_set_new, handle, (rank))                                                                                    \
+  X(schedc_set_add, none, (rank, u32, handle, i64))                                                                    \
+  X(schedc_set_add_set, none, (rank, u32, handle, handle))                                                             \
+  X(schedc_set_size, i64, (rank, handle))                                                                              \
+  X(schedc_set_at, i64, (rank, handle, i64))                                                                           \
+  X(schedc_set_contains, i32, (rank, handle, i64))                                                                     \
+  X(schedc_set_equal, i32, (rank, u32, handle, handle))                                                                \
+  X(schedc_set_retain, none, (rank, handle))                                                                           \
+  X(schedc_set_release, none, (rank, handle))                                                                          \
+  X(schedc_mesh, none, (rank, u32, i64s, u32s, u32))                                                                   \
+  X(schedc_axis_coord, i64, (rank, u32, u32))                                                                          \
+  X(schedc_axis_size, i64, (rank, u32, u32))                                                                           \
+  X(schedc_rank_at, i64, (rank, u32, u32, i64s))                                                                       \
+  X(schedc_store, none, (rank, u32, u32, i64s, u32, handle))                                                           \
+  X(schedc_read, handle, (rank, u32, u32, i64s, u32))                                                                  \
+  X(schedc_free, none, (rank, u32, u32, i64s, u32))                                                                    \
+  X(schedc_operation, none, (rank, u32, i32, args, out))
 
 #ifdef __cplusplus
 }

@@ -1,7 +1,7 @@
 // InternalError implementation: report and leave at once. std::_Exit runs no destructors or
 // atexit handlers, which may not be safe from where the bug was found (a rank's fiber, an
 // MPI process mid-collective); what was printed is flushed first.
-#include "InternalError.h"
+#include "diagnostics/InternalError.h"
 
 #include "diagnostics/Diagnostics.h"
 

@@ -1,0 +1,94 @@
+// Execute implementation: one case per operation, each reading its arguments by name.
+#include "sim/Execute.h"
+
+namespace schedc::sim {
+
+namespace {
+
+Results one(ValuePtr v) {
+  Results r;
+  r.values[0] = std::move(v);
+  r.count = 1;
+  return r;
+}
+
+Results two(std::pair<ValuePtr, ValuePtr> vs) {
+  Results r;
+  r.values = {std::move(vs.first), std::move(vs.second)};
+  r.count = 2;
+  return r;
+}
+
+// A backward (or a half): results in the table's order, and both gradients kept.
+Results backward(Rank &rank, OpKind op, SourceRange at, const Operands &a) {
+  using P = param::Backward; // the halves' parameters are the same
+  std::pair<ValuePtr, ValuePtr> grads =
+      rank.backward(at, a.integer(P::layer), a.value(P::input), a.value(P::grad), a.value(P::weight), backwardPart(op));
+  Results r = op == OpKind::Backward ? two(grads) : one(op == OpKind::BackwardInput ? grads.second : grads.first);
+  r.backward = std::move(grads);
+  return r;
+}
+
+// A collective: its value and its group, wherever the signature puts them.
+Results collective(Rank &rank, OpKind op, SourceRange at, const Operands &a) {
+  const OpInfo &info = opInfo(op);
+  ValuePtr v;
+  std::shared_ptr<const IntSet> group;
+  for (size_t i = 0; i < info.params.size(); ++i) {
+    if (info.params[i].kind == ParamKind::Value)
+      v = a.args[i].value;
+    if (info.params[i].kind == ParamKind::Group)
+      group = a.args[i].group;
+  }
+  SCHEDC_ASSERT(v && group, "a collective without its value or its group");
+  return one(rank.collective(at, op, v, std::move(group)));
+}
+
+} // namespace
+
+Rank::BackwardPart backwardPart(OpKind op) {
+  return op == OpKind::BackwardInput    ? Rank::BackwardPart::Input
+         : op == OpKind::BackwardWeight ? Rank::BackwardPart::Weight
+                                        : Rank::BackwardPart::Both;
+}
+
+Results execute(Rank &rank, OpKind op, SourceRange at, const Operands &a) {
+  if (isCollective(op))
+    return collective(rank, op, at, a);
+  switch (op) {
+  case OpKind::Load: {
+    using P = param::Load;
+    return two(rank.load(at, a.integer(P::layer), a.integer(P::shard), a.integer(P::of)));
+  }
+  case OpKind::Input: return one(rank.input(at, a.set(param::Input::batches)));
+  case OpKind::Forward: {
+    using P = param::Forward;
+    return one(rank.forward(at, a.integer(P::layer), a.value(P::input), a.value(P::weight)));
+  }
+  case OpKind::Backward:
+  case OpKind::BackwardInput:
+  case OpKind::BackwardWeight: return backward(rank, op, at, a);
+  case OpKind::Loss: return one(rank.loss(at, a.value(param::Loss::input)));
+  case OpKind::Update: {
+    using P = param::Update;
+    return two(rank.update(at, a.integer(P::layer), a.value(P::grad), a.value(P::weight), a.value(P::opt)));
+  }
+  case OpKind::AddGrad: return one(rank.addGrad(at, a.value(param::AddGrad::lhs), a.value(param::AddGrad::rhs)));
+  case OpKind::FakeGrad:
+    return one(rank.fakeGrad(at, a.integer(param::FakeGrad::layer), a.set(param::FakeGrad::batches)));
+  case OpKind::Shard: {
+    using P = param::Shard;
+    return one(rank.shard(at, a.value(P::value), a.integer(P::shard), a.integer(P::of)));
+  }
+  case OpKind::Send: {
+    using P = param::Send;
+    rank.send(at, a.integer(P::to), a.value(P::value), a.integer(P::tag));
+    return {};
+  }
+  case OpKind::Recv: return one(rank.recv(at, a.integer(param::Recv::from), a.integer(param::Recv::tag)));
+  default: break;
+  }
+  SCHEDC_UNREACHABLE("an operation the sim backend cannot execute");
+}
+
+} // namespace schedc::sim

@@ -1,0 +1,45 @@
+// Execute — runs one operation of the table (support/ops/Operations.def) on a rank, from its
+// arguments in call order: the one dispatch from an OpKind to the sim backend's Rank API,
+// shared by the checker's interpreter and by compiled code (through schedc_operation), so
+// neither knows an operation's arguments by position.
+#pragma once
+
+#include "sim/World.h"
+
+#include <array>
+
+namespace schedc::sim {
+
+// One argument, as its parameter's kind (ParamKind) asks: an integer, a set, a value or a
+// group (its members, in order).
+struct Operand {
+  int64_t integer = 0;
+  IntSet set;
+  ValuePtr value;
+  std::shared_ptr<const IntSet> group;
+};
+
+// The arguments of one operation, one per parameter in call order; read them by name.
+struct Operands {
+  std::array<Operand, kMaxParams> args;
+  template <class P> int64_t integer(P p) const { return args[static_cast<size_t>(p)].integer; }
+  template <class P> const IntSet &set(P p) const { return args[static_cast<size_t>(p)].set; }
+  template <class P> const ValuePtr &value(P p) const { return args[static_cast<size_t>(p)].value; }
+};
+
+// What an operation yields: its results in order (`count` of them). A backward or one of its
+// halves also keeps both gradients' metadata (the half not computed poisoned), which a real
+// backend computes into.
+struct Results {
+  std::array<ValuePtr, kMaxResults> values;
+  size_t count = 0;
+  std::pair<ValuePtr, ValuePtr> backward; // weight gradient, activation gradient
+};
+
+// Runs `op` (anything but a storage read) on `rank` at `at`: its checks, its event, its results.
+Results execute(Rank &rank, OpKind op, SourceRange at, const Operands &operands);
+
+// The kind of a backward half (or the whole) that `op` is.
+Rank::BackwardPart backwardPart(OpKind op);
+
+} // namespace schedc::sim

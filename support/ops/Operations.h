@@ -1,0 +1,133 @@
+// Operations — the language's operations, events and value kinds as C++ sees them, all
+// from the two tables Operations.def and ValueKinds.def: the enums, each operation's
+// signature (parameters in call order, results), each event's name, class and colour, and
+// the named parameters of each operation (param::Forward::weight), so no code refers to an
+// operand by its position.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string_view>
+
+namespace schedc {
+
+// ---- Value kinds ---------------------------------------------------------------------------
+
+enum class ValueKind : uint8_t {
+#define VALUE_KIND(Name, name, plural) Name,
+#include "ops/ValueKinds.def"
+};
+constexpr int kValueKinds = 0
+#define VALUE_KIND(Name, name, plural) +1
+#include "ops/ValueKinds.def"
+    ;
+const char *valueKindName(ValueKind k);   // "weight", "activation gradient", ...
+const char *valueKindPlural(ValueKind k); // "weights", "activation gradients", ...
+
+// ---- Events --------------------------------------------------------------------------------
+
+enum class EventKind : uint8_t {
+#define EVENT(Name, name, class, colour, legend) Name,
+#include "ops/Operations.def"
+};
+constexpr int kEventKinds = 0
+#define EVENT(Name, name, class, colour, legend) +1
+#include "ops/Operations.def"
+    ;
+
+enum class EventClass : uint8_t { Compute, Collective, PointToPoint, Other };
+
+struct EventInfo {
+  const char *name;
+  EventClass eventClass;
+  const char *colour; // "#rrggbb", or "layer:L": a hue per layer at lightness L %
+  const char *legend; // its legend label: "/label" joins an earlier entry, "?" only when present
+};
+const EventInfo &eventInfo(EventKind k);
+inline const char *eventName(EventKind k) { return eventInfo(k).name; }
+// Forward, backward and its halves: the work bubbles are measured against.
+inline bool isComputeEvent(EventKind k) { return eventInfo(k).eventClass == EventClass::Compute; }
+// Point-to-point and collectives.
+inline bool isCommunicationEvent(EventKind k) {
+  EventClass c = eventInfo(k).eventClass;
+  return c == EventClass::Collective || c == EventClass::PointToPoint;
+}
+
+// ---- Operations ----------------------------------------------------------------------------
+
+enum class OpKind : uint8_t {
+#define OPERATION(Name, spelling, form, event) Name,
+#include "ops/Operations.def"
+};
+constexpr int kOpKinds = 0
+#define OPERATION(Name, spelling, form, event) +1
+#include "ops/Operations.def"
+    ;
+
+enum class ParamKind : uint8_t { Int, Set, Value, Group };
+
+// The type of a parameter or a result: an integer, a set, a value of one kind, a value of
+// any kind (known at run time), or (results only) the kind of the operation's value operand.
+enum class SigType : uint8_t {
+  Int,
+  Set,
+#define VALUE_KIND(Name, name, plural) Name,
+#include "ops/ValueKinds.def"
+  Value,
+  Operand,
+};
+std::optional<ValueKind> valueKindOf(SigType t); // for a value kind; nullopt otherwise
+
+struct ParamInfo {
+  const char *name;
+  ParamKind kind;
+  SigType type;
+  bool optional;
+  int64_t defaultValue; // an optional Int's
+  uint8_t slot;         // its index among the operation's Int and Set operands, or its Value operands
+};
+
+struct OpInfo {
+  const char *name;                  // its spelling
+  bool called;                       // called by name (else made by sema from other syntax)
+  std::optional<EventKind> event;    // what it logs
+  std::span<const ParamInfo> params; // in call order
+  std::span<const SigType> results;
+};
+constexpr size_t kMaxParams = 4;
+constexpr size_t kMaxResults = 2;
+
+const OpInfo &opInfo(OpKind k);
+inline const char *opName(OpKind k) { return opInfo(k).name; }
+inline bool isCollective(OpKind k) {
+  const OpInfo &i = opInfo(k);
+  return i.event && eventInfo(*i.event).eventClass == EventClass::Collective;
+}
+// The operation a schedule calls `name` (including aliases), if any; every such name.
+std::optional<OpKind> findOperation(std::string_view name);
+std::span<const std::string_view> operationNames();
+
+// Each operation's parameters by name: param::Forward::weight. ParamOf<P>::kind is the
+// operation a parameter enum belongs to.
+namespace param {
+#define OPERATION(Name, spelling, form, event) enum class Name : uint8_t {
+#define PARAM(Name, param, kind, type, use, default) param,
+#define END_OPERATION(Name) };
+#include "ops/Operations.def"
+} // namespace param
+
+template <class P> struct ParamOf;
+#define OPERATION(Name, spelling, form, event)                                                                    \
+  template <> struct ParamOf<param::Name> {                                                                      \
+    static constexpr OpKind kind = OpKind::Name;                                                                 \
+  };
+#include "ops/Operations.def"
+
+// The parameter `p` of its operation.
+template <class P> const ParamInfo &paramInfo(P p) {
+  return opInfo(ParamOf<P>::kind).params[static_cast<size_t>(p)];
+}
+
+} // namespace schedc
