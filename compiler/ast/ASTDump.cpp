@@ -2,6 +2,8 @@
 // for `schedc --emit=ast` and the parser's lit tests.
 #include "ast/AST.h"
 
+#include "diagnostics/InternalError.h"
+
 #include <sstream>
 
 namespace schedc::ast {
@@ -28,7 +30,7 @@ const char *spelling(BinaryOp op) {
   case BinaryOp::And: return "&&";
   case BinaryOp::Or: return "||";
   }
-  return "?";
+  SCHEDC_UNREACHABLE("a binary operator without a spelling");
 }
 
 namespace {

@@ -126,7 +126,7 @@ public:
     }
     case ir::ExprOp::Size: return {eval(e.operands[0]).set.size(), {}};
     }
-    return {};
+    SCHEDC_UNREACHABLE("an expression operator the interpreter does not know");
   }
 
   // The elements of a set (built on demand, within the size limit).
