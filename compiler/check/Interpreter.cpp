@@ -126,9 +126,7 @@ public:
     }
     case ir::ExprOp::Size: return {eval(e.operands[0]).set.size(), {}};
     }
-    // Reached under the fuzzer's FuzzCheck corpus (an internal assertion here exits 70 on
-    // replay): unexplained, see the stop-21 note. Kept as before (0) until it is found.
-    return {};
+    SCHEDC_UNREACHABLE("an expression operator the interpreter does not know");
   }
 
   // The elements of a set (built on demand, within the size limit).
@@ -361,6 +359,7 @@ std::optional<std::vector<int64_t>> evaluateParameters(const ir::Function &sched
   std::vector<int64_t> values;
   for (const ir::Param &p : schedule.params) {
     auto it = overrides.find(p.name);
+    SCHEDC_ASSERT(it != overrides.end() || p.defaultValue, "a parameter with neither a default nor a value");
     int64_t v = it != overrides.end() ? it->second : eval.eval(*p.defaultValue).i;
     if (eval.failed)
       return std::nullopt;

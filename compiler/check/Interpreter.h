@@ -19,7 +19,8 @@ namespace schedc::check {
 // The largest set a schedule may build (elements); loops over ranges never build one.
 constexpr int64_t kMaxSetSize = int64_t(1) << 24;
 
-// Evaluates the schedule's parameters (defaults in order, with `overrides` from -D).
+// Evaluates the schedule's parameters (defaults in order, with `overrides` from -D; every
+// parameter without a default must have one, as sim::resolveDefines makes sure).
 // Returns one value per parameter, or nullopt after reporting an error.
 std::optional<std::vector<int64_t>> evaluateParameters(const ir::Function &schedule,
                                                        const std::map<std::string, int64_t> &overrides,

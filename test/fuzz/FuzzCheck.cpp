@@ -12,6 +12,7 @@
 #include "ir/IR.h"
 #include "sema/Imports.h"
 #include "sema/Sema.h"
+#include "sim/Run.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -51,8 +52,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (!program || !program->entry)
     return -1; // not a runnable schedule: keep it out of the corpus
   const ir::Function &schedule = program->functions[*program->entry];
+  // As the driver does: every parameter needs a default here (no -D), then the values.
   DiagnosticEngine paramDiags(sources, nullptr);
-  std::optional<std::vector<int64_t>> values = check::evaluateParameters(schedule, {}, paramDiags);
+  std::optional<std::map<std::string, int64_t>> params =
+      sim::resolveDefines(check::setupOf(*program, schedule, sources), {}, paramDiags);
+  if (!params)
+    return -1;
+  std::optional<std::vector<int64_t>> values = check::evaluateParameters(schedule, *params, paramDiags);
   if (values && !smallEnough(schedule, *values))
     return -1;
 
@@ -65,7 +71,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   options.limits.maxSeconds = 5;
   options.limits.maxMemoryMiB = 0; // libFuzzer's -rss_limit_mb watches memory
   std::ostringstream out;
-  int code = check::runCheck(*program, schedule, {}, options, sources, diags, out);
+  int code = check::runCheck(*program, schedule, *params, options, sources, diags, out);
   for (const Diagnostic &d : diags.diagnostics())
     (void)diags.format(d);
   if (code == kExitInternal) {
