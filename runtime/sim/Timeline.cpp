@@ -5,9 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <cstring>
-#include <optional>
 #include <string_view>
 
 namespace schedc::sim {
@@ -34,27 +32,20 @@ std::string num(double v) {
   return buf;
 }
 
-// Colours from the event table: "#rrggbb", or "layer:L" for a hue per layer (golden-angle
-// hues) at lightness L % (forward boxes; backward the same, lighter; the deferred half of a
+// Colours from the event table: a fixed colour, or a hue per layer (golden-angle hues) at
+// the event's lightness (forward boxes; backward the same, lighter; the deferred half of a
 // split backward lighter still).
-std::optional<int> layerLightness(EventKind kind) {
-  std::string_view colour = eventInfo(kind).colour;
-  if (colour.substr(0, 6) != "layer:")
-    return std::nullopt;
-  return std::atoi(colour.data() + 6);
-}
-
 std::string colourOf(EventKind kind, int64_t layer) {
-  std::optional<int> lightness = layerLightness(kind);
-  if (!lightness)
-    return eventInfo(kind).colour;
+  const EventInfo &e = eventInfo(kind);
+  if (!e.shade)
+    return e.colour;
   double hue = std::fmod(static_cast<double>(layer) * 137.508, 360.0);
-  return "hsl(" + num(hue) + ",65%," + std::to_string(*lightness) + "%)";
+  return "hsl(" + num(hue) + ",65%," + std::to_string(e.shade) + "%)";
 }
 
 // Micro-batch labels are dark on light boxes.
 bool lightBox(EventKind kind) {
-  return layerLightness(kind).value_or(0) > 60;
+  return eventInfo(kind).shade > 60;
 }
 
 // The legend, from the event table in its order: each event's label is an entry of its

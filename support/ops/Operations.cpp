@@ -3,7 +3,6 @@
 #include "ops/Operations.h"
 
 #include <array>
-#include <vector>
 
 namespace schedc {
 
@@ -19,29 +18,19 @@ constexpr const char *kKindPlurals[] = {
 };
 
 constexpr EventInfo kEvents[] = {
-#define EVENT(Name, name, class, colour, legend) {name, EventClass::class, colour, legend},
+#define EVENT(Name, name, class, colour, shade, legend) {name, EventClass::class, colour, shade, legend},
 #include "ops/Operations.def"
 };
 
 // An operation's event by name, or None.
 namespace event_of {
 constexpr std::optional<EventKind> None = std::nullopt;
-#define EVENT(Name, name, class, colour, legend) constexpr std::optional<EventKind> Name = EventKind::Name;
+#define EVENT(Name, name, class, colour, shade, legend) constexpr std::optional<EventKind> Name = EventKind::Name;
 #include "ops/Operations.def"
 } // namespace event_of
 
 constexpr bool Required = false, Optional = true;
 
-// Every parameter and result, operation by operation; slots are filled in by Table.
-ParamInfo kParams[] = {
-#define PARAM(Name, param, kind, type, use, default) {#param, ParamKind::kind, SigType::type, use, default, 0},
-#include "ops/Operations.def"
-};
-constexpr SigType kResults[] = {
-#define RESULT(Name, type) SigType::type,
-#include "ops/Operations.def"
-    SigType::Int, // (no operation's: keeps the array non-empty)
-};
 constexpr size_t kParamCount[] = {
 #define OPERATION(Name, spelling, form, event) 0
 #define PARAM(Name, param, kind, type, use, default) +1
@@ -55,42 +44,11 @@ constexpr size_t kResultCount[] = {
 #include "ops/Operations.def"
 };
 
-struct Table {
-  std::array<OpInfo, kOpKinds> ops;
-  std::vector<std::string_view> names; // what schedules call, aliases last
-  Table() {
-    static constexpr const char *spellings[] = {
-#define OPERATION(Name, spelling, form, event) spelling,
-#include "ops/Operations.def"
-    };
-    static constexpr bool called[] = {
-#define OPERATION(Name, spelling, form, event) std::string_view(#form) == "Call",
-#include "ops/Operations.def"
-    };
-    static constexpr std::optional<EventKind> events[] = {
-#define OPERATION(Name, spelling, form, event) event_of::event,
-#include "ops/Operations.def"
-    };
-    size_t param = 0, result = 0;
-    for (size_t k = 0; k < ops.size(); ++k) {
-      std::span<ParamInfo> params(kParams + param, kParamCount[k]);
-      uint8_t exprs = 0, values = 0;
-      for (ParamInfo &p : params)
-        p.slot = p.kind == ParamKind::Value ? values++ : p.kind == ParamKind::Group ? 0 : exprs++;
-      ops[k] = OpInfo{spellings[k], called[k], events[k], params, std::span(kResults + result, kResultCount[k])};
-      param += kParamCount[k];
-      result += kResultCount[k];
-      if (called[k])
-        names.push_back(spellings[k]);
-    }
-#define ALIAS(Name, spelling) names.push_back(spelling);
-#include "ops/Operations.def"
-  }
-};
-
-const Table &table() {
-  static const Table t;
-  return t;
+constexpr size_t sum(std::span<const size_t> counts) {
+  size_t total = 0;
+  for (size_t c : counts)
+    total += c;
+  return total;
 }
 
 constexpr size_t largest(std::span<const size_t> counts) {
@@ -100,9 +58,79 @@ constexpr size_t largest(std::span<const size_t> counts) {
   return most;
 }
 
+// Every parameter, operation by operation, each with its slot: its index among the
+// operation's Int and Set arguments, or among its Value arguments.
+constexpr std::array<ParamInfo, sum(kParamCount)> kParams = [] {
+  std::array<ParamInfo, sum(kParamCount)> params = {{
+#define PARAM(Name, param, kind, type, use, default) {#param, ParamKind::kind, SigType::type, use, default, 0},
+#include "ops/Operations.def"
+  }};
+  size_t next = 0;
+  for (size_t count : kParamCount) {
+    uint8_t exprs = 0, values = 0;
+    for (size_t i = 0; i < count; ++i, ++next) {
+      ParamInfo &p = params[next];
+      p.slot = p.kind == ParamKind::Value ? values++ : p.kind == ParamKind::Group ? 0 : exprs++;
+    }
+  }
+  return params;
+}();
+
+constexpr SigType kResults[] = {
+#define RESULT(Name, type) SigType::type,
+#include "ops/Operations.def"
+    SigType::Int, // (no operation's: keeps the array non-empty)
+};
+
+constexpr std::array<OpInfo, kOpKinds> kOps = [] {
+  constexpr const char *spellings[] = {
+#define OPERATION(Name, spelling, form, event) spelling,
+#include "ops/Operations.def"
+  };
+  constexpr bool called[] = {
+#define OPERATION(Name, spelling, form, event) std::string_view(#form) == "Call",
+#include "ops/Operations.def"
+  };
+  constexpr std::optional<EventKind> events[] = {
+#define OPERATION(Name, spelling, form, event) event_of::event,
+#include "ops/Operations.def"
+  };
+  std::array<OpInfo, kOpKinds> ops{};
+  size_t param = 0, result = 0;
+  for (size_t k = 0; k < ops.size(); ++k) {
+    ops[k] = OpInfo{spellings[k], called[k], events[k], std::span(kParams.data() + param, kParamCount[k]),
+                    std::span(kResults + result, kResultCount[k])};
+    param += kParamCount[k];
+    result += kResultCount[k];
+  }
+  return ops;
+}();
+
+// What schedules call operations: each called operation's name, then the aliases.
+constexpr std::string_view kAliases[] = {
+#define ALIAS(Name, spelling) spelling,
+#include "ops/Operations.def"
+};
+constexpr size_t kCalled = [] {
+  size_t n = 0;
+  for (const OpInfo &op : kOps)
+    n += op.called;
+  return n;
+}();
+constexpr std::array<std::string_view, kCalled + std::size(kAliases)> kNames = [] {
+  std::array<std::string_view, kCalled + std::size(kAliases)> names{};
+  size_t n = 0;
+  for (const OpInfo &op : kOps)
+    if (op.called)
+      names[n++] = op.name;
+  for (std::string_view alias : kAliases)
+    names[n++] = alias;
+  return names;
+}();
+
 static_assert(std::size(kEvents) == kEventKinds);
-static_assert(largest(kParamCount) <= kMaxParams && largest(kResultCount) <= kMaxResults);
 static_assert(std::size(kParamCount) == kOpKinds && std::size(kResultCount) == kOpKinds);
+static_assert(largest(kParamCount) <= kMaxParams && largest(kResultCount) <= kMaxResults);
 
 } // namespace
 
@@ -125,23 +153,22 @@ const EventInfo &eventInfo(EventKind k) {
 }
 
 const OpInfo &opInfo(OpKind k) {
-  return table().ops[static_cast<size_t>(k)];
+  return kOps[static_cast<size_t>(k)];
 }
 
 std::optional<OpKind> findOperation(std::string_view name) {
-#define ALIAS(Name, spelling)                                                                                     \
-  if (name == spelling)                                                                                          \
+#define ALIAS(Name, spelling)                                                                                          \
+  if (name == spelling)                                                                                                \
     return OpKind::Name;
 #include "ops/Operations.def"
-  const Table &t = table();
-  for (size_t k = 0; k < t.ops.size(); ++k)
-    if (t.ops[k].called && name == t.ops[k].name)
+  for (size_t k = 0; k < kOps.size(); ++k)
+    if (kOps[k].called && name == kOps[k].name)
       return static_cast<OpKind>(k);
   return std::nullopt;
 }
 
 std::span<const std::string_view> operationNames() {
-  return table().names;
+  return kNames;
 }
 
 } // namespace schedc

@@ -29,11 +29,11 @@ const char *valueKindPlural(ValueKind k); // "weights", "activation gradients", 
 // ---- Events --------------------------------------------------------------------------------
 
 enum class EventKind : uint8_t {
-#define EVENT(Name, name, class, colour, legend) Name,
+#define EVENT(Name, name, class, colour, shade, legend) Name,
 #include "ops/Operations.def"
 };
 constexpr int kEventKinds = 0
-#define EVENT(Name, name, class, colour, legend) +1
+#define EVENT(Name, name, class, colour, shade, legend) +1
 #include "ops/Operations.def"
     ;
 
@@ -42,13 +42,18 @@ enum class EventClass : uint8_t { Compute, Collective, PointToPoint, Other };
 struct EventInfo {
   const char *name;
   EventClass eventClass;
-  const char *colour; // "#rrggbb", or "layer:L": a hue per layer at lightness L %
+  const char *colour; // "#rrggbb", or "": a hue per layer, at lightness `shade` %
+  int shade;
   const char *legend; // its legend label: "/label" joins an earlier entry, "?" only when present
 };
 const EventInfo &eventInfo(EventKind k);
-inline const char *eventName(EventKind k) { return eventInfo(k).name; }
+inline const char *eventName(EventKind k) {
+  return eventInfo(k).name;
+}
 // Forward, backward and its halves: the work bubbles are measured against.
-inline bool isComputeEvent(EventKind k) { return eventInfo(k).eventClass == EventClass::Compute; }
+inline bool isComputeEvent(EventKind k) {
+  return eventInfo(k).eventClass == EventClass::Compute;
+}
 // Point-to-point and collectives.
 inline bool isCommunicationEvent(EventKind k) {
   EventClass c = eventInfo(k).eventClass;
@@ -100,7 +105,9 @@ constexpr size_t kMaxParams = 4;
 constexpr size_t kMaxResults = 2;
 
 const OpInfo &opInfo(OpKind k);
-inline const char *opName(OpKind k) { return opInfo(k).name; }
+inline const char *opName(OpKind k) {
+  return opInfo(k).name;
+}
 inline bool isCollective(OpKind k) {
   const OpInfo &i = opInfo(k);
   return i.event && eventInfo(*i.event).eventClass == EventClass::Collective;
@@ -114,15 +121,15 @@ std::span<const std::string_view> operationNames();
 namespace param {
 #define OPERATION(Name, spelling, form, event) enum class Name : uint8_t {
 #define PARAM(Name, param, kind, type, use, default) param,
-#define END_OPERATION(Name) };
+#define END_OPERATION(Name)                                                                                            \
+  }                                                                                                                    \
+  ;
 #include "ops/Operations.def"
 } // namespace param
 
 template <class P> struct ParamOf;
-#define OPERATION(Name, spelling, form, event)                                                                    \
-  template <> struct ParamOf<param::Name> {                                                                      \
-    static constexpr OpKind kind = OpKind::Name;                                                                 \
-  };
+#define OPERATION(Name, spelling, form, event)                                                                         \
+  template <> struct ParamOf<param::Name> { static constexpr OpKind kind = OpKind::Name; };
 #include "ops/Operations.def"
 
 // The parameter `p` of its operation.

@@ -36,7 +36,6 @@ TEST(Operations, ParametersByNameWithTheirSlots) {
 }
 
 TEST(Operations, CollectivesHaveWhatTheDispatchesReadByKind) {
-  int collectives = 0;
   for (int k = 0; k < kOpKinds; ++k) {
     auto op = static_cast<OpKind>(k);
     const OpInfo &info = opInfo(op);
@@ -44,7 +43,6 @@ TEST(Operations, CollectivesHaveWhatTheDispatchesReadByKind) {
     EXPECT_LE(info.results.size(), kMaxResults);
     if (!isCollective(op))
       continue;
-    ++collectives;
     int values = 0, groups = 0;
     for (const ParamInfo &p : info.params) {
       values += p.kind == ParamKind::Value;
@@ -54,7 +52,22 @@ TEST(Operations, CollectivesHaveWhatTheDispatchesReadByKind) {
     EXPECT_EQ(groups, 1) << info.name;
     EXPECT_EQ(info.results.size(), 1u) << info.name;
   }
-  EXPECT_EQ(collectives, 3);
+  EXPECT_TRUE(isCollective(OpKind::AllReduce));
+  EXPECT_TRUE(isCollective(OpKind::ReduceScatter));
+  EXPECT_FALSE(isCollective(OpKind::Send)); // point-to-point
+  EXPECT_FALSE(isCollective(OpKind::Load));
+}
+
+TEST(Operations, TheHalvesOfBackwardTakeBackwardsArguments) { // as the executors read them
+  for (OpKind half : {OpKind::BackwardInput, OpKind::BackwardWeight}) {
+    std::span<const ParamInfo> mine = opInfo(half).params, whole = opInfo(OpKind::Backward).params;
+    ASSERT_EQ(mine.size(), whole.size());
+    for (size_t i = 0; i < mine.size(); ++i) {
+      EXPECT_STREQ(mine[i].name, whole[i].name);
+      EXPECT_EQ(mine[i].kind, whole[i].kind);
+      EXPECT_EQ(mine[i].slot, whole[i].slot);
+    }
+  }
 }
 
 TEST(Operations, EventsWithTheirClasses) {
