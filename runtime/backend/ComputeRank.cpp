@@ -3,29 +3,12 @@
 
 namespace schedc::backend {
 
-namespace {
-
-// A collective's value operand and its group, wherever its signature puts them.
-std::pair<sim::ValuePtr, std::shared_ptr<const sim::IntSet>> collectiveOperands(OpKind op, const sim::Operands &a) {
-  std::pair<sim::ValuePtr, std::shared_ptr<const sim::IntSet>> out;
-  std::span<const ParamInfo> params = opInfo(op).params;
-  for (size_t i = 0; i < params.size(); ++i) {
-    if (params[i].kind == ParamKind::Value)
-      out.first = a.args[i].value;
-    if (params[i].kind == ParamKind::Group)
-      out.second = a.args[i].group;
-  }
-  return out;
-}
-
-} // namespace
-
 void ComputeRank::execute(OpKind op, sim::Results &r, const sim::Operands &a, const sim::Rank &rank) {
   ValuePtr &result = r.values[0];
   if (isCollective(op)) {
-    auto [v, group] = collectiveOperands(op, a);
+    sim::CollectiveArgs c = sim::collectiveArgs(op, a);
     if (!result->poisoned)
-      result = collective(result, op, v, *group);
+      result = collective(result, op, c.value, *c.group);
     return;
   }
   switch (op) {

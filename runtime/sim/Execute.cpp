@@ -29,22 +29,20 @@ Results backward(Rank &rank, OpKind op, SourceRange at, const Operands &a) {
   return r;
 }
 
-// A collective: its value and its group, wherever the signature puts them.
-Results collective(Rank &rank, OpKind op, SourceRange at, const Operands &a) {
-  const OpInfo &info = opInfo(op);
-  ValuePtr v;
-  std::shared_ptr<const IntSet> group;
-  for (size_t i = 0; i < info.params.size(); ++i) {
-    if (info.params[i].kind == ParamKind::Value)
-      v = a.args[i].value;
-    if (info.params[i].kind == ParamKind::Group)
-      group = a.args[i].group;
-  }
-  SCHEDC_ASSERT(v && group, "a collective without its value or its group");
-  return one(rank.collective(at, op, v, std::move(group)));
-}
-
 } // namespace
+
+CollectiveArgs collectiveArgs(OpKind op, const Operands &a) {
+  CollectiveArgs out;
+  std::span<const ParamInfo> params = opInfo(op).params;
+  for (size_t i = 0; i < params.size(); ++i) {
+    if (params[i].kind == ParamKind::Value)
+      out.value = a.args[i].value;
+    if (params[i].kind == ParamKind::Group)
+      out.group = a.args[i].group;
+  }
+  SCHEDC_ASSERT(out.value && out.group, "a collective without its value or its group");
+  return out;
+}
 
 Rank::BackwardPart backwardPart(OpKind op) {
   return op == OpKind::BackwardInput    ? Rank::BackwardPart::Input
@@ -53,8 +51,10 @@ Rank::BackwardPart backwardPart(OpKind op) {
 }
 
 Results execute(Rank &rank, OpKind op, SourceRange at, const Operands &a) {
-  if (isCollective(op))
-    return collective(rank, op, at, a);
+  if (isCollective(op)) {
+    CollectiveArgs c = collectiveArgs(op, a);
+    return one(rank.collective(at, op, c.value, std::move(c.group)));
+  }
   switch (op) {
   case OpKind::Load: {
     using P = param::Load;

@@ -36,6 +36,13 @@ struct Results {
   std::pair<ValuePtr, ValuePtr> backward; // weight gradient, activation gradient
 };
 
+// A collective's value and its group, wherever its signature puts them.
+struct CollectiveArgs {
+  ValuePtr value;
+  std::shared_ptr<const IntSet> group;
+};
+CollectiveArgs collectiveArgs(OpKind op, const Operands &operands);
+
 // Runs `op` (anything but a storage read) on `rank` at `at`: its checks, its event, its results.
 Results execute(Rank &rank, OpKind op, SourceRange at, const Operands &operands);
 
