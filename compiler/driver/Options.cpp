@@ -2,7 +2,7 @@
 // positional file; `-D x=1` and `-Dx=1`, `--opt=value` and `--opt value` both accepted).
 #include "driver/Options.h"
 
-#include "sim/OptionValues.h"
+#include "options/OptionValues.h"
 
 #include <cstdlib>
 
@@ -178,7 +178,7 @@ std::optional<Options> parseOptions(const std::vector<std::string> &args, std::s
         error = flag + " is an option of the compiled program, not of build (pass it when it runs)";
     } else if (value("--error-limit", v)) {
       uint64_t n = 0;
-      if (!sim::parseWholeNumber(v, 0, 100000, n))
+      if (!parseWholeNumber(v, 0, 100000, n))
         error = "--error-limit needs a number from 0 to 100000";
       o.errorLimit = static_cast<unsigned>(n);
     } else if (!a.empty() && a[0] == '-' && a != "-") {

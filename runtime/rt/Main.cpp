@@ -9,8 +9,8 @@
 #include "sim/Timeline.h"
 
 #include "cpu/WeightsDir.h"
+#include "options/OptionValues.h"
 #include "sim/Budget.h"
-#include "sim/OptionValues.h"
 
 #include <cstdlib>
 #include <cstring>
@@ -342,7 +342,7 @@ extern "C" int schedc_main(const schedc_program *program, int argc, char **argv)
       if (!error.empty())
         return usage(error);
     } else if (auto v = value("--seed")) {
-      if (!schedc::sim::parseWholeNumber(*v, 0, UINT64_MAX, run.config.dims.seed))
+      if (!schedc::parseWholeNumber(*v, 0, UINT64_MAX, run.config.dims.seed))
         return usage("--seed needs a whole number from 0 to 18446744073709551615");
     } else if (auto v = value("--weights-out")) {
       if (v->empty())

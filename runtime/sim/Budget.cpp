@@ -3,7 +3,7 @@
 #include "sim/Budget.h"
 
 #include "diagnostics/Diagnostics.h"
-#include "sim/OptionValues.h"
+#include "options/OptionValues.h"
 
 #include <atomic>
 #include <cstdio>

@@ -1,7 +1,7 @@
 // Bytes implementation: the per-kind widths of the table in the header, the element counts
 // of values, and the options that set the model.
 #include "sim/Bytes.h"
-#include "sim/OptionValues.h"
+#include "options/OptionValues.h"
 
 #include <cstdio>
 #include <cstdlib>

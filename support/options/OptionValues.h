@@ -8,7 +8,7 @@
 #include <cstdlib>
 #include <string>
 
-namespace schedc::sim {
+namespace schedc {
 
 // `text` as a whole number from `lo` to `hi` into `out`; false (and `out` untouched) if it is
 // anything else.
@@ -23,4 +23,4 @@ inline bool parseWholeNumber(const std::string &text, uint64_t lo, uint64_t hi, 
   return true;
 }
 
-} // namespace schedc::sim
+} // namespace schedc
