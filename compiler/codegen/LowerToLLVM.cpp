@@ -35,6 +35,7 @@ using llvm::Value;
 class Runtime {
 public:
   explicit Runtime(llvm::Module &m) : m_(m) {
+    // The list's parameter types, as LLVM sees them.
     llvm::LLVMContext &c = m.getContext();
     llvm::Type *none = llvm::Type::getVoidTy(c), *i32 = llvm::Type::getInt32Ty(c), *u32 = i32;
     llvm::Type *i64 = llvm::Type::getInt64Ty(c), *handle = i64;
@@ -45,7 +46,6 @@ public:
 #undef SCHEDC_DECLARE
 #undef SCHEDC_UNPARENTHESIZE
     add("schedc_main", i32, {rank, i32, rank});
-    (void)none, (void)u32, (void)handle, (void)i64s, (void)u32s, (void)args, (void)out;
   }
   llvm::FunctionCallee operator()(const char *name) const {
     return fns_.at(name);
@@ -80,7 +80,8 @@ struct SetVal {
 class FunctionLowering {
 public:
   FunctionLowering(Shared &s, const ir::Function &f, llvm::Function *fn)
-      : s_(s), f_(f), fn_(fn), b_(fn->getContext()), i32_(b_.getInt32Ty()), i64_(b_.getInt64Ty()) {}
+      : s_(s), f_(f), fn_(fn), b_(fn->getContext()), i32_(b_.getInt32Ty()), i64_(b_.getInt64Ty()),
+        operand_(llvm::StructType::get(fn->getContext(), {i64_, i32_, i32_})) {}
 
   // Lowers a schedule (params from an array) or a procedure (params as arguments).
   void lower() {
@@ -297,14 +298,14 @@ private:
     }
     const OpInfo &info = opInfo(op.kind);
     auto count = static_cast<uint32_t>(info.params.size());
-    Value *args = scratch(operandType(), count);
+    Value *args = scratch(operand_, count);
     std::vector<SetVal> owned;
     for (uint32_t i = 0; i < count; ++i) {
       auto [value, group, at] = argument(op, i, owned);
-      Value *slot = b_.CreateConstGEP1_32(operandType(), args, i);
-      b_.CreateStore(value, b_.CreateStructGEP(operandType(), slot, 0));
-      b_.CreateStore(b_.getInt32(group), b_.CreateStructGEP(operandType(), slot, 1));
-      b_.CreateStore(loc(at), b_.CreateStructGEP(operandType(), slot, 2));
+      Value *slot = b_.CreateConstGEP1_32(operand_, args, i);
+      b_.CreateStore(value, b_.CreateStructGEP(operand_, slot, 0));
+      b_.CreateStore(b_.getInt32(group), b_.CreateStructGEP(operand_, slot, 1));
+      b_.CreateStore(loc(at), b_.CreateStructGEP(operand_, slot, 2));
     }
     Value *results = scratch(i64_, static_cast<uint32_t>(kMaxResults));
     b_.CreateCall(s_.rt("schedc_operation"),
@@ -315,13 +316,6 @@ private:
     for (uint32_t i = 0; i < info.results.size(); ++i)
       out.push_back(b_.CreateLoad(i64_, b_.CreateConstGEP1_32(i64_, results, i)));
     return out;
-  }
-
-  // schedc_operand: {i64 value, i32 group, i32 loc}.
-  llvm::StructType *operandType() {
-    if (!operand_)
-      operand_ = llvm::StructType::get(fn_->getContext(), {i64_, i32_, i32_});
-    return operand_;
   }
 
   struct Argument {
@@ -539,7 +533,7 @@ private:
   std::vector<llvm::AllocaInst *> slots_;
   BasicBlock *entry_ = nullptr;
   std::vector<ir::Type> slotTypes_;
-  llvm::StructType *operand_ = nullptr;
+  llvm::StructType *operand_; // schedc_operand: {i64 value, i32 group, u32 loc}
 };
 
 } // namespace

@@ -3,10 +3,11 @@
 // (loops stay loops, `if` stays a branch, `rank` and parameters are run-time values), but
 // every name is resolved: variables are slot numbers, storage arrays are array ids with a
 // static kind, operations are an OpKind (support/ops/Operations.def) with their arguments
-// bound to its parameters and defaults filled in, and procedure calls name a function id. Every node keeps its source
-// range. Integer/boolean/set computations are `Expr` trees; operations on training values (weights, activations,
-// gradients) are `Operation` trees; statements are a closed variant. `verify()` checks the invariants after sema builds
-// a Program; `dump()` prints it.
+// bound to its parameters and defaults filled in, and procedure calls name a function id.
+// Every node keeps its source range. Integer/boolean/set computations are `Expr` trees;
+// operations on training values (weights, activations, gradients) are `Operation` trees;
+// statements are a closed variant. `verify()` checks the invariants after sema builds a
+// Program; `dump()` prints it.
 #pragma once
 
 #include "diagnostics/InternalError.h"

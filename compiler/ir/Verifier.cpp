@@ -1,7 +1,8 @@
 // Verifier — checks the IR's invariants after sema builds it: every expression's type agrees
 // with its operator, slots, arrays, axes and callees are in range, and every operation has
-// the arguments and results its signature in Operations.def requires. A failure is a compiler bug (the driver turns
-// it into an internal error), never something a user's schedule can cause.
+// the arguments and results its signature in Operations.def requires. A failure is a
+// compiler bug (the driver turns it into an internal error), never something a user's
+// schedule can cause.
 #include "ir/IR.h"
 
 namespace schedc::ir {

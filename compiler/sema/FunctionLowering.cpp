@@ -835,7 +835,7 @@ private:
     if (v.bad)
       return std::nullopt;
     std::string what = "argument `" + std::string(p.name) + "` of `" + callee + "`";
-    Type want = paramType(p);
+    Type want = ir::typeOf(p.type); // Type::Value: any
     if (!v.isValue()) {
       diags_.error(e.range,
                    what + " must be " + withArticle(want) + " from storage, but this is " + withArticle(v.type));

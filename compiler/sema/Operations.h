@@ -13,10 +13,6 @@ namespace schedc::sema {
 // The results of `kind` as IR types; a result of its operand's type reads as Type::Value
 // until the operation is bound to its arguments.
 std::vector<ir::Type> resultTypes(OpKind kind);
-// The IR type a value parameter asks for (Type::Value: any).
-inline ir::Type paramType(const ParamInfo &p) {
-  return ir::typeOf(p.type);
-}
 
 // Built-in integer functions (`min`, `max`, `size`, `rank_at`), and their names.
 bool isBuiltinFunction(std::string_view name);
