@@ -29,7 +29,7 @@ Row rowOf(const sim::CheckResult &r) {
     char bubble[32];
     std::snprintf(bubble, sizeof bubble, "%.4f", r.report->bubble);
     row.insert(row.end(), {r.report->timesteps.str(), bubble, r.report->maxMemory.str(),
-                           sim::pythonFloatRepr(r.report->communicationVolume)});
+                           pythonFloatRepr(r.report->communicationVolume)});
     if (r.bytes.given) {
       char mib[32];
       std::snprintf(mib, sizeof mib, "%.1f", r.report->maxBytes / (1 << 20));
@@ -119,7 +119,7 @@ int runCompare(const Options &opts, SourceManager &sources, DiagnosticEngine &di
 
   sim::RunOptions runOptions;
   runOptions.limits = opts.limits;
-  runOptions.freeCommunication = opts.costModel == "compute-only";
+  runOptions.costModel = opts.costModel;
   runOptions.bytes = opts.bytes;
   std::vector<Row> rows;
   bool allCorrect = true;

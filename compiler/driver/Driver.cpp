@@ -59,7 +59,7 @@ int runDriver(const std::vector<std::string> &args) {
   runOptions.limits = opts.limits;
   runOptions.eventsFile = opts.eventsFile;
   runOptions.traceFile = opts.traceFile;
-  runOptions.freeCommunication = opts.costModel == "compute-only";
+  runOptions.costModel = opts.costModel;
   runOptions.bytes = opts.bytes;
   switch (opts.command) {
   case Command::Draw: {

@@ -132,9 +132,10 @@ std::optional<Options> parseOptions(const std::vector<std::string> &args, std::s
     } else if (value("--schedule", v)) {
       o.schedule = v;
     } else if (value("--cost-model", v)) {
-      if (error.empty() && v != "puzzle" && v != "compute-only")
-        error = "unknown cost model `" + v + "` (available: puzzle, compute-only)";
-      o.costModel = v;
+      if (const cost::CostModel *model = cost::findCostModel(v))
+        o.costModel = model;
+      else if (error.empty())
+        error = "unknown cost model `" + v + "` (available: " + cost::costModelNames() + ")";
     } else if (value("--emit", v)) {
       if (v == "ast")
         o.emit = Emit::Ast;

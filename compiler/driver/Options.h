@@ -3,6 +3,7 @@
 // returns the options or an error message for the driver to report with exit code 2.
 #pragma once
 
+#include "cost/CostModel.h"
 #include "sim/Budget.h"
 #include "sim/Bytes.h"
 
@@ -18,24 +19,24 @@ enum class Format { Text, Json, Svg, Html };
 
 struct Options {
   Command command = Command::Help;
-  std::string input;                         // the (first) input file
-  std::vector<std::string> inputs;           // every input file (several only for compare)
-  std::string output;                        // -o
-  std::vector<std::string> defines;          // -D name=value (checked against the schedule later)
-  std::vector<std::string> includes;         // -I dir
-  std::string schedule;                      // --schedule=NAME
-  std::string costModel = "puzzle";          // --cost-model=
-  Emit emit = Emit::None;                    // --emit=ast|ir
-  Format format = Format::Text;              // --format=text|json
-  unsigned errorLimit = 20;                  // --error-limit=N (0: no limit)
-  std::string eventsFile;                    // --events=FILE: every event as CSV (check, run)
-  std::string traceFile;                     // --trace=FILE: a Chrome trace (check, draw, run)
-  unsigned optLevel = 2;                     // -O0 .. -O3 (build, run)
-  bool emitLLVM = false;                     // --emit-llvm (build): textual LLVM IR
-  bool objectOnly = false;                   // -c (build): an object file, not linked
-  bool cuda = false;                         // --cuda (build): link the cuda backend in
-  sim::Limits limits = sim::defaultLimits(); // --max-steps, --time-limit, --memory-limit
-  sim::ByteModel bytes;                      // --hidden, --tokens, --optimizer, --precision: bytes to predict
+  std::string input;                                      // the (first) input file
+  std::vector<std::string> inputs;                        // every input file (several only for compare)
+  std::string output;                                     // -o
+  std::vector<std::string> defines;                       // -D name=value (checked against the schedule later)
+  std::vector<std::string> includes;                      // -I dir
+  std::string schedule;                                   // --schedule=NAME
+  const cost::CostModel *costModel = &cost::puzzleCost(); // --cost-model=
+  Emit emit = Emit::None;                                 // --emit=ast|ir
+  Format format = Format::Text;                           // --format=text|json
+  unsigned errorLimit = 20;                               // --error-limit=N (0: no limit)
+  std::string eventsFile;                                 // --events=FILE: every event as CSV (check, run)
+  std::string traceFile;                                  // --trace=FILE: a Chrome trace (check, draw, run)
+  unsigned optLevel = 2;                                  // -O0 .. -O3 (build, run)
+  bool emitLLVM = false;                                  // --emit-llvm (build): textual LLVM IR
+  bool objectOnly = false;                                // -c (build): an object file, not linked
+  bool cuda = false;                                      // --cuda (build): link the cuda backend in
+  sim::Limits limits = sim::defaultLimits();              // --max-steps, --time-limit, --memory-limit
+  sim::ByteModel bytes; // --hidden, --tokens, --optimizer, --precision: bytes to predict
 };
 
 // Parses argv. On error returns nullopt and sets `error`.

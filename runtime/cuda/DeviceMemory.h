@@ -8,7 +8,7 @@
 // callback).
 #pragma once
 
-#include "cuda/StreamOrder.h"
+#include "cost/StreamOrder.h"
 
 #include <cstdint>
 #include <cuda_bf16.h>
@@ -39,8 +39,8 @@ struct CudaStreams {
   Event record(Stream s) const;
   void wait(Stream s, const Event &e) const;
 };
-using Order = StreamOrder<CudaStreams>;
-using BufferUses = StreamUses<CudaStreams>;
+using Order = cost::StreamOrder<CudaStreams>;
+using BufferUses = cost::StreamUses<CudaStreams>;
 
 class DeviceMemory {
 public:

@@ -1,10 +1,10 @@
 // Collectives and point-to-point messages. A collective is a barrier over its group: the
 // k-th collective a rank calls on a group meets the k-th call of every other member; all
 // must agree on kind and layer (else an error names both places). When the last member
-// arrives, every member's clock jumps to the latest entry clock and an event of 0.3 is
-// logged. `send` never waits (its event is 0.2 and the message is stamped with the
-// sender's clock after it); `recv` waits for the next message from its source, then its
-// clock is max(stamp, own clock) and it logs 0.2. Messages are matched per (source, tag).
+// arrives, every member logs the call's event, which waits for every member (so it starts
+// when the last is ready; cost/Placement.h). `send` never waits; `recv` waits for the next
+// message from its source, and its event waits for the send's. Messages are matched per
+// (source, tag), first in first out.
 #include "sim/World.h"
 
 #include <algorithm>
@@ -179,24 +179,19 @@ ValuePtr Rank::collective(SourceRange at, CollectiveKind kind, const ValuePtr &v
                                             -1,
                                             std::vector<CollectiveKind>(elems.size()),
                                             std::vector<ValuePtr>(elems.size()),
-                                            std::vector<Number>(elems.size()),
                                             std::vector<SourceRange>(elems.size()),
                                             0,
                                             0,
                                             false,
                                             false,
-                                            {},
+                                            -1,
                                             {}});
   World::Collective &c = g.instances[call - g.base];
   c.kinds[pos] = kind;
   c.inputs[pos] = v;
-  c.clocks[pos] = clock_;
   c.at[pos] = at;
   if (++c.arrived == elems.size()) {
-    // The latest entry clock, the first (in group order) on ties.
-    c.start = c.clocks[0];
-    for (const Number &t : c.clocks)
-      c.start = Number::pythonMax(c.start, t);
+    c.call = world_.graph_.addCollective(elems.size());
     World::matchCalls(c, *g.members, *this);
     World::combine(c, *g.members, *this, at);
     c.done = true;
@@ -210,20 +205,20 @@ ValuePtr Rank::collective(SourceRange at, CollectiveKind kind, const ValuePtr &v
                         -1, &c, g.members}))
       return poison(v->kind, v->layer);
   }
-  clock_ = Number::pythonMax(clock_, c.start);
-  logEvent(eventOf(kind), v->layer, nullptr, communicationTime(0.3), at);
-  events_.back().volume = v->memory().asDouble();
-  ValuePtr result = c.results[pos];
+  cost::Work work{.kind = eventOf(kind),
+                  .groupSize = static_cast<int32_t>(elems.size()),
+                  .layer = v->layer,
+                  .volume = v->memory().asDouble()};
+  int64_t event = logEvent(work, nullptr, at, v->made);
+  events_.back().collective = c.call;
+  world_.graph_.collectives[static_cast<size_t>(c.call)][pos] = eventRef(event);
+  ValuePtr result = madeBy(c.results[pos], event);
   if (++c.taken == elems.size()) // everyone has its result: retire finished instances
     while (!g.instances.empty() && g.instances.front().taken == elems.size()) {
       g.instances.pop_front();
       ++g.base;
     }
   return result;
-}
-
-Number Rank::communicationTime(double puzzle) const {
-  return world_.options_.freeCommunication ? Number::integer(0) : Number::real(puzzle);
 }
 
 bool Rank::canExchange(int64_t peer, int64_t tag) const {
@@ -252,11 +247,11 @@ void Rank::send(SourceRange at, int64_t to, const ValuePtr &v, int64_t tag) {
     world_.routes_.insert({id_, to});
   if (cancelled() || badRoute(at, true, to, tag))
     return;
-  logEvent(EventKind::Pass, -1, nullptr, communicationTime(0.2), at);
-  int64_t flow = world_.flows_++;
+  int64_t event = logEvent({.kind = EventKind::Pass, .volume = v->memory().asDouble()}, nullptr, at, v->made);
+  auto flow = static_cast<int64_t>(world_.graph_.sends.size());
+  world_.graph_.sends.push_back(eventRef(event));
   events_.back().flow = flow;
-  events_.back().volume = v->memory().asDouble();
-  world_.inbox_[to][{id_, tag}].push_back(World::Message{v, clock_, at, flow});
+  world_.inbox_[to][{id_, tag}].push_back(World::Message{v, at, flow});
   Rank &peer = *world_.ranks_[to];
   if (peer.blocked_ && peer.wait_.peer == id_)
     world_.schedule(peer);
@@ -273,10 +268,9 @@ ValuePtr Rank::recv(SourceRange at, int64_t from, int64_t tag) {
     return poison(Kind::Activation);
   World::Message m = std::move(queue.front());
   queue.pop_front();
-  clock_ = Number::pythonMax(m.stamp, clock_);
-  logEvent(EventKind::Pass, -1, nullptr, communicationTime(0.2), at);
+  int64_t event = logEvent({.kind = EventKind::Pass}, nullptr, at);
   events_.back().flow = m.flow;
-  return m.value;
+  return madeBy(m.value, event);
 }
 
 } // namespace schedc::sim

@@ -1,5 +1,6 @@
 // Rank operations on values and storage: the checks of the `puzzle` model (and schedc's
-// stricter ones), the events they log and the values they produce. Order matters and
+// stricter ones), the events they log (what each is and which events made its operands)
+// and the values they produce (each knowing the event that made it). Order matters and
 // follows the original library: forward/backward/loss log their event before checking,
 // update checks before logging. Memory is sampled when the event is logged, before the
 // result is stored.
@@ -22,13 +23,35 @@ bool anyPoisoned(std::initializer_list<const ValuePtr *> vs) {
 
 } // namespace
 
-void Rank::logEvent(EventKind kind, int64_t layer, std::shared_ptr<const IntSet> batches, Number length,
-                    SourceRange at) {
-  events_.push_back(Event{kind, layer, std::move(batches), clock_, length, storage_.memory(), at, storage_.bytes(),
-                          measure_ ? storage_.payloadBytes() : -1});
-  events_.back().inFlight = storage_.microBatchesInFlight();
-  events_.back().activationMemory = storage_.activationMemory();
-  clock_ += length;
+int64_t Rank::logEvent(const cost::Work &work, std::shared_ptr<const IntSet> batches, SourceRange at,
+                       cost::Producers after) {
+  Event &e = events_.emplace_back();
+  static_cast<cost::Work &>(e) = work;
+  e.after = after;
+  e.batches = std::move(batches);
+  e.memory = storage_.memory();
+  e.at = at;
+  e.bytes = storage_.bytes();
+  e.measured = measure_ ? storage_.payloadBytes() : -1;
+  e.inFlight = storage_.microBatchesInFlight();
+  e.activationMemory = storage_.activationMemory();
+  auto index = static_cast<int64_t>(events_.size()) - 1;
+  world_.graph_.order.push_back(eventRef(index));
+  return index;
+}
+
+cost::EventRef Rank::eventRef(int64_t event) const {
+  return {static_cast<int32_t>(id_), static_cast<int32_t>(event)};
+}
+
+cost::Producers Rank::producers(int64_t event) const {
+  return cost::Producers::of(cost::streamOfClass(events_[static_cast<size_t>(event)].kind), event);
+}
+
+ValuePtr Rank::madeBy(ValuePtr v, int64_t event) const {
+  Value copy = *v; // keeps its memory
+  copy.made = producers(event);
+  return std::make_shared<const Value>(std::move(copy));
 }
 
 ValuePtr Rank::poison(Kind kind, int64_t layer) const {
@@ -174,7 +197,9 @@ bool Rank::checkComputeInputs(SourceRange at, const char *op, int64_t layer, con
 }
 
 ValuePtr Rank::forward(SourceRange at, int64_t layer, const ValuePtr &a, const ValuePtr &w) {
-  logEvent(EventKind::Forward, layer, a->batches, Number::integer(static_cast<int64_t>(a->batches->size())), at);
+  int64_t event =
+      logEvent({.kind = EventKind::Forward, .layer = layer, .microBatches = static_cast<int64_t>(a->batches->size())},
+               a->batches, at, merge(a->made, w->made));
   bool ok = checkLayer(at, "forward", layer);
   if (ok && !anyPoisoned({&a, &w}))
     ok = checkComputeInputs(at, "forward", layer, *a, *w);
@@ -184,6 +209,7 @@ ValuePtr Rank::forward(SourceRange at, int64_t layer, const ValuePtr &a, const V
   out.shards = emptySet();
   out.batches = a->batches;
   out.poisoned = !ok || a->poisoned || w->poisoned;
+  out.made = producers(event);
   return makeValue(std::move(out));
 }
 
@@ -193,10 +219,8 @@ std::pair<ValuePtr, ValuePtr> Rank::backward(SourceRange at, int64_t layer, cons
                    : part == BackwardPart::Input ? EventKind::BackwardInput
                                                  : EventKind::BackwardWeight;
   const char *name = eventName(kind);
-  auto steps = static_cast<int64_t>(a->batches->size());
-  // The two halves of a split backward take half of its time each, so their sum is backward's.
-  logEvent(kind, layer, a->batches,
-           part == BackwardPart::Both ? Number::integer(steps) : Number::real(static_cast<double>(steps) / 2), at);
+  int64_t event = logEvent({.kind = kind, .layer = layer, .microBatches = static_cast<int64_t>(a->batches->size())},
+                           a->batches, at, merge(merge(a->made, g->made), w->made));
   bool ok = checkLayer(at, name, layer);
   if (ok && !anyPoisoned({&a, &g, &w})) {
     ok = checkComputeInputs(at, name, layer, *a, *w);
@@ -221,6 +245,7 @@ std::pair<ValuePtr, ValuePtr> Rank::backward(SourceRange at, int64_t layer, cons
   gw.total = 1;
   gw.forged = g->forged;
   gw.poisoned = poisoned;
+  gw.made = producers(event);
   Value ga;
   ga.kind = Kind::ActGrad;
   ga.layer = layer - 1;
@@ -228,12 +253,13 @@ std::pair<ValuePtr, ValuePtr> Rank::backward(SourceRange at, int64_t layer, cons
   ga.shards = emptySet();
   ga.forged = g->forged;
   ga.poisoned = poisoned;
+  ga.made = gw.made;
   return {makeValue(std::move(gw)), makeValue(std::move(ga))};
 }
 
 ValuePtr Rank::loss(SourceRange at, const ValuePtr &a) {
   int64_t L = world_.model_.layers;
-  logEvent(EventKind::Loss, a->layer, nullptr, Number::integer(0), at);
+  int64_t event = logEvent({.kind = EventKind::Loss, .layer = a->layer}, nullptr, at, a->made);
   bool ok = true;
   if (!a->poisoned && a->layer != L) {
     error(at, "loss-layer",
@@ -247,6 +273,7 @@ ValuePtr Rank::loss(SourceRange at, const ValuePtr &a) {
   g.batches = a->batches;
   g.shards = emptySet();
   g.poisoned = !ok || a->poisoned;
+  g.made = producers(event);
   return makeValue(std::move(g));
 }
 
@@ -308,18 +335,20 @@ std::pair<ValuePtr, ValuePtr> Rank::update(SourceRange at, int64_t layer, const 
       }
     }
   }
-  logEvent(EventKind::Update, -1, nullptr, Number::real(0.5), at);
+  int64_t event = logEvent({.kind = EventKind::Update}, nullptr, at, merge(merge(g->made, w->made), o->made));
   bool poisoned = !ok || g->poisoned || w->poisoned || o->poisoned;
   Value nw = *w;
   nw.layer = layer; // a failed update still belongs to the layer it meant to update
   nw.step = w->step + 1;
   nw.forged = g->forged || w->forged;
   nw.poisoned = poisoned;
+  nw.made = producers(event);
   Value no = *o;
   no.layer = layer;
   no.step = o->step + 1;
   no.forged = nw.forged;
   no.poisoned = poisoned;
+  no.made = nw.made;
   return {makeValue(std::move(nw)), makeValue(std::move(no))};
 }
 
@@ -344,6 +373,7 @@ ValuePtr Rank::addGrad(SourceRange at, const ValuePtr &a, const ValuePtr &b) {
   s.batches = setOf(a->batches->unite(*b->batches));
   s.forged = a->forged || b->forged;
   s.poisoned = !ok || a->poisoned || b->poisoned;
+  s.made = merge(a->made, b->made); // no event: ready when both are
   return makeValue(std::move(s));
 }
 

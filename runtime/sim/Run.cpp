@@ -189,7 +189,7 @@ int runAndReport(const RunSetup &setup, const std::optional<std::vector<int64_t>
   Options simOptions;
   simOptions.limits = options.limits;
   simOptions.scheduleAt = setup.scheduleAt;
-  simOptions.freeCommunication = options.freeCommunication;
+  simOptions.costModel = options.costModel;
   simOptions.bytes = options.bytes;
   World world(*model, setup.arrays, simOptions);
   world.run(body);

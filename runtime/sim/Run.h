@@ -46,8 +46,8 @@ struct RunOptions {
   std::string traceFile;           // if set: a Chrome trace (JSON) of the run
   std::string timelineFile;        // if set: the timeline picture (SVG, or HTML when timelineHtml)
   bool timelineHtml = false;
-  bool freeCommunication = false; // the compute-only cost model
-  ByteModel bytes;                // the model whose bytes are predicted (--hidden, --precision, ...)
+  const cost::CostModel *costModel = &cost::puzzleCost(); // --cost-model
+  ByteModel bytes; // the model whose bytes are predicted (--hidden, --precision, ...)
   // Called after every rank has run, before the report is printed (the cpu backend adds
   // its measured memory here and writes the final weights). Returns an error message or "".
   std::function<std::string(const World &, CheckResult &)> afterRun;

@@ -4,10 +4,11 @@
 // names, or the one result of a collective handed to every rank, is one object).
 #pragma once
 
+#include "cost/Streams.h"
 #include "diagnostics/SourceManager.h"
+#include "numbers/Number.h"
 #include "ops/Operations.h"
 #include "sim/IntSet.h"
-#include "sim/Number.h"
 
 #include <memory>
 #include <string>
@@ -34,6 +35,7 @@ struct Value {
   std::shared_ptr<const IntSet> batches; // activations, gradients
   bool forged = false;                   // depends on a gradient made up with fake_grad
   bool poisoned = false;                 // the result of a failed operation: checks on it stay silent
+  cost::Producers made;                  // the events of its rank that made it (none: made at no cost)
   // Real data, when a backend computes it (the cpu or cuda backend's tensors), and the
   // bytes it takes there. The sim backend itself never looks inside.
   std::shared_ptr<const void> payload;

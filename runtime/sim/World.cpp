@@ -49,8 +49,8 @@ void World::run(const std::function<void(Rank &)> &body) {
     runnable_.push_back(rank);
   }
   // Round-robin over runnable ranks in the order they became runnable. The figures do not
-  // depend on this order: clocks follow the cost model, collectives match by call count
-  // and messages are FIFO per pair of ranks.
+  // depend on this order: collectives match by call count, messages are FIFO per pair of
+  // ranks, and time is placed after the run from what each event waits for.
   for (;;) {
     while (!runnable_.empty()) {
       Rank *r = runnable_.front();
@@ -87,6 +87,13 @@ void World::run(const std::function<void(Rank &)> &body) {
   completed_ = !cancelled_;
   if (completed_)
     checkEnd();
+  placeEvents();
+}
+
+void World::placeEvents() {
+  cost::place(*options_.costModel, graph_, model_.ranks, [this](cost::EventRef e) -> cost::TimedEvent & {
+    return ranks_[static_cast<size_t>(e.rank)]->events_[static_cast<size_t>(e.index)];
+  });
 }
 
 void World::schedule(Rank &r) {

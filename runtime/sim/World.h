@@ -1,9 +1,10 @@
-// World — the sim backend: one simulated run of a schedule on every rank, under the `puzzle`
-// cost model. It is the semantic core of schedc: `schedc check` interprets the IR against
-// it and compiled schedules call it through the runtime ABI, so both report the same
-// figures and the same errors. A World owns the ranks (each runs on its own Fiber), their
-// storage, clocks and event logs, collective matching and point-to-point channels; it
-// detects deadlock, checks the final model, and computes the reported figures.
+// World — the sim backend: one simulated run of a schedule on every rank. It is the semantic
+// core of schedc: `schedc check` interprets the IR against it and compiled schedules call it
+// through the runtime ABI, so both report the same figures and the same errors. A World owns
+// the ranks (each runs on its own Fiber), their storage and event logs, collective matching
+// and point-to-point channels; it detects deadlock, checks the final model, and computes the
+// reported figures. Time is not its business: each event records what it is and what it
+// waits for, and after the run a cost model places the events in time (cost/Placement.h).
 //
 // `Rank` is the per-rank API: every operation of the language, storage, and errors. An
 // operation that fails reports an error (aggregated across ranks by source location and
@@ -11,6 +12,7 @@
 // nothing that depends on the failed value reports again.
 #pragma once
 
+#include "cost/Placement.h"
 #include "diagnostics/Diagnostics.h"
 #include "diagnostics/InternalError.h"
 #include "sim/Budget.h"
@@ -50,9 +52,8 @@ struct ArrayInfo {
 struct Options {
   Limits limits;          // statements, seconds and memory the run may take (Limits{}: no memory limit)
   SourceRange scheduleAt; // where model-level problems are reported
-  // The `compute-only` cost model: collectives and send/recv take no time (the bubble
-  // formulas of pipeline schedules assume this); `puzzle` charges 0.3 and 0.2.
-  bool freeCommunication = false;
+  // What places the events in time (cost/CostModel.h).
+  const cost::CostModel *costModel = &cost::puzzleCost();
   // The model whose bytes are predicted beside the puzzle's units.
   ByteModel bytes;
 };
@@ -60,17 +61,15 @@ struct Options {
 // What an event is (EventKind, support/ops/Operations.def): its name (eventName) is what the
 // reference traces and the CSV call it; isComputeEvent and isCommunicationEvent its class.
 
-// One logged event of a rank (the rows of the reference traces).
-struct Event {
-  EventKind kind;
-  int64_t layer = -1;                    // -1: none
+// One logged event of a rank (the rows of the reference traces): what it is, what it waits
+// for and, once the run is placed in time, its stream, start and length (cost::TimedEvent);
+// and what the rank held when it was logged.
+struct Event : cost::TimedEvent {
   std::shared_ptr<const IntSet> batches; // null: none
-  Number start, length, memory;
+  Number memory;
   SourceRange at;
   double bytes = 0;             // bytes held at the event under the byte model (predicted)
   int64_t measured = -1;        // bytes of real data held at the event (-1: not measured)
-  int64_t flow = -1;            // a send and the receive of its message share an id (-1: none)
-  double volume = 0;            // units of data a collective or send moves (communication volume)
   int64_t inFlight = 0;         // micro-batches whose activations the rank holds at the event
   int64_t activationMemory = 0; // memory in activations and activation gradients at the event
 };
@@ -114,7 +113,6 @@ class Rank {
 public:
   int64_t id() const { return id_; }
   const Model &model() const;
-  Number clock() const { return clock_; }
   size_t eventCount() const { return events_.size(); }
   // Every value this rank holds in storage now.
   void forEachHeld(const std::function<void(const Storage::Held &)> &fn) const { storage_.forEach(fn); }
@@ -170,8 +168,6 @@ public:
   // An error in the schedule; `code` groups the same problem on many ranks into one report.
   void error(SourceRange at, const char *code, std::string message, std::vector<Diagnostic> notes = {});
   bool badRoute(SourceRange at, bool sending, int64_t peer, int64_t tag);
-  // An event's length for communication: `puzzle` in the puzzle cost model, 0 in compute-only.
-  Number communicationTime(double puzzle) const;
   void warning(SourceRange at, const char *code, std::string message);
   // An error after which the run cannot go on (a limit, a bad argument to the runtime).
   void fatal(SourceRange at, std::string message);
@@ -198,8 +194,16 @@ private:
   };
   Wait wait_;
 
-  // Logs an event at the current clock with the current memory, then advances the clock.
-  void logEvent(EventKind kind, int64_t layer, std::shared_ptr<const IntSet> batches, Number length, SourceRange at);
+  // Logs an event of `work` that waits for `after` (its operands' makers), with the memory
+  // held now; returns its index. Its time comes after the run (World::placeEvents).
+  int64_t logEvent(const cost::Work &work, std::shared_ptr<const IntSet> batches, SourceRange at,
+                   cost::Producers after = {});
+  // `v` as made by this rank's event `event` (a copy when it must differ from the original:
+  // a collective's result, shared by the members, or a message, shared with its sender).
+  ValuePtr madeBy(ValuePtr v, int64_t event) const;
+  // What waits for the result of this rank's event `event`.
+  cost::Producers producers(int64_t event) const;
+  cost::EventRef eventRef(int64_t event) const;
   // Waits (yields the fiber) until `ready()`; returns false if the run was cancelled.
   bool waitUntil(const std::function<bool()> &ready, Wait wait);
   ValuePtr poison(Kind kind, int64_t layer = 0) const;
@@ -209,7 +213,6 @@ private:
 
   World &world_;
   int64_t id_;
-  Number clock_ = Number::integer(0);
   Storage storage_;
   std::vector<Event> events_;
   std::unordered_map<StorageKey, SourceRange, StorageKeyHash> freedAt_; // where each freed slot was freed
@@ -278,12 +281,11 @@ private:
     int64_t layer = -1;
     std::vector<CollectiveKind> kinds; // by position in the group
     std::vector<ValuePtr> inputs;      // by position in the group
-    std::vector<Number> clocks;        // entry clocks, by position
     std::vector<SourceRange> at;       // call sites, by position
     size_t arrived = 0, taken = 0;
     bool mismatched = false;
     bool done = false;
-    Number start;
+    int64_t call = -1;             // its index in graph_.collectives, once complete
     std::vector<ValuePtr> results; // by position
   };
 
@@ -302,6 +304,8 @@ private:
   // Stops the run at a resource limit: one error (of the whole run when `at` is empty).
   void stopAtLimit(SourceRange at, std::string message, int64_t rank);
   void checkEnd();
+  // Gives every event its stream, start and length under the cost model.
+  void placeEvents();
   void checkFinalModel();
   Group &groupFor(const std::shared_ptr<const IntSet> &members);
   static void combine(Collective &c, const IntSet &members, Rank &reporter, SourceRange at);
@@ -320,11 +324,10 @@ private:
   std::map<std::vector<int64_t>, std::unique_ptr<Group>> groups_;
   struct Message {
     ValuePtr value;
-    Number stamp;
     SourceRange sentAt;
     int64_t flow; // the id shared by the send's and the receive's events
   };
-  int64_t flows_ = 0;
+  cost::RunGraph graph_; // what the events wait for, for placing them
   std::set<std::pair<int64_t, int64_t>> routes_;
   // inbox_[to][{from, tag}]: messages in the order they were sent.
   std::vector<std::map<std::pair<int64_t, int64_t>, std::deque<Message>>> inbox_;

@@ -64,7 +64,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 
   sim::RunOptions options;
   options.json = flags & 1;
-  options.freeCommunication = flags & 2;
+  options.costModel = flags & 2 ? cost::findCostModel("compute-only") : &cost::puzzleCost();
   options.bytes.given = flags & 4;
   options.bytes.precision = flags & 8 ? sim::Precision::Bf16 : sim::Precision::Fp32;
   options.limits.maxSteps = 20'000;

@@ -1,4 +1,4 @@
-// Unit tests of the cuda backend's cross-stream ordering (cuda/StreamOrder.h), on a model
+// Unit tests of the cuda backend's cross-stream ordering (cost/StreamOrder.h), on a model
 // of streams instead of a GPU: each stream is a sequence of operations with a vector clock,
 // an event is a snapshot of its stream's clock, and waiting on one merges it — so "A
 // happens before B" is exactly what CUDA guarantees for the same records and waits. The
@@ -7,14 +7,14 @@
 // was made, every free after every use, that collectives and sends overlap the compute
 // that does not need them, and that neither the compute nor the collectives stream ever
 // waits for a send. A test of the checker itself shows it catches a missing wait.
-#include "cuda/StreamOrder.h"
+#include "cost/StreamOrder.h"
 
 #include <gtest/gtest.h>
 #include <memory>
 #include <random>
 #include <vector>
 
-namespace schedc::cuda {
+namespace schedc::cost {
 namespace {
 
 constexpr int kStreams = 5;
@@ -214,4 +214,4 @@ TEST(StreamOrder, RandomProgramsKeepEveryRuleAndNeverMakeComputeWaitForASend) {
 }
 
 } // namespace
-} // namespace schedc::cuda
+} // namespace schedc::cost

@@ -1,6 +1,8 @@
-// StreamOrder — how the cuda backend orders work on several streams: the compute stream
-// (every GEMM and kernel, in the schedule's order), a stream for collectives, and one per
-// point-to-point channel. Work off the compute stream overlaps compute wherever the schedule
+// StreamOrder — how work is ordered on a rank's several streams (cost/Streams.h), as the
+// cuda backend enqueues it; the simulator's placement (cost/Placement.h) times events by the
+// same rule (1) below, with each operand's maker in place of CUDA's events. The streams: the
+// compute stream (every GEMM and kernel, in the schedule's order), one for collectives, and
+// one per point-to-point channel. Work off the compute stream overlaps compute wherever the schedule
 // allows: a collective waits only for the compute that made its operands, compute waits for
 // a collective's or a receive's result only when it first uses it, and nothing waits for a
 // send except the free of what it sends.
@@ -23,7 +25,7 @@
 
 #include <vector>
 
-namespace schedc::cuda {
+namespace schedc::cost {
 
 template <class Device> struct StreamUses {
   using Stream = typename Device::Stream;
@@ -117,4 +119,4 @@ private:
   Stream compute_, collectives_;
 };
 
-} // namespace schedc::cuda
+} // namespace schedc::cost

@@ -8,13 +8,22 @@
 #include <cstdint>
 #include <string>
 
-namespace schedc::sim {
+namespace schedc {
 
 class Number {
 public:
   Number() = default;
-  static Number integer(int64_t v) { return Number(false, v, 0.0); }
-  static Number real(double v) { return Number(true, 0, v); }
+  static Number integer(int64_t v) {
+    Number n;
+    n.int_ = v;
+    return n;
+  }
+  static Number real(double v) {
+    Number n;
+    n.isReal_ = true;
+    n.real_ = v;
+    return n;
+  }
 
   bool isInteger() const { return !isReal_; }
   double asDouble() const { return isReal_ ? real_ : static_cast<double>(int_); }
@@ -37,14 +46,15 @@ public:
   std::string str() const;
 
 private:
-  Number(bool isReal, int64_t i, double d) : isReal_(isReal), int_(i), real_(d) {}
   bool isReal_ = false;
-  int64_t int_ = 0;
-  double real_ = 0.0;
+  union { // which one: isReal_ (16 bytes in all; every event holds several)
+    int64_t int_ = 0;
+    double real_;
+  };
 };
 
 // Python's repr of a float: the shortest digits that round-trip, in fixed notation when the
 // decimal exponent is in [-4, 16), else scientific; `.0` added to integral fixed values.
 std::string pythonFloatRepr(double v);
 
-} // namespace schedc::sim
+} // namespace schedc

@@ -1,10 +1,10 @@
 // Number implementation: Python's float repr from std::to_chars's shortest digits.
-#include "sim/Number.h"
+#include "numbers/Number.h"
 
 #include <charconv>
 #include <cmath>
 
-namespace schedc::sim {
+namespace schedc {
 
 std::string Number::str() const {
   return isReal_ ? pythonFloatRepr(real_) : std::to_string(int_);
@@ -47,4 +47,4 @@ std::string pythonFloatRepr(double v) {
   return out + digits.substr(0, intDigits) + "." + digits.substr(intDigits);
 }
 
-} // namespace schedc::sim
+} // namespace schedc

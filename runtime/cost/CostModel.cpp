@@ -1,0 +1,66 @@
+// The puzzle and compute-only cost models. Their lengths keep Python's int/float-ness: forward
+// and backward lengths are integers, the rest are doubles, as in the puzzle library, so the
+// figures print digit for digit as it prints them (SEMANTICS.md, "Printing").
+#include "cost/CostModel.h"
+
+#include "diagnostics/InternalError.h"
+
+namespace schedc::cost {
+
+namespace {
+
+class PuzzleCost : public CostModel {
+public:
+  std::string_view name() const override { return "puzzle"; }
+  bool oneStream() const override { return true; }
+  Number length(const Work &w) const override {
+    switch (w.kind) {
+    case EventKind::Forward:
+    case EventKind::Backward: return Number::integer(w.microBatches);
+    // The two halves of a split backward take half of its time each, so their sum is backward's.
+    case EventKind::BackwardInput:
+    case EventKind::BackwardWeight: return Number::real(static_cast<double>(w.microBatches) / 2);
+    case EventKind::Loss: return Number::integer(0);
+    case EventKind::Update: return Number::real(0.5);
+    case EventKind::AllReduce:
+    case EventKind::AllGather:
+    case EventKind::ReduceScatter: return Number::real(0.3);
+    case EventKind::Pass: return Number::real(0.2);
+    }
+    SCHEDC_UNREACHABLE("an event the puzzle cost model has no length for");
+  }
+};
+
+class ComputeOnlyCost : public PuzzleCost {
+public:
+  std::string_view name() const override { return "compute-only"; }
+  Number length(const Work &w) const override {
+    return isCommunicationEvent(w.kind) ? Number::integer(0) : PuzzleCost::length(w);
+  }
+};
+
+const PuzzleCost kPuzzle;
+const ComputeOnlyCost kComputeOnly;
+const CostModel *const kModels[] = {&kPuzzle, &kComputeOnly};
+
+} // namespace
+
+const CostModel *findCostModel(std::string_view name) {
+  for (const CostModel *m : kModels)
+    if (m->name() == name)
+      return m;
+  return nullptr;
+}
+
+std::string costModelNames() {
+  std::string names;
+  for (const CostModel *m : kModels)
+    names += (names.empty() ? "" : ", ") + std::string(m->name());
+  return names;
+}
+
+const CostModel &puzzleCost() {
+  return kPuzzle;
+}
+
+} // namespace schedc::cost

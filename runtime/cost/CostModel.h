@@ -1,0 +1,50 @@
+// CostModel — how long each event of a run takes, and on which stream of its rank it runs.
+// The sim backend records what every event is and what it waits for (cost/Placement.h); a
+// cost model prices it, and placement puts it in time. Two models exist:
+//   puzzle        the LLM Training Puzzles library's model, exactly (../shared/SEMANTICS.md):
+//                 forward and backward take one unit per micro-batch, each half of a split
+//                 backward half of that, loss 0, update 0.5, a collective 0.3, a send or a
+//                 receive 0.2; all on one clock per rank
+//   compute-only  the puzzle model with communication free (the bubble formulas of pipeline
+//                 schedules assume it)
+// A model either runs every event of a rank on its compute stream (one clock, as the puzzle
+// library does) or each event on the stream of its class (cost/Streams.h); nothing between,
+// so that the events of one stream always belong to one class.
+#pragma once
+
+#include "cost/Streams.h"
+#include "numbers/Number.h"
+
+#include <string>
+#include <string_view>
+
+namespace schedc::cost {
+
+// What an event is, as a cost model prices it.
+struct Work {
+  EventKind kind = EventKind::Forward;
+  int32_t groupSize = 0;    // collectives: the ranks taking part
+  int64_t layer = -1;       // -1: none
+  int64_t microBatches = 0; // forward, backward and its halves: the micro-batches computed on
+  double volume = 0;        // collectives and sends: the units of data moved
+};
+
+class CostModel {
+public:
+  virtual ~CostModel() = default;
+  virtual std::string_view name() const = 0;
+  // True: a rank runs every event on its compute stream, one after another.
+  virtual bool oneStream() const = 0;
+  virtual Number length(const Work &work) const = 0;
+
+  Stream stream(EventKind k) const { return oneStream() ? Stream::Compute : streamOfClass(k); }
+};
+
+// The model `--cost-model=NAME` names, or null.
+const CostModel *findCostModel(std::string_view name);
+// "puzzle, compute-only": every name findCostModel knows, for messages and help.
+std::string costModelNames();
+// The default model.
+const CostModel &puzzleCost();
+
+} // namespace schedc::cost

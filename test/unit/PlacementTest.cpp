@@ -1,0 +1,171 @@
+// Unit tests of time as its own layer (cost/Placement.h, cost/CostModel.h): runs made with
+// sim::World's Rank API record what each event waits for, and placement puts them in time.
+// Under the puzzle model a rank has one clock; under a model with a stream per class (a
+// test model here, with whole-number lengths so the expected times are exact) a collective
+// overlaps the compute that does not need its result, compute waits for a result only where
+// it uses it, a collective starts when its last member is ready, a receive when its send
+// has ended, and nothing waits for a send.
+#include "cost/Placement.h"
+#include "sim/World.h"
+
+#include <gtest/gtest.h>
+
+namespace schedc::sim {
+namespace {
+
+// Compute takes one unit per micro-batch, update 1, a collective 3, a send or receive 2;
+// each class on its own stream.
+class StreamsModel : public cost::CostModel {
+public:
+  std::string_view name() const override { return "streams"; }
+  bool oneStream() const override { return false; }
+  Number length(const cost::Work &w) const override {
+    if (isComputeEvent(w.kind))
+      return Number::integer(w.microBatches);
+    if (w.kind == EventKind::Update)
+      return Number::integer(1);
+    if (w.kind == EventKind::Loss)
+      return Number::integer(0);
+    return Number::integer(w.kind == EventKind::Pass ? 2 : 3);
+  }
+};
+const StreamsModel kStreams;
+
+Options withModel(const cost::CostModel &model) {
+  Options o;
+  o.costModel = &model;
+  return o;
+}
+
+// A data-parallel step of a two-layer model on two ranks (rank r computes micro-batch r):
+// forward, loss, backward of layer 1, its gradient all-reduced while layer 0's backward
+// runs, then layer 0's gradient all-reduced and both updates.
+void dataParallelStep(Rank &rank) {
+  SourceRange at;
+  auto [w0, o0] = rank.load(at, 0, 0, 1);
+  auto [w1, o1] = rank.load(at, 1, 0, 1);
+  ValuePtr x = rank.input(at, IntSet::single(rank.id()));
+  ValuePtr a1 = rank.forward(at, 0, x, w0);
+  ValuePtr a2 = rank.forward(at, 1, a1, w1);
+  ValuePtr g2 = rank.loss(at, a2);
+  auto [gw1, ga1] = rank.backward(at, 1, a1, g2, w1);
+  ValuePtr summed1 = rank.collective(at, CollectiveKind::AllReduce, gw1, rank.allRanks());
+  ValuePtr gw0 = rank.backward(at, 0, x, ga1, w0).first;
+  ValuePtr summed0 = rank.collective(at, CollectiveKind::AllReduce, gw0, rank.allRanks());
+  rank.store(0, {1}, rank.update(at, 1, summed1, w1, o1).first, at);
+  rank.store(0, {0}, rank.update(at, 0, summed0, w0, o0).first, at);
+}
+
+std::vector<std::string> times(const World &world, int64_t rank) {
+  std::vector<std::string> out;
+  for (const Event &e : world.events(rank))
+    out.push_back(std::string(eventName(e.kind)) + "@" + e.start.str() + "+" + e.length.str() + ":" +
+                  cost::streamName(e.stream));
+  return out;
+}
+
+TEST(Placement, PuzzleRunsEveryEventOfARankOnOneClock) {
+  World world(Model{2, 2, 2}, {{"weights", Kind::Weight}}, Options{});
+  world.run(dataParallelStep);
+  std::vector<std::string> expected{"forward@0+1:compute",       "forward@1+1:compute",     "loss@2+0:compute",
+                                    "backward@2+1:compute",      "allreduce@3+0.3:compute", "backward@3.3+1:compute",
+                                    "allreduce@4.3+0.3:compute", "update@4.6+0.5:compute",  "update@5.1+0.5:compute"};
+  EXPECT_EQ(times(world, 0), expected);
+  EXPECT_EQ(times(world, 1), expected);
+  EXPECT_FALSE(world.hasErrors());
+}
+
+TEST(Placement, CollectiveOverlapsComputeThatDoesNotNeedIt) {
+  World world(Model{2, 2, 2}, {{"weights", Kind::Weight}}, withModel(kStreams));
+  world.run(dataParallelStep);
+  // Layer 1's all-reduce waits for its backward (its operand); layer 0's backward does not
+  // wait for the all-reduce; layer 0's all-reduce waits for the collectives stream; each
+  // update waits for its all-reduced gradient.
+  std::vector<std::string> expected{"forward@0+1:compute",       "forward@1+1:compute",       "loss@2+0:compute",
+                                    "backward@2+1:compute",      "allreduce@3+3:collectives", "backward@3+1:compute",
+                                    "allreduce@6+3:collectives", "update@6+1:compute",        "update@9+1:compute"};
+  EXPECT_EQ(times(world, 0), expected);
+  EXPECT_FALSE(world.hasErrors());
+}
+
+TEST(Placement, CollectiveStartsWhenItsLastMemberIsReady) {
+  World world(Model{1, 2, 2}, {}, withModel(kStreams));
+  world.run([](Rank &rank) {
+    SourceRange at;
+    auto [w, o] = rank.load(at, 0, 0, 1);
+    ValuePtr x = rank.input(at, IntSet::range(0, rank.id() == 1 ? 2 : 1)); // rank 1 computes longer
+    ValuePtr a = rank.forward(at, 0, x, w);
+    ValuePtr g = rank.fakeGrad(at, 0, {});
+    ValuePtr gw = rank.backward(at, 0, x, rank.loss(at, a), w).first;
+    rank.collective(at, CollectiveKind::AllReduce, gw, rank.allRanks());
+    rank.collective(at, CollectiveKind::AllReduce, g, rank.allRanks()); // made at no cost
+  });
+  // Rank 0's gradient is made at 2, rank 1's at 4: the first all-reduce starts at 4 on
+  // both; the second waits only for the collectives stream.
+  EXPECT_EQ(times(world, 0)[3], "allreduce@4+3:collectives");
+  EXPECT_EQ(times(world, 1)[3], "allreduce@4+3:collectives");
+  EXPECT_EQ(times(world, 0)[4], "allreduce@7+3:collectives");
+}
+
+TEST(Placement, ReceiveWaitsForItsSendAndNothingWaitsForASend) {
+  World world(Model{2, 1, 2}, {}, withModel(kStreams));
+  world.run([](Rank &rank) {
+    SourceRange at;
+    if (rank.id() == 0) {
+      auto [w, o] = rank.load(at, 0, 0, 1);
+      ValuePtr x = rank.input(at, IntSet::single(0));
+      ValuePtr a = rank.forward(at, 0, x, w);
+      rank.send(at, 1, a);
+      rank.forward(at, 0, x, w); // does not wait for the send
+    } else {
+      auto [w, o] = rank.load(at, 1, 0, 1);
+      rank.forward(at, 1, rank.input(at, IntSet::single(0)), w); // an error (layer), still timed
+      ValuePtr a = rank.recv(at, 0);
+      rank.forward(at, 1, a, w); // waits for the received value
+    }
+  });
+  EXPECT_EQ(times(world, 0),
+            (std::vector<std::string>{"forward@0+1:compute", "pass@1+2:point-to-point", "forward@1+1:compute"}));
+  EXPECT_EQ(times(world, 1),
+            (std::vector<std::string>{"forward@0+1:compute", "pass@3+2:point-to-point", "forward@5+1:compute"}));
+  EXPECT_EQ(world.events(0)[1].flow, world.events(1)[1].flow);
+}
+
+// Python's max keeps its first argument on ties: a rank whose clock is the integer 2 joins a
+// collective whose members are ready at 2.0 and starts it at the integer 2.
+TEST(Placement, TiesKeepTheRanksOwnTime) {
+  cost::RunGraph graph;
+  std::vector<std::vector<cost::TimedEvent>> events(2);
+  auto log = [&](int32_t rank, EventKind kind, int64_t microBatches) {
+    cost::TimedEvent e;
+    e.kind = kind;
+    e.microBatches = microBatches;
+    events[static_cast<size_t>(rank)].push_back(e);
+    graph.order.push_back({rank, static_cast<int32_t>(events[static_cast<size_t>(rank)].size()) - 1});
+  };
+  log(0, EventKind::Forward, 2);         // 0 to 2
+  log(1, EventKind::BackwardInput, 4);   // 0 to 2.0
+  int64_t call = graph.addCollective(3); // the third member never took part (a run cut short)
+  for (int32_t r : {1, 0}) {
+    log(r, EventKind::AllGather, 0);
+    events[static_cast<size_t>(r)].back().collective = call;
+    graph.collectives[0][static_cast<size_t>(r)] = graph.order.back();
+  }
+  cost::place(cost::puzzleCost(), graph, 3, [&](cost::EventRef e) -> cost::TimedEvent & {
+    return events[static_cast<size_t>(e.rank)][static_cast<size_t>(e.index)];
+  });
+  EXPECT_EQ(events[0][1].start.str(), "2");
+  EXPECT_EQ(events[1][1].start.str(), "2.0");
+  EXPECT_EQ(events[0][1].length.str(), "0.3");
+}
+
+TEST(Placement, CostModelsByName) {
+  EXPECT_EQ(cost::costModelNames(), "puzzle, compute-only");
+  ASSERT_NE(cost::findCostModel("compute-only"), nullptr);
+  EXPECT_EQ(cost::findCostModel("compute-only")->length({.kind = EventKind::AllReduce}).str(), "0");
+  EXPECT_EQ(cost::findCostModel("puzzle"), &cost::puzzleCost());
+  EXPECT_EQ(cost::findCostModel("hardware"), nullptr);
+}
+
+} // namespace
+} // namespace schedc::sim
