@@ -88,14 +88,14 @@ std::string ComputeRank::writeFinalWeights(const sim::Rank &rank, int64_t layers
     const ValuePtr &v = h.value;
     if (v->kind != sim::Kind::Weight || v->step < 1 || !v->payload)
       return;
-    cpu::HostData data = toHost(v);
-    for (const cpu::Piece &p : data.flat->pieces) {
-      cpu::putI(mine, v->layer);
-      cpu::putI(mine, p.begin);
-      cpu::putFloats(mine, p.values);
+    HostData data = toHost(v);
+    for (const Piece &p : data.flat->pieces) {
+      putI(mine, v->layer);
+      putI(mine, p.begin);
+      putFloats(mine, p.values);
     }
   });
-  return cpu::gatherWeights(comm_, mine, layers, d_.hidden, dir, overwrite);
+  return gatherWeights(comm_, mine, layers, d_.hidden, dir, overwrite);
 }
 
 } // namespace schedc::backend

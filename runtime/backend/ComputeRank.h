@@ -1,15 +1,15 @@
 // ComputeRank — what a backend that computes for real (cpu, cuda) implements: the data of
 // the one rank its process runs. The sim backend still runs every rank's schedule (checks,
-// clocks, the cost model); for this process's rank each operation's result comes here with
+// events, memory, time); for this process's rank each operation's result comes here with
 // its operands, and the backend attaches real data (sim::Value::payload, with the bytes it
 // takes in payloadBytes, from which memory is measured). Missing data (only possible
 // when a wrong schedule is forced with --no-verify) reads as zeros. What does not depend on
 // where the data lives is done here, once: the final weights, the shard layout.
 #pragma once
 
-#include "cpu/Comm.h"
-#include "cpu/Kernels.h"
-#include "cpu/Wire.h"
+#include "backend/Comm.h"
+#include "backend/Tensors.h"
+#include "backend/Wire.h"
 #include "sim/Execute.h"
 #include "sim/World.h"
 
@@ -20,8 +20,8 @@ namespace schedc::backend {
 
 // What a real backend computes: the model's size and data, the optimizer, the precision.
 struct ComputeConfig {
-  cpu::Dims dims; // hidden size, tokens, seed, batches
-  cpu::Optimizer optimizer;
+  Dims dims; // hidden size, tokens, seed, batches
+  Optimizer optimizer;
   // fp32, or bf16 mixed precision: bf16 weights (beside fp32 masters the optimizer
   // updates), weight gradients, activations and their gradients; fp32 optimizer states.
   sim::Precision precision = sim::Precision::Fp32;
@@ -38,7 +38,7 @@ class ComputeRank {
 public:
   using ValuePtr = sim::ValuePtr;
   using ValuePair = std::pair<sim::ValuePtr, sim::ValuePtr>;
-  ComputeRank(const ComputeConfig &config, cpu::Comm &comm)
+  ComputeRank(const ComputeConfig &config, Comm &comm)
       : d_(config.dims), o_(config.optimizer), precision_(config.precision), comm_(comm) {}
   virtual ~ComputeRank() = default;
 
@@ -86,7 +86,7 @@ public:
 
 protected:
   // A copy of `v`'s data on the host.
-  virtual cpu::HostData toHost(const ValuePtr &v) = 0;
+  virtual HostData toHost(const ValuePtr &v) = 0;
   // The flat range (begin, count) of shard `s` of `total` of an H x H weight; ends the job
   // when H x H is not a multiple of `total`.
   std::pair<int64_t, int64_t> shard(int64_t s, int64_t total);
@@ -96,10 +96,10 @@ protected:
   // state's elements are all its moments'), as seeds/004 counts them.
   int64_t bytesAtPrecision(sim::Kind kind, int64_t elements) const;
 
-  cpu::Dims d_;
-  cpu::Optimizer o_;
+  Dims d_;
+  Optimizer o_;
   sim::Precision precision_;
-  cpu::Comm &comm_;
+  Comm &comm_;
 };
 
 } // namespace schedc::backend

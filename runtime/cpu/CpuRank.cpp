@@ -3,7 +3,7 @@
 // be compared; a verified schedule always has the data it needs.
 #include "cpu/CpuRank.h"
 #include "backend/Payload.h"
-#include "cpu/Wire.h"
+#include "backend/Wire.h"
 
 #include <cstring>
 #include <filesystem>
@@ -219,8 +219,8 @@ ValuePtr CpuRank::collective(const ValuePtr &meta, sim::CollectiveKind kind, con
   return with(meta, std::move(part));
 }
 
-HostData CpuRank::toHost(const ValuePtr &v) {
-  HostData d;
+backend::HostData CpuRank::toHost(const ValuePtr &v) {
+  backend::HostData d;
   if (const Rows *r = P::rows(v))
     d.rows = *r;
   else if (const Flat *f = P::flat(v))
@@ -232,15 +232,15 @@ HostData CpuRank::toHost(const ValuePtr &v) {
 
 void CpuRank::send(int64_t to, int64_t tag, const ValuePtr &v) {
   auto bytes = std::make_shared<std::vector<char>>();
-  putData(*bytes, toHost(v));
+  backend::putData(*bytes, toHost(v));
   comm_.send(to, static_cast<int>(tag), std::move(bytes));
 }
 
 ValuePtr CpuRank::recv(const ValuePtr &meta, int64_t from, int64_t tag) {
-  return fromHost(meta, readData(comm_.recv(from, static_cast<int>(tag))));
+  return fromHost(meta, backend::readData(comm_.recv(from, static_cast<int>(tag))));
 }
 
-ValuePtr CpuRank::fromHost(const ValuePtr &meta, HostData data) {
+ValuePtr CpuRank::fromHost(const ValuePtr &meta, backend::HostData data) {
   if (data.rows)
     return with(meta, std::move(*data.rows));
   if (data.flat)

@@ -4,8 +4,8 @@
 // the weight's slice, collectives and send/recv move the data over MPI.
 #pragma once
 
+#include "backend/Comm.h"
 #include "backend/ComputeRank.h"
-#include "cpu/Comm.h"
 #include "cpu/Kernels.h"
 #include "sim/World.h"
 
@@ -15,7 +15,7 @@ namespace schedc::cpu {
 
 class CpuRank final : public backend::ComputeRank {
 public:
-  CpuRank(const backend::ComputeConfig &config, Comm &comm) : ComputeRank(config, comm) {}
+  CpuRank(const backend::ComputeConfig &config, backend::Comm &comm) : ComputeRank(config, comm) {}
 
   ValuePtr loadWeight(const ValuePtr &meta) override;
   ValuePtr loadOptState(const ValuePtr &meta) override;
@@ -30,17 +30,17 @@ public:
   ValuePtr shardOf(const ValuePtr &meta, const ValuePtr &whole) override;
   ValuePtr collective(const ValuePtr &meta, sim::CollectiveKind kind, const ValuePtr &v,
                       const sim::IntSet &members) override;
-  // Over MPI (Comm: non-blocking sends), the data in the Wire format.
+  // Over MPI (backend::Comm: non-blocking sends), the data in the Wire format.
   void send(int64_t to, int64_t tag, const ValuePtr &v) override;
   ValuePtr recv(const ValuePtr &meta, int64_t from, int64_t tag) override;
   std::string stats() override;
 
 protected:
-  HostData toHost(const ValuePtr &v) override;
+  backend::HostData toHost(const ValuePtr &v) override;
 
 private:
   // `meta` carrying `data`.
-  ValuePtr fromHost(const ValuePtr &meta, HostData data);
+  ValuePtr fromHost(const ValuePtr &meta, backend::HostData data);
   // `meta` carrying the data, which takes its elements at the run's precision.
   ValuePtr with(const ValuePtr &meta, Flat f);
   ValuePtr with(const ValuePtr &meta, Rows r);

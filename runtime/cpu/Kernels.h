@@ -11,19 +11,19 @@
 // cuda backend stores those values as bf16 and rounds at the same points.
 #pragma once
 
-#include "cpu/Tensors.h"
+#include "backend/Tensors.h"
 
 #include <string>
 
 namespace schedc::cpu {
 
-struct Optimizer {
-  enum Kind { Sgd, Adam } kind = Sgd;
-  float lr = 0.1f;                                     // Adam runs use 0.001
-  float momentum = 0.9f;                               // SGD
-  float beta1 = 0.9f, beta2 = 0.999f, epsilon = 1e-8f; // Adam
-  int moments() const { return kind == Adam ? 2 : 1; }
-};
+// The host data real backends share (backend/Tensors.h), by their short names here.
+using backend::Dims;
+using backend::Flat;
+using backend::Optimizer;
+using backend::OptState;
+using backend::Piece;
+using backend::Rows;
 
 // The nearest bf16 value (ties to even), as a float; NaN stays NaN.
 float roundToBf16(float v);

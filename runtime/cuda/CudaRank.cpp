@@ -76,7 +76,7 @@ using P = backend::Payloads<DeviceFlat, DeviceOpt, DeviceRows>;
 class CudaRank final : public backend::ComputeRank {
 public:
   // Collective (the point-to-point channels are opened here): every rank makes its own.
-  CudaRank(const backend::ComputeConfig &config, cpu::Comm &comm, cudaStream_t compute, cudaStream_t collectives)
+  CudaRank(const backend::ComputeConfig &config, backend::Comm &comm, cudaStream_t compute, cudaStream_t collectives)
       : ComputeRank(config, comm), compute_(compute), collectives_(collectives), current_(compute),
         low_(bf16() ? DType::BF16 : DType::F32),
         memory_([this](const std::string &what) { comm_.abort("cuda backend: " + what); }, compute, collectives),
@@ -295,17 +295,17 @@ public:
 
 protected:
   // The final weights go through the host as fp32.
-  cpu::HostData toHost(const ValuePtr &v) override {
+  backend::HostData toHost(const ValuePtr &v) override {
     reads({v});
     auto hostFlat = [&](const DeviceFlat &f) {
-      cpu::Flat out;
+      backend::Flat out;
       for (const DevicePiece &p : f.pieces)
-        out.pieces.push_back(cpu::Piece{p.begin, download(p.values, p.count())});
+        out.pieces.push_back(backend::Piece{p.begin, download(p.values, p.count())});
       return out;
     };
-    cpu::HostData d;
+    backend::HostData d;
     if (const DeviceRows *r = P::rows(v)) {
-      d.rows = cpu::Rows{r->rows, download(r->values, r->rows * d_.hidden)};
+      d.rows = backend::Rows{r->rows, download(r->values, r->rows * d_.hidden)};
     } else if (const DeviceFlat *f = P::flat(v)) {
       d.flat = hostFlat(*f);
     } else if (const DeviceOpt *o = P::opt(v)) {
@@ -674,7 +674,7 @@ std::string deviceProblem() {
   return "";
 }
 
-std::unique_ptr<backend::ComputeRank> makeCudaRank(const backend::ComputeConfig &config, cpu::Comm &comm) {
+std::unique_ptr<backend::ComputeRank> makeCudaRank(const backend::ComputeConfig &config, backend::Comm &comm) {
   int local = localRank();
   cudaError_t e = cudaSetDevice(local);
   cudaStream_t compute = nullptr, collectives = nullptr;

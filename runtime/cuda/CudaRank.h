@@ -7,9 +7,9 @@
 // the streams (see docs/cuda.md).
 #pragma once
 
+#include "backend/Comm.h"
 #include "backend/ComputeRank.h"
-#include "cpu/Comm.h"
-#include "cpu/Kernels.h"
+#include "backend/Tensors.h"
 
 #include <memory>
 #include <string>
@@ -21,6 +21,6 @@ namespace schedc::cuda {
 std::string deviceProblem();
 
 // The backend for this process's rank, on the GPU its local rank selects.
-std::unique_ptr<backend::ComputeRank> makeCudaRank(const backend::ComputeConfig &config, cpu::Comm &comm);
+std::unique_ptr<backend::ComputeRank> makeCudaRank(const backend::ComputeConfig &config, backend::Comm &comm);
 
 } // namespace schedc::cuda

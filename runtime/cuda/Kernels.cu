@@ -32,7 +32,7 @@ __device__ float uniform(uint64_t key, uint64_t i, float scale) {
   return static_cast<float>((2 * u - 1) * scale);
 }
 
-uint64_t streamKey(const cpu::Dims &d, uint64_t kind, uint64_t index) {
+uint64_t streamKey(const backend::Dims &d, uint64_t kind, uint64_t index) {
   return mix(mix(mix(d.seed) ^ kind) ^ index);
 }
 
@@ -107,13 +107,14 @@ template <class F> void byType(DType t, F f) {
 
 } // namespace
 
-void initialWeight(float *out, const cpu::Dims &d, int64_t layer, int64_t begin, int64_t count, cudaStream_t stream) {
+void initialWeight(float *out, const backend::Dims &d, int64_t layer, int64_t begin, int64_t count,
+                   cudaStream_t stream) {
   float scale = 1.0f / std::sqrt(static_cast<float>(d.hidden));
   generate<<<blocks(count), kThreads, 0, stream>>>(out, streamKey(d, 1, static_cast<uint64_t>(layer)),
                                                    static_cast<uint64_t>(begin), count, scale);
 }
 
-void inputRows(void *out, DType type, const cpu::Dims &d, int64_t batch, cudaStream_t stream) {
+void inputRows(void *out, DType type, const backend::Dims &d, int64_t batch, cudaStream_t stream) {
   int64_t n = d.tokens * d.hidden;
   uint64_t key = streamKey(d, 2, static_cast<uint64_t>(batch));
   byType(type, [&](auto *t) {
@@ -148,7 +149,7 @@ void tanhBackward(float *y, const void *g, DType gType, int64_t n, cudaStream_t 
   });
 }
 
-void lossGradient(void *g, const void *y, DType type, const cpu::Dims &d, const std::vector<int64_t> &batches,
+void lossGradient(void *g, const void *y, DType type, const backend::Dims &d, const std::vector<int64_t> &batches,
                   cudaStream_t stream) {
   // loss = sum over all B micro-batches of |y - target|^2 / (B T H), as the cpu backend.
   float scale = 2.0f / static_cast<float>(d.batches * d.tokens * d.hidden);
@@ -172,7 +173,7 @@ void addInto(void *out, const void *a, const void *b, DType type, int64_t n, cud
   });
 }
 
-void optimizerStep(const cpu::Optimizer &o, int64_t step, float *w, float *m, float *v, const void *g, DType gType,
+void optimizerStep(const backend::Optimizer &o, int64_t step, float *w, float *m, float *v, const void *g, DType gType,
                    int64_t n, cudaStream_t stream) {
   if (n <= 0)
     return;
@@ -181,7 +182,7 @@ void optimizerStep(const cpu::Optimizer &o, int64_t step, float *w, float *m, fl
   byType(gType, [&](auto *p) {
     using G = std::remove_pointer_t<decltype(p)>;
     const G *grad = static_cast<const G *>(g);
-    if (o.kind == cpu::Optimizer::Sgd)
+    if (o.kind == backend::Optimizer::Sgd)
       sgdKernel<<<blocks(n), kThreads, 0, stream>>>(w, m, grad, n, o.lr, o.momentum);
     else
       adamKernel<<<blocks(n), kThreads, 0, stream>>>(w, m, v, grad, n, o.lr, o.beta1, o.beta2, o.epsilon, c1, c2);

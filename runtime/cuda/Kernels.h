@@ -7,7 +7,7 @@
 // rounds). Every function enqueues on `stream` and returns at once.
 #pragma once
 
-#include "cpu/Kernels.h"
+#include "backend/Tensors.h"
 #include "cuda/DeviceMemory.h"
 
 #include <cstdint>
@@ -17,9 +17,10 @@
 namespace schedc::cuda {
 
 // Elements [begin, begin + count) of layer `layer`'s initial H x H weight (fp32 masters).
-void initialWeight(float *out, const cpu::Dims &d, int64_t layer, int64_t begin, int64_t count, cudaStream_t stream);
+void initialWeight(float *out, const backend::Dims &d, int64_t layer, int64_t begin, int64_t count,
+                   cudaStream_t stream);
 // The T x H input rows of micro-batch `batch`, stored as `type`.
-void inputRows(void *out, DType type, const cpu::Dims &d, int64_t batch, cudaStream_t stream);
+void inputRows(void *out, DType type, const backend::Dims &d, int64_t batch, cudaStream_t stream);
 // out = in, converted (n elements).
 void convert(void *out, DType to, const void *in, DType from, int64_t n, cudaStream_t stream);
 // y = tanh(z), y stored as `type` (y may be z when `type` is F32).
@@ -27,13 +28,13 @@ void tanhInto(void *y, DType type, const float *z, int64_t n, cudaStream_t strea
 // y = g * (1 - y^2), in place over y.
 void tanhBackward(float *y, const void *g, DType gType, int64_t n, cudaStream_t stream);
 // d(loss)/dy for the T x H blocks of `batches` (y holds them in that order); g and y are `type`.
-void lossGradient(void *g, const void *y, DType type, const cpu::Dims &d, const std::vector<int64_t> &batches,
+void lossGradient(void *g, const void *y, DType type, const backend::Dims &d, const std::vector<int64_t> &batches,
                   cudaStream_t stream);
 // out = a + b, all `type` (out may be a).
 void addInto(void *out, const void *a, const void *b, DType type, int64_t n, cudaStream_t stream);
 // One optimizer step on a slice of fp32 masters and moments with a gradient of `gType`
 // (`step` steps were taken before; Adam's bias correction).
-void optimizerStep(const cpu::Optimizer &o, int64_t step, float *w, float *m, float *v, const void *g, DType gType,
+void optimizerStep(const backend::Optimizer &o, int64_t step, float *w, float *m, float *v, const void *g, DType gType,
                    int64_t n, cudaStream_t stream);
 
 } // namespace schedc::cuda

@@ -49,7 +49,7 @@ std::vector<ncclComm_t> openCommunicators(const std::vector<std::vector<int64_t>
   return comms;
 }
 
-NcclGroups::NcclGroups(cpu::Comm &mpi, DeviceMemory &memory, const std::vector<std::vector<int64_t>> &groups)
+NcclGroups::NcclGroups(backend::Comm &mpi, DeviceMemory &memory, const std::vector<std::vector<int64_t>> &groups)
     : memory_(memory) {
   std::vector<ncclComm_t> comms = openCommunicators(groups, mpi.rank(), memory);
   for (size_t g = 0; g < groups.size(); ++g)

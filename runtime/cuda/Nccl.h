@@ -10,7 +10,7 @@
 // member.
 #pragma once
 
-#include "cpu/Comm.h"
+#include "backend/Comm.h"
 #include "cuda/DeviceMemory.h"
 
 #include <map>
@@ -36,7 +36,7 @@ class NcclGroups {
 public:
   // Opens a communicator for every group in `groups` this rank is a member of. Collective:
   // every rank calls it, with the same groups.
-  NcclGroups(cpu::Comm &mpi, DeviceMemory &memory, const std::vector<std::vector<int64_t>> &groups);
+  NcclGroups(backend::Comm &mpi, DeviceMemory &memory, const std::vector<std::vector<int64_t>> &groups);
   ~NcclGroups();
   NcclGroups(const NcclGroups &) = delete;
   NcclGroups &operator=(const NcclGroups &) = delete;

@@ -8,7 +8,8 @@
 
 namespace schedc::cuda {
 
-PointToPoint::PointToPoint(cpu::Comm &mpi, DeviceMemory &memory, const std::vector<std::pair<int64_t, int64_t>> &routes)
+PointToPoint::PointToPoint(backend::Comm &mpi, DeviceMemory &memory,
+                           const std::vector<std::pair<int64_t, int64_t>> &routes)
     : mpi_(mpi), memory_(memory), sent_(static_cast<size_t>(mpi.size())), read_(static_cast<size_t>(mpi.size())) {
   checkMpi(MPI_Comm_dup(MPI_COMM_WORLD, &headers_), "MPI_Comm_dup");
   int64_t me = mpi_.rank();

@@ -16,7 +16,7 @@
 // compute never waits for a send, and waits for a receive only when it uses the value.
 #pragma once
 
-#include "cpu/Comm.h"
+#include "backend/Comm.h"
 #include "cuda/DeviceMemory.h"
 #include "cuda/Nccl.h"
 
@@ -37,7 +37,7 @@ public:
 
   // Opens a channel for every route this rank sends or receives on. Collective: every rank
   // calls it, with the same routes.
-  PointToPoint(cpu::Comm &mpi, DeviceMemory &memory, const std::vector<std::pair<int64_t, int64_t>> &routes);
+  PointToPoint(backend::Comm &mpi, DeviceMemory &memory, const std::vector<std::pair<int64_t, int64_t>> &routes);
   ~PointToPoint();
   PointToPoint(const PointToPoint &) = delete;
   PointToPoint &operator=(const PointToPoint &) = delete;
@@ -63,7 +63,7 @@ private:
   void check(ncclResult_t r, const char *what) { checkNccl(r, what, memory_); }
   void checkMpi(int code, const char *what) { cuda::checkMpi(code, what, memory_); }
 
-  cpu::Comm &mpi_;
+  backend::Comm &mpi_;
   DeviceMemory &memory_;
   MPI_Comm headers_ = MPI_COMM_NULL;                                 // the headers, apart from every other message
   std::map<std::pair<int64_t, int64_t>, Channel> channels_;          // (from, to)

@@ -8,7 +8,8 @@
 namespace schedc::cuda {
 // Defined by runtime/cuda/CudaRank.cpp; null where it is not linked.
 [[gnu::weak]] std::string deviceProblem();
-[[gnu::weak]] std::unique_ptr<backend::ComputeRank> makeCudaRank(const backend::ComputeConfig &config, cpu::Comm &comm);
+[[gnu::weak]] std::unique_ptr<backend::ComputeRank> makeCudaRank(const backend::ComputeConfig &config,
+                                                                 backend::Comm &comm);
 } // namespace schedc::cuda
 
 namespace schedc::rt {
@@ -23,7 +24,7 @@ std::string cudaUnavailable() {
 }
 
 std::unique_ptr<backend::ComputeRank> makeComputeRank(ComputeRun::Backend backend, const backend::ComputeConfig &config,
-                                                      cpu::Comm &comm) {
+                                                      backend::Comm &comm) {
   if (backend == ComputeRun::Cuda)
     return cuda::makeCudaRank(config, comm);
   return std::make_unique<cpu::CpuRank>(config, comm);

@@ -8,7 +8,7 @@
 #include "sim/ReportFormat.h"
 #include "sim/Timeline.h"
 
-#include "cpu/WeightsDir.h"
+#include "backend/WeightsDir.h"
 #include "options/OptionValues.h"
 #include "sim/Budget.h"
 
@@ -60,7 +60,7 @@ stopped the run, 70 internal error.
 
 int runProgram(const schedc_program &program, const std::vector<std::string> &defines, const sim::RunOptions &options,
                std::ostream &out, std::ostream &err, const ComputeRun *computeRun) {
-  std::unique_ptr<cpu::Comm> comm = computeRun ? std::make_unique<cpu::Comm>() : nullptr;
+  std::unique_ptr<backend::Comm> comm = computeRun ? std::make_unique<backend::Comm>() : nullptr;
   bool root = !comm || comm->rank() == 0;
   std::ostringstream discard; // what ranks other than 0 would print (rank 0 says it)
   std::ostream &o = root ? out : discard;
@@ -378,7 +378,7 @@ extern "C" int schedc_main(const schedc_program *program, int argc, char **argv)
   if (!run.weightsOut.empty() && !computing)
     return usage("--weights-out is an option of the cpu and cuda backends (they compute the weights)");
   if (!run.weightsOut.empty()) // refused before the run, not after it
-    if (std::string problem = schedc::cpu::checkWeightsDestination(run.weightsOut, run.overwriteWeights);
+    if (std::string problem = schedc::backend::checkWeightsDestination(run.weightsOut, run.overwriteWeights);
         !problem.empty())
       return fail(problem, schedc::kExitIoError);
   // The model the report predicts bytes for is the one a real backend computes.
@@ -391,7 +391,7 @@ extern "C" int schedc_main(const schedc_program *program, int argc, char **argv)
   run.config.dims.tokens = options.bytes.tokens;
   run.config.precision = options.bytes.precision;
   bool adam = options.bytes.optimizerStates == 2;
-  run.config.optimizer.kind = adam ? schedc::cpu::Optimizer::Adam : schedc::cpu::Optimizer::Sgd;
+  run.config.optimizer.kind = adam ? schedc::backend::Optimizer::Adam : schedc::backend::Optimizer::Sgd;
   run.config.optimizer.lr = adam ? 1e-3f : 0.1f; // each optimizer's usual step size
   if (!computing) {
     try {

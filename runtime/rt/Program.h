@@ -4,9 +4,9 @@
 // description, so diagnostics print exactly as `schedc check` prints them.
 #pragma once
 
+#include "backend/Comm.h"
 #include "backend/ComputeRank.h"
-#include "cpu/Comm.h"
-#include "cpu/Kernels.h"
+#include "backend/Tensors.h"
 #include "schedc/runtime.h"
 #include "sim/Run.h"
 
@@ -35,7 +35,7 @@ bool haveCuda();
 std::string cudaUnavailable();
 // The real backend `run` asks for, for this process's rank.
 std::unique_ptr<backend::ComputeRank> makeComputeRank(ComputeRun::Backend backend, const backend::ComputeConfig &config,
-                                                      cpu::Comm &comm);
+                                                      backend::Comm &comm);
 
 // Runs `program` with the -D texts in `defines`; prints the report on `out` and (unless
 // options.json) diagnostics on `err`. With `computeRun`, computes for real: MPI must be

@@ -3,13 +3,13 @@
 // counts and float32 arrays, read back in the same order.
 #pragma once
 
-#include "cpu/Tensors.h"
+#include "backend/Tensors.h"
 
 #include <cstring>
 #include <optional>
 #include <vector>
 
-namespace schedc::cpu {
+namespace schedc::backend {
 
 inline void put(std::vector<char> &b, const void *p, size_t n) {
   b.insert(b.end(), (const char *)p, (const char *)p + n);
@@ -107,4 +107,4 @@ inline HostData readData(const std::vector<char> &b) {
   return d;
 }
 
-} // namespace schedc::cpu
+} // namespace schedc::backend

@@ -1,4 +1,5 @@
-// Tensors — the real data of the cpu backend. A layer's weight (and its optimizer state and
+// Tensors — the model real backends train and its data on the host (the cpu backend keeps
+// it there; the cuda backend copies to it to write the final weights). A layer's weight (and its optimizer state and
 // weight gradient) is an H x H float32 matrix, flattened row-major; a rank may hold only
 // some of its n equal slices (shards), kept as `pieces` of the flat array, so a shard costs
 // its elements and nothing more. Activations and activation gradients are row blocks: T rows
@@ -11,7 +12,16 @@
 #include <memory>
 #include <vector>
 
-namespace schedc::cpu {
+namespace schedc::backend {
+
+// The optimizer the model trains with (both real backends run the same steps).
+struct Optimizer {
+  enum Kind { Sgd, Adam } kind = Sgd;
+  float lr = 0.1f;                                     // Adam runs use 0.001
+  float momentum = 0.9f;                               // SGD
+  float beta1 = 0.9f, beta2 = 0.999f, epsilon = 1e-8f; // Adam
+  int moments() const { return kind == Adam ? 2 : 1; }
+};
 
 struct Dims {
   int64_t hidden = 512; // H
@@ -57,4 +67,4 @@ std::vector<float> initialWeight(const Dims &d, int64_t layer, int64_t begin, in
 std::vector<float> inputRows(const Dims &d, int64_t batch);  // T x H
 std::vector<float> targetRows(const Dims &d, int64_t batch); // T x H
 
-} // namespace schedc::cpu
+} // namespace schedc::backend

@@ -1,10 +1,10 @@
 // Tensors implementation: pieces of flat arrays and the data generator (splitmix64 over
 // (seed, stream, index), mapped to [-scale, scale)).
-#include "cpu/Tensors.h"
+#include "backend/Tensors.h"
 
 #include <cmath>
 
-namespace schedc::cpu {
+namespace schedc::backend {
 
 int64_t Flat::elements() const {
   int64_t n = 0;
@@ -68,4 +68,4 @@ std::vector<float> targetRows(const Dims &d, int64_t batch) {
   return y;
 }
 
-} // namespace schedc::cpu
+} // namespace schedc::backend

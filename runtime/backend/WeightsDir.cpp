@@ -1,6 +1,6 @@
 // WeightsDir implementation: the checks on the destination, a staging directory from
 // mkdtemp, and renameat2(RENAME_EXCHANGE) for the atomic swap.
-#include "cpu/WeightsDir.h"
+#include "backend/WeightsDir.h"
 
 #include <cerrno>
 #include <cstdio>
@@ -10,7 +10,7 @@
 #include <regex>
 #include <vector>
 
-namespace schedc::cpu {
+namespace schedc::backend {
 
 namespace fs = std::filesystem;
 
@@ -104,4 +104,4 @@ std::string publishWeights(const std::string &tmp, const std::string &dir, bool 
   return exchanged ? "" : "cannot move the weights into `" + dir + "`: " + why;
 }
 
-} // namespace schedc::cpu
+} // namespace schedc::backend

@@ -1,11 +1,13 @@
-// Comm — the cpu backend's communication: one MPI process per rank. Groups become MPI
-// communicators (made once per group, collectively over its members only). Sends are
-// non-blocking (MPI_Isend with the buffer kept until it completes), because in the
-// schedule language a send never waits; receives, collectives and the final gather block.
-// Any MPI failure ends the whole job at once (MPI_Abort) with a message naming the rank.
+// Comm — the MPI job real backends run in: one MPI process per rank (the cpu backend's
+// collectives and messages; the cuda backend bootstraps NCCL over it and gathers the final
+// weights with it). Groups become MPI communicators (made once per group, collectively over
+// its members only). Sends are non-blocking (MPI_Isend with the buffer kept until it
+// completes), because in the schedule language a send never waits; receives, collectives
+// and the final gather block. Any MPI failure ends the whole job at once (MPI_Abort) with a
+// message naming the rank.
 #pragma once
 
-#include "cpu/Tensors.h"
+#include "backend/Tensors.h"
 
 #include <map>
 #include <memory>
@@ -13,7 +15,7 @@
 #include <string>
 #include <vector>
 
-namespace schedc::cpu {
+namespace schedc::backend {
 
 class Comm {
 public:
@@ -73,4 +75,4 @@ std::string gatherWeights(Comm &comm, const std::vector<char> &mine, int64_t lay
 // a rename). Returns false on an I/O error.
 bool writeNpy(const std::string &path, const std::vector<float> &values, int64_t rows, int64_t cols);
 
-} // namespace schedc::cpu
+} // namespace schedc::backend

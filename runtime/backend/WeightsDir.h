@@ -8,7 +8,7 @@
 
 #include <string>
 
-namespace schedc::cpu {
+namespace schedc::backend {
 
 // Whether the weights may go to `dir`: "" if so, else why not (for the command line, before
 // the run, and again just before writing).
@@ -26,4 +26,4 @@ void discardWeightsStaging(const std::string &tmp);
 // `tmp` is removed and `dir` is as it was.
 std::string publishWeights(const std::string &tmp, const std::string &dir, bool overwrite);
 
-} // namespace schedc::cpu
+} // namespace schedc::backend

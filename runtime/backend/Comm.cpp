@@ -1,7 +1,7 @@
 // Comm implementation, and the .npy writer.
-#include "cpu/Comm.h"
-#include "cpu/WeightsDir.h"
-#include "cpu/Wire.h"
+#include "backend/Comm.h"
+#include "backend/WeightsDir.h"
+#include "backend/Wire.h"
 #include "sim/Run.h"
 
 #include <chrono>
@@ -11,7 +11,7 @@
 #include <fstream>
 #include <iostream>
 
-namespace schedc::cpu {
+namespace schedc::backend {
 
 bool Comm::initialized() {
   int flag = 0;
@@ -297,4 +297,4 @@ bool writeNpy(const std::string &path, const std::vector<float> &values, int64_t
   return sim::writeAtomically(path, bytes);
 }
 
-} // namespace schedc::cpu
+} // namespace schedc::backend
