@@ -3,10 +3,9 @@
 // reads -D and the run options, evaluates the parameters with the compiled defaults, and
 // runs every rank of the compiled entry through sim::runAndReport — the same path `schedc
 // check` takes — so the report and diagnostics are byte for byte the same.
+#include "rt/ComputeRun.h"
 #include "rt/Program.h"
-#include "rt/RankContext.h"
 #include "sim/ReportFormat.h"
-#include "sim/Timeline.h"
 
 #include "backend/WeightsDir.h"
 #include "options/OptionValues.h"
@@ -61,221 +60,27 @@ stopped the run, 70 internal error.
 int runProgram(const schedc_program &program, const std::vector<std::string> &defines, const sim::RunOptions &options,
                std::ostream &out, std::ostream &err, const ComputeRun *computeRun) {
   std::unique_ptr<backend::Comm> comm = computeRun ? std::make_unique<backend::Comm>() : nullptr;
-  bool root = !comm || comm->rank() == 0;
   std::ostringstream discard; // what ranks other than 0 would print (rank 0 says it)
-  std::ostream &o = root ? out : discard;
-  std::ostream &e = root ? err : discard;
+  bool root = !comm || comm->rank() == 0;
+  Streams streams{root ? out : discard, root ? err : discard, err};
   if (program.abi_version != SCHEDC_ABI_VERSION) {
-    e << "schedc: error: this program was compiled for runtime ABI " << program.abi_version
-      << ", but the runtime is ABI " << SCHEDC_ABI_VERSION << "; rebuild it\n";
+    streams.err << "schedc: error: this program was compiled for runtime ABI " << program.abi_version
+                << ", but the runtime is ABI " << SCHEDC_ABI_VERSION << "; rebuild it\n";
     return kExitInternal;
   }
-  SourceManager sources;
-  for (uint32_t i = 0; i < program.num_files; ++i)
-    sources.addBuffer(program.files[i].path, program.files[i].text);
-  std::vector<SourceRange> locations;
-  for (uint32_t i = 0; i < program.num_locations; ++i) {
-    const schedc_location &l = program.locations[i];
-    locations.push_back(SourceRange{{l.file + 1, l.line, l.col}, {l.file + 1, l.end_line, l.end_col}});
-  }
-  std::vector<std::string> axes(program.axes, program.axes + program.num_axes);
-
-  sim::RunSetup setup;
-  setup.schedule = program.schedule;
-  setup.scheduleAt = SourceRange(locations[program.schedule_loc].begin);
-  setup.file = sources.name(setup.scheduleAt.begin.file);
-  for (uint32_t i = 0; i < program.num_params; ++i)
-    setup.params.push_back(
-        sim::ParamSpec{program.params[i].name, program.params[i].has_default != 0, locations[program.params[i].loc]});
-  for (uint32_t i = 0; i < program.num_arrays; ++i) {
-    int32_t k = program.arrays[i].kind; // an enum schedc_value_kind
-    SCHEDC_ASSERT(k == SCHEDC_KIND_UNKNOWN || (k >= 0 && k < kValueKinds), "an array of no kind of value");
-    setup.arrays.push_back(sim::ArrayInfo{
-        program.arrays[i].name, k == SCHEDC_KIND_UNKNOWN ? std::nullopt : std::optional(static_cast<sim::Kind>(k))});
-  }
-  if (program.target_steps >= 0)
-    setup.targetSteps = program.target_steps;
-  if (program.target_memory >= 0)
-    setup.targetMemory = program.target_memory;
-
-  DiagnosticEngine diags(sources, options.json ? nullptr : &e);
-  std::optional<std::map<std::string, int64_t>> overrides = sim::resolveDefines(setup, defines, diags);
+  Decoded decoded(program);
+  DiagnosticEngine diags(decoded.sources, options.json ? nullptr : &streams.err);
+  std::optional<std::map<std::string, int64_t>> overrides = sim::resolveDefines(decoded.setup, defines, diags);
   if (!overrides) {
     if (options.json)
-      o << sim::invalidJson(setup.schedule, setup.file, diags, sources);
+      streams.out << sim::invalidJson(decoded.setup.schedule, decoded.setup.file, diags, decoded.sources);
     return kExitUsage;
   }
-
-  // The parameters: -D values where given, the compiled defaults for the rest.
-  std::vector<int64_t> values(program.num_params, 0);
-  std::vector<uint8_t> overridden(program.num_params, 0);
-  for (uint32_t i = 0; i < program.num_params; ++i)
-    if (auto it = overrides->find(program.params[i].name); it != overrides->end()) {
-      values[i] = it->second;
-      overridden[i] = 1;
-    }
-  RankContext paramContext(locations, axes);
-  paramContext.paramDiags = &diags;
-  program.parameters(reinterpret_cast<schedc_rank *>(&paramContext), values.data(), overridden.data());
-  std::optional<std::vector<int64_t>> evaluated;
-  if (!paramContext.paramsFailed)
-    evaluated = values;
-
-  std::vector<sim::Measured> measured; // the computing rank's events, in real time (cpu)
-  double origin = 0;
-  // Runs the compiled entry on every rank (computing data on `local`'s rank, if any).
-  auto body = [&](backend::ComputeRank *local) {
-    return [&, local](sim::Rank &rank) {
-      RankContext context(locations, axes);
-      context.rank = &rank;
-      if (local && rank.id() == comm->rank()) {
-        context.compute = local;
-        context.measured = &measured;
-        context.origin = origin;
-        context.settle = !options.traceFile.empty() || !options.timelineFile.empty();
-        rank.measurePayloads(true);
-      }
-      program.entry(reinterpret_cast<schedc_rank *>(&context), values.data());
-    };
-  };
+  std::optional<std::vector<int64_t>> evaluated = decoded.evaluate(*overrides, diags);
   if (!computeRun)
-    return sim::runAndReport(setup, evaluated, options, body(nullptr), sources, diags, o);
-
-  // A real backend: one process per rank, a verified schedule unless --no-verify.
-  int64_t ranks = 1, batches = 1, layers = 1;
-  for (uint32_t i = 0; i < program.num_params && evaluated; ++i) {
-    std::string name = program.params[i].name;
-    (name == "ranks"     ? ranks
-     : name == "batches" ? batches
-     : name == "layers"  ? layers
-                         : batches) = name == "ranks" || name == "batches" || name == "layers" ? values[i] : batches;
-  }
-  if (evaluated && ranks != comm->size()) {
-    e << "schedc: error: the schedule runs on " << ranks << " ranks, but " << comm->size()
-      << " processes were started (run it with mpirun -np " << ranks << ")\n";
-    return kExitUsage;
-  }
-  if (computeRun->backend == ComputeRun::Cuda) {
-    // Every rank must find its GPU, or none goes on (the others would wait in NCCL).
-    std::string why = cudaUnavailable();
-    int missing = why.empty() ? 0 : 1;
-    MPI_Allreduce(MPI_IN_PLACE, &missing, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-    if (missing) {
-      std::string first;
-      for (const std::vector<char> &bytes : comm->gather(std::vector<char>(why.begin(), why.end())))
-        if (first.empty() && !bytes.empty())
-          first.assign(bytes.begin(), bytes.end());
-      e << "schedc: error: " << first << "\n";
-      return kExitNoDevice;
-    }
-  }
-  backend::ComputeConfig config = computeRun->config;
-  config.dims.batches = batches;
-  // The verification run: it decides whether the schedule runs (unless --no-verify), and
-  // tells the cuda backend the routes of its messages and the groups of its collectives,
-  // whose NCCL communicators it opens before it starts (the same schedule makes the same
-  // calls when it computes).
-  bool needChannels = computeRun->backend == ComputeRun::Cuda;
-  if ((!computeRun->noVerify || needChannels) && evaluated) {
-    DiagnosticEngine quiet(sources, nullptr);
-    std::ostringstream report;
-    sim::RunOptions verifyOptions;
-    verifyOptions.limits = options.limits; // no files: this run only decides
-    verifyOptions.afterRun = [&](const sim::World &world, sim::CheckResult &) {
-      config.routes.assign(world.routes().begin(), world.routes().end());
-      config.groups = world.collectiveGroups();
-      return std::string();
-    };
-    int verdict = sim::runAndReport(setup, evaluated, verifyOptions, body(nullptr), sources, quiet, report);
-    // Every rank must decide alike, or some would wait in MPI for the others forever.
-    MPI_Allreduce(MPI_IN_PLACE, &verdict, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-    // A run stopped at a resource limit was not judged: the real run would stop there too.
-    bool stopped = verdict == kExitLimit;
-    if (verdict != kExitOk && (!computeRun->noVerify || stopped)) {
-      for (const Diagnostic &d : quiet.diagnostics()) {
-        auto b = d.severity == Severity::Error ? diags.error(d.range, d.message) : diags.warning(d.range, d.message);
-        for (const Diagnostic &n : d.notes)
-          b.note(n.range, n.message);
-      }
-      if (!stopped)
-        diags.error({}, "`" + setup.schedule + "` is not a correct training step, so the " + computeRun->name() +
-                            " backend does not run it "
-                            "(--no-verify runs it anyway)");
-      if (options.json)
-        o << sim::invalidJson(setup.schedule, setup.file, diags, sources);
-      return stopped ? kExitLimit : kExitCheckFailed;
-    }
-  }
-  std::unique_ptr<backend::ComputeRank> local = makeComputeRank(computeRun->backend, config, *comm);
-  sim::RunOptions runOptions = options;
-  runOptions.traceFile.clear(); // a real run writes what it measured (below), not the model's times
-  runOptions.timelineFile.clear();
-  if (!root) // the events are the same on every rank: rank 0 writes them
-    runOptions.eventsFile.clear();
-  MPI_Barrier(MPI_COMM_WORLD); // one start for every rank's clock
-  origin = RankContext::now();
-  runOptions.afterRun = [&](const sim::World &world, sim::CheckResult &result) -> std::string {
-    result.backend = computeRun->name();
-    // This rank's peak of bytes held, measured at the cost model's sampling points.
-    int64_t peak = 0;
-    for (const sim::Event &ev : world.events(comm->rank()))
-      peak = std::max(peak, ev.measured);
-    std::vector<char> mine(reinterpret_cast<const char *>(&peak), reinterpret_cast<const char *>(&peak) + 8);
-    for (const std::vector<char> &bytes : comm->gather(mine)) {
-      int64_t v;
-      std::memcpy(&v, bytes.data(), 8);
-      result.measuredPeak.push_back(v);
-    }
-    // Every collective below happens on every rank, in the same order; only then does
-    // rank 0 write files (a rank that returned early would leave the others waiting).
-    bool drawing = !options.traceFile.empty() || !options.timelineFile.empty();
-    sim::MeasuredRun run;
-    if (drawing) { // every rank's measured times and memory, gathered at rank 0
-      const std::vector<sim::Event> &events = world.events(comm->rank());
-      measured.resize(events.size());
-      std::vector<char> mineTimes;
-      for (size_t i = 0; i < events.size(); ++i) {
-        measured[i].memory = std::max<int64_t>(0, events[i].measured);
-        const char *p = reinterpret_cast<const char *>(&measured[i]);
-        mineTimes.insert(mineTimes.end(), p, p + sizeof(sim::Measured));
-      }
-      std::vector<std::vector<char>> all = comm->gather(mineTimes);
-      run.resize(all.size());
-      for (size_t r = 0; r < all.size(); ++r) {
-        run[r].resize(all[r].size() / sizeof(sim::Measured));
-        std::memcpy(run[r].data(), all[r].data(), all[r].size());
-      }
-    }
-    std::string problem;
-    if (!computeRun->weightsOut.empty() && world.completed())
-      problem = local->writeFinalWeights(world.rank(comm->rank()), layers, computeRun->weightsOut,
-                                         computeRun->overwriteWeights);
-    if (root && drawing && world.completed() && problem.empty()) {
-      if (!options.traceFile.empty() &&
-          !sim::writeAtomically(options.traceFile, sim::chromeTrace(world, sources, setup.schedule, &run)))
-        problem = "cannot write the trace to `" + options.traceFile + "`";
-      else if (!options.timelineFile.empty() &&
-               !sim::writeAtomically(options.timelineFile,
-                                     options.timelineHtml
-                                         ? sim::timelineHtml(world, *result.report, sources, setup.schedule, &run)
-                                         : sim::timelineSvg(world, *result.report, sources, setup.schedule, &run)))
-        problem = "cannot write the timeline to `" + options.timelineFile + "`";
-    }
-    return problem;
-  };
-  int code = sim::runAndReport(setup, evaluated, runOptions, body(local.get()), sources, diags, o);
-  local->finish();
-  comm->finish();
-  if (computeRun->stats) {
-    // Each rank's line (its GEMM rate next to the library's own, measured now, in the same
-    // run, and its communication time); rank 0 prints every rank's line in order.
-    std::string line = local->stats();
-    for (const std::vector<char> &bytes : comm->gather(std::vector<char>(line.begin(), line.end())))
-      err << std::string(bytes.begin(), bytes.end());
-  }
-  // Every rank ends with rank 0's exit code (only rank 0 writes files).
-  MPI_Bcast(&code, 1, MPI_INT, 0, MPI_COMM_WORLD);
-  return code;
+    return sim::runAndReport(decoded.setup, evaluated, options, decoded.body(nullptr), decoded.sources, diags,
+                             streams.out);
+  return computeForReal(decoded, evaluated, options, *computeRun, *comm, diags, streams);
 }
 
 } // namespace schedc::rt
