@@ -322,7 +322,7 @@ private:
   // Runs an operation: its arguments in call order, then the sim backend's dispatch.
   sim::Results operation(const ir::Operation &op) {
     if (op.kind == ir::OpKind::Read)
-      return readSlot(op.ref);
+      return sim::Results::one(rank_.read(op.ref.array, indices(op.ref), op.ref.range));
     sim::Operands operands;
     std::span<const ParamInfo> params = opInfo(op.kind).params;
     for (size_t i = 0; i < params.size(); ++i) {
@@ -335,13 +335,6 @@ private:
       }
     }
     return sim::execute(rank_, op.kind, op.range, operands);
-  }
-
-  sim::Results readSlot(const ir::StorageRef &ref) {
-    sim::Results r;
-    r.values[0] = rank_.read(ref.array, indices(ref), ref.range);
-    r.count = 1;
-    return r;
   }
 
   const ir::Program &program_;

@@ -3,6 +3,7 @@
 #include "cost/Placement.h"
 
 #include <array>
+#include <optional>
 
 namespace schedc::cost {
 
@@ -13,7 +14,7 @@ public:
   Placer(const CostModel &model, const RunGraph &graph, int64_t ranks,
          const std::function<TimedEvent &(EventRef)> &event)
       : model_(model), graph_(graph), event_(event), free_(static_cast<size_t>(ranks)),
-        callStart_(graph.collectives.size()), callStarted_(graph.collectives.size(), false) {
+        callStart_(graph.collectives.size()) {
     for (auto &streams : free_)
       streams.fill(Number::integer(0));
   }
@@ -41,19 +42,12 @@ private:
 
   // When every member of collective call `c` is ready (computed once, at its first member).
   Number callStart(int64_t c) {
-    auto i = static_cast<size_t>(c);
-    if (callStarted_[i])
-      return callStart_[i];
-    bool first = true;
-    Number start;
-    for (EventRef member : graph_.collectives[i]) {
-      if (member.index < 0)
-        continue; // cut short before it took part
-      start = first ? ready(member) : Number::pythonMax(start, ready(member));
-      first = false;
-    }
-    callStarted_[i] = true;
-    return callStart_[i] = start;
+    std::optional<Number> &start = callStart_[static_cast<size_t>(c)];
+    if (!start)
+      for (EventRef member : graph_.collectives[static_cast<size_t>(c)])
+        if (member.index >= 0) // else cut short before it took part
+          start = start ? Number::pythonMax(*start, ready(member)) : ready(member);
+    return *start;
   }
 
   void placeOne(EventRef ref) {
@@ -76,8 +70,7 @@ private:
   const RunGraph &graph_;
   const std::function<TimedEvent &(EventRef)> &event_;
   std::vector<std::array<Number, kStreams>> free_; // by rank and stream: when it is next free
-  std::vector<Number> callStart_;
-  std::vector<bool> callStarted_;
+  std::vector<std::optional<Number>> callStart_;   // by collective call, once its first member is placed
 };
 
 } // namespace

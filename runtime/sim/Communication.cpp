@@ -42,11 +42,10 @@ std::string groupName(const IntSet &members, int64_t ranks) {
 
 } // namespace
 
-// Computes the results of a complete collective (one per member), reporting problems that
-// only the whole group shows (different shards, micro-batches summed twice).
+// Computes the result of a complete collective, reporting problems that only the whole
+// group shows (different shards, micro-batches summed twice).
 void World::combine(Collective &c, const IntSet &members, Rank &reporter, SourceRange at) {
   size_t n = c.inputs.size();
-  c.results.assign(n, nullptr);
   bool poisoned = c.mismatched;
   bool forged = false;
   for (const ValuePtr &v : c.inputs) {
@@ -116,17 +115,16 @@ void World::combine(Collective &c, const IntSet &members, Rank &reporter, Source
     out.shards = setOf(std::move(united));
   else
     out.batches = setOf(std::move(united));
-  if (c.kind != CollectiveKind::ReduceScatter) {
-    ValuePtr shared = makeValue(std::move(out));
-    std::fill(c.results.begin(), c.results.end(), shared);
-    return;
+  c.result = std::move(out);
+}
+
+Value World::Collective::resultFor(size_t position) const {
+  Value mine = result;
+  if (kind == CollectiveKind::ReduceScatter) { // each member keeps its own shard of the sum
+    mine.shards = setOf(IntSet::single(static_cast<int64_t>(position)));
+    mine.total = static_cast<int64_t>(inputs.size());
   }
-  for (size_t i = 0; i < n; ++i) { // each member keeps its own shard of the sum
-    Value mine = out;
-    mine.shards = setOf(IntSet::single(static_cast<int64_t>(i)));
-    mine.total = static_cast<int64_t>(n);
-    c.results[i] = makeValue(std::move(mine));
-  }
+  return mine;
 }
 
 // Every member must have called the same collective on the same layer as the group's
@@ -175,17 +173,7 @@ ValuePtr Rank::collective(SourceRange at, CollectiveKind kind, const ValuePtr &v
   size_t pos = static_cast<size_t>(std::lower_bound(elems.begin(), elems.end(), id_) - elems.begin());
   uint64_t call = g.calls[pos]++;
   while (g.base + g.instances.size() <= call)
-    g.instances.push_back(World::Collective{kind,
-                                            -1,
-                                            std::vector<CollectiveKind>(elems.size()),
-                                            std::vector<ValuePtr>(elems.size()),
-                                            std::vector<SourceRange>(elems.size()),
-                                            0,
-                                            0,
-                                            false,
-                                            false,
-                                            -1,
-                                            {}});
+    g.instances.emplace_back(kind, elems.size());
   World::Collective &c = g.instances[call - g.base];
   c.kinds[pos] = kind;
   c.inputs[pos] = v;
@@ -212,7 +200,9 @@ ValuePtr Rank::collective(SourceRange at, CollectiveKind kind, const ValuePtr &v
   int64_t event = logEvent(work, nullptr, at, v->made);
   events_.back().collective = c.call;
   world_.graph_.collectives[static_cast<size_t>(c.call)][pos] = eventRef(event);
-  ValuePtr result = madeBy(c.results[pos], event);
+  Value mine = c.resultFor(pos);
+  mine.made = producers(event);
+  ValuePtr result = makeValue(std::move(mine));
   if (++c.taken == elems.size()) // everyone has its result: retire finished instances
     while (!g.instances.empty() && g.instances.front().taken == elems.size()) {
       g.instances.pop_front();

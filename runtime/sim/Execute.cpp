@@ -5,13 +5,6 @@ namespace schedc::sim {
 
 namespace {
 
-Results one(ValuePtr v) {
-  Results r;
-  r.values[0] = std::move(v);
-  r.count = 1;
-  return r;
-}
-
 Results two(std::pair<ValuePtr, ValuePtr> vs) {
   Results r;
   r.values = {std::move(vs.first), std::move(vs.second)};
@@ -24,7 +17,8 @@ Results backward(Rank &rank, OpKind op, SourceRange at, const Operands &a) {
   using P = param::Backward; // the halves' parameters are the same
   std::pair<ValuePtr, ValuePtr> grads =
       rank.backward(at, a.integer(P::layer), a.value(P::input), a.value(P::grad), a.value(P::weight), backwardPart(op));
-  Results r = op == OpKind::Backward ? two(grads) : one(op == OpKind::BackwardInput ? grads.second : grads.first);
+  Results r =
+      op == OpKind::Backward ? two(grads) : Results::one(op == OpKind::BackwardInput ? grads.second : grads.first);
   r.backward = std::move(grads);
   return r;
 }
@@ -53,39 +47,40 @@ Rank::BackwardPart backwardPart(OpKind op) {
 Results execute(Rank &rank, OpKind op, SourceRange at, const Operands &a) {
   if (isCollective(op)) {
     CollectiveArgs c = collectiveArgs(op, a);
-    return one(rank.collective(at, op, c.value, std::move(c.group)));
+    return Results::one(rank.collective(at, op, c.value, std::move(c.group)));
   }
   switch (op) {
   case OpKind::Load: {
     using P = param::Load;
     return two(rank.load(at, a.integer(P::layer), a.integer(P::shard), a.integer(P::of)));
   }
-  case OpKind::Input: return one(rank.input(at, a.set(param::Input::batches)));
+  case OpKind::Input: return Results::one(rank.input(at, a.set(param::Input::batches)));
   case OpKind::Forward: {
     using P = param::Forward;
-    return one(rank.forward(at, a.integer(P::layer), a.value(P::input), a.value(P::weight)));
+    return Results::one(rank.forward(at, a.integer(P::layer), a.value(P::input), a.value(P::weight)));
   }
   case OpKind::Backward:
   case OpKind::BackwardInput:
   case OpKind::BackwardWeight: return backward(rank, op, at, a);
-  case OpKind::Loss: return one(rank.loss(at, a.value(param::Loss::input)));
+  case OpKind::Loss: return Results::one(rank.loss(at, a.value(param::Loss::input)));
   case OpKind::Update: {
     using P = param::Update;
     return two(rank.update(at, a.integer(P::layer), a.value(P::grad), a.value(P::weight), a.value(P::opt)));
   }
-  case OpKind::AddGrad: return one(rank.addGrad(at, a.value(param::AddGrad::lhs), a.value(param::AddGrad::rhs)));
+  case OpKind::AddGrad:
+    return Results::one(rank.addGrad(at, a.value(param::AddGrad::lhs), a.value(param::AddGrad::rhs)));
   case OpKind::FakeGrad:
-    return one(rank.fakeGrad(at, a.integer(param::FakeGrad::layer), a.set(param::FakeGrad::batches)));
+    return Results::one(rank.fakeGrad(at, a.integer(param::FakeGrad::layer), a.set(param::FakeGrad::batches)));
   case OpKind::Shard: {
     using P = param::Shard;
-    return one(rank.shard(at, a.value(P::value), a.integer(P::shard), a.integer(P::of)));
+    return Results::one(rank.shard(at, a.value(P::value), a.integer(P::shard), a.integer(P::of)));
   }
   case OpKind::Send: {
     using P = param::Send;
     rank.send(at, a.integer(P::to), a.value(P::value), a.integer(P::tag));
     return {};
   }
-  case OpKind::Recv: return one(rank.recv(at, a.integer(param::Recv::from), a.integer(param::Recv::tag)));
+  case OpKind::Recv: return Results::one(rank.recv(at, a.integer(param::Recv::from), a.integer(param::Recv::tag)));
   default: break;
   }
   SCHEDC_UNREACHABLE("an operation the sim backend cannot execute");

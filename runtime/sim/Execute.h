@@ -34,6 +34,13 @@ struct Results {
   std::array<ValuePtr, kMaxResults> values;
   size_t count = 0;
   std::pair<ValuePtr, ValuePtr> backward; // weight gradient, activation gradient
+
+  static Results one(ValuePtr v) {
+    Results r;
+    r.values[0] = std::move(v);
+    r.count = 1;
+    return r;
+  }
 };
 
 // A collective's value and its group, wherever its signature puts them.

@@ -48,7 +48,7 @@ cost::Producers Rank::producers(int64_t event) const {
   return cost::Producers::of(cost::streamOfClass(events_[static_cast<size_t>(event)].kind), event);
 }
 
-ValuePtr Rank::madeBy(ValuePtr v, int64_t event) const {
+ValuePtr Rank::madeBy(const ValuePtr &v, int64_t event) const {
   Value copy = *v; // keeps its memory
   copy.made = producers(event);
   return std::make_shared<const Value>(std::move(copy));

@@ -1,7 +1,8 @@
 // Value — the metadata the sim backend tracks for every training value (no tensors): its
 // kind, layer, optimizer step, shards and micro-batches, and the units of memory it takes
-// under the `puzzle` cost model. Values are immutable and shared (a value stored under two
-// names, or the one result of a collective handed to every rank, is one object).
+// under the `puzzle` cost model, and the events of its rank that made it. Values are immutable
+// and shared within a rank (a value stored under two names is one object); each member of a
+// collective and the receiver of a message get their own, made by their own event.
 #pragma once
 
 #include "cost/Streams.h"
@@ -19,12 +20,13 @@ namespace schedc::sim {
 // over classes in this order.
 using Kind = ValueKind;
 constexpr int kKinds = kValueKinds;
+// "weight", "activation gradient", ...; "weights", "activation gradients", ...
 inline const char *kindName(Kind k) {
   return valueKindName(k);
-} // "weight", "activation gradient", ...
+}
 inline const char *kindPlural(Kind k) {
   return valueKindPlural(k);
-} // "weights", "activation gradients", ...
+}
 
 struct Value {
   Kind kind = Kind::Activation;

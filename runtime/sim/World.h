@@ -198,9 +198,9 @@ private:
   // held now; returns its index. Its time comes after the run (World::placeEvents).
   int64_t logEvent(const cost::Work &work, std::shared_ptr<const IntSet> batches, SourceRange at,
                    cost::Producers after = {});
-  // `v` as made by this rank's event `event` (a copy when it must differ from the original:
-  // a collective's result, shared by the members, or a message, shared with its sender).
-  ValuePtr madeBy(ValuePtr v, int64_t event) const;
+  // A copy of `v` made by this rank's event `event` (a received message: the sender's value
+  // is made by the sender's events).
+  ValuePtr madeBy(const ValuePtr &v, int64_t event) const;
   // What waits for the result of this rank's event `event`.
   cost::Producers producers(int64_t event) const;
   cost::EventRef eventRef(int64_t event) const;
@@ -277,6 +277,10 @@ private:
   };
   // One collective call of a group: the k-th call of every member meets here.
   struct Collective {
+    Collective(CollectiveKind k, size_t members) : kind(k), kinds(members), inputs(members), at(members) {}
+    // What the member at `position` gets: the result (a reduce-scatter's: its shard of it).
+    Value resultFor(size_t position) const;
+
     CollectiveKind kind; // of the lowest member (what the others must match)
     int64_t layer = -1;
     std::vector<CollectiveKind> kinds; // by position in the group
@@ -285,8 +289,8 @@ private:
     size_t arrived = 0, taken = 0;
     bool mismatched = false;
     bool done = false;
-    int64_t call = -1;             // its index in graph_.collectives, once complete
-    std::vector<ValuePtr> results; // by position
+    int64_t call = -1; // its index in graph_.collectives, once complete
+    Value result;      // once complete; each member makes its own value of it (made by its event)
   };
 
   struct Group {
