@@ -60,32 +60,13 @@ public:
     case ir::ExprOp::Sub:
     case ir::ExprOp::Mul:
     case ir::ExprOp::Div:
-    case ir::ExprOp::Mod: {
-      int64_t a = eval(e.operands[0]).i, b = eval(e.operands[1]).i;
-      char op = e.op == ir::ExprOp::Add   ? '+'
-                : e.op == ir::ExprOp::Sub ? '-'
-                : e.op == ir::ExprOp::Mul ? '*'
-                : e.op == ir::ExprOp::Div ? '/'
-                                          : '%';
-      return {checked(a, b, op, e.range), {}};
-    }
+    case ir::ExprOp::Mod: return arithmetic(e);
     case ir::ExprOp::Lt: return compare(e, [](int64_t a, int64_t b) { return a < b; });
     case ir::ExprOp::Le: return compare(e, [](int64_t a, int64_t b) { return a <= b; });
     case ir::ExprOp::Gt: return compare(e, [](int64_t a, int64_t b) { return a > b; });
     case ir::ExprOp::Ge: return compare(e, [](int64_t a, int64_t b) { return a >= b; });
     case ir::ExprOp::Eq:
-    case ir::ExprOp::Ne: {
-      bool eq;
-      RtValue a = eval(e.operands[0]);
-      RtValue b = eval(e.operands[1]);
-      if (e.operands[0].type == ir::Type::Set) {
-        IntSet x = materialize(a.set, e.range);
-        eq = x == materialize(b.set, e.range);
-      } else {
-        eq = a.i == b.i;
-      }
-      return {e.op == ir::ExprOp::Eq ? eq : !eq, {}};
-    }
+    case ir::ExprOp::Ne: return equality(e);
     case ir::ExprOp::And: return {eval(e.operands[0]).i && eval(e.operands[1]).i, {}};
     case ir::ExprOp::Or: return {eval(e.operands[0]).i || eval(e.operands[1]).i, {}};
     case ir::ExprOp::Range: {
@@ -94,23 +75,7 @@ public:
       v.set.hi = eval(e.operands[1]).i;
       return v;
     }
-    case ir::ExprOp::SetLit: {
-      std::vector<int64_t> elems;
-      for (const ir::Expr &o : e.operands) {
-        if (o.type == ir::Type::Int) {
-          elems.push_back(eval(o).i);
-        } else {
-          const IntSet &s = materialize(eval(o).set, o.range);
-          elems.insert(elems.end(), s.elements().begin(), s.elements().end());
-        }
-        if (static_cast<int64_t>(elems.size()) > kMaxSetSize)
-          return tooLarge(static_cast<int64_t>(elems.size()), o.range);
-      }
-      RtValue v;
-      v.set.isRange = false;
-      v.set.elems = std::make_shared<const IntSet>(std::move(elems));
-      return v;
-    }
+    case ir::ExprOp::SetLit: return setLiteral(e);
     case ir::ExprOp::In: { // the set first, as compiled code does
       SetValue s = eval(e.operands[1]).set;
       return {s.contains(eval(e.operands[0]).i), {}};
@@ -127,6 +92,50 @@ public:
     case ir::ExprOp::Size: return {eval(e.operands[0]).set.size(), {}};
     }
     SCHEDC_UNREACHABLE("an expression operator the interpreter does not know");
+  }
+
+  // a + b, a - b, a * b, a / b, a % b: checked as compiled code checks them.
+  RtValue arithmetic(const ir::Expr &e) {
+    int64_t a = eval(e.operands[0]).i, b = eval(e.operands[1]).i;
+    char op = e.op == ir::ExprOp::Add   ? '+'
+              : e.op == ir::ExprOp::Sub ? '-'
+              : e.op == ir::ExprOp::Mul ? '*'
+              : e.op == ir::ExprOp::Div ? '/'
+                                        : '%';
+    return {checked(a, b, op, e.range), {}};
+  }
+
+  // == and != of integers or sets.
+  RtValue equality(const ir::Expr &e) {
+    bool eq;
+    RtValue a = eval(e.operands[0]);
+    RtValue b = eval(e.operands[1]);
+    if (e.operands[0].type == ir::Type::Set) {
+      IntSet x = materialize(a.set, e.range);
+      eq = x == materialize(b.set, e.range);
+    } else {
+      eq = a.i == b.i;
+    }
+    return {e.op == ir::ExprOp::Eq ? eq : !eq, {}};
+  }
+
+  // {a, b, s...}: integers and the elements of sets, within the size limit.
+  RtValue setLiteral(const ir::Expr &e) {
+    std::vector<int64_t> elems;
+    for (const ir::Expr &o : e.operands) {
+      if (o.type == ir::Type::Int) {
+        elems.push_back(eval(o).i);
+      } else {
+        const IntSet &s = materialize(eval(o).set, o.range);
+        elems.insert(elems.end(), s.elements().begin(), s.elements().end());
+      }
+      if (static_cast<int64_t>(elems.size()) > kMaxSetSize)
+        return tooLarge(static_cast<int64_t>(elems.size()), o.range);
+    }
+    RtValue v;
+    v.set.isRange = false;
+    v.set.elems = std::make_shared<const IntSet>(std::move(elems));
+    return v;
   }
 
   // The elements of a set (built on demand, within the size limit).

@@ -388,28 +388,50 @@ private:
       return b_.CreateCall(s_.rt("schedc_rank_at"), {rank_, loc(e.range), n, coords});
     }
     case ir::ExprOp::Neg:
-      return checkedArith(llvm::Intrinsic::ssub_with_overflow, '-', b_.getInt64(0), integer(e.operands[0]), e.range);
-    case ir::ExprOp::Not: return boolean(b_.CreateICmpEQ(integer(e.operands[0]), b_.getInt64(0)));
     case ir::ExprOp::Add:
     case ir::ExprOp::Sub:
     case ir::ExprOp::Mul:
     case ir::ExprOp::Div:
-    case ir::ExprOp::Mod: {
-      Value *a = integer(e.operands[0]);
-      Value *b = integer(e.operands[1]);
-      if (e.op == ir::ExprOp::Add)
-        return checkedArith(llvm::Intrinsic::sadd_with_overflow, '+', a, b, e.range);
-      if (e.op == ir::ExprOp::Sub)
-        return checkedArith(llvm::Intrinsic::ssub_with_overflow, '-', a, b, e.range);
-      if (e.op == ir::ExprOp::Mul)
-        return checkedArith(llvm::Intrinsic::smul_with_overflow, '*', a, b, e.range);
-      char op = e.op == ir::ExprOp::Div ? '/' : '%';
-      return b_.CreateCall(s_.rt("schedc_arith"), {rank_, loc(e.range), b_.getInt32(op), a, b});
-    }
+    case ir::ExprOp::Mod: return arithmetic(e);
     case ir::ExprOp::Lt:
     case ir::ExprOp::Le:
     case ir::ExprOp::Gt:
-    case ir::ExprOp::Ge: {
+    case ir::ExprOp::Ge:
+    case ir::ExprOp::Eq:
+    case ir::ExprOp::Ne: return comparison(e);
+    case ir::ExprOp::Not: return boolean(b_.CreateICmpEQ(integer(e.operands[0]), b_.getInt64(0)));
+    case ir::ExprOp::And:
+    case ir::ExprOp::Or: return shortCircuit(e);
+    case ir::ExprOp::In: return membership(e);
+    case ir::ExprOp::Min:
+    case ir::ExprOp::Max: return extremum(e);
+    case ir::ExprOp::Size: return sizeOf(e.operands[0]);
+    case ir::ExprOp::Range:
+    case ir::ExprOp::SetLit: break; // sets: see set()
+    }
+    SCHEDC_UNREACHABLE("a set where an integer was expected");
+  }
+
+  // -a, a + b, a - b, a * b (overflow checked inline), a / b and a % b (by the runtime, which
+  // also reports a zero divisor).
+  Value *arithmetic(const ir::Expr &e) {
+    if (e.op == ir::ExprOp::Neg)
+      return checkedArith(llvm::Intrinsic::ssub_with_overflow, '-', b_.getInt64(0), integer(e.operands[0]), e.range);
+    Value *a = integer(e.operands[0]);
+    Value *b = integer(e.operands[1]);
+    if (e.op == ir::ExprOp::Add)
+      return checkedArith(llvm::Intrinsic::sadd_with_overflow, '+', a, b, e.range);
+    if (e.op == ir::ExprOp::Sub)
+      return checkedArith(llvm::Intrinsic::ssub_with_overflow, '-', a, b, e.range);
+    if (e.op == ir::ExprOp::Mul)
+      return checkedArith(llvm::Intrinsic::smul_with_overflow, '*', a, b, e.range);
+    char op = e.op == ir::ExprOp::Div ? '/' : '%';
+    return b_.CreateCall(s_.rt("schedc_arith"), {rank_, loc(e.range), b_.getInt32(op), a, b});
+  }
+
+  // <, <=, >, >= of integers; == and != of integers or sets.
+  Value *comparison(const ir::Expr &e) {
+    if (e.op != ir::ExprOp::Eq && e.op != ir::ExprOp::Ne) {
       Value *a = integer(e.operands[0]);
       Value *b = integer(e.operands[1]);
       auto pred = e.op == ir::ExprOp::Lt   ? llvm::CmpInst::ICMP_SLT
@@ -418,82 +440,80 @@ private:
                                            : llvm::CmpInst::ICMP_SGE;
       return boolean(b_.CreateICmp(pred, a, b));
     }
-    case ir::ExprOp::Eq:
-    case ir::ExprOp::Ne: {
-      Value *eq;
-      if (e.operands[0].type == ir::Type::Set) {
-        SetVal a = set(e.operands[0]);
-        SetVal b = set(e.operands[1]);
-        eq = b_.CreateICmpNE(b_.CreateCall(s_.rt("schedc_set_equal"), {rank_, loc(e.range), a.handle, b.handle}),
-                             b_.getInt32(0));
-        release(a);
-        release(b);
-      } else {
-        Value *a = integer(e.operands[0]);
-        Value *b = integer(e.operands[1]);
-        eq = b_.CreateICmpEQ(a, b);
-      }
-      return boolean(e.op == ir::ExprOp::Eq ? eq : b_.CreateNot(eq));
+    Value *eq;
+    if (e.operands[0].type == ir::Type::Set) {
+      SetVal a = set(e.operands[0]);
+      SetVal b = set(e.operands[1]);
+      eq = b_.CreateICmpNE(b_.CreateCall(s_.rt("schedc_set_equal"), {rank_, loc(e.range), a.handle, b.handle}),
+                           b_.getInt32(0));
+      release(a);
+      release(b);
+    } else {
+      Value *a = integer(e.operands[0]);
+      Value *b = integer(e.operands[1]);
+      eq = b_.CreateICmpEQ(a, b);
     }
-    case ir::ExprOp::And:
-    case ir::ExprOp::Or: { // short-circuit, as the interpreter
-      bool isAnd = e.op == ir::ExprOp::And;
-      Value *lhs = b_.CreateICmpNE(integer(e.operands[0]), b_.getInt64(0));
-      BasicBlock *here = b_.GetInsertBlock(), *rhsBlock = newBlock("rhs"), *join = newBlock("logic");
-      if (isAnd)
-        b_.CreateCondBr(lhs, rhsBlock, join);
-      else
-        b_.CreateCondBr(lhs, join, rhsBlock);
-      b_.SetInsertPoint(rhsBlock);
-      Value *rhs = b_.CreateICmpNE(integer(e.operands[1]), b_.getInt64(0));
-      BasicBlock *rhsEnd = b_.GetInsertBlock();
-      b_.CreateBr(join);
-      b_.SetInsertPoint(join);
-      llvm::PHINode *phi = b_.CreatePHI(b_.getInt1Ty(), 2);
-      phi->addIncoming(b_.getInt1(!isAnd), here);
-      phi->addIncoming(rhs, rhsEnd);
-      return boolean(phi);
-    }
-    case ir::ExprOp::In: { // the set first, then the element
-      if (e.operands[1].op == ir::ExprOp::Range) {
-        Value *lo = integer(e.operands[1].operands[0]);
-        Value *hi = integer(e.operands[1].operands[1]);
-        Value *v = integer(e.operands[0]);
-        return boolean(b_.CreateAnd(b_.CreateICmpSGE(v, lo), b_.CreateICmpSLT(v, hi)));
-      }
-      SetVal s = set(e.operands[1]);
+    return boolean(e.op == ir::ExprOp::Eq ? eq : b_.CreateNot(eq));
+  }
+
+  // `and` and `or`, short-circuit as the interpreter evaluates them.
+  Value *shortCircuit(const ir::Expr &e) {
+    bool isAnd = e.op == ir::ExprOp::And;
+    Value *lhs = b_.CreateICmpNE(integer(e.operands[0]), b_.getInt64(0));
+    BasicBlock *here = b_.GetInsertBlock(), *rhsBlock = newBlock("rhs"), *join = newBlock("logic");
+    if (isAnd)
+      b_.CreateCondBr(lhs, rhsBlock, join);
+    else
+      b_.CreateCondBr(lhs, join, rhsBlock);
+    b_.SetInsertPoint(rhsBlock);
+    Value *rhs = b_.CreateICmpNE(integer(e.operands[1]), b_.getInt64(0));
+    BasicBlock *rhsEnd = b_.GetInsertBlock();
+    b_.CreateBr(join);
+    b_.SetInsertPoint(join);
+    llvm::PHINode *phi = b_.CreatePHI(b_.getInt1Ty(), 2);
+    phi->addIncoming(b_.getInt1(!isAnd), here);
+    phi->addIncoming(rhs, rhsEnd);
+    return boolean(phi);
+  }
+
+  // `v in s`: the set first, then the element (a range is two comparisons).
+  Value *membership(const ir::Expr &e) {
+    if (e.operands[1].op == ir::ExprOp::Range) {
+      Value *lo = integer(e.operands[1].operands[0]);
+      Value *hi = integer(e.operands[1].operands[1]);
       Value *v = integer(e.operands[0]);
-      Value *in = b_.CreateICmpNE(b_.CreateCall(s_.rt("schedc_set_contains"), {rank_, s.handle, v}), b_.getInt32(0));
-      release(s);
-      return boolean(in);
+      return boolean(b_.CreateAnd(b_.CreateICmpSGE(v, lo), b_.CreateICmpSLT(v, hi)));
     }
-    case ir::ExprOp::Min:
-    case ir::ExprOp::Max: {
-      Value *best = integer(e.operands[0]);
-      for (size_t i = 1; i < e.operands.size(); ++i) {
-        Value *v = integer(e.operands[i]);
-        Value *better = e.op == ir::ExprOp::Min ? b_.CreateICmpSLT(v, best) : b_.CreateICmpSGT(v, best);
-        best = b_.CreateSelect(better, v, best);
-      }
-      return best;
+    SetVal s = set(e.operands[1]);
+    Value *v = integer(e.operands[0]);
+    Value *in = b_.CreateICmpNE(b_.CreateCall(s_.rt("schedc_set_contains"), {rank_, s.handle, v}), b_.getInt32(0));
+    release(s);
+    return boolean(in);
+  }
+
+  // min(...) and max(...), left to right.
+  Value *extremum(const ir::Expr &e) {
+    Value *best = integer(e.operands[0]);
+    for (size_t i = 1; i < e.operands.size(); ++i) {
+      Value *v = integer(e.operands[i]);
+      Value *better = e.op == ir::ExprOp::Min ? b_.CreateICmpSLT(v, best) : b_.CreateICmpSGT(v, best);
+      best = b_.CreateSelect(better, v, best);
     }
-    case ir::ExprOp::Size: {
-      const ir::Expr &s = e.operands[0];
-      if (s.op == ir::ExprOp::Range) {
-        Value *lo = integer(s.operands[0]);
-        Value *hi = integer(s.operands[1]);
-        Value *n = b_.CreateSub(hi, lo);
-        return b_.CreateSelect(b_.CreateICmpSGT(n, b_.getInt64(0)), n, b_.getInt64(0));
-      }
-      SetVal v = set(s);
-      Value *n = b_.CreateCall(s_.rt("schedc_set_size"), {rank_, v.handle});
-      release(v);
-      return n;
+    return best;
+  }
+
+  // size(s): a range's length (0 if empty) without building it.
+  Value *sizeOf(const ir::Expr &s) {
+    if (s.op == ir::ExprOp::Range) {
+      Value *lo = integer(s.operands[0]);
+      Value *hi = integer(s.operands[1]);
+      Value *n = b_.CreateSub(hi, lo);
+      return b_.CreateSelect(b_.CreateICmpSGT(n, b_.getInt64(0)), n, b_.getInt64(0));
     }
-    case ir::ExprOp::Range:
-    case ir::ExprOp::SetLit: break; // sets: see set()
-    }
-    SCHEDC_UNREACHABLE("a set where an integer was expected");
+    SetVal v = set(s);
+    Value *n = b_.CreateCall(s_.rt("schedc_set_size"), {rank_, v.handle});
+    release(v);
+    return n;
   }
 
   // A set expression.

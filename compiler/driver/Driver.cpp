@@ -17,6 +17,55 @@
 
 namespace schedc::driver {
 
+namespace {
+
+// What check, draw and run pass to the run: its report, outputs, limits and models.
+sim::RunOptions runOptionsOf(const Options &opts) {
+  sim::RunOptions runOptions;
+  runOptions.json = opts.format == Format::Json;
+  runOptions.limits = opts.limits;
+  runOptions.eventsFile = opts.eventsFile;
+  runOptions.traceFile = opts.traceFile;
+  runOptions.costModel = opts.costModel;
+  runOptions.bytes = opts.bytes;
+  if (opts.command != Command::Draw)
+    return runOptions;
+  runOptions.timelineFile = opts.output;
+  runOptions.timelineHtml =
+      opts.format == Format::Html ||
+      (opts.format != Format::Svg && opts.output.size() > 5 &&
+       opts.output.compare(opts.output.size() - 5, 5, ".html") == 0);
+  if (runOptions.timelineFile.empty())
+    runOptions.timelineFile =
+        std::filesystem::path(opts.input).stem().string() + (runOptions.timelineHtml ? ".html" : ".svg");
+  runOptions.json = false;
+  return runOptions;
+}
+
+// schedc build: an executable, an object file or textual LLVM IR.
+int buildProgram(const Options &opts, const ir::Program &program, const ir::Function &schedule,
+                 const SourceManager &sources, DiagnosticEngine &diags) {
+  if (!opts.defines.empty())
+    return usageError("parameters are set when the program runs: pass -D to the executable it builds");
+  if (opts.cuda && !codegen::cudaBackendBuilt())
+    return usageError("this schedc was built without the cuda backend (CUDA and NCCL were not found), so "
+                      "--cuda cannot link it");
+  codegen::BuildOptions build;
+  build.optLevel = opts.optLevel;
+  build.cuda = opts.cuda;
+  build.kind = opts.emitLLVM     ? codegen::OutputKind::LLVMText
+               : opts.objectOnly ? codegen::OutputKind::Object
+                                 : codegen::OutputKind::Executable;
+  build.output = opts.output;
+  if (build.output.empty()) {
+    std::string stem = std::filesystem::path(opts.input).stem().string();
+    build.output = stem + (opts.emitLLVM ? ".ll" : opts.objectOnly ? ".o" : "");
+  }
+  return codegen::build(program, schedule, sources, build, diags);
+}
+
+} // namespace
+
 int runDriver(const std::vector<std::string> &args) {
   std::string error;
   std::optional<Options> parsed = parseOptions(args, error);
@@ -53,54 +102,20 @@ int runDriver(const std::vector<std::string> &args) {
   if (!loaded->schedule)
     return kExitOk; // --emit=ast|ir printed the dump
   const ir::Program &program = *loaded->program;
-  const ir::Function *schedule = loaded->schedule;
-  sim::RunOptions runOptions;
-  runOptions.json = json;
-  runOptions.limits = opts.limits;
-  runOptions.eventsFile = opts.eventsFile;
-  runOptions.traceFile = opts.traceFile;
-  runOptions.costModel = opts.costModel;
-  runOptions.bytes = opts.bytes;
+  const ir::Function &schedule = *loaded->schedule;
+  sim::RunOptions runOptions = runOptionsOf(opts);
   switch (opts.command) {
-  case Command::Draw: {
-    runOptions.timelineFile = opts.output;
-    runOptions.timelineHtml =
-        opts.format == Format::Html || (opts.format != Format::Svg && opts.output.size() > 5 &&
-                                        opts.output.compare(opts.output.size() - 5, 5, ".html") == 0);
-    if (runOptions.timelineFile.empty())
-      runOptions.timelineFile =
-          std::filesystem::path(opts.input).stem().string() + (runOptions.timelineHtml ? ".html" : ".svg");
-    runOptions.json = false;
-    [[fallthrough]];
-  }
+  case Command::Draw:
   case Command::Check: {
-    sim::RunSetup setup = check::setupOf(program, *schedule, sources);
+    sim::RunSetup setup = check::setupOf(program, schedule, sources);
     std::optional<std::map<std::string, int64_t>> params = sim::resolveDefines(setup, opts.defines, diags);
     if (!params)
-      return failed(kExitUsage, schedule->name);
-    return check::runCheck(program, *schedule, *params, runOptions, sources, diags, std::cout);
+      return failed(kExitUsage, schedule.name);
+    return check::runCheck(program, schedule, *params, runOptions, sources, diags, std::cout);
   }
   case Command::Run: // -D is read by the compiled program, as an executable reads it
-    return codegen::runJit(program, *schedule, sources, opts.optLevel, opts.defines, runOptions, diags);
-  case Command::Build: {
-    if (!opts.defines.empty())
-      return usageError("parameters are set when the program runs: pass -D to the executable it builds");
-    if (opts.cuda && !codegen::cudaBackendBuilt())
-      return usageError("this schedc was built without the cuda backend (CUDA and NCCL were not found), so "
-                        "--cuda cannot link it");
-    codegen::BuildOptions build;
-    build.optLevel = opts.optLevel;
-    build.cuda = opts.cuda;
-    build.kind = opts.emitLLVM     ? codegen::OutputKind::LLVMText
-                 : opts.objectOnly ? codegen::OutputKind::Object
-                                   : codegen::OutputKind::Executable;
-    build.output = opts.output;
-    if (build.output.empty()) {
-      std::string stem = std::filesystem::path(opts.input).stem().string();
-      build.output = stem + (opts.emitLLVM ? ".ll" : opts.objectOnly ? ".o" : "");
-    }
-    return codegen::build(program, *schedule, sources, build, diags);
-  }
+    return codegen::runJit(program, schedule, sources, opts.optLevel, opts.defines, runOptions, diags);
+  case Command::Build: return buildProgram(opts, program, schedule, sources, diags);
   default: return kExitOk;
   }
 }

@@ -2,7 +2,9 @@
 // positional file; `-D x=1` and `-Dx=1`, `--opt=value` and `--opt value` both accepted).
 #include "driver/Options.h"
 
+#include "options/ArgumentList.h"
 #include "options/OptionValues.h"
+#include "sim/SharedOptions.h"
 
 #include <cstdlib>
 
@@ -84,135 +86,144 @@ std::optional<Command> commandNamed(const std::string &s) {
 
 } // namespace
 
-std::optional<Options> parseOptions(const std::vector<std::string> &args, std::string &error) {
+namespace {
+
+// The options that say what to read: -D, -I, --schedule, --cost-model, --error-limit. Whether
+// `args`' current argument is one of them; a bad value sets `error`.
+bool readInputOption(ArgumentList &args, Options &o, std::string &error) {
+  std::string v;
+  if (args.value("-D", v)) {
+    o.defines.push_back(v);
+  } else if (args.value("-I", v)) {
+    o.includes.push_back(v);
+  } else if (args.value("--schedule", v)) {
+    o.schedule = v;
+  } else if (args.value("--cost-model", v)) {
+    if (const cost::CostModel *model = cost::findCostModel(v))
+      o.costModel = model;
+    else
+      error = "unknown cost model `" + v + "` (available: " + cost::costModelNames() + ")";
+  } else if (args.value("--error-limit", v)) {
+    uint64_t n = 0;
+    if (!parseWholeNumber(v, 0, 100000, n))
+      error = "--error-limit needs a number from 0 to 100000";
+    o.errorLimit = static_cast<unsigned>(n);
+  } else {
+    return false;
+  }
+  return true;
+}
+
+// --format's value: text or json (the diagnostics' format); draw also takes svg or html.
+std::optional<Format> formatNamed(const std::string &v, Command command) {
+  if (v == "text" || v == "json")
+    return v == "text" ? Format::Text : Format::Json;
+  if (command == Command::Draw && (v == "svg" || v == "html"))
+    return v == "svg" ? Format::Svg : Format::Html;
+  return std::nullopt;
+}
+
+// The options that say what to write: -o, --emit, --format, --trace, --events, -O0..-O3,
+// --emit-llvm, -c, --cuda.
+bool readOutputOption(ArgumentList &args, Options &o, std::string &error) {
+  const std::string &a = args.current();
+  std::string v;
+  if (args.value("-o", v)) {
+    o.output = v;
+  } else if (args.value("--emit", v)) {
+    if (v == "ast" || v == "ir")
+      o.emit = v == "ast" ? Emit::Ast : Emit::Ir;
+    else
+      error = "unknown --emit kind `" + v + "` (expected ast or ir)";
+  } else if (args.value("--format", v)) {
+    if (std::optional<Format> format = formatNamed(v, o.command))
+      o.format = *format;
+    else
+      error = o.command == Command::Draw ? "unknown --format `" + v + "` for draw (expected svg or html)"
+                                         : "unknown --format `" + v + "` (expected text or json)";
+  } else if (args.value("--trace", v)) {
+    o.traceFile = v;
+  } else if (args.value("--events", v)) {
+    o.eventsFile = v;
+  } else if (a.size() == 3 && a[0] == '-' && a[1] == 'O' && a[2] >= '0' && a[2] <= '3') {
+    o.optLevel = static_cast<unsigned>(a[2] - '0');
+  } else if (a == "--emit-llvm" || a == "-c" || a == "--cuda") {
+    (a == "-c" ? o.objectOnly : a == "--cuda" ? o.cuda : o.emitLLVM) = true;
+  } else {
+    return false;
+  }
+  return true;
+}
+
+// An input file (compare takes several).
+void readInput(const std::string &a, Options &o, std::string &error) {
+  if (!a.empty() && a[0] == '-' && a != "-") {
+    error = "unknown option `" + a + "`";
+  } else if (o.input.empty() || o.command == Command::Compare) {
+    if (o.input.empty())
+      o.input = a;
+    o.inputs.push_back(a);
+  } else {
+    error = "more than one input file (`" + o.input + "` and `" + a + "`)";
+  }
+}
+
+// What is wrong with options that are each right alone ("" if nothing).
+std::string checkTogether(const Options &o) {
+  if (o.input.empty())
+    return "no input file (usage: schedc <command> FILE [options]; see schedc --help)";
+  if (o.command != Command::Compare)
+    return {};
+  // The table is the output: options that write other outputs belong to check and draw.
+  const char *other = !o.output.empty()            ? "-o"
+                      : !o.eventsFile.empty()      ? "--events"
+                      : !o.traceFile.empty()       ? "--trace"
+                      : o.emit != Emit::None       ? "--emit"
+                      : o.format != Format::Text   ? "--format"
+                      : o.emitLLVM || o.objectOnly ? "--emit-llvm or -c"
+                      : o.cuda                     ? "--cuda"
+                                                   : nullptr;
+  return other ? std::string("compare prints a table; ") + other + " is not available (use check for one schedule)"
+               : "";
+}
+
+} // namespace
+
+std::optional<Options> parseOptions(const std::vector<std::string> &argv, std::string &error) {
   Options o;
-  if (args.empty())
+  error.clear();
+  if (argv.empty())
     return o; // help
-  std::optional<Command> cmd = commandNamed(args[0]);
+  std::optional<Command> cmd = commandNamed(argv[0]);
   if (!cmd) {
-    error = "unknown command `" + args[0] + "` (expected check, draw, build, run, compare or help)";
+    error = "unknown command `" + argv[0] + "` (expected check, draw, build, run, compare or help)";
     return std::nullopt;
   }
   o.command = *cmd;
   if (o.command == Command::Help || o.command == Command::Version)
     return o;
-
-  for (size_t i = 1; i < args.size(); ++i) {
-    const std::string &a = args[i];
-    // Splits "--name=value" or takes the next argument as the value.
-    auto value = [&](const std::string &flag, std::string &out) -> bool {
-      if (a.size() > flag.size() && a.compare(0, flag.size(), flag) == 0) {
-        size_t skip = a[flag.size()] == '=' ? 1 : 0;
-        if (flag.size() == 2 || skip) { // -Dx=1 / --flag=value
-          out = a.substr(flag.size() + skip);
-          return true;
-        }
-        return false;
-      }
-      if (a != flag)
-        return false;
-      if (i + 1 >= args.size()) {
-        error = "option `" + flag + "` needs a value";
-        out.clear();
-        return true;
-      }
-      out = args[++i];
-      return true;
-    };
-    std::string v;
+  ArgumentList args(std::vector<std::string>(argv.begin() + 1, argv.end()));
+  while (!args.done() && error.empty() && args.error().empty()) {
+    const std::string &a = args.take();
     if (a == "--help" || a == "-h") {
       o.command = Command::Help;
       return o;
-    } else if (value("-D", v)) {
-      o.defines.push_back(v);
-    } else if (value("-I", v)) {
-      o.includes.push_back(v);
-    } else if (value("-o", v)) {
-      o.output = v;
-    } else if (value("--schedule", v)) {
-      o.schedule = v;
-    } else if (value("--cost-model", v)) {
-      if (const cost::CostModel *model = cost::findCostModel(v))
-        o.costModel = model;
-      else if (error.empty())
-        error = "unknown cost model `" + v + "` (available: " + cost::costModelNames() + ")";
-    } else if (value("--emit", v)) {
-      if (v == "ast")
-        o.emit = Emit::Ast;
-      else if (v == "ir")
-        o.emit = Emit::Ir;
-      else if (error.empty())
-        error = "unknown --emit kind `" + v + "` (expected ast or ir)";
-    } else if (value("--format", v)) {
-      if (v == "text")
-        o.format = Format::Text;
-      else if (v == "json")
-        o.format = Format::Json;
-      else if (v == "svg" && o.command == Command::Draw)
-        o.format = Format::Svg;
-      else if (v == "html" && o.command == Command::Draw)
-        o.format = Format::Html;
-      else if (error.empty())
-        error = o.command == Command::Draw ? "unknown --format `" + v + "` for draw (expected svg or html)"
-                                           : "unknown --format `" + v + "` (expected text or json)";
-    } else if (value("--trace", v)) {
-      o.traceFile = v;
-    } else if (a.size() == 3 && a[0] == '-' && a[1] == 'O' && a[2] >= '0' && a[2] <= '3') {
-      o.optLevel = static_cast<unsigned>(a[2] - '0');
-    } else if (a == "--emit-llvm") {
-      o.emitLLVM = true;
-    } else if (a == "-c") {
-      o.objectOnly = true;
-    } else if (a == "--cuda") {
-      o.cuda = true;
-    } else if (std::string flag = sim::byteModelFlag(a); !flag.empty() && value(flag, v)) {
-      if (error.empty())
-        sim::parseByteModelOption(flag, v, o.bytes, error);
+    }
+    if (readInputOption(args, o, error) || readOutputOption(args, o, error))
+      continue;
+    if (std::string flag = sim::readSharedOption(args, o.bytes, o.limits, error); !flag.empty()) {
       if (error.empty() && o.command == Command::Build)
         error = flag + " is an option of the compiled program, not of build (pass it when it runs)";
-    } else if (value("--events", v)) {
-      o.eventsFile = v;
-    } else if (std::string flag = sim::limitFlag(a); !flag.empty() && value(flag, v)) {
-      if (error.empty())
-        sim::parseLimitOption(flag, v, o.limits, error);
-      if (error.empty() && o.command == Command::Build)
-        error = flag + " is an option of the compiled program, not of build (pass it when it runs)";
-    } else if (value("--error-limit", v)) {
-      uint64_t n = 0;
-      if (!parseWholeNumber(v, 0, 100000, n))
-        error = "--error-limit needs a number from 0 to 100000";
-      o.errorLimit = static_cast<unsigned>(n);
-    } else if (!a.empty() && a[0] == '-' && a != "-") {
-      error = "unknown option `" + a + "`";
-    } else if (o.input.empty() || o.command == Command::Compare) {
-      if (o.input.empty())
-        o.input = a;
-      o.inputs.push_back(a);
     } else {
-      error = "more than one input file (`" + o.input + "` and `" + a + "`)";
+      readInput(a, o, error);
     }
-    if (!error.empty())
-      return std::nullopt;
   }
-  if (o.input.empty()) {
-    error = "no input file (usage: schedc <command> FILE [options]; see schedc --help)";
+  if (!args.error().empty()) // a flag last on the line, whose reader saw an empty value
+    error = args.error();
+  else if (error.empty())
+    error = checkTogether(o);
+  if (!error.empty())
     return std::nullopt;
-  }
-  if (o.command == Command::Compare) {
-    // The table is the output: options that write other outputs belong to check and draw.
-    const char *other = !o.output.empty()            ? "-o"
-                        : !o.eventsFile.empty()      ? "--events"
-                        : !o.traceFile.empty()       ? "--trace"
-                        : o.emit != Emit::None       ? "--emit"
-                        : o.format != Format::Text   ? "--format"
-                        : o.emitLLVM || o.objectOnly ? "--emit-llvm or -c"
-                        : o.cuda                     ? "--cuda"
-                                                     : nullptr;
-    if (other) {
-      error = std::string("compare prints a table; ") + other + " is not available (use check for one schedule)";
-      return std::nullopt;
-    }
-  }
   return o;
 }
 

@@ -1,7 +1,6 @@
-// CudaRank implementation. Device data mirrors the cpu backend's: weights, optimizer states
-// and weight gradients as pieces of the flat H x H array (a shard costs its elements),
-// activations as T rows of width H per micro-batch. Values are immutable once made (one
-// payload may sit in several storage slots), so every operation writes new buffers. Missing
+// CudaRank implementation. Device data (DeviceData.h) mirrors the cpu backend's. Values are
+// immutable once made (one payload may sit in several storage slots), so every operation
+// writes new buffers. Missing
 // data (a wrong schedule forced with --no-verify) reads as zeros.
 //
 // Precision: fp32 keeps everything in fp32 (GEMMs cublasSgemm, TF32 tensor cores with
@@ -17,7 +16,7 @@
 // (reads/enter) before it enqueues work.
 #include "cuda/CudaRank.h"
 
-#include "backend/Payload.h"
+#include "cuda/DeviceData.h"
 #include "cuda/DeviceMemory.h"
 #include "cuda/Kernels.h"
 #include "cuda/Nccl.h"
@@ -35,43 +34,7 @@ using sim::Kind;
 using sim::ValuePtr;
 using ValuePair = std::pair<ValuePtr, ValuePtr>;
 
-// The sum of `f` over `items`.
-template <class Items, class F> int64_t sumOver(const Items &items, F f) {
-  int64_t n = 0;
-  for (const auto &item : items)
-    n += f(item);
-  return n;
-}
-
-struct DevicePiece {
-  int64_t begin = 0;
-  Buffer values; // fp32 masters (weights, optimizer moments), or a gradient (fp32 or bf16)
-  Buffer copy;   // a weight at bf16: the bf16 copy of `values` the GEMMs read
-  int64_t count() const { return values ? values->count() : 0; }
-  int64_t bytes() const { return (values ? values->bytes() : 0) + (copy ? copy->bytes() : 0); }
-};
-struct DeviceFlat {
-  std::vector<DevicePiece> pieces;
-  int64_t elements() const {
-    return sumOver(pieces, [](const DevicePiece &p) { return p.count(); });
-  }
-  int64_t bytes() const {
-    return sumOver(pieces, [](const DevicePiece &p) { return p.bytes(); });
-  }
-};
-struct DeviceOpt {
-  std::vector<DeviceFlat> moments;
-  int64_t bytes() const {
-    return sumOver(moments, [](const DeviceFlat &m) { return m.bytes(); });
-  }
-};
-struct DeviceRows {
-  int64_t rows = 0;
-  Buffer values;
-  int64_t bytes() const { return values ? values->bytes() : 0; }
-};
-
-using P = backend::Payloads<DeviceFlat, DeviceOpt, DeviceRows>;
+using P = DevicePayloads;
 
 class CudaRank final : public backend::ComputeRank {
 public:
@@ -108,7 +71,7 @@ public:
     auto [begin, count] = shard(meta->shards->min(), meta->total);
     DevicePiece piece{begin, buffer(count, DType::F32), nullptr};
     initialWeight(piece.values->f32(), d_, meta->layer, begin, count, current_);
-    return with(meta, DeviceFlat{{withCopy(std::move(piece))}});
+    return withData(meta, DeviceFlat{{withCopy(std::move(piece))}});
   }
 
   ValuePtr loadOptState(const ValuePtr &meta) override {
@@ -116,7 +79,7 @@ public:
     DeviceOpt state;
     for (int k = 0; k < o_.moments(); ++k)
       state.moments.push_back(DeviceFlat{{DevicePiece{begin, zeros(count, DType::F32), nullptr}}});
-    return with(meta, std::move(state));
+    return withData(meta, std::move(state));
   }
 
   ValuePtr input(const ValuePtr &meta) override {
@@ -125,7 +88,7 @@ public:
     Buffer b = buffer(block * static_cast<int64_t>(batches.size()), low_);
     for (size_t k = 0; k < batches.size(); ++k)
       inputRows(b->at(static_cast<int64_t>(k) * block), low_, d_, batches[k], current_);
-    return with(meta, DeviceRows{d_.tokens * static_cast<int64_t>(batches.size()), b});
+    return withData(meta, DeviceRows{d_.tokens * static_cast<int64_t>(batches.size()), b});
   }
 
   ValuePtr forward(const ValuePtr &meta, const ValuePtr &a, const ValuePtr &w) override {
@@ -136,7 +99,7 @@ public:
     Buffer z = low_ == DType::F32 ? y : buffer(m * h, DType::F32); // x W, accumulated in fp32
     gemm(CUBLAS_OP_N, CUBLAS_OP_N, h, m, h, weight, x, z);
     tanhInto(y->raw(), low_, z->f32(), m * h, current_);
-    return with(meta, DeviceRows{m, y});
+    return withData(meta, DeviceRows{m, y});
   }
 
   ValuePair backward(const ValuePair &meta, const ValuePtr &a, const ValuePtr &g, const ValuePtr &w,
@@ -155,12 +118,12 @@ public:
     if (wantWeight) { // dW = x^T dz (row-major), i.e. dW^T = dz^T x column-major
       Buffer dw = zeros(h * h, low_);
       gemm(CUBLAS_OP_N, CUBLAS_OP_T, h, h, m, dz, x, dw);
-      out.first = with(meta.first, DeviceFlat{{DevicePiece{0, dw, nullptr}}});
+      out.first = withData(meta.first, DeviceFlat{{DevicePiece{0, dw, nullptr}}});
     }
     if (wantInput) { // dx = dz W^T
       Buffer dx = buffer(m * h, low_);
       gemm(CUBLAS_OP_T, CUBLAS_OP_N, h, m, h, weight, dz, dx);
-      out.second = with(meta.second, DeviceRows{m, dx});
+      out.second = withData(meta.second, DeviceRows{m, dx});
     }
     return out;
   }
@@ -170,7 +133,7 @@ public:
     int64_t m = rowCount(meta);
     Buffer y = rowsOf(P::rows(a), m), g = buffer(m * d_.hidden, low_);
     lossGradient(g->raw(), y->raw(), low_, d_, meta->batches->elements(), current_);
-    return with(meta, DeviceRows{m, g});
+    return withData(meta, DeviceRows{m, g});
   }
 
   ValuePair update(const ValuePair &meta, const ValuePtr &g, const ValuePtr &w, const ValuePtr &o) override {
@@ -196,7 +159,7 @@ public:
         for (int k = 0; k < o_.moments(); ++k)
           ns.moments[k].pieces.push_back(DevicePiece{p.begin, moments[k], nullptr});
       }
-    return {with(meta.first, std::move(nw)), with(meta.second, std::move(ns))};
+    return {withData(meta.first, std::move(nw)), withData(meta.second, std::move(ns))};
   }
 
   ValuePtr addGrad(const ValuePtr &meta, const ValuePtr &a, const ValuePtr &b) override {
@@ -209,11 +172,11 @@ public:
         addInto(values->raw(), p.values->raw(), add->raw(), p.values->type(), p.count(), current_);
         sum.pieces.push_back(DevicePiece{p.begin, values, nullptr});
       }
-    return with(meta, std::move(sum));
+    return withData(meta, std::move(sum));
   }
 
   ValuePtr fakeGrad(const ValuePtr &meta) override {
-    return with(meta, DeviceFlat{{DevicePiece{0, zeros(weightElements(), low_), nullptr}}});
+    return withData(meta, DeviceFlat{{DevicePiece{0, zeros(weightElements(), low_), nullptr}}});
   }
 
   ValuePtr shardOf(const ValuePtr &meta, const ValuePtr &whole) override {
@@ -228,10 +191,10 @@ public:
         state.moments.push_back(DeviceFlat{{DevicePiece{
             begin, rangeOf(in && k < int(in->moments.size()) ? &in->moments[k] : nullptr, begin, count, DType::F32),
             nullptr}}});
-      return with(meta, std::move(state));
+      return withData(meta, std::move(state));
     }
     DevicePiece piece{begin, rangeOf(P::flat(whole), begin, count, typeOf(meta->kind)), nullptr};
-    return with(meta, DeviceFlat{{meta->kind == Kind::Weight ? withCopy(std::move(piece)) : std::move(piece)}});
+    return withData(meta, DeviceFlat{{meta->kind == Kind::Weight ? withCopy(std::move(piece)) : std::move(piece)}});
   }
 
   // On the collectives stream: it waits for the compute that made `v`, and compute waits
@@ -322,11 +285,6 @@ private:
   // the rest fp32 or bf16 by the precision.
   DType typeOf(Kind kind) const { return kind == Kind::Weight || kind == Kind::OptState ? DType::F32 : low_; }
 
-  // `meta` carrying the data; its bytes are its buffers'.
-  template <class T> ValuePtr with(const ValuePtr &meta, T data) {
-    int64_t bytes = data.bytes();
-    return P::with(meta, std::move(data), bytes);
-  }
   // A weight piece with its bf16 copy made from the master (at bf16; unchanged at fp32).
   DevicePiece withCopy(DevicePiece p) {
     if (bf16() && p.values)
@@ -334,79 +292,8 @@ private:
     return p;
   }
 
-  // The stream bookkeeping of every device buffer of `values`' data.
-  static std::vector<BufferUses *> usesOf(std::initializer_list<ValuePtr> values) {
-    std::vector<int64_t> words;
-    std::vector<Buffer> buffers;
-    for (const ValuePtr &v : values)
-      describe(v, words, buffers);
-    return cuda::usesOf(buffers);
-  }
   // Before the operation enqueues work on current_ that reads `operands` (StreamOrder).
   void reads(std::initializer_list<ValuePtr> operands) { memory_.order().enter(current_, usesOf(operands)); }
-
-  // Appends every device buffer of `v`'s data (what a message carries), and the words that
-  // say how they make that data again (what `rebuild` reads): the shape
-  // (0 none, 1 rows, 2 flat, 3 optimizer state), then for rows the row count and whether
-  // it has its buffer, for a flat array its pieces (begin, has values, has a copy), for an
-  // optimizer state its moments' flat arrays.
-  static void describe(const ValuePtr &v, std::vector<int64_t> &words, std::vector<Buffer> &buffers) {
-    auto flat = [&](const DeviceFlat &f) {
-      words.push_back(static_cast<int64_t>(f.pieces.size()));
-      for (const DevicePiece &p : f.pieces) {
-        words.insert(words.end(), {p.begin, p.values ? 1 : 0, p.copy ? 1 : 0});
-        for (const Buffer &b : {p.values, p.copy})
-          if (b)
-            buffers.push_back(b);
-      }
-    };
-    if (const DeviceRows *r = P::rows(v)) {
-      words.insert(words.end(), {1, r->rows, r->values ? 1 : 0});
-      if (r->values)
-        buffers.push_back(r->values);
-    } else if (const DeviceFlat *f = P::flat(v)) {
-      words.push_back(2);
-      flat(*f);
-    } else if (const DeviceOpt *o = P::opt(v)) {
-      words.insert(words.end(), {3, static_cast<int64_t>(o->moments.size())});
-      for (const DeviceFlat &m : o->moments)
-        flat(m);
-    } else {
-      words.push_back(0);
-    }
-  }
-  // `meta` carrying the data `describe` took apart.
-  ValuePtr rebuild(const ValuePtr &meta, const std::vector<int64_t> &words, const std::vector<Buffer> &buffers) {
-    size_t w = 0, b = 0;
-    auto word = [&] { return words.at(w++); };
-    auto next = [&](bool present) { return present ? buffers.at(b++) : Buffer(); };
-    auto flat = [&] {
-      DeviceFlat f;
-      for (int64_t n = word(); n > 0; --n) {
-        DevicePiece p;
-        p.begin = word();
-        bool hasValues = word() != 0, hasCopy = word() != 0;
-        p.values = next(hasValues);
-        p.copy = next(hasCopy);
-        f.pieces.push_back(std::move(p));
-      }
-      return f;
-    };
-    switch (word()) {
-    case 1: {
-      int64_t rows = word();
-      return with(meta, DeviceRows{rows, next(word() != 0)});
-    }
-    case 2: return with(meta, flat());
-    case 3: {
-      DeviceOpt o;
-      for (int64_t n = word(); n > 0; --n)
-        o.moments.push_back(flat());
-      return with(meta, std::move(o));
-    }
-    default: return meta;
-    }
-  }
 
   void checkBlas(cublasStatus_t s, const char *what) {
     if (s != CUBLAS_STATUS_SUCCESS)
@@ -487,7 +374,7 @@ private:
     const std::vector<int64_t> &group = members.elements();
     DType type = typeOf(meta->kind);
     if (kind == sim::CollectiveKind::AllGather)
-      return with(meta, allGather(in, group, meta->kind == Kind::Weight));
+      return withData(meta, allGather(in, group, meta->kind == Kind::Weight));
     if (kind == sim::CollectiveKind::AllReduce) { // on the pieces, packed in order
       DeviceFlat data = in ? *in : DeviceFlat{};
       int64_t n = data.elements();
@@ -506,14 +393,14 @@ private:
           p = withCopy(std::move(p));
         at += p.count();
       }
-      return with(meta, std::move(data));
+      return withData(meta, std::move(data));
     }
     auto [begin, count] = shard(meta->shards->min(), meta->total);
     Buffer whole = rangeOf(in, 0, weightElements(), type);
     Buffer part = buffer(count, type);
     nccl_.reduceScatter(whole->raw(), part->raw(), type, weightElements(), group, current_);
     DevicePiece piece{begin, part, nullptr};
-    return with(meta, DeviceFlat{{meta->kind == Kind::Weight ? withCopy(std::move(piece)) : std::move(piece)}});
+    return withData(meta, DeviceFlat{{meta->kind == Kind::Weight ? withCopy(std::move(piece)) : std::move(piece)}});
   }
 
   // Every member's pieces, put together: sorted by position, one contiguous piece when

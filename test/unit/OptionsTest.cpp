@@ -1,9 +1,54 @@
-// Unit tests of command-line parsing.
+// Unit tests of command-line parsing: the cursor both parsers share, and schedc's options.
 #include "driver/Options.h"
+#include "options/ArgumentList.h"
 
 #include <gtest/gtest.h>
 
 using namespace schedc::driver;
+using schedc::ArgumentList;
+
+TEST(ArgumentList, ReadsValuesGluedSpacedOrAfterEquals) {
+  ArgumentList args({"-Dx=1", "-D", "y=2", "--format=json", "--format", "text", "-o"});
+  std::string v;
+  args.take();
+  EXPECT_TRUE(args.value("-D", v));
+  EXPECT_EQ(v, "x=1");
+  args.take();
+  EXPECT_TRUE(args.value("-D", v));
+  EXPECT_EQ(v, "y=2"); // and the cursor moved past it
+  args.take();
+  EXPECT_FALSE(args.value("--form", v)); // a longer flag is not a prefix match
+  EXPECT_TRUE(args.value("--format", v));
+  EXPECT_EQ(v, "json");
+  args.take();
+  EXPECT_TRUE(args.value("--format", v));
+  EXPECT_EQ(v, "text");
+  EXPECT_TRUE(args.error().empty());
+  args.take();
+  EXPECT_TRUE(args.value("-o", v)); // last on the line: recognised, its value missing
+  EXPECT_EQ(v, "");
+  EXPECT_EQ(args.error(), "option `-o` needs a value");
+  EXPECT_TRUE(args.done());
+}
+
+TEST(Options, SaysAMissingValueRatherThanItsReadersComplaint) {
+  std::string error;
+  for (const char *flag : {"--cost-model", "--emit", "--format", "--hidden", "--max-steps", "--error-limit"}) {
+    EXPECT_FALSE(parseOptions({"check", "a", flag}, error)) << flag;
+    EXPECT_EQ(error, std::string("option `") + flag + "` needs a value");
+  }
+  EXPECT_FALSE(parseOptions({"build", "a", "--hidden=64"}, error));
+  EXPECT_EQ(error, "--hidden is an option of the compiled program, not of build (pass it when it runs)");
+  EXPECT_FALSE(parseOptions({"compare", "a", "b", "--trace=t.json"}, error));
+  EXPECT_EQ(error, "compare prints a table; --trace is not available (use check for one schedule)");
+  EXPECT_FALSE(parseOptions({"check", "a", "--format=svg"}, error));
+  EXPECT_EQ(error, "unknown --format `svg` (expected text or json)");
+  auto draw = parseOptions({"draw", "a", "--format=html", "-O3", "-c"}, error);
+  ASSERT_TRUE(draw) << error;
+  EXPECT_EQ(draw->format, Format::Html);
+  EXPECT_EQ(draw->optLevel, 3u);
+  EXPECT_TRUE(draw->objectOnly);
+}
 
 TEST(Options, ParsesACheckCommand) {
   std::string error;

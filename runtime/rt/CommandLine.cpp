@@ -1,0 +1,172 @@
+// CommandLine implementation: one reader per group of options (the backend's, the report's,
+// and those shared with schedc), then the checks that look at the line as a whole, then the
+// real backends' model taken from the byte model the report predicts for.
+#include "rt/CommandLine.h"
+
+#include "backend/WeightsDir.h"
+#include "diagnostics/Diagnostics.h"
+#include "options/OptionValues.h"
+#include "sim/SharedOptions.h"
+
+namespace schedc::rt {
+
+namespace {
+
+// --backend and the real backends' options. Whether `args`' current argument is one of them;
+// a bad value sets `error`.
+bool readBackendOption(ArgumentList &args, CommandLine &line, std::string &error) {
+  const std::string &a = args.current();
+  ComputeRun &run = line.run;
+  std::string v;
+  if (args.value("--backend", v)) {
+    if (v != "sim" && v != "cpu" && (v != "cuda" || !haveCuda()))
+      error = "backend `" + v + "` is not available in this program (available: sim, cpu" +
+              (haveCuda() ? ", cuda" : "") + ")" +
+              (v == "cuda" ? "; build it with `schedc build --cuda` for the cuda backend" : "");
+    line.computing = v != "sim";
+    run.backend = v == "cuda" ? ComputeRun::Cuda : ComputeRun::Cpu;
+  } else if (args.value("--seed", v)) {
+    if (!parseWholeNumber(v, 0, UINT64_MAX, run.config.dims.seed))
+      error = "--seed needs a whole number from 0 to 18446744073709551615";
+  } else if (args.value("--weights-out", v)) {
+    if (v.empty())
+      error = "--weights-out needs a directory";
+    run.weightsOut = v;
+  } else if (a == "--tf32") {
+    run.config.tf32 = true;
+  } else if (a == "--no-overlap") {
+    run.config.overlap = false;
+  } else if (a == "--overwrite-weights") {
+    run.overwriteWeights = true;
+  } else if (a == "--no-verify") {
+    run.noVerify = true;
+  } else if (a == "--stats") {
+    run.stats = true;
+  } else {
+    return false;
+  }
+  return true;
+}
+
+// -D and the report's options.
+bool readReportOption(ArgumentList &args, CommandLine &line, std::string &error) {
+  sim::RunOptions &options = line.options;
+  std::string v;
+  if (args.value("-D", v)) {
+    line.defines.push_back(v);
+  } else if (args.value("--format", v)) {
+    if (v != "text" && v != "json")
+      error = "unknown --format `" + v + "` (expected text or json)";
+    options.json = v == "json";
+  } else if (args.value("--events", v)) {
+    options.eventsFile = v;
+  } else if (args.value("--trace", v)) {
+    options.traceFile = v;
+  } else if (args.value("--draw", v)) {
+    options.timelineFile = v;
+    options.timelineHtml = v.size() > 5 && v.compare(v.size() - 5, 5, ".html") == 0;
+  } else {
+    return false;
+  }
+  return true;
+}
+
+// What is wrong with options that are each right alone ("" if nothing).
+std::string checkTogether(const CommandLine &line) {
+  const ComputeRun &run = line.run;
+  if (!run.weightsOut.empty() && !line.computing)
+    return "--weights-out is an option of the cpu and cuda backends (they compute the weights)";
+  // The model the report predicts bytes for is the one a real backend computes.
+  if (run.config.tf32 && line.options.bytes.precision == sim::Precision::Bf16)
+    return "--tf32 is for fp32 GEMMs; with --precision=bf16 the GEMMs are bf16";
+  if ((run.config.tf32 || !run.config.overlap) && run.backend != ComputeRun::Cuda)
+    return std::string(run.config.tf32 ? "--tf32" : "--no-overlap") +
+           " is an option of the cuda backend (--backend=cuda)";
+  return {};
+}
+
+// The real backends compute the model the report predicts bytes for.
+void configureModel(CommandLine &line) {
+  const sim::ByteModel &bytes = line.options.bytes;
+  backend::ComputeConfig &config = line.run.config;
+  config.dims.hidden = bytes.hidden;
+  config.dims.tokens = bytes.tokens;
+  config.precision = bytes.precision;
+  bool adam = bytes.optimizerStates == 2;
+  config.optimizer.kind = adam ? backend::Optimizer::Adam : backend::Optimizer::Sgd;
+  config.optimizer.lr = adam ? 1e-3f : 0.1f; // each optimizer's usual step size
+}
+
+} // namespace
+
+std::optional<CommandLine> readCommandLine(const std::vector<std::string> &argv, Refusal &refusal) {
+  CommandLine line;
+  ArgumentList args(argv);
+  std::string error;
+  while (!args.done() && error.empty() && args.error().empty()) {
+    const std::string &a = args.take();
+    if (a == "--help" || a == "-h") {
+      line.help = true;
+      return line;
+    }
+    if (!readBackendOption(args, line, error) && !readReportOption(args, line, error) &&
+        sim::readSharedOption(args, line.options.bytes, line.options.limits, error).empty())
+      error = "unknown option `" + a + "`";
+  }
+  if (!args.error().empty()) // a flag last on the line, whose reader saw an empty value
+    error = args.error();
+  else if (error.empty())
+    error = checkTogether(line);
+  if (!error.empty()) {
+    refusal = {error, kExitUsage};
+    return std::nullopt;
+  }
+  if (!line.run.weightsOut.empty()) // refused before the run, not after it
+    if (std::string problem = backend::checkWeightsDestination(line.run.weightsOut, line.run.overwriteWeights);
+        !problem.empty()) {
+      refusal = {problem, kExitIoError};
+      return std::nullopt;
+    }
+  configureModel(line);
+  return line;
+}
+
+std::string helpText(const std::string &program) {
+  return "usage: " + program + R"( [options]
+
+A schedule compiled by schedc. Runs one training step of it and prints the report.
+
+  --backend=sim        run on the simulated backend (the puzzle cost model; the default)
+  --backend=cpu        compute for real, one MPI process per rank:
+                         mpirun -np RANKS ./prog --backend=cpu
+  --backend=cuda       compute on GPUs (cuBLAS, NCCL), one MPI process per GPU:
+                         mpirun -np RANKS ./prog --backend=cuda
+
+The model (cpu and cuda compute it; on every backend the report predicts each rank's peak
+bytes of it, and cpu and cuda measure them):
+)" + sim::kByteModelHelp +
+         R"(  --seed=N             cpu/cuda: the seed of inputs, targets and initial weights (default 1)
+  --tf32               cuda, fp32: GEMMs on TF32 tensor cores (fp32 storage)
+  --no-overlap         cuda: collectives on the compute stream, not overlapping it
+
+  --weights-out=DIR    cpu/cuda: write the final weights to DIR/layer_<l>.npy (H x H float32);
+                       DIR must not exist
+  --overwrite-weights  cpu/cuda: DIR may be weights a previous run wrote; they are replaced
+  --no-verify          cpu/cuda: run even a schedule that check rejects
+  --stats              cpu/cuda: print each rank's GEMM rate, MPI time and the library's own rate
+  -D NAME=VALUE        override a schedule parameter (repeatable)
+  --format=text|json   the report's format (default text)
+  --events=FILE        write every event as CSV
+  --trace=FILE         write a Chrome trace of the run (open it in Perfetto)
+  --draw=FILE          draw the run's timeline (SVG, or HTML when FILE ends in .html);
+                       on the cpu and cuda backends both show measured times and memory
+)" + sim::kLimitsHelp +
+         R"(  --help               this text
+
+Exit codes: 0 correct, 1 not a correct training step, 2 bad command line or parameters,
+4 a file could not be written, 5 no usable GPU for --backend=cuda, 6 a resource limit
+stopped the run, 70 internal error.
+)";
+}
+
+} // namespace schedc::rt

@@ -1,0 +1,35 @@
+// CommandLine — a compiled program's command line: its --help text, and its options read into
+// the run's options (sim::RunOptions) and a real backend's settings (ComputeRun), checked as
+// a whole before anything runs. Internal to runtime/rt/.
+#pragma once
+
+#include "rt/Program.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace schedc::rt {
+
+struct CommandLine {
+  std::vector<std::string> defines; // -D NAME=VALUE
+  sim::RunOptions options;
+  ComputeRun run;
+  bool computing = false; // --backend=cpu or cuda
+  bool help = false;      // --help: print helpText() and stop
+};
+
+// Why a command line was refused: the message, and the exit code (kExitUsage, or kExitIoError
+// for a --weights-out directory that must not be written).
+struct Refusal {
+  std::string message;
+  int exitCode = 0;
+};
+
+// Reads the arguments after the program's name. nullopt: refused, and `refusal` says why.
+std::optional<CommandLine> readCommandLine(const std::vector<std::string> &args, Refusal &refusal);
+
+// The text of `--help`, for the program named `program`.
+std::string helpText(const std::string &program);
+
+} // namespace schedc::rt
