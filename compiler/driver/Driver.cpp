@@ -32,9 +32,8 @@ sim::RunOptions runOptionsOf(const Options &opts) {
     return runOptions;
   runOptions.timelineFile = opts.output;
   runOptions.timelineHtml =
-      opts.format == Format::Html ||
-      (opts.format != Format::Svg && opts.output.size() > 5 &&
-       opts.output.compare(opts.output.size() - 5, 5, ".html") == 0);
+      opts.format == Format::Html || (opts.format != Format::Svg && opts.output.size() > 5 &&
+                                      opts.output.compare(opts.output.size() - 5, 5, ".html") == 0);
   if (runOptions.timelineFile.empty())
     runOptions.timelineFile =
         std::filesystem::path(opts.input).stem().string() + (runOptions.timelineHtml ? ".html" : ".svg");

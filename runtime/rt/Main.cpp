@@ -90,9 +90,8 @@ extern "C" int schedc_main(const schedc_program *program, int argc, char **argv)
   rt::Refusal refusal;
   std::optional<rt::CommandLine> line = rt::readCommandLine(std::vector<std::string>(argv + 1, argv + argc), refusal);
   if (!line)
-    return rt::fail(refusal.message + (refusal.exitCode == schedc::kExitUsage
-                                           ? " (see " + std::string(argv[0]) + " --help)"
-                                           : ""),
+    return rt::fail(refusal.message +
+                        (refusal.exitCode == schedc::kExitUsage ? " (see " + std::string(argv[0]) + " --help)" : ""),
                     refusal.exitCode);
   if (line->help) {
     std::cout << rt::helpText(argv[0]);
