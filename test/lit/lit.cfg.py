@@ -10,6 +10,7 @@
 # `asan` (built with -DSCHEDC_SANITIZE=...: tests of address-space limits cannot run under
 # AddressSanitizer, which reserves terabytes of shadow memory).
 import os
+import re
 import lit.formats
 
 config.name = "schedc"
@@ -28,6 +29,13 @@ config.substitutions.append(("%expect_exit", config.python + " " + os.path.join(
 config.substitutions.append(("%examples", os.path.join(config.schedc_src, "examples")))
 config.substitutions.append(("%stdlib", os.path.join(config.schedc_src, "stdlib")))
 config.substitutions.append(("%python", config.python))
+# The runtime ABI's version, as runtime.h defines it (a new operation bumps it; no test
+# needs editing for that).
+with open(os.path.join(config.schedc_src, "runtime", "include", "schedc", "runtime.h")) as header:
+    abi = re.search(r"^#define SCHEDC_ABI_VERSION (\d+)$", header.read(), re.M)
+if not abi:
+    lit_config.fatal("runtime.h defines no SCHEDC_ABI_VERSION")
+config.substitutions.append(("%abi_version", abi.group(1)))
 
 if "address" in getattr(config, "sanitize", ""):
     config.available_features.add("asan")
