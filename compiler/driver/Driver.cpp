@@ -3,10 +3,10 @@
 
 #include "ast/AST.h"
 #include "check/Check.h"
-#include "codegen/Codegen.h"
 #include "diagnostics/Diagnostics.h"
 #include "driver/Compare.h"
 #include "driver/FrontEnd.h"
+#include "driver/HandOff.h"
 #include "driver/Options.h"
 #include "ir/IR.h"
 #include "sim/Run.h"
@@ -41,31 +41,9 @@ sim::RunOptions runOptionsOf(const Options &opts) {
   return runOptions;
 }
 
-// schedc build: an executable, an object file or textual LLVM IR.
-int buildProgram(const Options &opts, const ir::Program &program, const ir::Function &schedule,
-                 const SourceManager &sources, DiagnosticEngine &diags) {
-  if (!opts.defines.empty())
-    return usageError("parameters are set when the program runs: pass -D to the executable it builds");
-  if (opts.cuda && !codegen::cudaBackendBuilt())
-    return usageError("this schedc was built without the cuda backend (CUDA and NCCL were not found), so "
-                      "--cuda cannot link it");
-  codegen::BuildOptions build;
-  build.optLevel = opts.optLevel;
-  build.cuda = opts.cuda;
-  build.kind = opts.emitLLVM     ? codegen::OutputKind::LLVMText
-               : opts.objectOnly ? codegen::OutputKind::Object
-                                 : codegen::OutputKind::Executable;
-  build.output = opts.output;
-  if (build.output.empty()) {
-    std::string stem = std::filesystem::path(opts.input).stem().string();
-    build.output = stem + (opts.emitLLVM ? ".ll" : opts.objectOnly ? ".o" : "");
-  }
-  return codegen::build(program, schedule, sources, build, diags);
-}
-
 } // namespace
 
-int runDriver(const std::vector<std::string> &args) {
+int runDriver(const std::vector<std::string> &args, const Compiler *compiler) {
   std::string error;
   std::optional<Options> parsed = parseOptions(args, error);
   if (!parsed)
@@ -79,6 +57,9 @@ int runDriver(const std::vector<std::string> &args) {
     std::cout << "schedc 0.1.0\n";
     return kExitOk;
   }
+  bool compiles = opts.command == Command::Build || opts.command == Command::Run;
+  if (compiles && !compiler)
+    return handOffToCompiler(args);
 
   // With --format=json every diagnostic goes into the JSON document on stdout instead.
   bool json = opts.format == Format::Json;
@@ -113,8 +94,8 @@ int runDriver(const std::vector<std::string> &args) {
     return check::runCheck(program, schedule, *params, runOptions, sources, diags, std::cout);
   }
   case Command::Run: // -D is read by the compiled program, as an executable reads it
-    return codegen::runJit(program, schedule, sources, opts.optLevel, opts.defines, runOptions, diags);
-  case Command::Build: return buildProgram(opts, program, schedule, sources, diags);
+    return compiler->run(opts, program, schedule, sources, runOptions, diags);
+  case Command::Build: return compiler->build(opts, program, schedule, sources, diags);
   default: return kExitOk;
   }
 }
