@@ -11,6 +11,7 @@ packages=(
   libfmt-dev libgtest-dev libbenchmark-dev
   libopenmpi-dev openmpi-bin
   libopenblas-dev
+  libboost-context-dev
   librsvg2-bin
   clang-19 libclang-rt-19-dev
 )

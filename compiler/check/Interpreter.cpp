@@ -235,9 +235,8 @@ private:
     return !rank_.cancelled();
   }
 
-  std::vector<int64_t> indices(const ir::StorageRef &r) {
-    std::vector<int64_t> out;
-    out.reserve(r.indices.size());
+  sim::SlotIndex indices(const ir::StorageRef &r) {
+    sim::SlotIndex out;
     for (const ir::Expr &e : r.indices)
       out.push_back(eval(e).i);
     return out;

@@ -110,8 +110,8 @@ namespace {
 RankContext &ctx(schedc_rank *r) {
   return *reinterpret_cast<RankContext *>(r);
 }
-std::vector<int64_t> indexOf(const int64_t *index, uint32_t n) {
-  return std::vector<int64_t>(index, index + n);
+sim::SlotIndex indexOf(const int64_t *index, uint32_t n) {
+  return sim::SlotIndex(index, index + n);
 }
 } // namespace
 

@@ -1,14 +1,16 @@
-// Fiber — a cooperatively scheduled execution context with its own stack (ucontext), so the
-// sim backend can run every rank of a schedule in one thread: a rank runs until it must wait
-// (a collective, a receive) and then yields to the scheduler. The interpreter of `schedc
-// check` and compiled schedules both run on fibers and call the same backend. Stacks are
-// reserved lazily (only touched pages cost memory) and end in a guard page. Under
-// AddressSanitizer every switch is announced to it, so it follows the fibers' stacks.
+// Fiber — a cooperatively scheduled execution context with its own stack, so the sim backend
+// can run every rank of a schedule in one thread: a rank runs until it must wait (a
+// collective, a receive) and then yields to the scheduler. The interpreter of `schedc check`
+// and compiled schedules both run on fibers and call the same backend. A switch is Boost.
+// Context's fcontext (a few instructions, no system call: ucontext's swapcontext saved the
+// signal mask with one on every switch). Stacks are reserved lazily (only touched pages cost
+// memory), end in a guard page, and go back to a pool when their fiber ends, so a later fiber
+// reuses them without a system call. Under AddressSanitizer every switch is announced to it,
+// so it follows the fibers' stacks.
 #pragma once
 
 #include <cstddef>
 #include <functional>
-#include <ucontext.h>
 
 // SCHEDC_ASAN: built with AddressSanitizer (gcc says so with a macro, clang with a feature).
 #if defined(__SANITIZE_ADDRESS__)
@@ -50,12 +52,16 @@ public:
   // The fiber running now, or null on the scheduler's own stack.
   static Fiber *current();
 
+  // Stacks kept for reuse in this thread (after their fibers ended), at most kPooledStacks.
+  static size_t pooledStacks();
+  static constexpr size_t kPooledStacks = 256;
+
 private:
-  static void entry(unsigned lo, unsigned hi);
+  friend struct FiberEntry; // the first frame on the fiber's stack (Fiber.cpp)
 
   std::function<void()> body_;
-  ucontext_t context_{};
-  ucontext_t caller_{};
+  void *context_ = nullptr; // the fiber where it stopped (fcontext_t)
+  void *caller_ = nullptr;  // whoever resumed it, where it waits
   void *stack_ = nullptr;
   size_t stackBytes_ = 0;
   unsigned valgrindStack_ = 0;

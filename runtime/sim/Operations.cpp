@@ -75,14 +75,14 @@ bool Rank::checkLayer(SourceRange at, const char *op, int64_t layer) {
 
 // ---- Storage -------------------------------------------------------------------------------
 
-std::string Rank::slotName(uint32_t array, const std::vector<int64_t> &index) const {
+std::string Rank::slotName(uint32_t array, const SlotIndex &index) const {
   std::string s = world_.arrays_[array].name + "[";
   for (size_t i = 0; i < index.size(); ++i)
     s += (i ? ", " : "") + std::to_string(index[i]);
   return s + "]";
 }
 
-void Rank::store(uint32_t array, std::vector<int64_t> index, ValuePtr v, SourceRange at) {
+void Rank::store(uint32_t array, const SlotIndex &index, ValuePtr v, SourceRange at) {
   if (cancelled())
     return;
   std::optional<Kind> &kind = world_.arrayKinds_[array];
@@ -93,39 +93,33 @@ void Rank::store(uint32_t array, std::vector<int64_t> index, ValuePtr v, SourceR
   } else if (!kind) {
     kind = v->kind;
   }
-  StorageKey key{array, std::move(index)};
-  freedAt_.erase(key);
-  storage_.store(key, std::move(v), at);
+  storage_.store(StorageKey(array, index), std::move(v), at);
 }
 
-ValuePtr Rank::read(uint32_t array, const std::vector<int64_t> &index, SourceRange at) {
-  StorageKey key{array, index};
+ValuePtr Rank::read(uint32_t array, const SlotIndex &index, SourceRange at) {
+  StorageKey key(array, index);
   if (const ValuePtr *v = storage_.find(key))
     return *v;
   Kind kind = world_.arrayKinds_[array].value_or(Kind::Activation);
-  auto freed = freedAt_.find(key);
-  if (freed != freedAt_.end())
+  if (std::optional<SourceRange> freed = storage_.freedAt(key))
     error(at, "read-freed",
           "`" + slotName(array, index) + "` is used after it was freed on rank " + std::to_string(id_),
-          {note(freed->second, "it is freed here")});
+          {note(*freed, "it is freed here")});
   else
     error(at, "read-unassigned",
           "`" + slotName(array, index) + "` is used but never assigned on rank " + std::to_string(id_));
   return poison(kind);
 }
 
-void Rank::free(uint32_t array, const std::vector<int64_t> &index, SourceRange at) {
+void Rank::free(uint32_t array, const SlotIndex &index, SourceRange at) {
   if (cancelled())
     return;
-  StorageKey key{array, index};
-  if (storage_.erase(key)) {
-    freedAt_[key] = at;
+  StorageKey key(array, index);
+  if (storage_.erase(key, at))
     return;
-  }
-  auto freed = freedAt_.find(key);
-  if (freed != freedAt_.end())
+  if (std::optional<SourceRange> freed = storage_.freedAt(key))
     error(at, "double-free", "`" + slotName(array, index) + "` is freed twice on rank " + std::to_string(id_),
-          {note(freed->second, "it is first freed here")});
+          {note(*freed, "it is first freed here")});
   else
     error(at, "free-unassigned",
           "`" + slotName(array, index) + "` is freed but never assigned on rank " + std::to_string(id_));

@@ -30,12 +30,13 @@ void Storage::count(const ValuePtr &v, int delta) {
 void Storage::store(const StorageKey &key, ValuePtr v, SourceRange storedAt) {
   count(v, +1);
   auto cls = static_cast<uint8_t>(v->kind);
-  auto it = places_.find(key);
-  if (it != places_.end()) {
-    Entry &e = classes_[it->second.cls][it->second.slot];
+  auto [it, inserted] = places_.try_emplace(key, Place{cls, kFreed, {}});
+  Place &place = it->second;
+  if (place.slot != kFreed) {
+    Entry &e = classes_[place.cls][place.slot];
     count(e.value, -1);
     countMemory(e.memory, -1);
-    if (it->second.cls == cls) { // same dictionary: the name keeps its position
+    if (place.cls == cls) { // same dictionary: the name keeps its position
       e.memory = v->memory();
       countMemory(e.memory, +1);
       e.value = std::move(v);
@@ -43,43 +44,56 @@ void Storage::store(const StorageKey &key, ValuePtr v, SourceRange storedAt) {
       return;
     }
     e.value.reset(); // a different class: leave the old place, append to the new class
-    ++dead_[it->second.cls];
-    places_.erase(it);
+    ++dead_[place.cls];
   }
-  places_.emplace(key, Place{cls, static_cast<uint32_t>(classes_[cls].size())});
+  place = Place{cls, static_cast<uint32_t>(classes_[cls].size()), {}};
   Number memory = v->memory();
   countMemory(memory, +1);
-  classes_[cls].push_back(Entry{key, std::move(v), storedAt, memory});
+  classes_[cls].push_back(Entry{&*it, std::move(v), storedAt, memory});
 }
 
 const ValuePtr *Storage::find(const StorageKey &key) const {
   auto it = places_.find(key);
-  return it == places_.end() ? nullptr : &classes_[it->second.cls][it->second.slot].value;
+  if (it == places_.end() || it->second.slot == kFreed)
+    return nullptr;
+  return &classes_[it->second.cls][it->second.slot].value;
 }
 
-bool Storage::erase(const StorageKey &key) {
+std::optional<SourceRange> Storage::freedAt(const StorageKey &key) const {
   auto it = places_.find(key);
-  if (it == places_.end())
+  if (it == places_.end() || it->second.slot != kFreed)
+    return std::nullopt;
+  return it->second.freedAt;
+}
+
+bool Storage::erase(const StorageKey &key, SourceRange at) {
+  auto it = places_.find(key);
+  if (it == places_.end() || it->second.slot == kFreed)
     return false;
   uint8_t cls = it->second.cls;
-  count(classes_[cls][it->second.slot].value, -1);
-  countMemory(classes_[cls][it->second.slot].memory, -1);
-  classes_[cls][it->second.slot].value.reset();
-  places_.erase(it);
+  Entry &e = classes_[cls][it->second.slot];
+  count(e.value, -1);
+  countMemory(e.memory, -1);
+  e.value.reset();
+  it->second.slot = kFreed;
+  it->second.freedAt = at;
   if (++dead_[cls] > 16 && dead_[cls] * 2 > classes_[cls].size())
     compact(cls);
   return true;
 }
 
+// Drops the class's tombstones in place (keeping the vector's capacity: no allocation).
 void Storage::compact(int cls) {
-  std::vector<Entry> live;
-  live.reserve(classes_[cls].size() - dead_[cls]);
-  for (Entry &e : classes_[cls])
+  std::vector<Entry> &entries = classes_[cls];
+  size_t live = 0;
+  for (Entry &e : entries)
     if (e.value) {
-      places_[e.key] = Place{static_cast<uint8_t>(cls), static_cast<uint32_t>(live.size())};
-      live.push_back(std::move(e));
+      e.place->second.slot = static_cast<uint32_t>(live);
+      if (&entries[live] != &e)
+        entries[live] = std::move(e);
+      ++live;
     }
-  classes_[cls] = std::move(live);
+  entries.resize(live);
   dead_[cls] = 0;
 }
 
@@ -145,7 +159,7 @@ void Storage::forEach(const std::function<void(const Held &)> &fn) const {
   for (const auto &entries : classes_)
     for (const Entry &e : entries)
       if (e.value)
-        fn(Held{e.key, e.value, e.storedAt});
+        fn(Held{e.place->first, e.value, e.storedAt});
 }
 
 } // namespace schedc::sim

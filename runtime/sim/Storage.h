@@ -10,15 +10,22 @@
 #include "sim/Value.h"
 
 #include <array>
+#include <boost/container/small_vector.hpp>
 #include <functional>
+#include <optional>
 #include <unordered_map>
 #include <vector>
 
 namespace schedc::sim {
 
+// A slot's index (`act[l, mb]`: {l, mb}), inline up to four dimensions: naming a slot
+// allocates nothing for the shapes schedules use.
+using SlotIndex = boost::container::small_vector<int64_t, 4>;
+
 struct StorageKey {
+  StorageKey(uint32_t a, const SlotIndex &i) : array(a), index(i) {}
   uint32_t array = 0;
-  std::vector<int64_t> index;
+  SlotIndex index;
   friend bool operator==(const StorageKey &a, const StorageKey &b) { return a.array == b.array && a.index == b.index; }
 };
 
@@ -39,8 +46,10 @@ public:
   void store(const StorageKey &key, ValuePtr v, SourceRange storedAt);
   // The value under `key`, or null.
   const ValuePtr *find(const StorageKey &key) const;
-  // Removes `key`; returns false if nothing was held there.
-  bool erase(const StorageKey &key);
+  // Removes `key`, freed at `at`; returns false if nothing was held there.
+  bool erase(const StorageKey &key, SourceRange at);
+  // Where `key` was last freed, if it was and nothing was stored there since (for messages).
+  std::optional<SourceRange> freedAt(const StorageKey &key) const;
   // The rank's memory now, as the original sums it: in storage-class and insertion order,
   // from integer 0, in Python int/float arithmetic. Constant time whenever that sum is exact
   // (every held memory a multiple of 2^-k and the total below 2^(53-k): then no addition
@@ -65,15 +74,20 @@ public:
   void forEach(const std::function<void(const Held &)> &fn) const;
 
 private:
-  struct Entry {
-    StorageKey key;
-    ValuePtr value; // null once erased (a tombstone until compaction)
-    SourceRange storedAt;
-    Number memory; // value->memory(), kept here so summing touches one array
-  };
+  // Where a key's entry is; a freed key keeps its place in the map (one lookup serves the
+  // store, read or free and the message about a freed slot).
+  static constexpr uint32_t kFreed = ~0u;
   struct Place {
     uint8_t cls;
-    uint32_t slot;
+    uint32_t slot; // kFreed: freed, at freedAt
+    SourceRange freedAt;
+  };
+  using Places = std::unordered_map<StorageKey, Place, StorageKeyHash>;
+  struct Entry {
+    Places::value_type *place; // its key and place in places_ (nodes stay put)
+    ValuePtr value;            // null once erased (a tombstone until compaction)
+    SourceRange storedAt;
+    Number memory; // value->memory(), kept here so summing touches one array
   };
   void compact(int cls);
   // Counts `v` in (delta +1) or out (-1) of the micro-batches in flight, the activation
@@ -84,7 +98,7 @@ private:
 
   std::array<std::vector<Entry>, kKinds> classes_;
   std::array<size_t, kKinds> dead_{};
-  std::unordered_map<StorageKey, Place, StorageKeyHash> places_;
+  Places places_;
   std::unordered_map<int64_t, int64_t> batchCount_; // micro-batch -> activations held of it
   int64_t inFlight_ = 0;
   int64_t activationMemory_ = 0;

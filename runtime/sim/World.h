@@ -120,9 +120,9 @@ public:
   void measurePayloads(bool on) { measure_ = on; }
 
   // ---- Storage ----
-  void store(uint32_t array, std::vector<int64_t> index, ValuePtr v, SourceRange at);
-  ValuePtr read(uint32_t array, const std::vector<int64_t> &index, SourceRange at);
-  void free(uint32_t array, const std::vector<int64_t> &index, SourceRange at);
+  void store(uint32_t array, const SlotIndex &index, ValuePtr v, SourceRange at);
+  ValuePtr read(uint32_t array, const SlotIndex &index, SourceRange at);
+  void free(uint32_t array, const SlotIndex &index, SourceRange at);
 
   // ---- Operations (each checks its inputs; see docs/checks.md) ----
   std::pair<ValuePtr, ValuePtr> load(SourceRange at, int64_t layer, int64_t shard, int64_t of);
@@ -178,7 +178,7 @@ public:
   bool step(SourceRange at);
 
   // `act[3, 0]`: how a storage slot is named in messages.
-  std::string slotName(uint32_t array, const std::vector<int64_t> &index) const;
+  std::string slotName(uint32_t array, const SlotIndex &index) const;
 
 private:
   friend class World;
@@ -215,7 +215,6 @@ private:
   int64_t id_;
   Storage storage_;
   std::vector<Event> events_;
-  std::unordered_map<StorageKey, SourceRange, StorageKeyHash> freedAt_; // where each freed slot was freed
   // Per layer: the shards this rank has updated, their shard count, and where.
   struct Updated {
     IntSet shards;
