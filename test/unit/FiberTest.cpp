@@ -1,0 +1,81 @@
+// Unit tests of the sim's fibers (sim/Fiber.h): control passes back and forth at each yield,
+// a fiber may resume another (the driver runs on one and the ranks on theirs), an ended
+// fiber's stack goes to the pool and the next fiber takes it, and a deep recursion fits in
+// the stack the interpreter is promised.
+#include "sim/Fiber.h"
+
+#include <gtest/gtest.h>
+#include <string>
+#include <vector>
+
+namespace schedc::sim {
+namespace {
+
+TEST(Fiber, YieldsBackAndForthInOrder) {
+  std::vector<std::string> log;
+  Fiber a([&] {
+    log.push_back("a1");
+    Fiber::yield();
+    log.push_back("a2");
+  });
+  Fiber b([&] {
+    log.push_back("b1");
+    Fiber::yield();
+    log.push_back("b2");
+  });
+  EXPECT_FALSE(a.resume());
+  EXPECT_FALSE(b.resume());
+  EXPECT_EQ(Fiber::current(), nullptr);
+  EXPECT_TRUE(a.resume());
+  EXPECT_TRUE(b.resume());
+  EXPECT_TRUE(a.finished());
+  EXPECT_EQ(log, (std::vector<std::string>{"a1", "b1", "a2", "b2"}));
+}
+
+TEST(Fiber, AFiberResumesAnother) {
+  std::vector<int> log;
+  Fiber outer([&] {
+    Fiber inner([&] {
+      log.push_back(1);
+      Fiber::yield(); // back to outer, not to the test
+      log.push_back(3);
+    });
+    inner.resume();
+    log.push_back(2);
+    EXPECT_TRUE(inner.resume());
+    log.push_back(4);
+  });
+  EXPECT_TRUE(outer.resume());
+  EXPECT_EQ(log, (std::vector<int>{1, 2, 3, 4}));
+}
+
+TEST(Fiber, AnEndedFibersStackIsReused) {
+  { // a fiber that ran: its stack goes back to the pool
+    Fiber f([] {});
+    f.resume();
+  }
+  size_t pooled = Fiber::pooledStacks();
+  ASSERT_GE(pooled, 1u);
+  {
+    Fiber next([] {});
+    ASSERT_TRUE(next.prepare());
+    EXPECT_EQ(Fiber::pooledStacks(), pooled - 1); // taken from the pool, not mapped anew
+    next.resume();
+  }
+  EXPECT_EQ(Fiber::pooledStacks(), pooled); // and given back
+}
+
+int depth(int n) {
+  volatile char frame[256] = {};
+  return n == 0 ? frame[0] : depth(n - 1) + frame[n % 256] + 1;
+}
+
+TEST(Fiber, DeepRecursionFitsItsStack) {
+  int reached = 0;
+  Fiber f([&] { reached = depth(10000); }); // ~3 MB of frames in 8 MiB
+  f.resume();
+  EXPECT_EQ(reached, 10000);
+}
+
+} // namespace
+} // namespace schedc::sim
