@@ -1,41 +1,99 @@
 #!/usr/bin/env python3
-"""check_scale.py [SCHEDC] — how fast `schedc check` verifies large schedules.
+"""check_scale.py [--quick] [SCHEDC] — how fast `schedc check` starts and verifies large schedules.
 
-Runs `schedc check` on ddp and fsdp with ranks = batches = 1024 and 32 layers, and on
-gpipe with 64 stages and 256 micro-batches (the scale targets of the checker: each under
-2 s and 1 GB on a 2-core machine). For each it prints the best wall time of three runs,
-the events simulated, events per second, and the peak resident memory of the process.
-A benchmark, not a test: it prints figures and fails only if schedc itself fails."""
+Prints, for each case, the events simulated, the median wall time of its runs, events per
+second and the peak resident memory of the process (of one more run, under /usr/bin/time):
+  start-up  `schedc check examples/puzzles/basic.sched`, 21 runs (a learner's edit-check loop)
+  ddp, fsdp 1024 ranks x 32 layers x 1024 micro-batches
+  gpipe     64 stages x 64 layers x 256 micro-batches
+  hybrid    16 384 ranks: 1024 data-parallel pipelines x 16 stages (stdlib/hybrid.sched),
+            32 layers, 16 384 micro-batches
+  allreduce one all-reduce over 32 767 ranks (bench/allreduce.sched)
+Five timed runs of each scale case (one of hybrid and allreduce; --quick: one of each, and
+no hybrid). A case that stops (a resource limit, a refused stack) prints its exit status and the
+first line of its message instead of a rate.
+A benchmark, not a test: it prints figures and fails only if schedc fails on a case that
+must pass."""
 import json
 import os
+import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
 here = os.path.dirname(os.path.abspath(__file__))
-schedc = sys.argv[1] if len(sys.argv) > 1 else os.path.join(here, "..", "build", "bin", "schedc")
-examples = os.path.join(here, "..", "examples", "puzzles")
-cases = [
-    ("ddp", ["-D", "layers=32", "-D", "batches=1024"]),
-    ("fsdp", ["-D", "layers=32", "-D", "batches=1024"]),
-    ("gpipe", ["-D", "layers=64", "-D", "ranks=64", "-D", "batches=256"]),
-]
+args = [a for a in sys.argv[1:] if a != "--quick"]
+quick = "--quick" in sys.argv[1:]
+schedc = args[0] if args else os.path.join(here, "..", "build", "bin", "schedc")
+root = os.path.join(here, "..")
+puzzles = os.path.join(root, "examples", "puzzles")
 
-print(f"{'schedule':<8} {'ranks':>6} {'events':>9} {'seconds':>8} {'events/s':>11} {'peak RSS':>10}  verdict")
-for name, params in cases:
-    best, rss, doc = None, 0, None
-    for _ in range(3):
-        start = time.perf_counter()
-        proc = subprocess.Popen([schedc, "check", os.path.join(examples, name + ".sched"), "--format=json"] + params,
-                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-        out = proc.stdout.read()
-        _, status, usage = os.wait4(proc.pid, 0)
-        elapsed = time.perf_counter() - start
-        code = os.waitstatus_to_exitcode(status)
-        if code != 0:
+
+def case(path, params, runs, must_pass=True):
+    return {"path": path, "params": params, "runs": runs, "must_pass": must_pass}
+
+
+cases = [
+    ("ddp", case(os.path.join(puzzles, "ddp.sched"), ["-D", "layers=32", "-D", "batches=1024"], 5)),
+    ("fsdp", case(os.path.join(puzzles, "fsdp.sched"), ["-D", "layers=32", "-D", "batches=1024"], 5)),
+    ("gpipe", case(os.path.join(puzzles, "gpipe.sched"), ["-D", "layers=64", "-D", "ranks=64", "-D", "batches=256"], 5)),
+    ("hybrid", case(os.path.join(root, "stdlib", "hybrid.sched"),
+                    ["-D", "ranks=16384", "-D", "stages=16", "-D", "layers=32", "-D", "batches=16384"], 1)),
+    ("allreduce", case(os.path.join(here, "allreduce.sched"), ["-D", "ranks=32767"], 1, must_pass=False)),
+]
+if quick:
+    cases = [(name, dict(c, runs=1)) for name, c in cases if name != "hybrid"]
+
+
+def run(command):
+    """One run: (wall seconds, exit status, stdout)."""
+    start = time.perf_counter()
+    proc = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    return time.perf_counter() - start, proc.returncode, proc.stdout
+
+
+def peak_rss(command):
+    """Peak resident memory of one more run, in MiB. A child forked from Python carries
+    Python's pages until it execs, and the kernel counts them in its peak: /usr/bin/time (GNU
+    time, a small C program) forks from far less, so it measures schedc's own."""
+    if os.path.exists("/usr/bin/time"):
+        with tempfile.NamedTemporaryFile("r") as f:
+            subprocess.run(["/usr/bin/time", "-f", "%M", "-o", f.name] + command, stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL)
+            return int(f.read().split()[-1]) / 1024
+    proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return os.wait4(proc.pid, 0)[2].ru_maxrss / 1024
+
+
+def start_up():
+    command = [schedc, "check", os.path.join(puzzles, "basic.sched")]
+    runs = [run(command) for _ in range(5 if quick else 21)]
+    if any(r[1] != 0 for r in runs):
+        sys.exit("schedc failed on basic.sched")
+    wall = statistics.median(r[0] for r in runs)
+    print(f"start-up: `schedc check examples/puzzles/basic.sched` {wall * 1000:.1f} ms (median of {len(runs)}), "
+          f"peak RSS {peak_rss(command):.1f} MiB\n")
+
+
+def scale(name, c):
+    command = [schedc, "check", c["path"], "--format=json"] + c["params"]
+    runs = [run(command) for _ in range(c["runs"])]
+    wall = statistics.median(r[0] for r in runs)
+    rss = peak_rss(command)
+    code, out = runs[0][1], runs[0][2]
+    doc = json.loads(out) if out.strip().startswith(b"{") else {}
+    if code != 0 or not doc.get("events"):
+        if c["must_pass"]:
             sys.exit(f"schedc failed on {name} (exit {code})")
-        doc = json.loads(out)
-        best = elapsed if best is None else min(best, elapsed)
-        rss = max(rss, usage.ru_maxrss)  # KiB on Linux
-    print(f"{name:<8} {doc['ranks']:>6} {doc['events']:>9} {best:>8.2f} {doc['events'] / best:>11,.0f} "
-          f"{rss / 1024:>7.0f} MiB  {doc['verdict']}")
+        message = next((d.get("message", "") for d in doc.get("diagnostics", [])), "")
+        print(f"{name:<10} {'':>6} {'':>10} {wall:>8.2f} {'':>11} {rss:>7.0f} MiB  stopped: exit {code}: {message}")
+        return
+    print(f"{name:<10} {doc['ranks']:>6} {doc['events']:>10} {wall:>8.2f} {doc['events'] / wall:>11,.0f} "
+          f"{rss:>7.0f} MiB  {doc['verdict']}")
+
+
+start_up()
+print(f"{'schedule':<10} {'ranks':>6} {'events':>10} {'seconds':>8} {'events/s':>11} {'peak RSS':>10}  verdict")
+for name, c in cases:
+    scale(name, c)

@@ -13,6 +13,7 @@ packages=(
   libopenblas-dev
   libboost-context-dev
   librsvg2-bin
+  time
   clang-19 libclang-rt-19-dev
 )
 

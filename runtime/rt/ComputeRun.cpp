@@ -154,7 +154,7 @@ private:
 
   // Every rank's measured times and memory, gathered at rank 0.
   sim::MeasuredRun gatherTimes(const sim::World &world) {
-    const std::vector<sim::Event> &events = world.events(comm_.rank());
+    const sim::EventLog &events = world.events(comm_.rank());
     measured_.resize(events.size());
     std::vector<char> mine;
     for (size_t i = 0; i < events.size(); ++i) {

@@ -42,6 +42,16 @@ std::string groupName(const IntSet &members, int64_t ranks) {
 
 } // namespace
 
+std::string Rank::waiting() const {
+  if (wait_.collective)
+    return "waits here in " + std::string(collectiveName(wait_.kind)) + " over " +
+           groupName(*wait_.members, world_.model_.ranks) + " for the other ranks to call it";
+  std::string what = "waits here to receive from rank " + std::to_string(wait_.peer);
+  if (wait_.tag)
+    what += " with tag " + std::to_string(wait_.tag);
+  return what;
+}
+
 // Computes the result of a complete collective, reporting problems that only the whole
 // group shows (different shards, micro-batches summed twice).
 void World::combine(Collective &c, const IntSet &members, Rank &reporter, SourceRange at) {
@@ -186,12 +196,8 @@ ValuePtr Rank::collective(SourceRange at, CollectiveKind kind, const ValuePtr &v
     for (int64_t member : elems)
       if (member != id_)
         world_.schedule(*world_.ranks_[member]);
-  } else {
-    std::string where = groupName(*g.members, world_.model_.ranks);
-    if (!waitUntil([&c] { return c.done; },
-                   Wait{"waits here in " + std::string(name) + " over " + where + " for the other ranks to call it", at,
-                        -1, &c, g.members}))
-      return poison(v->kind, v->layer);
+  } else if (!waitUntil([&c] { return c.done; }, Wait{at, -1, 0, &c, kind, g.members})) {
+    return poison(v->kind, v->layer);
   }
   cost::Work work{.kind = eventOf(kind),
                   .groupSize = static_cast<int32_t>(elems.size()),
@@ -251,10 +257,7 @@ ValuePtr Rank::recv(SourceRange at, int64_t from, int64_t tag) {
   if (badRoute(at, false, from, tag))
     return poison(Kind::Activation);
   std::deque<World::Message> &queue = world_.inbox_[id_][{from, tag}];
-  std::string what = "waits here to receive from rank " + std::to_string(from);
-  if (tag)
-    what += " with tag " + std::to_string(tag);
-  if (!waitUntil([&queue] { return !queue.empty(); }, Wait{std::move(what), at, from, nullptr, nullptr}))
+  if (!waitUntil([&queue] { return !queue.empty(); }, Wait{at, from, tag, nullptr, {}, nullptr}))
     return poison(Kind::Activation);
   World::Message m = std::move(queue.front());
   queue.pop_front();

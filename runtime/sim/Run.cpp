@@ -114,7 +114,7 @@ std::string eventsCsv(const World &world) {
   std::ostringstream out;
   out << "rank,idx,typ,layer,batches,time,length,memory\n";
   for (int64_t r = 0; r < world.model().ranks; ++r) {
-    const std::vector<Event> &events = world.events(r);
+    const EventLog &events = world.events(r);
     for (size_t i = 0; i < events.size(); ++i) {
       const Event &e = events[i];
       out << r << ',' << i << ',' << eventName(e.kind) << ',';

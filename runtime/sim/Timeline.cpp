@@ -156,7 +156,7 @@ std::string timelineSvg(const World &world, const Report &report, const SourceMa
 
   // Events and memory bars.
   for (int64_t r = 0; r < ranks; ++r) {
-    const std::vector<Event> &events = world.events(r);
+    const EventLog &events = world.events(r);
     double y = top + rowH * static_cast<double>(r);
     for (size_t i = 0; i < events.size(); ++i) {
       const Event &e = events[i];

@@ -38,7 +38,7 @@ std::vector<std::vector<const char *>> eventNames(const World &world) {
   std::vector<std::vector<const char *>> names(static_cast<size_t>(world.model().ranks));
   std::map<int64_t, std::pair<int64_t, size_t>> firstSeen; // flow -> (rank, index) of one end
   for (int64_t r = 0; r < world.model().ranks; ++r) {
-    const std::vector<Event> &events = world.events(r);
+    const EventLog &events = world.events(r);
     for (size_t i = 0; i < events.size(); ++i) {
       const Event &e = events[i];
       names[r].push_back(eventName(e.kind));
@@ -85,7 +85,7 @@ std::string chromeTrace(const World &world, const SourceManager &sources, const 
         ", \"tid\": 0, \"args\": {\"name\": \"compute\"}}");
     add("{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": " + pid +
         ", \"tid\": 1, \"args\": {\"name\": \"communication\"}}");
-    const std::vector<Event> &events = world.events(r);
+    const EventLog &events = world.events(r);
     for (size_t i = 0; i < events.size(); ++i) {
       const Event &e = events[i];
       const char *name = names[r][i];

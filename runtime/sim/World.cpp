@@ -244,7 +244,7 @@ void World::reportDeadlock() {
   const size_t kShown = 16;
   for (size_t i = 0; i < blocked.size() && i < kShown; ++i) {
     const Rank &r = *blocked[i];
-    std::string what = "rank " + std::to_string(r.id_) + " " + r.wait_.what;
+    std::string what = "rank " + std::to_string(r.id_) + " " + r.waiting();
     if (r.wait_.peer >= 0) {
       const Rank &peer = *ranks_[r.wait_.peer];
       what += peer.finished_ ? ", which has finished" : ", which is blocked too";

@@ -17,6 +17,7 @@
 #include "diagnostics/InternalError.h"
 #include "sim/Budget.h"
 #include "sim/Bytes.h"
+#include "sim/ChunkedLog.h"
 #include "sim/Fiber.h"
 #include "sim/Storage.h"
 #include "sim/Value.h"
@@ -73,6 +74,9 @@ struct Event : cost::TimedEvent {
   int64_t inFlight = 0;         // micro-batches whose activations the rank holds at the event
   int64_t activationMemory = 0; // memory in activations and activation gradients at the event
 };
+
+// A rank's events, in the order it logged them (chunks of 256: about 47 KiB each).
+using EventLog = ChunkedLog<Event>;
 
 // A collective is the operation that calls it (OpKind::AllReduce, ...).
 using CollectiveKind = OpKind;
@@ -184,14 +188,17 @@ private:
   friend class World;
   Rank(World &world, int64_t id);
 
-  // While blocked: what the rank waits for (for deadlock reports).
+  // While blocked: what the rank waits for (for deadlock reports; put in words only then).
   struct Wait {
-    std::string what;
     SourceRange at;
-    int64_t peer = -1;                     // the rank waited on (receives), for cycle detection
-    const void *collective = nullptr;      // the World::Collective waited in, if any
-    std::shared_ptr<const IntSet> members; // and its group
+    int64_t peer = -1;                       // the rank waited on (receives), for cycle detection
+    int64_t tag = 0;                         // and the tag of the message
+    const void *collective = nullptr;        // the World::Collective waited in, if any
+    CollectiveKind kind = OpKind::AllReduce; // and what it is
+    std::shared_ptr<const IntSet> members;   // and its group
   };
+  // "waits here to receive from rank 3", "waits here in allreduce over all ranks for ...".
+  std::string waiting() const;
   Wait wait_;
 
   // Logs an event of `work` that waits for `after` (its operands' makers), with the memory
@@ -214,7 +221,7 @@ private:
   World &world_;
   int64_t id_;
   Storage storage_;
-  std::vector<Event> events_;
+  EventLog events_;
   // Per layer: the shards this rank has updated, their shard count, and where.
   struct Updated {
     IntSet shards;
@@ -256,7 +263,7 @@ public:
   // happened on as a note).
   std::vector<Diagnostic> diagnostics() const;
   Report report() const;
-  const std::vector<Event> &events(int64_t rank) const { return ranks_[rank]->events_; }
+  const EventLog &events(int64_t rank) const { return ranks_[rank]->events_; }
   const Rank &rank(int64_t r) const { return *ranks_[r]; }
   // Every (sender, receiver) pair a send was made for, the run's point-to-point routes: a
   // real backend that needs a channel per route (the cuda backend's NCCL pairs) makes them
