@@ -38,8 +38,8 @@ struct Compiler {
 // Without a compiler, `build` and `run` are handed to schedc-llvm (driver/HandOff.h).
 int runDriver(const std::vector<std::string> &args, const Compiler *compiler);
 
-// The whole of a driver program's main: runs the driver on a thread with a large stack, so
-// that deeply nested (but within-limit) input cannot overflow it, and turns anything that
+// The whole of a driver program's main: runs the driver on a thread with a 512 MiB stack,
+// so that deeply nested (but within-limit) input cannot overflow it, and turns anything that
 // escapes the driver (only a compiler bug can) into an internal error with exit code 70.
 int driverMain(int argc, char **argv, const Compiler *compiler);
 

@@ -1,5 +1,5 @@
 // Unit tests of the sim's fibers (sim/Fiber.h): control passes back and forth at each yield,
-// a fiber may resume another (the driver runs on one and the ranks on theirs), an ended
+// a fiber may resume another (a yield returns to whoever resumed it last), an ended
 // fiber's stack goes to the pool and the next fiber takes it, and a deep recursion fits in
 // the stack the interpreter is promised.
 #include "sim/Fiber.h"
