@@ -12,6 +12,9 @@
 
 namespace schedc::driver {
 
+namespace {
+
+// The program `build` and `run` are handed to: schedc-llvm beside this executable.
 std::string compilerPath() {
   std::error_code error;
   std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", error);
@@ -20,13 +23,13 @@ std::string compilerPath() {
   return (self.parent_path() / "schedc-llvm").string();
 }
 
+} // namespace
+
 int handOffToCompiler(const std::vector<std::string> &args) {
   std::string path = compilerPath();
-  std::vector<char *> argv;
-  argv.push_back(path.data());
-  std::vector<std::string> copies = args;
-  for (std::string &a : copies)
-    argv.push_back(a.data());
+  std::vector<char *> argv{path.data()};
+  for (const std::string &a : args)
+    argv.push_back(const_cast<char *>(a.c_str())); // execv does not write to its arguments
   argv.push_back(nullptr);
   std::cout.flush();
   execv(path.c_str(), argv.data());

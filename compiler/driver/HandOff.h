@@ -8,10 +8,7 @@
 
 namespace schedc::driver {
 
-// The program `build` and `run` are handed to: schedc-llvm beside this executable.
-std::string compilerPath();
-
-// Execs compilerPath() with `args`; returns only when that fails, with kExitIoError after
+// Execs schedc-llvm from this executable's folder with `args`; returns only when that fails, with kExitIoError after
 // saying why.
 int handOffToCompiler(const std::vector<std::string> &args);
 

@@ -196,7 +196,8 @@ ValuePtr Rank::collective(SourceRange at, CollectiveKind kind, const ValuePtr &v
     for (int64_t member : elems)
       if (member != id_)
         world_.schedule(*world_.ranks_[member]);
-  } else if (!waitUntil([&c] { return c.done; }, Wait{at, -1, 0, &c, kind, g.members})) {
+  } else if (!waitUntil([&c] { return c.done; },
+                        Wait{.at = at, .collective = &c, .kind = kind, .members = g.members})) {
     return poison(v->kind, v->layer);
   }
   cost::Work work{.kind = eventOf(kind),
@@ -257,7 +258,7 @@ ValuePtr Rank::recv(SourceRange at, int64_t from, int64_t tag) {
   if (badRoute(at, false, from, tag))
     return poison(Kind::Activation);
   std::deque<World::Message> &queue = world_.inbox_[id_][{from, tag}];
-  if (!waitUntil([&queue] { return !queue.empty(); }, Wait{at, from, tag, nullptr, {}, nullptr}))
+  if (!waitUntil([&queue] { return !queue.empty(); }, Wait{.at = at, .peer = from, .tag = tag}))
     return poison(Kind::Activation);
   World::Message m = std::move(queue.front());
   queue.pop_front();

@@ -30,7 +30,7 @@ void Storage::count(const ValuePtr &v, int delta) {
 void Storage::store(const StorageKey &key, ValuePtr v, SourceRange storedAt) {
   count(v, +1);
   auto cls = static_cast<uint8_t>(v->kind);
-  auto [it, inserted] = places_.try_emplace(key, Place{cls, kFreed, {}});
+  auto it = places_.try_emplace(key, Place{cls, kFreed, {}}).first; // new keys start as freed
   Place &place = it->second;
   if (place.slot != kFreed) {
     Entry &e = classes_[place.cls][place.slot];

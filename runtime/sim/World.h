@@ -194,7 +194,7 @@ private:
     int64_t tag = 0;                         // and the tag of the message
     const void *collective = nullptr;        // the World::Collective waited in, if any
     CollectiveKind kind = OpKind::AllReduce; // and what it is
-    std::shared_ptr<const IntSet> members;   // and its group
+    std::shared_ptr<const IntSet> members{}; // and its group
   };
   // "waits here to receive from rank 3", "waits here in allreduce over all ranks for ...".
   std::string waiting() const;
