@@ -11,7 +11,7 @@ packages=(
   libfmt-dev libgtest-dev libbenchmark-dev
   libopenmpi-dev openmpi-bin
   libopenblas-dev
-  libboost-context-dev
+  libboost-context-dev libjemalloc-dev
   librsvg2-bin
   time
   clang-19 libclang-rt-19-dev

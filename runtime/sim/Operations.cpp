@@ -6,6 +6,8 @@
 // result is stored.
 #include "sim/World.h"
 
+#include "memory/HugePages.h"
+
 namespace schedc::sim {
 
 namespace {
@@ -37,6 +39,7 @@ int64_t Rank::logEvent(const cost::Work &work, std::shared_ptr<const IntSet> bat
   e.activationMemory = storage_.activationMemory();
   auto index = static_cast<int64_t>(events_.size()) - 1;
   world_.graph_.order.push_back(eventRef(index));
+  memory::useHugePagesOnceLarge();
   return index;
 }
 
