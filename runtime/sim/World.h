@@ -74,7 +74,7 @@ struct Event : cost::TimedEvent {
   int64_t activationMemory = 0; // memory in activations and activation gradients at the event
 };
 
-// A rank's events, in the order it logged them (chunks of 256: about 47 KiB each).
+// A rank's events, in the order it logged them (chunks of 32: about 6 KiB each).
 using EventLog = ChunkedLog<Event>;
 
 // A collective is the operation that calls it (OpKind::AllReduce, ...).
