@@ -24,8 +24,7 @@ void *allocateOnHugePages(extent_hooks_t *, void *at, size_t size, size_t alignm
     alignment = kHugePage;
   void *p = jemallocHooks->alloc(jemallocHooks, at, size, alignment, zero, commit, arena);
   if (p)
-    madvise(p, size, MADV_HUGEPAGE); // advice: where the kernel refuses, pages stay small // advice: where the kernel
-                                     // refuses, pages stay small
+    madvise(p, size, MADV_HUGEPAGE); // advice: where the kernel refuses, pages stay small
   return p;
 }
 

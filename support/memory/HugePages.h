@@ -17,8 +17,9 @@ constexpr uint64_t kLargeRunBytes = uint64_t{8} << 20;
 
 // Once the calling thread has allocated kLargeRunBytes in all, its allocations come from an
 // allocator arena whose memory is marked MADV_HUGEPAGE. Cheap enough to call per event (a
-// thread-local flag and a counter's load; the count is first looked at on the 64th call). A no-op where the executable
-// does not run on jemalloc (the sanitizer builds, the unit tests): glibc's malloc cannot do this for a thread's arena.
+// thread-local flag and a counter's load; the count is first looked at on the 64th call).
+// A no-op where the executable does not run on jemalloc (the sanitizer builds): glibc's
+// malloc cannot do this for a thread's arena.
 void useHugePagesOnceLarge();
 
 } // namespace schedc::memory
