@@ -57,7 +57,9 @@ int fail(const std::string &message, int code) {
 // The run on the sim backend: one process, no MPI.
 int simulate(const schedc_program &program, const CommandLine &line) {
   try {
-    return runProgram(program, line.defines, line.options, std::cout, std::cerr);
+    sim::RunOptions options = line.options;
+    options.lastRun = true; // the executable exits after its one run
+    return runProgram(program, line.defines, options, std::cout, std::cerr);
   } catch (const std::exception &e) {
     std::cerr << "schedc: internal error: " << e.what() << "\n";
     return kExitInternal;

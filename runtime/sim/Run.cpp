@@ -160,6 +160,16 @@ std::string invalidJson(const std::string &schedule, const std::string &file, co
   return formatJson(result, diags.diagnostics(), sources);
 }
 
+namespace {
+
+// Keeps `world` until the process exits (still reachable: a leak checker does not report it).
+void leaveToExit(std::unique_ptr<World> world) {
+  static std::vector<World *> kept;
+  kept.push_back(world.release());
+}
+
+} // namespace
+
 int runAndReport(const RunSetup &setup, const std::optional<std::vector<int64_t>> &values, const RunOptions &options,
                  const std::function<void(Rank &)> &body, const SourceManager &sources, DiagnosticEngine &diags,
                  std::ostream &out) {
@@ -191,7 +201,10 @@ int runAndReport(const RunSetup &setup, const std::optional<std::vector<int64_t>
   simOptions.scheduleAt = setup.scheduleAt;
   simOptions.costModel = options.costModel;
   simOptions.bytes = options.bytes;
-  World world(*model, setup.arrays, simOptions);
+  auto owned = std::make_unique<World>(*model, setup.arrays, simOptions);
+  World &world = *owned;
+  if (options.lastRun)
+    leaveToExit(std::move(owned));
   world.run(body);
 
   for (const Diagnostic &d : world.diagnostics()) {
