@@ -96,15 +96,14 @@ void Rank::store(uint32_t array, const SlotIndex &index, ValuePtr v, SourceRange
   } else if (!kind) {
     kind = v->kind;
   }
-  storage_.store(StorageKey(array, index), std::move(v), at);
+  storage_.store(array, indexSpan(index), std::move(v), at);
 }
 
 ValuePtr Rank::read(uint32_t array, const SlotIndex &index, SourceRange at) {
-  StorageKey key(array, index);
-  if (const ValuePtr *v = storage_.find(key))
+  if (const ValuePtr *v = storage_.find(array, indexSpan(index)))
     return *v;
   Kind kind = world_.arrayKinds_[array].value_or(Kind::Activation);
-  if (std::optional<SourceRange> freed = storage_.freedAt(key))
+  if (std::optional<SourceRange> freed = storage_.freedAt(array, indexSpan(index)))
     error(at, "read-freed",
           "`" + slotName(array, index) + "` is used after it was freed on rank " + std::to_string(id_),
           {note(*freed, "it is freed here")});
@@ -117,10 +116,9 @@ ValuePtr Rank::read(uint32_t array, const SlotIndex &index, SourceRange at) {
 void Rank::free(uint32_t array, const SlotIndex &index, SourceRange at) {
   if (cancelled())
     return;
-  StorageKey key(array, index);
-  if (storage_.erase(key, at))
+  if (storage_.erase(array, indexSpan(index), at))
     return;
-  if (std::optional<SourceRange> freed = storage_.freedAt(key))
+  if (std::optional<SourceRange> freed = storage_.freedAt(array, indexSpan(index)))
     error(at, "double-free", "`" + slotName(array, index) + "` is freed twice on rank " + std::to_string(id_),
           {note(*freed, "it is first freed here")});
   else

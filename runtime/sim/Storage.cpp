@@ -27,11 +27,13 @@ void Storage::count(const ValuePtr &v, int delta) {
   }
 }
 
-void Storage::store(const StorageKey &key, ValuePtr v, SourceRange storedAt) {
+void Storage::store(uint32_t array, std::span<const int64_t> index, ValuePtr v, SourceRange storedAt) {
   count(v, +1);
   auto cls = static_cast<uint8_t>(v->kind);
-  auto it = places_.try_emplace(key, Place{cls, kFreed, {}}).first; // new keys start as freed
-  Place &place = it->second;
+  uint32_t id = names_.findOrAdd(array, index);
+  if (id >= places_.size())
+    places_.resize(id + 1); // new slots start as freed
+  Place &place = places_[id];
   if (place.slot != kFreed) {
     Entry &e = classes_[place.cls][place.slot];
     count(e.value, -1);
@@ -49,34 +51,40 @@ void Storage::store(const StorageKey &key, ValuePtr v, SourceRange storedAt) {
   place = Place{cls, static_cast<uint32_t>(classes_[cls].size()), {}};
   Number memory = v->memory();
   countMemory(memory, +1);
-  classes_[cls].push_back(Entry{&*it, std::move(v), storedAt, memory});
+  classes_[cls].push_back(Entry{id, std::move(v), storedAt, memory});
 }
 
-const ValuePtr *Storage::find(const StorageKey &key) const {
-  auto it = places_.find(key);
-  if (it == places_.end() || it->second.slot == kFreed)
+const Storage::Place *Storage::placeOf(uint32_t array, std::span<const int64_t> index) const {
+  uint32_t id = names_.find(array, index);
+  return id == SlotDirectory::kNone ? nullptr : &places_[id];
+}
+
+const ValuePtr *Storage::find(uint32_t array, std::span<const int64_t> index) const {
+  const Place *place = placeOf(array, index);
+  if (!place || place->slot == kFreed)
     return nullptr;
-  return &classes_[it->second.cls][it->second.slot].value;
+  return &classes_[place->cls][place->slot].value;
 }
 
-std::optional<SourceRange> Storage::freedAt(const StorageKey &key) const {
-  auto it = places_.find(key);
-  if (it == places_.end() || it->second.slot != kFreed)
+std::optional<SourceRange> Storage::freedAt(uint32_t array, std::span<const int64_t> index) const {
+  const Place *place = placeOf(array, index);
+  if (!place || place->slot != kFreed)
     return std::nullopt;
-  return it->second.freedAt;
+  return place->freedAt;
 }
 
-bool Storage::erase(const StorageKey &key, SourceRange at) {
-  auto it = places_.find(key);
-  if (it == places_.end() || it->second.slot == kFreed)
+bool Storage::erase(uint32_t array, std::span<const int64_t> index, SourceRange at) {
+  uint32_t id = names_.find(array, index);
+  if (id == SlotDirectory::kNone || places_[id].slot == kFreed)
     return false;
-  uint8_t cls = it->second.cls;
-  Entry &e = classes_[cls][it->second.slot];
+  Place &place = places_[id];
+  uint8_t cls = place.cls;
+  Entry &e = classes_[cls][place.slot];
   count(e.value, -1);
   countMemory(e.memory, -1);
   e.value.reset();
-  it->second.slot = kFreed;
-  it->second.freedAt = at;
+  place.slot = kFreed;
+  place.freedAt = at;
   if (++dead_[cls] > 16 && dead_[cls] * 2 > classes_[cls].size())
     compact(cls);
   return true;
@@ -88,7 +96,7 @@ void Storage::compact(int cls) {
   size_t live = 0;
   for (Entry &e : entries)
     if (e.value) {
-      e.place->second.slot = static_cast<uint32_t>(live);
+      places_[e.id].slot = static_cast<uint32_t>(live);
       if (&entries[live] != &e)
         entries[live] = std::move(e);
       ++live;
@@ -158,8 +166,10 @@ int64_t Storage::payloadBytes() const {
 void Storage::forEach(const std::function<void(const Held &)> &fn) const {
   for (const auto &entries : classes_)
     for (const Entry &e : entries)
-      if (e.value)
-        fn(Held{e.place->first, e.value, e.storedAt});
+      if (e.value) {
+        StorageKey key = names_.key(e.id);
+        fn(Held{key, e.value, e.storedAt});
+      }
 }
 
 } // namespace schedc::sim

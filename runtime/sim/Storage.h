@@ -7,49 +7,31 @@
 #pragma once
 
 #include "sim/Bytes.h"
+#include "sim/SlotDirectory.h"
 #include "sim/Value.h"
 
 #include <array>
-#include <boost/container/small_vector.hpp>
 #include <functional>
 #include <optional>
+#include <span>
 #include <unordered_map>
 #include <vector>
 
 namespace schedc::sim {
 
-// A slot's index (`act[l, mb]`: {l, mb}), inline up to four dimensions: naming a slot
-// allocates nothing for the shapes schedules use.
-using SlotIndex = boost::container::small_vector<int64_t, 4>;
-
-struct StorageKey {
-  StorageKey(uint32_t a, const SlotIndex &i) : array(a), index(i) {}
-  uint32_t array = 0;
-  SlotIndex index;
-  friend bool operator==(const StorageKey &a, const StorageKey &b) { return a.array == b.array && a.index == b.index; }
-};
-
-struct StorageKeyHash {
-  size_t operator()(const StorageKey &k) const {
-    size_t h = k.array * 0x9E3779B97F4A7C15ull;
-    for (int64_t v : k.index)
-      h = (h ^ static_cast<size_t>(v)) * 0x100000001B3ull;
-    return h;
-  }
-};
-
 class Storage {
 public:
   // The model `bytes()` predicts with (it must outlive the storage).
   explicit Storage(const ByteModel &model) : model_(model) {}
-  // Stores `v` under `key` (replacing what is there, keeping its position).
-  void store(const StorageKey &key, ValuePtr v, SourceRange storedAt);
-  // The value under `key`, or null.
-  const ValuePtr *find(const StorageKey &key) const;
-  // Removes `key`, freed at `at`; returns false if nothing was held there.
-  bool erase(const StorageKey &key, SourceRange at);
-  // Where `key` was last freed, if it was and nothing was stored there since (for messages).
-  std::optional<SourceRange> freedAt(const StorageKey &key) const;
+  // Stores `v` in `array[index]` (replacing what is there, keeping its position).
+  void store(uint32_t array, std::span<const int64_t> index, ValuePtr v, SourceRange storedAt);
+  // The value in `array[index]`, or null.
+  const ValuePtr *find(uint32_t array, std::span<const int64_t> index) const;
+  // Empties `array[index]`, freed at `at`; returns false if nothing was held there.
+  bool erase(uint32_t array, std::span<const int64_t> index, SourceRange at);
+  // Where `array[index]` was last freed, if it was and nothing was stored there since (for
+  // messages).
+  std::optional<SourceRange> freedAt(uint32_t array, std::span<const int64_t> index) const;
   // The rank's memory now, as the original sums it: in storage-class and insertion order,
   // from integer 0, in Python int/float arithmetic. Constant time whenever that sum is exact
   // (every held memory a multiple of 2^-k and the total below 2^(53-k): then no addition
@@ -74,21 +56,22 @@ public:
   void forEach(const std::function<void(const Held &)> &fn) const;
 
 private:
-  // Where a key's entry is; a freed key keeps its place in the map (one lookup serves the
-  // store, read or free and the message about a freed slot).
+  // Where a slot's entry is, by slot id (SlotDirectory); a freed slot keeps its place (one
+  // lookup serves the store, read or free and the message about a freed slot).
   static constexpr uint32_t kFreed = ~0u;
   struct Place {
-    uint8_t cls;
-    uint32_t slot; // kFreed: freed, at freedAt
+    uint8_t cls = 0;
+    uint32_t slot = kFreed; // kFreed: freed, at freedAt (or never stored)
     SourceRange freedAt;
   };
-  using Places = std::unordered_map<StorageKey, Place, StorageKeyHash>;
   struct Entry {
-    Places::value_type *place; // its key and place in places_ (nodes stay put)
-    ValuePtr value;            // null once erased (a tombstone until compaction)
+    uint32_t id;    // its slot
+    ValuePtr value; // null once erased (a tombstone until compaction)
     SourceRange storedAt;
     Number memory; // value->memory(), kept here so summing touches one array
   };
+  // The place of `array[index]`, or null if it was never named.
+  const Place *placeOf(uint32_t array, std::span<const int64_t> index) const;
   void compact(int cls);
   // Counts `v` in (delta +1) or out (-1) of the micro-batches in flight, the activation
   // memory and the bytes.
@@ -98,7 +81,8 @@ private:
 
   std::array<std::vector<Entry>, kKinds> classes_;
   std::array<size_t, kKinds> dead_{};
-  Places places_;
+  SlotDirectory names_;
+  std::vector<Place> places_{1};                    // by slot id (0: none)
   std::unordered_map<int64_t, int64_t> batchCount_; // micro-batch -> activations held of it
   int64_t inFlight_ = 0;
   int64_t activationMemory_ = 0;

@@ -1,0 +1,120 @@
+// SlotDirectory implementation: dense tables level by level, a hash map for the rest.
+#include "sim/SlotDirectory.h"
+
+#include <algorithm>
+
+namespace schedc::sim {
+
+namespace {
+
+// A table may grow to span this many cells beyond twice those in use.
+constexpr __int128 kSlack = 16;
+
+} // namespace
+
+uint32_t SlotDirectory::find(uint32_t array, std::span<const int64_t> index) const {
+  size_t dims = index.size();
+  if (dims >= 1 && dims <= kTableDims && array < firstLevels_.size()) {
+    uint32_t id = firstLevels_[array][dims - 1];
+    for (size_t d = 0; id != kNone && d < dims; ++d) {
+      const Table &t = tables_[id];
+      uint64_t offset = static_cast<uint64_t>(index[d]) - static_cast<uint64_t>(t.base); // wraps below base
+      id = offset < t.cells.size() ? t.cells[offset] : kNone;
+    }
+    if (id != kNone)
+      return id;
+  }
+  if (sparse_.empty())
+    return kNone;
+  auto it = sparse_.find(StorageKey(array, index));
+  return it == sparse_.end() ? kNone : it->second;
+}
+
+uint32_t SlotDirectory::findOrAdd(uint32_t array, std::span<const int64_t> index) {
+  if (uint32_t id = find(array, index); id != kNone)
+    return id;
+  size_t dims = index.size();
+  if (dims < 1 || dims > kTableDims)
+    return addSparse(array, index);
+  if (array >= firstLevels_.size())
+    firstLevels_.resize(array + 1, std::array<uint32_t, kTableDims>{});
+  uint32_t table = firstLevels_[array][dims - 1];
+  if (table == kNone) {
+    table = newTable(array, kNone, 0);
+    firstLevels_[array][dims - 1] = table;
+  }
+  for (size_t d = 0; d < dims; ++d) {
+    uint32_t *cell = cellFor(table, index[d]);
+    if (!cell)
+      return addSparse(array, index);
+    if (*cell != kNone) { // a table of the next position (a slot here would have been found)
+      table = *cell;
+      continue;
+    }
+    bool last = d + 1 == dims;
+    uint32_t child = last ? newSlot(table, index[d]) : newTable(array, table, index[d]);
+    Table &t = tables_[table]; // newTable may have moved the tables
+    t.cells[static_cast<size_t>(index[d] - t.base)] = child;
+    ++t.used;
+    table = child;
+  }
+  return table;
+}
+
+uint32_t *SlotDirectory::cellFor(uint32_t id, int64_t coord) {
+  Table &t = tables_[id];
+  if (t.cells.empty()) {
+    t.base = coord;
+    t.cells.assign(1, kNone);
+    return t.cells.data();
+  }
+  __int128 size = static_cast<__int128>(t.cells.size());
+  __int128 lo = std::min<__int128>(t.base, coord);
+  __int128 hi = std::max<__int128>(t.base + size, static_cast<__int128>(coord) + 1);
+  if (hi - lo > size) {
+    if (hi - lo > 2 * (static_cast<__int128>(t.used) + 1) + kSlack)
+      return nullptr;
+    if (coord < t.base) {
+      t.cells.insert(t.cells.begin(), static_cast<size_t>(t.base - coord), kNone);
+      t.base = coord;
+    } else {
+      t.cells.resize(static_cast<size_t>(hi - lo), kNone);
+    }
+  }
+  return &t.cells[static_cast<size_t>(coord - t.base)];
+}
+
+uint32_t SlotDirectory::newTable(uint32_t array, uint32_t parent, int64_t coord) {
+  Table t;
+  t.array = array;
+  t.parent = parent;
+  t.coord = coord;
+  tables_.push_back(std::move(t));
+  return static_cast<uint32_t>(tables_.size() - 1);
+}
+
+uint32_t SlotDirectory::newSlot(uint32_t table, int64_t coord) {
+  slots_.push_back(Slot{table, coord});
+  return static_cast<uint32_t>(slots_.size() - 1);
+}
+
+uint32_t SlotDirectory::addSparse(uint32_t array, std::span<const int64_t> index) {
+  uint32_t id = newSlot(kNone, static_cast<int64_t>(sparseKeys_.size()));
+  sparseKeys_.emplace_back(array, index);
+  sparse_.emplace(sparseKeys_.back(), id);
+  return id;
+}
+
+StorageKey SlotDirectory::key(uint32_t id) const {
+  const Slot &s = slots_[id];
+  if (s.table == kNone)
+    return sparseKeys_[static_cast<size_t>(s.coord)];
+  SlotIndex coords{s.coord}; // last position first
+  uint32_t t = s.table;
+  for (; tables_[t].parent != kNone; t = tables_[t].parent)
+    coords.push_back(tables_[t].coord);
+  std::reverse(coords.begin(), coords.end());
+  return StorageKey(tables_[t].array, std::move(coords));
+}
+
+} // namespace schedc::sim
