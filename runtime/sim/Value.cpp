@@ -3,6 +3,9 @@
 
 namespace schedc::sim {
 
+static_assert(sizeof(void *) != 8 || sizeof(Value) <= 112,
+              "a value and its control block no longer fit in 128 bytes (see Value's field order)");
+
 ValuePtr makeValue(Value v) {
   v.memory_ = v.computeMemory();
   return std::make_shared<const Value>(std::move(v));

@@ -28,16 +28,19 @@ inline const char *kindPlural(Kind k) {
   return valueKindPlural(k);
 }
 
+// The fields are in an order that leaves no padding: a value and its shared_ptr control
+// block fill one 128-byte allocation, not 160 (fsdp on 1024 ranks x 32 layers holds 99 328
+// values at its end).
 struct Value {
   Kind kind = Kind::Activation;
+  bool forged = false;   // depends on a gradient made up with fake_grad
+  bool poisoned = false; // the result of a failed operation: checks on it stay silent
+  cost::Producers made;  // the events of its rank that made it (none: made at no cost)
   int64_t layer = 0;
   int64_t step = 0;                      // weights, optimizer states
   std::shared_ptr<const IntSet> shards;  // weights, optimizer states, weight gradients
   int64_t total = 1;                     // number of shards of the whole
   std::shared_ptr<const IntSet> batches; // activations, gradients
-  bool forged = false;                   // depends on a gradient made up with fake_grad
-  bool poisoned = false;                 // the result of a failed operation: checks on it stay silent
-  cost::Producers made;                  // the events of its rank that made it (none: made at no cost)
   // Real data, when a backend computes it (the cpu or cuda backend's tensors), and the
   // bytes it takes there. The sim backend itself never looks inside.
   std::shared_ptr<const void> payload;
