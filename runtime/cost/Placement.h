@@ -32,8 +32,8 @@ struct EventRef {
 struct TimedEvent : Work {
   Producers after; // the events of its rank that made its operands
   Stream stream = Stream::Compute;
-  int64_t collective = -1; // a collective's call: an index into RunGraph::collectives
-  int64_t flow = -1;       // a send and the receive of its message share it: an index into RunGraph::sends
+  int32_t collective = -1; // a collective's call: an index into RunGraph::collectives
+  int32_t flow = -1;       // a send and the receive of its message share it: an index into RunGraph::sends
   Number start, length;
 };
 

@@ -205,7 +205,7 @@ ValuePtr Rank::collective(SourceRange at, CollectiveKind kind, const ValuePtr &v
                   .layer = v->layer,
                   .volume = v->memory().asDouble()};
   int64_t event = logEvent(work, nullptr, at, v->made);
-  events_.back().collective = c.call;
+  events_.back().collective = static_cast<int32_t>(c.call);
   world_.graph_.collectives[static_cast<size_t>(c.call)][pos] = eventRef(event);
   Value mine = c.resultFor(pos);
   mine.made = producers(event);
@@ -247,7 +247,7 @@ void Rank::send(SourceRange at, int64_t to, const ValuePtr &v, int64_t tag) {
   int64_t event = logEvent({.kind = EventKind::Pass, .volume = v->memory().asDouble()}, nullptr, at, v->made);
   auto flow = static_cast<int64_t>(world_.graph_.sends.size());
   world_.graph_.sends.push_back(eventRef(event));
-  events_.back().flow = flow;
+  events_.back().flow = static_cast<int32_t>(flow);
   world_.inbox_[to][{id_, tag}].push_back(World::Message{v, at, flow});
   Rank &peer = *world_.ranks_[to];
   if (peer.blocked_ && peer.wait_.peer == id_)

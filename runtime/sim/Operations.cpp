@@ -32,10 +32,10 @@ int64_t Rank::logEvent(const cost::Work &work, std::shared_ptr<const IntSet> bat
   e.after = after;
   e.batches = std::move(batches);
   e.memory = storage_.memory();
-  e.at = at;
+  e.site = world_.sites_.intern(at);
   e.bytes = storage_.bytes();
   e.measured = measure_ ? storage_.payloadBytes() : -1;
-  e.inFlight = storage_.microBatchesInFlight();
+  e.inFlight = static_cast<int32_t>(storage_.microBatchesInFlight());
   e.activationMemory = storage_.activationMemory();
   auto index = static_cast<int64_t>(events_.size()) - 1;
   world_.graph_.order.push_back(eventRef(index));
@@ -96,17 +96,17 @@ void Rank::store(uint32_t array, const SlotIndex &index, ValuePtr v, SourceRange
   } else if (!kind) {
     kind = v->kind;
   }
-  storage_.store(array, indexSpan(index), std::move(v), at);
+  storage_.store(array, indexSpan(index), std::move(v), world_.sites_.intern(at));
 }
 
 ValuePtr Rank::read(uint32_t array, const SlotIndex &index, SourceRange at) {
   if (const ValuePtr *v = storage_.find(array, indexSpan(index)))
     return *v;
   Kind kind = world_.arrayKinds_[array].value_or(Kind::Activation);
-  if (std::optional<SourceRange> freed = storage_.freedAt(array, indexSpan(index)))
+  if (std::optional<Sites::Id> freed = storage_.freedAt(array, indexSpan(index)))
     error(at, "read-freed",
           "`" + slotName(array, index) + "` is used after it was freed on rank " + std::to_string(id_),
-          {note(*freed, "it is freed here")});
+          {note(world_.site(*freed), "it is freed here")});
   else
     error(at, "read-unassigned",
           "`" + slotName(array, index) + "` is used but never assigned on rank " + std::to_string(id_));
@@ -116,11 +116,11 @@ ValuePtr Rank::read(uint32_t array, const SlotIndex &index, SourceRange at) {
 void Rank::free(uint32_t array, const SlotIndex &index, SourceRange at) {
   if (cancelled())
     return;
-  if (storage_.erase(array, indexSpan(index), at))
+  if (storage_.erase(array, indexSpan(index), world_.sites_.intern(at)))
     return;
-  if (std::optional<SourceRange> freed = storage_.freedAt(array, indexSpan(index)))
+  if (std::optional<Sites::Id> freed = storage_.freedAt(array, indexSpan(index)))
     error(at, "double-free", "`" + slotName(array, index) + "` is freed twice on rank " + std::to_string(id_),
-          {note(*freed, "it is first freed here")});
+          {note(world_.site(*freed), "it is first freed here")});
   else
     error(at, "free-unassigned",
           "`" + slotName(array, index) + "` is freed but never assigned on rank " + std::to_string(id_));

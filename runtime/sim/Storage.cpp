@@ -27,7 +27,7 @@ void Storage::count(const ValuePtr &v, int delta) {
   }
 }
 
-void Storage::store(uint32_t array, std::span<const int64_t> index, ValuePtr v, SourceRange storedAt) {
+void Storage::store(uint32_t array, std::span<const int64_t> index, ValuePtr v, Sites::Id storedAt) {
   count(v, +1);
   auto cls = static_cast<uint8_t>(v->kind);
   uint32_t id = names_.findOrAdd(array, index);
@@ -51,7 +51,7 @@ void Storage::store(uint32_t array, std::span<const int64_t> index, ValuePtr v, 
   place = Place{cls, static_cast<uint32_t>(classes_[cls].size()), {}};
   Number memory = v->memory();
   countMemory(memory, +1);
-  classes_[cls].push_back(Entry{id, std::move(v), storedAt, memory});
+  classes_[cls].push_back(Entry{id, storedAt, std::move(v), memory});
 }
 
 const Storage::Place *Storage::placeOf(uint32_t array, std::span<const int64_t> index) const {
@@ -66,14 +66,14 @@ const ValuePtr *Storage::find(uint32_t array, std::span<const int64_t> index) co
   return &classes_[place->cls][place->slot].value;
 }
 
-std::optional<SourceRange> Storage::freedAt(uint32_t array, std::span<const int64_t> index) const {
+std::optional<Sites::Id> Storage::freedAt(uint32_t array, std::span<const int64_t> index) const {
   const Place *place = placeOf(array, index);
   if (!place || place->slot != kFreed)
     return std::nullopt;
   return place->freedAt;
 }
 
-bool Storage::erase(uint32_t array, std::span<const int64_t> index, SourceRange at) {
+bool Storage::erase(uint32_t array, std::span<const int64_t> index, Sites::Id at) {
   uint32_t id = names_.find(array, index);
   if (id == SlotDirectory::kNone || places_[id].slot == kFreed)
     return false;
@@ -166,10 +166,8 @@ int64_t Storage::payloadBytes() const {
 void Storage::forEach(const std::function<void(const Held &)> &fn) const {
   for (const auto &entries : classes_)
     for (const Entry &e : entries)
-      if (e.value) {
-        StorageKey key = names_.key(e.id);
-        fn(Held{key, e.value, e.storedAt});
-      }
+      if (e.value)
+        fn(Held{names_, e.id, e.value, e.storedAt});
 }
 
 } // namespace schedc::sim

@@ -7,6 +7,7 @@
 #pragma once
 
 #include "sim/Bytes.h"
+#include "sim/Sites.h"
 #include "sim/SlotDirectory.h"
 #include "sim/Value.h"
 
@@ -23,15 +24,16 @@ class Storage {
 public:
   // The model `bytes()` predicts with (it must outlive the storage).
   explicit Storage(const ByteModel &model) : model_(model) {}
-  // Stores `v` in `array[index]` (replacing what is there, keeping its position).
-  void store(uint32_t array, std::span<const int64_t> index, ValuePtr v, SourceRange storedAt);
+  // Stores `v` in `array[index]` (replacing what is there, keeping its position), at source
+  // site `storedAt` (World::site).
+  void store(uint32_t array, std::span<const int64_t> index, ValuePtr v, Sites::Id storedAt);
   // The value in `array[index]`, or null.
   const ValuePtr *find(uint32_t array, std::span<const int64_t> index) const;
-  // Empties `array[index]`, freed at `at`; returns false if nothing was held there.
-  bool erase(uint32_t array, std::span<const int64_t> index, SourceRange at);
+  // Empties `array[index]`, freed at site `at`; returns false if nothing was held there.
+  bool erase(uint32_t array, std::span<const int64_t> index, Sites::Id at);
   // Where `array[index]` was last freed, if it was and nothing was stored there since (for
   // messages).
-  std::optional<SourceRange> freedAt(uint32_t array, std::span<const int64_t> index) const;
+  std::optional<Sites::Id> freedAt(uint32_t array, std::span<const int64_t> index) const;
   // The rank's memory now, as the original sums it: in storage-class and insertion order,
   // from integer 0, in Python int/float arithmetic. Constant time whenever that sum is exact
   // (every held memory a multiple of 2^-k and the total below 2^(53-k): then no addition
@@ -48,9 +50,11 @@ public:
   int64_t activationMemory() const { return activationMemory_; }
 
   struct Held {
-    const StorageKey &key;
+    const SlotDirectory &names;
+    uint32_t slot;
     const ValuePtr &value;
-    SourceRange storedAt;
+    Sites::Id storedAt;
+    StorageKey key() const { return names.key(slot); } // its name (built on demand)
   };
   // Every held value, in storage-class and insertion order.
   void forEach(const std::function<void(const Held &)> &fn) const;
@@ -62,13 +66,13 @@ private:
   struct Place {
     uint8_t cls = 0;
     uint32_t slot = kFreed; // kFreed: freed, at freedAt (or never stored)
-    SourceRange freedAt;
+    Sites::Id freedAt = 0;
   };
   struct Entry {
-    uint32_t id;    // its slot
-    ValuePtr value; // null once erased (a tombstone until compaction)
-    SourceRange storedAt;
-    Number memory; // value->memory(), kept here so summing touches one array
+    uint32_t id;        // its slot
+    Sites::Id storedAt; // where
+    ValuePtr value;     // null once erased (a tombstone until compaction)
+    Number memory;      // value->memory(), kept here so summing touches one array
   };
   // The place of `array[index]`, or null if it was never named.
   const Place *placeOf(uint32_t array, std::span<const int64_t> index) const;

@@ -161,15 +161,16 @@ std::string timelineSvg(const World &world, const Report &report, const SourceMa
     for (size_t i = 0; i < events.size(); ++i) {
       const Event &e = events[i];
       const char *name = names[r][i];
+      const SourceRange &at = world.site(e.site);
       double x0 = x(startOf(r, i)), w = std::max(1.0, x(startOf(r, i) + lengthOf(r, i)) - x0);
       std::string details = std::string(name) + (e.layer >= 0 ? " layer " + std::to_string(e.layer) : "") +
                             (e.batches ? ", micro-batches " + e.batches->str() : "") + ", start " +
                             (measured ? num(startOf(r, i) * 1e3) + " ms" : e.start.str()) + ", length " +
                             (measured ? num(lengthOf(r, i) * 1e3) + " ms" : e.length.str()) + ", memory " +
                             (measured ? std::to_string((*measured)[r][i].memory) : e.memory.str()) +
-                            (e.at.valid() ? ", " + sources.name(e.at.begin.file) + ":" +
-                                                std::to_string(e.at.begin.line) + ":" + std::to_string(e.at.begin.col)
-                                          : "");
+                            (at.valid() ? ", " + sources.name(at.begin.file) + ":" + std::to_string(at.begin.line) +
+                                              ":" + std::to_string(at.begin.col)
+                                        : "");
       s += "<rect class=\"event\" x=\"" + num(x0) + "\" y=\"" + num(y) + "\" width=\"" + num(w) + "\" height=\"" +
            num(boxH) + "\" fill=\"" + colourOf(e.kind, e.layer) + "\" stroke=\"white\" stroke-width=\"0.5\"><title>" +
            escape(details) + "</title></rect>\n";

@@ -96,7 +96,7 @@ std::string chromeTrace(const World &world, const SourceManager &sources, const 
         dur = seconds(m.length);
         memory = std::to_string(m.memory);
       }
-      std::string args = "\"memory\": " + memory + ", \"source\": " + quote(where(e.at, sources));
+      std::string args = "\"memory\": " + memory + ", \"source\": " + quote(where(world.site(e.site), sources));
       if (e.layer >= 0)
         args += ", \"layer\": " + std::to_string(e.layer);
       if (e.batches) {

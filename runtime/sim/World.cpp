@@ -291,7 +291,8 @@ void World::checkEnd() {
   // Activations and gradients still held (weights and optimizer states are the model).
   struct Leftover {
     Kind kind;
-    std::vector<std::string> slots;
+    std::vector<std::string> slots; // the first four named
+    size_t count = 0;
   };
   std::map<std::tuple<uint32_t, uint32_t, uint32_t, int>, Leftover> leftovers;
   std::vector<std::tuple<uint32_t, uint32_t, uint32_t, int>> order;
@@ -300,19 +301,23 @@ void World::checkEnd() {
       Kind k = h.value->kind;
       if (k == Kind::Weight || k == Kind::OptState || h.value->poisoned) // an error was reported for it
         return;
-      auto key = std::make_tuple(h.storedAt.begin.file, h.storedAt.begin.line, h.storedAt.begin.col, int(k));
+      const SourceLoc &at = site(h.storedAt).begin;
+      auto key = std::make_tuple(at.file, at.line, at.col, int(k));
       auto [it, inserted] = leftovers.emplace(key, Leftover{k, {}});
       if (inserted)
         order.push_back(key);
-      it->second.slots.push_back(r->slotName(h.key.array, h.key.index) + " on rank " + std::to_string(r->id_));
+      if (++it->second.count <= 4) {
+        StorageKey slot = h.key();
+        it->second.slots.push_back(r->slotName(slot.array, slot.index) + " on rank " + std::to_string(r->id_));
+      }
     });
   for (const auto &key : order) {
     const Leftover &l = leftovers[key];
     std::string list;
-    for (size_t i = 0; i < l.slots.size() && i < 4; ++i)
+    for (size_t i = 0; i < l.slots.size(); ++i)
       list += (i ? ", " : "") + l.slots[i];
-    if (l.slots.size() > 4)
-      list += " and " + std::to_string(l.slots.size() - 4) + " more";
+    if (l.count > 4)
+      list += " and " + std::to_string(l.count - 4) + " more";
     SourceRange at{{std::get<0>(key), std::get<1>(key), std::get<2>(key)}};
     record(Severity::Warning, at, "leftover",
            std::string(kindPlural(l.kind)) + " stored here are still held at the end of the step: " + list, -1);
@@ -387,7 +392,7 @@ Report World::report() const {
         fbEnd = std::max(fbEnd, (e.start + e.length).asDouble());
       }
       f.communicationVolume += e.volume;
-      f.peakInFlight = std::max(f.peakInFlight, e.inFlight);
+      f.peakInFlight = std::max<int64_t>(f.peakInFlight, e.inFlight);
       f.peakActivationMemory = std::max(f.peakActivationMemory, e.activationMemory);
       f.peakBytes = std::max(f.peakBytes, e.bytes);
       if (e.memory > f.peakMemory) {

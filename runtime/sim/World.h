@@ -19,6 +19,7 @@
 #include "sim/Bytes.h"
 #include "sim/ChunkedLog.h"
 #include "sim/Fiber.h"
+#include "sim/Sites.h"
 #include "sim/Storage.h"
 #include "sim/Value.h"
 
@@ -67,14 +68,14 @@ struct Options {
 struct Event : cost::TimedEvent {
   std::shared_ptr<const IntSet> batches; // null: none
   Number memory;
-  SourceRange at;
+  Sites::Id site = 0;           // where in the source (World::site)
+  int32_t inFlight = 0;         // micro-batches whose activations the rank holds at the event
   double bytes = 0;             // bytes held at the event under the byte model (predicted)
   int64_t measured = -1;        // bytes of real data held at the event (-1: not measured)
-  int64_t inFlight = 0;         // micro-batches whose activations the rank holds at the event
   int64_t activationMemory = 0; // memory in activations and activation gradients at the event
 };
 
-// A rank's events, in the order it logged them (chunks of 32: about 6 KiB each).
+// A rank's events, in the order it logged them (chunks of 32: 5 KiB each).
 using EventLog = ChunkedLog<Event>;
 
 // A collective is the operation that calls it (OpKind::AllReduce, ...).
@@ -264,6 +265,8 @@ public:
   Report report() const;
   const EventLog &events(int64_t rank) const { return ranks_[rank]->events_; }
   const Rank &rank(int64_t r) const { return *ranks_[r]; }
+  // Where in the source an event or a stored value is (Event::site, Storage::Held::storedAt).
+  const SourceRange &site(Sites::Id id) const { return sites_.range(id); }
   // Every (sender, receiver) pair a send was made for, the run's point-to-point routes: a
   // real backend that needs a channel per route (the cuda backend's NCCL pairs) makes them
   // before it runs, from a verification run of the same schedule.
@@ -341,6 +344,7 @@ private:
   // inbox_[to][{from, tag}]: messages in the order they were sent.
   std::vector<std::map<std::pair<int64_t, int64_t>, std::deque<Message>>> inbox_;
   Budget budget_;
+  Sites sites_;
   bool stoppedAtLimit_ = false;
   bool cancelled_ = false;
   bool completed_ = false;

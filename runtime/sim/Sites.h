@@ -1,0 +1,50 @@
+// Sites — the source ranges a run's events and storage name, each kept once and named by a
+// 4-byte id. Every event and every held slot records where in the source it happened; a
+// schedule has a few dozen such places, so an event keeps an id here in place of a 24-byte
+// SourceRange (with the other fields packed, 152 bytes an event against 184, and 40 a
+// storage entry against 64). The last range asked for is remembered: consecutive ranks
+// usually ask for the same one.
+#pragma once
+
+#include "diagnostics/SourceManager.h"
+
+#include <cstdint>
+#include <unordered_map>
+#include <vector>
+
+namespace schedc::sim {
+
+class Sites {
+public:
+  using Id = uint32_t;
+
+  Id intern(const SourceRange &r) {
+    if (!ranges_.empty() && same(ranges_[last_], r))
+      return last_;
+    auto [it, fresh] = ids_.try_emplace(r, static_cast<Id>(ranges_.size()));
+    if (fresh)
+      ranges_.push_back(r);
+    return last_ = it->second;
+  }
+  const SourceRange &range(Id id) const { return ranges_[id]; }
+
+private:
+  static bool same(const SourceRange &a, const SourceRange &b) { return a.begin == b.begin && a.end == b.end; }
+  struct Hash {
+    size_t operator()(const SourceRange &r) const {
+      size_t h = 0;
+      for (uint32_t v : {r.begin.file, r.begin.line, r.begin.col, r.end.file, r.end.line, r.end.col})
+        h = (h ^ v) * 0x100000001B3ull;
+      return h;
+    }
+  };
+  struct Equal {
+    bool operator()(const SourceRange &a, const SourceRange &b) const { return same(a, b); }
+  };
+
+  std::unordered_map<SourceRange, Id, Hash, Equal> ids_;
+  std::vector<SourceRange> ranges_;
+  Id last_ = 0;
+};
+
+} // namespace schedc::sim
