@@ -74,20 +74,20 @@ void World::combine(Collective &c, const IntSet &members, Rank &reporter, Source
   std::vector<int64_t> owner; // the member each element came from (for messages)
   for (size_t i = 0; i < n && !poisoned; ++i) {
     const Value &v = *c.inputs[i];
-    std::string who = "rank " + std::to_string(members.elements()[i]);
+    auto who = [&] { return "rank " + std::to_string(members.elements()[i]); };
     if (c.kind == CollectiveKind::AllGather) {
       if (v.total != first.total || v.step != first.step)
         fail("collective-shards", "allgather of layer " + std::to_string(c.layer) +
-                                      " combines weights of different shard counts or steps (" + who + " has " +
+                                      " combines weights of different shard counts or steps (" + who() + " has " +
                                       v.describe() + ")");
       all.insert(all.end(), v.shards->elements().begin(), v.shards->elements().end());
     } else {
       if (v.total != first.total || *v.shards != *first.shards)
         fail("collective-shards", std::string(op) + " of layer " + std::to_string(c.layer) +
-                                      " sums gradients of different shards (" + who + " has " + v.describe() + ")");
+                                      " sums gradients of different shards (" + who() + " has " + v.describe() + ")");
       else if (c.kind == CollectiveKind::ReduceScatter && !v.complete())
         fail("collective-shards", "reducescatter of layer " + std::to_string(c.layer) +
-                                      " needs complete gradients, but " + who + " has " + v.describe());
+                                      " needs complete gradients, but " + who() + " has " + v.describe());
       all.insert(all.end(), v.batches->elements().begin(), v.batches->elements().end());
     }
     owner.resize(all.size(), members.elements()[i]);
@@ -141,24 +141,25 @@ Value World::Collective::resultFor(size_t position) const {
 // lowest rank; the first that did not is reported, naming both places.
 void World::matchCalls(Collective &c, const IntSet &members, Rank &reporter) {
   const auto &ranks = members.elements();
-  std::string where = groupName(members, reporter.model().ranks);
   c.kind = c.kinds[0];
   c.layer = c.inputs[0]->layer;
   for (size_t i = 1; i < ranks.size(); ++i) {
+    bool otherCall = c.kinds[i] != c.kind;
+    if (!otherCall && (c.inputs[i]->poisoned || c.inputs[0]->poisoned || c.inputs[i]->layer == c.layer))
+      continue; // matches (the words of a mismatch are put together only for one)
+    std::string where = groupName(members, reporter.model().ranks);
     std::string me = "rank " + std::to_string(ranks[i]), first = "rank " + std::to_string(ranks[0]);
-    if (c.kinds[i] != c.kind) {
+    if (otherCall) {
       reporter.error(c.at[i], "collective-mismatch",
                      me + " calls " + collectiveName(c.kinds[i]) + " over " + where + " where " + first + " calls " +
                          collectiveName(c.kind),
                      {note(c.at[0], first + " calls " + collectiveName(c.kind) + " here")});
-    } else if (!c.inputs[i]->poisoned && !c.inputs[0]->poisoned && c.inputs[i]->layer != c.layer) {
+    } else {
       reporter.error(c.at[i], "collective-mismatch",
                      me + " calls " + collectiveName(c.kind) + " of layer " + std::to_string(c.inputs[i]->layer) +
                          " over " + where + " where " + first + " calls it for layer " + std::to_string(c.layer),
                      {note(c.at[0], first + "'s " + collectiveName(c.kind) + " of layer " + std::to_string(c.layer) +
                                         " is here")});
-    } else {
-      continue;
     }
     c.mismatched = true;
     return;
