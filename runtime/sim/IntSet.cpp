@@ -32,12 +32,23 @@ bool IntSet::subsetOf(const IntSet &o) const {
 IntSet IntSet::unite(const IntSet &o) const {
   IntSet r;
   r.elems_.reserve(elems_.size() + o.elems_.size());
+  if (elems_.empty() || o.elems_.empty() || elems_.back() < o.elems_.front() || o.elems_.back() < elems_.front()) {
+    // Disjoint and one wholly below the other (a gradient accumulated micro-batch by
+    // micro-batch): the union is the two side by side.
+    const IntSet &low = elems_.empty() || (!o.elems_.empty() && o.elems_.back() < elems_.front()) ? o : *this;
+    const IntSet &high = &low == this ? o : *this;
+    r.elems_.insert(r.elems_.end(), low.elems_.begin(), low.elems_.end());
+    r.elems_.insert(r.elems_.end(), high.elems_.begin(), high.elems_.end());
+    return r;
+  }
   std::set_union(elems_.begin(), elems_.end(), o.elems_.begin(), o.elems_.end(), std::back_inserter(r.elems_));
   return r;
 }
 
 IntSet IntSet::intersect(const IntSet &o) const {
   IntSet r;
+  if (elems_.empty() || o.elems_.empty() || elems_.back() < o.elems_.front() || o.elems_.back() < elems_.front())
+    return r;
   std::set_intersection(elems_.begin(), elems_.end(), o.elems_.begin(), o.elems_.end(), std::back_inserter(r.elems_));
   return r;
 }

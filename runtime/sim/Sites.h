@@ -2,12 +2,13 @@
 // 4-byte id. Every event and every held slot records where in the source it happened; a
 // schedule has a few dozen such places, so an event keeps an id here in place of a 24-byte
 // SourceRange (with the other fields packed, 152 bytes an event against 184, and 40 a
-// storage entry against 64). The last range asked for is remembered: consecutive ranks
-// usually ask for the same one.
+// storage entry against 64). Recent ids are remembered by where their range begins, so a
+// range asked for again (each is, once per event on every rank) is found without hashing.
 #pragma once
 
 #include "diagnostics/SourceManager.h"
 
+#include <array>
 #include <cstdint>
 #include <unordered_map>
 #include <vector>
@@ -19,12 +20,13 @@ public:
   using Id = uint32_t;
 
   Id intern(const SourceRange &r) {
-    if (!ranges_.empty() && same(ranges_[last_], r))
-      return last_;
+    Id &cached = recent_[(r.begin.line * 31 + r.begin.col) % kRecent];
+    if (cached < ranges_.size() && same(ranges_[cached], r))
+      return cached;
     auto [it, fresh] = ids_.try_emplace(r, static_cast<Id>(ranges_.size()));
     if (fresh)
       ranges_.push_back(r);
-    return last_ = it->second;
+    return cached = it->second;
   }
   const SourceRange &range(Id id) const { return ranges_[id]; }
 
@@ -44,7 +46,14 @@ private:
 
   std::unordered_map<SourceRange, Id, Hash, Equal> ids_;
   std::vector<SourceRange> ranges_;
-  Id last_ = 0;
+  static constexpr size_t kRecent = 64;
+  std::array<Id, kRecent> recent_ = filled(~Id{0});
+
+  static std::array<Id, kRecent> filled(Id v) {
+    std::array<Id, kRecent> a;
+    a.fill(v);
+    return a;
+  }
 };
 
 } // namespace schedc::sim

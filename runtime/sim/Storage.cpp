@@ -132,6 +132,10 @@ void Storage::countMemory(const Number &memory, int delta) {
     return;
   }
   realBits_[bits] += delta;
+  if (realBits_[bits] == 0)
+    realBitsHeld_ &= ~(uint64_t{1} << bits);
+  else
+    realBitsHeld_ |= uint64_t{1} << bits;
   realScaled_ += delta * static_cast<__int128>(std::ldexp(v, kFractionBits));
 }
 
@@ -139,9 +143,7 @@ Number Storage::memory() const {
   if (reals_ == 0)
     return Number::integer(integerMemory_);
   if (inexact_ == 0 && integerMemory_ >= 0) {
-    int finest = kFractionBits;
-    while (finest > 0 && realBits_[finest] == 0)
-      --finest;
+    int finest = realBitsHeld_ ? 63 - std::countl_zero(realBitsHeld_) : 0;
     __int128 total = realScaled_ + (static_cast<__int128>(integerMemory_) << kFractionBits);
     if (total < (static_cast<__int128>(1) << (53 - finest + kFractionBits))) // every partial sum exact
       return Number::real(std::ldexp(static_cast<double>(total), -kFractionBits));

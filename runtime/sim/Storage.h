@@ -97,7 +97,9 @@ private:
   int64_t integerMemory_ = 0;
   __int128 realScaled_ = 0;                            // sum of float memories x 2^kFractionBits
   std::array<uint32_t, kFractionBits + 1> realBits_{}; // float memories by fractional bits
-  size_t reals_ = 0;                                   // float memories held
+  uint64_t realBitsHeld_ = 0;                          // bit k set: some float memory held has k fractional bits
+  static_assert(kFractionBits < 64, "realBitsHeld_ has a bit for each count of fractional bits");
+  size_t reals_ = 0;   // float memories held
   size_t inexact_ = 0; // floats held that the scaled sum cannot hold exactly (negative, too fine)
   const ByteModel &model_;
   double bytes_ = 0; // sums of exact integers below 2^53: exact in any order
