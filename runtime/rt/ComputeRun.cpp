@@ -140,8 +140,9 @@ private:
   // Every rank's peak of bytes held, measured at the cost model's sampling points.
   std::vector<int64_t> gatherPeaks(const sim::World &world) {
     int64_t peak = 0;
-    for (const sim::Event &ev : world.events(comm_.rank()))
-      peak = std::max(peak, ev.measured);
+    const sim::Rank &rank = world.rank(comm_.rank());
+    for (size_t i = 0; i < rank.eventCount(); ++i)
+      peak = std::max(peak, rank.measuredAt(i));
     std::vector<char> mine(reinterpret_cast<const char *>(&peak), reinterpret_cast<const char *>(&peak) + 8);
     std::vector<int64_t> peaks;
     for (const std::vector<char> &bytes : comm_.gather(mine)) {
@@ -158,7 +159,7 @@ private:
     measured_.resize(events.size());
     std::vector<char> mine;
     for (size_t i = 0; i < events.size(); ++i) {
-      measured_[i].memory = std::max<int64_t>(0, events[i].measured);
+      measured_[i].memory = std::max<int64_t>(0, world.rank(comm_.rank()).measuredAt(i));
       const char *p = reinterpret_cast<const char *>(&measured_[i]);
       mine.insert(mine.end(), p, p + sizeof(sim::Measured));
     }

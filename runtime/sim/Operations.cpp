@@ -10,6 +10,9 @@
 
 namespace schedc::sim {
 
+static_assert(sizeof(void *) != 8 || sizeof(Event) <= 128,
+              "an event outgrew 128 bytes: a chunk of 32 no longer fits jemalloc's 4 KiB class");
+
 namespace {
 
 std::string layerOf(int64_t l) {
@@ -33,11 +36,15 @@ int64_t Rank::logEvent(const cost::Work &work, std::shared_ptr<const IntSet> bat
   e.batches = std::move(batches);
   e.memory = storage_.memory();
   e.site = world_.sites_.intern(at);
-  e.bytes = storage_.bytes();
-  e.measured = measure_ ? storage_.payloadBytes() : -1;
-  e.inFlight = static_cast<int32_t>(storage_.microBatchesInFlight());
-  e.activationMemory = storage_.activationMemory();
+  peaks_.bytes = std::max(peaks_.bytes, storage_.bytes());
+  peaks_.inFlight = std::max(peaks_.inFlight, storage_.microBatchesInFlight());
+  peaks_.activationMemory = std::max(peaks_.activationMemory, storage_.activationMemory());
   auto index = static_cast<int64_t>(events_.size()) - 1;
+  if (measure_) {
+    while (measured_.size() < events_.size() - 1) // events logged before measuring began
+      measured_.emplace_back() = -1;
+    measured_.emplace_back() = storage_.payloadBytes();
+  }
   world_.graph_.order.push_back(eventRef(index));
   memory::useHugePagesOnceLarge();
   return index;

@@ -105,8 +105,8 @@ std::string chromeTrace(const World &world, const SourceManager &sources, const 
           args += (k ? ", " : "") + std::to_string(e.batches->elements()[k]);
         args += "]";
       }
-      if (e.measured >= 0)
-        args += ", \"measured_bytes\": " + std::to_string(e.measured);
+      if (int64_t measured = world.rank(r).measuredAt(i); measured >= 0)
+        args += ", \"measured_bytes\": " + std::to_string(measured);
       std::string tid = isCommunicationEvent(e.kind) ? "1" : "0";
       std::string title = e.layer >= 0 ? std::string(name) + " " + std::to_string(e.layer) : name;
       add("{\"name\": " + quote(title) + ", \"cat\": \"" + (tid == "1" ? "communication" : "compute") +

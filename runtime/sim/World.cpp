@@ -386,6 +386,9 @@ Report World::report() const {
     f.rank = r->id_;
     f.events = r->events_.size();
     f.lastStart = f.end = f.peakMemory = f.peakTime = Number::integer(0);
+    f.peakInFlight = r->peaks_.inFlight;
+    f.peakActivationMemory = r->peaks_.activationMemory;
+    f.peakBytes = r->peaks_.bytes;
     for (const Event &e : r->events_) {
       if (isComputeEvent(e.kind)) {
         f.computeTime += e.length.asDouble();
@@ -393,9 +396,6 @@ Report World::report() const {
         fbEnd = std::max(fbEnd, (e.start + e.length).asDouble());
       }
       f.communicationVolume += e.volume;
-      f.peakInFlight = std::max<int64_t>(f.peakInFlight, e.inFlight);
-      f.peakActivationMemory = std::max(f.peakActivationMemory, e.activationMemory);
-      f.peakBytes = std::max(f.peakBytes, e.bytes);
       if (e.memory > f.peakMemory) {
         f.peakMemory = e.memory;
         f.peakTime = e.start;

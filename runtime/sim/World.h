@@ -64,18 +64,22 @@ struct Options {
 
 // One logged event of a rank (the rows of the reference traces): what it is, what it waits
 // for and, once the run is placed in time, its stream, start and length (cost::TimedEvent);
-// and what the rank held when it was logged.
+// and the memory the rank held when it was logged (peakTime needs each sample's time; the
+// rank's other peaks are kept as it runs: Rank::peaks).
 struct Event : cost::TimedEvent {
   std::shared_ptr<const IntSet> batches; // null: none
   Number memory;
-  Sites::Id site = 0;           // where in the source (World::site)
-  int32_t inFlight = 0;         // micro-batches whose activations the rank holds at the event
-  double bytes = 0;             // bytes held at the event under the byte model (predicted)
-  int64_t measured = -1;        // bytes of real data held at the event (-1: not measured)
-  int64_t activationMemory = 0; // memory in activations and activation gradients at the event
+  Sites::Id site = 0; // where in the source (World::site)
 };
 
-// A rank's events, in the order it logged them (chunks of 32: 5 KiB each).
+// What a rank held at its fullest, over the samples its events take (the report's figures).
+struct HeldPeaks {
+  double bytes = 0;             // bytes under the byte model (predicted)
+  int64_t inFlight = 0;         // micro-batches whose activations the rank holds
+  int64_t activationMemory = 0; // memory in activations and activation gradients
+};
+
+// A rank's events, in the order it logged them (chunks of 32: 4 KiB each).
 using EventLog = ChunkedLog<Event>;
 
 // A collective is the operation that calls it (OpKind::AllReduce, ...).
@@ -118,6 +122,9 @@ public:
   int64_t id() const { return id_; }
   const Model &model() const;
   size_t eventCount() const { return events_.size(); }
+  const HeldPeaks &peaks() const { return peaks_; }
+  // The bytes of real data held at event `event` (-1: not measured; see measurePayloads).
+  int64_t measuredAt(size_t event) const { return event < measured_.size() ? measured_[event] : -1; }
   // Every value this rank holds in storage now.
   void forEachHeld(const std::function<void(const Storage::Held &)> &fn) const { storage_.forEach(fn); }
   // Also record, at every event, the elements of real data held (the cpu backend).
@@ -222,6 +229,8 @@ private:
   int64_t id_;
   Storage storage_;
   EventLog events_;
+  HeldPeaks peaks_;
+  ChunkedLog<int64_t, 9> measured_; // by event, while measuring payloads
   // Per layer: the shards this rank has updated, their shard count, and where.
   struct Updated {
     IntSet shards;
