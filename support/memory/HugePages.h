@@ -11,9 +11,12 @@
 
 namespace schedc::memory {
 
-// 8 MiB: below it a run's faults cost at most a few tens of milliseconds (2048 of them);
-// above it, each further 2 MiB costs one fault instead of 512.
-constexpr uint64_t kLargeRunBytes = uint64_t{8} << 20;
+// 2 MiB: below it a run takes at most 512 faults; above it, each further 2 MiB costs one
+// fault instead of 512. Measured (perf stat, /usr/bin/time): basic.sched and gpipe.sched at
+// their defaults allocate less and keep 5.9 and 6.7 MiB; gpipe on 64 ranks x 256
+// micro-batches took 1856 faults against 3125 at the 8 MiB this was (wall 0.96); at 1 MiB,
+// gpipe.sched's defaults went to 10.2 MiB.
+constexpr uint64_t kLargeRunBytes = uint64_t{2} << 20;
 
 // Once the calling thread has allocated kLargeRunBytes in all, its allocations come from an
 // allocator arena whose memory is marked MADV_HUGEPAGE. Cheap enough to call per event (a
