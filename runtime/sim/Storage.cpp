@@ -37,10 +37,9 @@ void Storage::store(uint32_t array, std::span<const int64_t> index, ValuePtr v, 
   if (place.slot != kFreed) {
     Entry &e = classes_[place.cls][place.slot];
     count(e.value, -1);
-    countMemory(e.memory, -1);
+    countMemory(e.value->memory(), -1);
     if (place.cls == cls) { // same dictionary: the name keeps its position
-      e.memory = v->memory();
-      countMemory(e.memory, +1);
+      countMemory(v->memory(), +1);
       e.value = std::move(v);
       e.storedAt = storedAt;
       return;
@@ -49,9 +48,8 @@ void Storage::store(uint32_t array, std::span<const int64_t> index, ValuePtr v, 
     ++dead_[place.cls];
   }
   place = Place{cls, static_cast<uint32_t>(classes_[cls].size()), {}};
-  Number memory = v->memory();
-  countMemory(memory, +1);
-  classes_[cls].push_back(Entry{id, storedAt, std::move(v), memory});
+  countMemory(v->memory(), +1);
+  classes_[cls].push_back(Entry{id, storedAt, std::move(v)});
 }
 
 const Storage::Place *Storage::placeOf(uint32_t array, std::span<const int64_t> index) const {
@@ -81,7 +79,7 @@ bool Storage::erase(uint32_t array, std::span<const int64_t> index, Sites::Id at
   uint8_t cls = place.cls;
   Entry &e = classes_[cls][place.slot];
   count(e.value, -1);
-  countMemory(e.memory, -1);
+  countMemory(e.value->memory(), -1);
   e.value.reset();
   place.slot = kFreed;
   place.freedAt = at;
@@ -152,7 +150,7 @@ Number Storage::memory() const {
   for (const auto &entries : classes_)
     for (const Entry &e : entries)
       if (e.value)
-        total += e.memory;
+        total += e.value->memory();
   return total;
 }
 

@@ -68,11 +68,12 @@ private:
     uint32_t slot = kFreed; // kFreed: freed, at freedAt (or never stored)
     Sites::Id freedAt = 0;
   };
+  // 24 bytes: the value's memory is read from the value (summing in order, the rare case,
+  // touches every value; keeping a copy here cost 16 bytes an entry).
   struct Entry {
     uint32_t id;        // its slot
     Sites::Id storedAt; // where
     ValuePtr value;     // null once erased (a tombstone until compaction)
-    Number memory;      // value->memory(), kept here so summing touches one array
   };
   // The place of `array[index]`, or null if it was never named.
   const Place *placeOf(uint32_t array, std::span<const int64_t> index) const;
