@@ -131,7 +131,7 @@ void World::combine(Collective &c, const IntSet &members, Rank &reporter, Source
 Value World::Collective::resultFor(size_t position) const {
   Value mine = result;
   if (kind == CollectiveKind::ReduceScatter) { // each member keeps its own shard of the sum
-    mine.shards = setOf(IntSet::single(static_cast<int64_t>(position)));
+    mine.shards = singleSet(static_cast<int64_t>(position));
     mine.total = static_cast<int64_t>(inputs.size());
   }
   return mine;

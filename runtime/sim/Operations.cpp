@@ -68,7 +68,7 @@ ValuePtr Rank::poison(Kind kind, int64_t layer) const {
   Value v;
   v.kind = kind;
   v.layer = layer;
-  v.shards = setOf(IntSet::single(0));
+  v.shards = singleSet(0);
   v.batches = emptySet();
   v.poisoned = true;
   return makeValue(std::move(v));
@@ -151,7 +151,7 @@ std::pair<ValuePtr, ValuePtr> Rank::load(SourceRange at, int64_t layer, int64_t 
   Value w;
   w.kind = Kind::Weight;
   w.layer = layer;
-  w.shards = setOf(IntSet::single(ok ? shard : 0));
+  w.shards = singleSet(ok ? shard : 0);
   w.total = ok ? of : 1;
   w.batches = emptySet();
   w.poisoned = !ok;
@@ -243,7 +243,7 @@ std::pair<ValuePtr, ValuePtr> Rank::backward(SourceRange at, int64_t layer, cons
   gw.kind = Kind::WeightGrad;
   gw.layer = layer;
   gw.batches = a->batches;
-  gw.shards = setOf(IntSet::single(0));
+  gw.shards = singleSet(0);
   gw.total = 1;
   gw.forged = g->forged;
   gw.poisoned = poisoned;
@@ -389,7 +389,7 @@ ValuePtr Rank::fakeGrad(SourceRange at, int64_t layer, const IntSet &batches) {
   g.kind = Kind::WeightGrad;
   g.layer = layer;
   g.batches = setOf(batches);
-  g.shards = setOf(IntSet::single(0));
+  g.shards = singleSet(0);
   g.total = 1;
   g.forged = !batches.empty();
   g.poisoned = !ok;
@@ -422,7 +422,7 @@ ValuePtr Rank::shard(SourceRange at, const ValuePtr &v, int64_t shard, int64_t o
     }
   }
   Value s = *v;
-  s.shards = setOf(IntSet::single(ok ? shard : 0));
+  s.shards = singleSet(ok ? shard : 0);
   s.total = ok ? of : 1;
   s.poisoned = !ok || v->poisoned;
   s.payload.reset();

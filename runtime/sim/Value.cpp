@@ -1,6 +1,8 @@
 // Value implementation: memory units and descriptions.
 #include "sim/Value.h"
 
+#include <vector>
+
 namespace schedc::sim {
 
 static_assert(sizeof(void *) != 8 || sizeof(Value) <= 112,
@@ -40,9 +42,24 @@ std::shared_ptr<const IntSet> emptySet() {
   return empty;
 }
 
+std::shared_ptr<const IntSet> singleSet(int64_t v) {
+  constexpr int64_t kInterned = int64_t{1} << 16; // at most 1 MiB of pointers
+  if (v < 0 || v >= kInterned)
+    return std::make_shared<const IntSet>(IntSet::single(v));
+  thread_local std::vector<std::shared_ptr<const IntSet>> interned;
+  if (static_cast<size_t>(v) >= interned.size())
+    interned.resize(static_cast<size_t>(v) + 1);
+  std::shared_ptr<const IntSet> &s = interned[static_cast<size_t>(v)];
+  if (!s)
+    s = std::make_shared<const IntSet>(IntSet::single(v));
+  return s;
+}
+
 std::shared_ptr<const IntSet> setOf(IntSet s) {
   if (s.empty())
     return emptySet();
+  if (s.size() == 1)
+    return singleSet(s.min());
   return std::make_shared<const IntSet>(std::move(s));
 }
 

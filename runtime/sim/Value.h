@@ -63,8 +63,11 @@ using ValuePtr = std::shared_ptr<const Value>;
 // The one way values are made: fixes the value's memory and shares it.
 ValuePtr makeValue(Value v);
 
-// Interned empty set and {0}, shared by many values.
+// The empty set, and {v} for small v >= 0, interned: shared by every value with that set (a
+// weight's shard, a gradient's, a micro-batch) rather than allocated for each.
 std::shared_ptr<const IntSet> emptySet();
+std::shared_ptr<const IntSet> singleSet(int64_t v);
+// `s`, shared (interned when it is empty or has one element).
 std::shared_ptr<const IntSet> setOf(IntSet s);
 
 } // namespace schedc::sim
