@@ -38,7 +38,7 @@ struct Compiler {
 // Without a compiler, `build` and `run` are handed to schedc-llvm (driver/HandOff.h).
 int runDriver(const std::vector<std::string> &args, const Compiler *compiler);
 
-// The whole of a driver program's main: runs the driver on a thread with a 512 MiB stack,
+// The whole of a driver program's main: runs the driver on a 512 MiB stack (a fiber's),
 // so that deeply nested (but within-limit) input cannot overflow it, and turns anything that
 // escapes the driver (only a compiler bug can) into an internal error with exit code 70.
 int driverMain(int argc, char **argv, const Compiler *compiler);
