@@ -155,11 +155,11 @@ private:
 
   // Every rank's measured times and memory, gathered at rank 0.
   sim::MeasuredRun gatherTimes(const sim::World &world) {
-    const sim::EventLog &events = world.events(comm_.rank());
-    measured_.resize(events.size());
+    const sim::Rank &rank = world.rank(comm_.rank());
+    measured_.resize(rank.eventCount());
     std::vector<char> mine;
-    for (size_t i = 0; i < events.size(); ++i) {
-      measured_[i].memory = std::max<int64_t>(0, world.rank(comm_.rank()).measuredAt(i));
+    for (size_t i = 0; i < rank.eventCount(); ++i) {
+      measured_[i].memory = std::max<int64_t>(0, rank.measuredAt(i));
       const char *p = reinterpret_cast<const char *>(&measured_[i]);
       mine.insert(mine.end(), p, p + sizeof(sim::Measured));
     }

@@ -3,7 +3,7 @@
 // lands on fresh pages every time: growing ranks' event vectors was 19% of gpipe 64 x 256's
 // profile, and this log made that check 0.86x as long).
 // Indexing is a shift and a mask. A rank's events are kept in one (sim::EventLog), in chunks of
-// 32 (about 6 KiB): on huge pages every allocated byte is resident, and with chunks of 256 a
+// 32 (4 KiB): on huge pages every allocated byte is resident, and with chunks of 256 a
 // rank's first event cost 47 KiB (an all-reduce on 8192 ranks took 483 MiB, now 119).
 #pragma once
 

@@ -30,12 +30,16 @@ bool IntSet::subsetOf(const IntSet &o) const {
 }
 
 IntSet IntSet::unite(const IntSet &o) const {
+  if (o.empty())
+    return *this;
+  if (empty())
+    return o;
   IntSet r;
   r.elems_.reserve(elems_.size() + o.elems_.size());
-  if (elems_.empty() || o.elems_.empty() || elems_.back() < o.elems_.front() || o.elems_.back() < elems_.front()) {
-    // Disjoint and one wholly below the other (a gradient accumulated micro-batch by
-    // micro-batch): the union is the two side by side.
-    const IntSet &low = elems_.empty() || (!o.elems_.empty() && o.elems_.back() < elems_.front()) ? o : *this;
+  if (elems_.back() < o.elems_.front() || o.elems_.back() < elems_.front()) {
+    // One wholly below the other (a gradient accumulated micro-batch by micro-batch): the
+    // union is the two side by side.
+    const IntSet &low = elems_.back() < o.elems_.front() ? *this : o;
     const IntSet &high = &low == this ? o : *this;
     r.elems_.insert(r.elems_.end(), low.elems_.begin(), low.elems_.end());
     r.elems_.insert(r.elems_.end(), high.elems_.begin(), high.elems_.end());

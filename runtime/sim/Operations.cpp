@@ -41,8 +41,7 @@ int64_t Rank::logEvent(const cost::Work &work, std::shared_ptr<const IntSet> bat
   peaks_.activationMemory = std::max(peaks_.activationMemory, storage_.activationMemory());
   auto index = static_cast<int64_t>(events_.size()) - 1;
   if (measure_) {
-    while (measured_.size() < events_.size() - 1) // events logged before measuring began
-      measured_.emplace_back() = -1;
+    SCHEDC_ASSERT(measured_.size() == events_.size() - 1, "payloads measured from a rank's first event only");
     measured_.emplace_back() = storage_.payloadBytes();
   }
   world_.graph_.order.push_back(eventRef(index));

@@ -11,6 +11,7 @@ namespace schedc::sim {
 void Storage::count(const ValuePtr &v, int delta) {
   if (!v)
     return;
+  countMemory(v->memory(), delta);
   bytes_ += delta * model_.bytes(*v);
   if (v->kind != Kind::Activation && v->kind != Kind::ActGrad)
     return;
@@ -37,9 +38,7 @@ void Storage::store(uint32_t array, std::span<const int64_t> index, ValuePtr v, 
   if (place.slot != kFreed) {
     Entry &e = classes_[place.cls][place.slot];
     count(e.value, -1);
-    countMemory(e.value->memory(), -1);
     if (place.cls == cls) { // same dictionary: the name keeps its position
-      countMemory(v->memory(), +1);
       e.value = std::move(v);
       e.storedAt = storedAt;
       return;
@@ -48,7 +47,6 @@ void Storage::store(uint32_t array, std::span<const int64_t> index, ValuePtr v, 
     ++dead_[place.cls];
   }
   place = Place{cls, static_cast<uint32_t>(classes_[cls].size()), {}};
-  countMemory(v->memory(), +1);
   classes_[cls].push_back(Entry{id, storedAt, std::move(v)});
 }
 
@@ -79,7 +77,6 @@ bool Storage::erase(uint32_t array, std::span<const int64_t> index, Sites::Id at
   uint8_t cls = place.cls;
   Entry &e = classes_[cls][place.slot];
   count(e.value, -1);
-  countMemory(e.value->memory(), -1);
   e.value.reset();
   place.slot = kFreed;
   place.freedAt = at;

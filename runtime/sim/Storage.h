@@ -78,8 +78,8 @@ private:
   // The place of `array[index]`, or null if it was never named.
   const Place *placeOf(uint32_t array, std::span<const int64_t> index) const;
   void compact(int cls);
-  // Counts `v` in (delta +1) or out (-1) of the micro-batches in flight, the activation
-  // memory and the bytes.
+  // Counts `v` in (delta +1) or out (-1) of the memory held, the micro-batches in flight,
+  // the activation memory and the bytes.
   void count(const ValuePtr &v, int delta);
   // Adds (delta +1) or removes (-1) one entry's memory from the running totals.
   void countMemory(const Number &memory, int delta);

@@ -127,7 +127,8 @@ public:
   int64_t measuredAt(size_t event) const { return event < measured_.size() ? measured_[event] : -1; }
   // Every value this rank holds in storage now.
   void forEachHeld(const std::function<void(const Storage::Held &)> &fn) const { storage_.forEach(fn); }
-  // Also record, at every event, the elements of real data held (the cpu backend).
+  // Also record, at every event, the bytes of real data held (the cpu backend); turned on
+  // before the rank logs its first event.
   void measurePayloads(bool on) { measure_ = on; }
 
   // ---- Storage ----
