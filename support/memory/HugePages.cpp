@@ -18,11 +18,20 @@ extent_hooks_t hugePageHooks;
 
 void *allocateOnHugePages(extent_hooks_t *, void *at, size_t size, size_t alignment, bool *zero, bool *commit,
                           unsigned arena) {
+  // When mmap fails, jemalloc's own hook tries sbrk, whose bookkeeping it allocates from the
+  // arena's base, through these hooks again: that call fails at once instead of recursing
+  // until the stack overflows, and the allocation fails cleanly (operator new's handler then reports it:
+  // sim/Budget.cpp).
+  thread_local bool inside = false;
+  if (inside)
+    return nullptr;
+  inside = true;
   // Start on a huge page: a mapping's pages before its first 2 MiB boundary stay small.
   constexpr size_t kHugePage = size_t{2} << 20;
   if (!at && alignment < kHugePage)
     alignment = kHugePage;
   void *p = jemallocHooks->alloc(jemallocHooks, at, size, alignment, zero, commit, arena);
+  inside = false;
   if (p)
     madvise(p, size, MADV_HUGEPAGE); // advice: where the kernel refuses, pages stay small
   return p;
