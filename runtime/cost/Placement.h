@@ -1,59 +1,78 @@
-// Placement — puts a run's events in time under a cost model. The sim backend records, for
-// each event, what it is (cost::Work) and what it waits for: the events of its rank that
-// made its operands (per stream, the latest), for a collective every member's part of the
-// same call, for a receive its send. Placement then gives each event its stream, start and
-// length by the rules the cuda backend runs by (cost/StreamOrder.h):
+// Placement — puts a run's events in time under a cost model, each the moment its rank logs
+// it. The sim backend tells a rank's clock what each event is (cost::Work) and what it waits
+// for: the events of its rank that made its operands (per stream, the latest), for a
+// collective every member's readiness, for a receive its send. The clock gives the event its
+// stream, start and length by the rules the cuda backend runs by (cost/StreamOrder.h):
 //   - an event starts when its stream is free and the events that made its operands have
 //     ended: ready = max(stream free, their ends), the stream's time first;
 //   - a collective starts on every member at once, when the last member is ready: the
-//     members' ready times folded with max in group order, then max(own ready, that);
+//     members' ready times folded with max in group order (CallReady), then max(own ready,
+//     that);
 //   - a receive starts when its send has ended and it is ready: max(send end, ready).
 // Python's max keeps its first argument on ties, which decides only whether a figure prints
-// as an integer (SEMANTICS.md, "Ties"). The order the events were logged in is a topological
-// order of these waits (a rank logs a collective's event only after every member has
-// called it, and a receive's only after its send), so one pass in that order places all.
+// as an integer (SEMANTICS.md, "Ties"). Events can be placed as they are logged because the
+// log order is a topological order of these waits: a rank logs a collective's event only
+// after every member has called it (none has logged anything since, so each member's
+// readiness is known when the last one calls), and a receive's only after its send.
+// A clock keeps each event's end (16 bytes), not the event: an operand may have been made
+// any number of events earlier.
 #pragma once
 
 #include "cost/CostModel.h"
+#include "memory/ChunkedLog.h"
 
-#include <functional>
-#include <vector>
+#include <array>
 
 namespace schedc::cost {
 
-// An event: the index-th of rank `rank`.
-struct EventRef {
-  int32_t rank = -1;
-  int32_t index = -1; // as in Producers
-};
-
-// One event as the time layer sees it: what it is, what it waits for, and, once placed,
-// where it runs.
-struct TimedEvent : Work {
-  Producers after; // the events of its rank that made its operands
+// Where an event runs: its stream, start and length.
+struct Placed {
   Stream stream = Stream::Compute;
-  int32_t collective = -1; // a collective's call: an index into RunGraph::collectives
-  int32_t flow = -1;       // a send and the receive of its message share it: an index into RunGraph::sends
   Number start, length;
 };
 
-// What a run records beside its events for placing them.
-struct RunGraph {
-  std::vector<EventRef> order;                    // every event, in the order it was logged
-  std::vector<std::vector<EventRef>> collectives; // each collective call's member events, in group order
-  std::vector<EventRef> sends;                    // by flow: the send's event
+// Besides its stream and its operands, what an event waits for.
+struct AlsoWaits {
+  enum class For : uint8_t { Nothing, Call, Message };
+  For what = For::Nothing;
+  Number time; // Call: when every member of the call is ready; Message: when its send ended
 
-  // A new collective call of `members` ranks; its members' events are filled in as logged.
-  int64_t addCollective(size_t members) {
-    collectives.emplace_back(members);
-    return static_cast<int64_t>(collectives.size()) - 1;
-  }
+  static AlsoWaits call(Number allReady) { return {For::Call, allReady}; }
+  static AlsoWaits message(Number sendEnd) { return {For::Message, sendEnd}; }
 };
 
-// Gives every event of `graph` its stream, start and length under `model`. `event` finds an
-// event's record; a member that never logged its part of a call (a run cut short) is left
-// out of the call.
-void place(const CostModel &model, const RunGraph &graph, int64_t ranks,
-           const std::function<TimedEvent &(EventRef)> &event);
+// When every member of a collective call is ready: their ready times joined in group order.
+class CallReady {
+public:
+  void join(const Number &memberReady) {
+    time_ = joined_ ? Number::pythonMax(time_, memberReady) : memberReady;
+    joined_ = true;
+  }
+  const Number &time() const { return time_; }
+
+private:
+  Number time_;
+  bool joined_ = false;
+};
+
+// One rank's streams in time: when each is next free, and when each event logged so far ends.
+class RankClock {
+public:
+  explicit RankClock(const CostModel &model) : model_(&model) { free_.fill(Number::integer(0)); }
+
+  // When an event of `kind` that waits for `after` could start on this rank.
+  Number ready(EventKind kind, const Producers &after) const;
+  // Places the rank's next event (index: the number placed before it).
+  Placed place(const Work &work, const Producers &after, const AlsoWaits &also = {});
+  // When the rank's event `event` ends.
+  const Number &end(int32_t event) const { return ends_[static_cast<size_t>(event)]; }
+  // When the event placed last ends (one must have been).
+  const Number &lastEnd() const { return ends_.back(); }
+
+private:
+  const CostModel *model_;
+  std::array<Number, kStreams> free_;  // when each stream is next free
+  memory::ChunkedLog<Number, 8> ends_; // by event (chunks of 256: 4 KiB)
+};
 
 } // namespace schedc::cost

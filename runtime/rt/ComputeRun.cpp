@@ -114,6 +114,7 @@ private:
     runOptions.timelineFile.clear();
     if (!root_) // the events are the same on every rank: rank 0 writes them
       runOptions.eventsFile.clear();
+    runOptions.keepEvents = here.settle; // drawing what it measured needs the events
     runOptions.afterRun = [this](const sim::World &world, sim::CheckResult &result) { return afterRun(world, result); };
     MPI_Barrier(MPI_COMM_WORLD); // one start for every rank's clock
     here.origin = RankContext::now();

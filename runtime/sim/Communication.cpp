@@ -190,7 +190,8 @@ ValuePtr Rank::collective(SourceRange at, CollectiveKind kind, const ValuePtr &v
   c.inputs[pos] = v;
   c.at[pos] = at;
   if (++c.arrived == elems.size()) {
-    c.call = world_.graph_.addCollective(elems.size());
+    for (size_t i = 0; i < elems.size(); ++i) // none of them has logged anything since it called
+      c.ready.join(world_.ranks_[static_cast<size_t>(elems[i])]->clock_.ready(eventOf(c.kinds[i]), c.inputs[i]->made));
     World::matchCalls(c, *g.members, *this);
     World::combine(c, *g.members, *this, at);
     c.done = true;
@@ -205,11 +206,9 @@ ValuePtr Rank::collective(SourceRange at, CollectiveKind kind, const ValuePtr &v
                   .groupSize = static_cast<int32_t>(elems.size()),
                   .layer = v->layer,
                   .volume = v->memory().asDouble()};
-  int64_t event = logEvent(work, nullptr, at, v->made);
-  events_.back().collective = static_cast<int32_t>(c.call);
-  world_.graph_.collectives[static_cast<size_t>(c.call)][pos] = eventRef(event);
+  cost::Producers made = logEvent(work, nullptr, at, v->made, cost::AlsoWaits::call(c.ready.time()));
   Value mine = c.resultFor(pos);
-  mine.made = producers(event);
+  mine.made = made;
   ValuePtr result = makeValue(std::move(mine));
   if (++c.taken == elems.size()) // everyone has its result: retire finished instances
     while (!g.instances.empty() && g.instances.front().taken == elems.size()) {
@@ -245,11 +244,9 @@ void Rank::send(SourceRange at, int64_t to, const ValuePtr &v, int64_t tag) {
     world_.routes_.insert({id_, to});
   if (cancelled() || badRoute(at, true, to, tag))
     return;
-  int64_t event = logEvent({.kind = EventKind::Pass, .volume = v->memory().asDouble()}, nullptr, at, v->made);
-  auto flow = static_cast<int64_t>(world_.graph_.sends.size());
-  world_.graph_.sends.push_back(eventRef(event));
-  events_.back().flow = static_cast<int32_t>(flow);
-  world_.inbox_[to][{id_, tag}].push_back(World::Message{v, at, flow});
+  int32_t flow = world_.flows_++;
+  logEvent({.kind = EventKind::Pass, .volume = v->memory().asDouble()}, nullptr, at, v->made, {}, flow);
+  world_.inbox_[to][{id_, tag}].push_back(World::Message{v, at, flow, clock_.lastEnd()});
   Rank &peer = *world_.ranks_[to];
   if (peer.blocked_ && peer.wait_.peer == id_)
     world_.schedule(peer);
@@ -263,9 +260,9 @@ ValuePtr Rank::recv(SourceRange at, int64_t from, int64_t tag) {
     return poison(Kind::Activation);
   World::Message m = std::move(queue.front());
   queue.pop_front();
-  int64_t event = logEvent({.kind = EventKind::Pass}, nullptr, at);
-  events_.back().flow = m.flow;
-  return madeBy(m.value, event);
+  cost::Producers made =
+      logEvent({.kind = EventKind::Pass}, nullptr, at, {}, cost::AlsoWaits::message(m.sentEnd), m.flow);
+  return madeBy(m.value, made);
 }
 
 } // namespace schedc::sim

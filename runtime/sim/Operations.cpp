@@ -28,38 +28,55 @@ bool anyPoisoned(std::initializer_list<const ValuePtr *> vs) {
 
 } // namespace
 
-int64_t Rank::logEvent(const cost::Work &work, std::shared_ptr<const IntSet> batches, SourceRange at,
-                       cost::Producers after) {
-  Event &e = events_.emplace_back();
-  static_cast<cost::Work &>(e) = work;
-  e.after = after;
-  e.batches = std::move(batches);
-  e.memory = storage_.memory();
-  e.site = world_.sites_.intern(at);
-  peaks_.bytes = std::max(peaks_.bytes, storage_.bytes());
-  peaks_.inFlight = std::max(peaks_.inFlight, storage_.microBatchesInFlight());
-  peaks_.activationMemory = std::max(peaks_.activationMemory, storage_.activationMemory());
-  auto index = static_cast<int64_t>(events_.size()) - 1;
+cost::Producers Rank::logEvent(const cost::Work &work, std::shared_ptr<const IntSet> batches, SourceRange at,
+                               cost::Producers after, const cost::AlsoWaits &also, int32_t flow) {
+  auto index = static_cast<int64_t>(figures_.events);
+  cost::Placed placed = clock_.place(work, after, also);
+  Number memory = storage_.memory();
+  addToFigures(work, placed, memory);
+  if (world_.options_.keepEvents) {
+    Event &e = events_.emplace_back();
+    static_cast<cost::Work &>(e) = work;
+    static_cast<cost::Placed &>(e) = placed;
+    e.batches = std::move(batches);
+    e.memory = memory;
+    e.site = world_.sites_.intern(at);
+    e.flow = flow;
+  }
   if (measure_) {
-    SCHEDC_ASSERT(measured_.size() == events_.size() - 1, "payloads measured from a rank's first event only");
+    SCHEDC_ASSERT(measured_.size() == static_cast<size_t>(index), "payloads measured from a rank's first event only");
     measured_.emplace_back() = storage_.payloadBytes();
   }
-  world_.graph_.order.push_back(eventRef(index));
   memory::useHugePagesOnceLarge();
-  return index;
+  return cost::Producers::of(cost::streamOfClass(work.kind), index);
 }
 
-cost::EventRef Rank::eventRef(int64_t event) const {
-  return {static_cast<int32_t>(id_), static_cast<int32_t>(event)};
+// In the order the report's figures are defined (World::report): sums in event order, the
+// first strictly largest memory sample.
+void Rank::addToFigures(const cost::Work &work, const cost::Placed &placed, const Number &memory) {
+  RankFigures &f = figures_;
+  ++f.events;
+  Number end = placed.start + placed.length;
+  if (isComputeEvent(work.kind)) {
+    f.computeTime += placed.length.asDouble();
+    f.computeStart = std::min(f.computeStart, placed.start.asDouble());
+    f.computeEnd = std::max(f.computeEnd, end.asDouble());
+  }
+  f.communicationVolume += work.volume;
+  if (memory > f.peakMemory) {
+    f.peakMemory = memory;
+    f.peakTime = placed.start;
+  }
+  f.lastStart = placed.start;
+  f.end = end;
+  f.peakBytes = std::max(f.peakBytes, storage_.bytes());
+  f.peakInFlight = std::max(f.peakInFlight, storage_.microBatchesInFlight());
+  f.peakActivationMemory = std::max(f.peakActivationMemory, storage_.activationMemory());
 }
 
-cost::Producers Rank::producers(int64_t event) const {
-  return cost::Producers::of(cost::streamOfClass(events_[static_cast<size_t>(event)].kind), event);
-}
-
-ValuePtr Rank::madeBy(const ValuePtr &v, int64_t event) const {
+ValuePtr Rank::madeBy(const ValuePtr &v, cost::Producers made) const {
   Value copy = *v; // keeps its memory
-  copy.made = producers(event);
+  copy.made = made;
   return std::make_shared<const Value>(std::move(copy));
 }
 
@@ -198,7 +215,7 @@ bool Rank::checkComputeInputs(SourceRange at, const char *op, int64_t layer, con
 }
 
 ValuePtr Rank::forward(SourceRange at, int64_t layer, const ValuePtr &a, const ValuePtr &w) {
-  int64_t event =
+  cost::Producers made =
       logEvent({.kind = EventKind::Forward, .layer = layer, .microBatches = static_cast<int64_t>(a->batches->size())},
                a->batches, at, merge(a->made, w->made));
   bool ok = checkLayer(at, "forward", layer);
@@ -210,7 +227,7 @@ ValuePtr Rank::forward(SourceRange at, int64_t layer, const ValuePtr &a, const V
   out.shards = emptySet();
   out.batches = a->batches;
   out.poisoned = !ok || a->poisoned || w->poisoned;
-  out.made = producers(event);
+  out.made = made;
   return makeValue(std::move(out));
 }
 
@@ -220,8 +237,9 @@ std::pair<ValuePtr, ValuePtr> Rank::backward(SourceRange at, int64_t layer, cons
                    : part == BackwardPart::Input ? EventKind::BackwardInput
                                                  : EventKind::BackwardWeight;
   const char *name = eventName(kind);
-  int64_t event = logEvent({.kind = kind, .layer = layer, .microBatches = static_cast<int64_t>(a->batches->size())},
-                           a->batches, at, merge(merge(a->made, g->made), w->made));
+  cost::Producers made =
+      logEvent({.kind = kind, .layer = layer, .microBatches = static_cast<int64_t>(a->batches->size())}, a->batches, at,
+               merge(merge(a->made, g->made), w->made));
   bool ok = checkLayer(at, name, layer);
   if (ok && !anyPoisoned({&a, &g, &w})) {
     ok = checkComputeInputs(at, name, layer, *a, *w);
@@ -246,7 +264,7 @@ std::pair<ValuePtr, ValuePtr> Rank::backward(SourceRange at, int64_t layer, cons
   gw.total = 1;
   gw.forged = g->forged;
   gw.poisoned = poisoned;
-  gw.made = producers(event);
+  gw.made = made;
   Value ga;
   ga.kind = Kind::ActGrad;
   ga.layer = layer - 1;
@@ -260,7 +278,7 @@ std::pair<ValuePtr, ValuePtr> Rank::backward(SourceRange at, int64_t layer, cons
 
 ValuePtr Rank::loss(SourceRange at, const ValuePtr &a) {
   int64_t L = world_.model_.layers;
-  int64_t event = logEvent({.kind = EventKind::Loss, .layer = a->layer}, nullptr, at, a->made);
+  cost::Producers made = logEvent({.kind = EventKind::Loss, .layer = a->layer}, nullptr, at, a->made);
   bool ok = true;
   if (!a->poisoned && a->layer != L) {
     error(at, "loss-layer",
@@ -274,7 +292,7 @@ ValuePtr Rank::loss(SourceRange at, const ValuePtr &a) {
   g.batches = a->batches;
   g.shards = emptySet();
   g.poisoned = !ok || a->poisoned;
-  g.made = producers(event);
+  g.made = made;
   return makeValue(std::move(g));
 }
 
@@ -336,14 +354,14 @@ std::pair<ValuePtr, ValuePtr> Rank::update(SourceRange at, int64_t layer, const 
       }
     }
   }
-  int64_t event = logEvent({.kind = EventKind::Update}, nullptr, at, merge(merge(g->made, w->made), o->made));
+  cost::Producers made = logEvent({.kind = EventKind::Update}, nullptr, at, merge(merge(g->made, w->made), o->made));
   bool poisoned = !ok || g->poisoned || w->poisoned || o->poisoned;
   Value nw = *w;
   nw.layer = layer; // a failed update still belongs to the layer it meant to update
   nw.step = w->step + 1;
   nw.forged = g->forged || w->forged;
   nw.poisoned = poisoned;
-  nw.made = producers(event);
+  nw.made = made;
   Value no = *o;
   no.layer = layer;
   no.step = o->step + 1;

@@ -201,6 +201,8 @@ int runAndReport(const RunSetup &setup, const std::optional<std::vector<int64_t>
   simOptions.scheduleAt = setup.scheduleAt;
   simOptions.costModel = options.costModel;
   simOptions.bytes = options.bytes;
+  simOptions.keepEvents =
+      options.keepEvents || !options.eventsFile.empty() || !options.traceFile.empty() || !options.timelineFile.empty();
   auto owned = std::make_unique<World>(*model, setup.arrays, simOptions);
   World &world = *owned;
   if (options.lastRun)

@@ -51,6 +51,8 @@ struct RunOptions {
   // Called after every rank has run, before the report is printed (the cpu backend adds
   // its measured memory here and writes the final weights). Returns an error message or "".
   std::function<std::string(const World &, CheckResult &)> afterRun;
+  // afterRun reads the events (World::events); they are kept anyway for the files above.
+  bool keepEvents = false;
   // The process exits after this run: its World is left to the exit, not torn down (freeing
   // every event and value one by one was 5% of checking fsdp on 1024 ranks).
   bool lastRun = false;

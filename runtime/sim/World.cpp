@@ -25,7 +25,10 @@ bool Rank::cancelled() const {
   return world_.cancelled_;
 }
 
-Rank::Rank(World &world, int64_t id) : world_(world), id_(id), storage_(world.options_.bytes) {}
+Rank::Rank(World &world, int64_t id)
+    : world_(world), id_(id), storage_(world.options_.bytes), clock_(*world.options_.costModel) {
+  figures_.rank = id;
+}
 
 World::World(Model model, std::vector<ArrayInfo> arrays, Options options)
     : model_(model), arrays_(std::move(arrays)), options_(options), budget_(options.limits) {
@@ -87,13 +90,6 @@ void World::run(const std::function<void(Rank &)> &body) {
   completed_ = !cancelled_;
   if (completed_)
     checkEnd();
-  placeEvents();
-}
-
-void World::placeEvents() {
-  cost::place(*options_.costModel, graph_, model_.ranks, [this](cost::EventRef e) -> cost::TimedEvent & {
-    return ranks_[static_cast<size_t>(e.rank)]->events_[static_cast<size_t>(e.index)];
-  });
 }
 
 void World::schedule(Rank &r) {
@@ -375,41 +371,18 @@ void World::checkFinalModel() {
 
 Report World::report() const {
   Report rep;
-  rep.timesteps = Number::integer(0);
-  rep.makespan = Number::integer(0);
-  rep.maxMemory = Number::integer(0);
-  rep.maxMemoryTime = Number::integer(0);
   bool anyEvents = false;
-  double fbStart = 1e300, fbEnd = -1e300, busy = 0;
+  double computeStart = 1e300, computeEnd = -1e300, busy = 0;
   for (const auto &r : ranks_) {
-    RankFigures f;
-    f.rank = r->id_;
-    f.events = r->events_.size();
-    f.lastStart = f.end = f.peakMemory = f.peakTime = Number::integer(0);
-    f.peakInFlight = r->peaks_.inFlight;
-    f.peakActivationMemory = r->peaks_.activationMemory;
-    f.peakBytes = r->peaks_.bytes;
-    for (const Event &e : r->events_) {
-      if (isComputeEvent(e.kind)) {
-        f.computeTime += e.length.asDouble();
-        fbStart = std::min(fbStart, e.start.asDouble());
-        fbEnd = std::max(fbEnd, (e.start + e.length).asDouble());
+    const RankFigures &f = r->figures_;
+    if (f.events) {
+      computeStart = std::min(computeStart, f.computeStart);
+      computeEnd = std::max(computeEnd, f.computeEnd);
+      if (f.peakMemory > rep.maxMemory) {
+        rep.maxMemory = f.peakMemory;
+        rep.maxMemoryRank = f.rank;
+        rep.maxMemoryTime = f.peakTime;
       }
-      f.communicationVolume += e.volume;
-      if (e.memory > f.peakMemory) {
-        f.peakMemory = e.memory;
-        f.peakTime = e.start;
-      }
-      if (e.memory > rep.maxMemory) {
-        rep.maxMemory = e.memory;
-        rep.maxMemoryRank = r->id_;
-        rep.maxMemoryTime = e.start;
-      }
-    }
-    if (!r->events_.empty()) {
-      const Event &last = r->events_.back();
-      f.lastStart = last.start;
-      f.end = last.start + last.length;
       if (!anyEvents || f.lastStart > rep.timesteps)
         rep.timesteps = f.lastStart;
       if (!anyEvents || f.end > rep.makespan)
@@ -425,8 +398,8 @@ Report World::report() const {
     rep.communicationVolume += f.communicationVolume;
     rep.ranks.push_back(f);
   }
-  if (fbEnd > fbStart)
-    rep.bubble = 1 - busy / (static_cast<double>(model_.ranks) * (fbEnd - fbStart));
+  if (computeEnd > computeStart)
+    rep.bubble = 1 - busy / (static_cast<double>(model_.ranks) * (computeEnd - computeStart));
   return rep;
 }
 

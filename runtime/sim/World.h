@@ -3,8 +3,8 @@
 // through the runtime ABI, so both report the same figures and the same errors. A World owns
 // the ranks (each runs on its own Fiber), their storage and event logs, collective matching
 // and point-to-point channels; it detects deadlock, checks the final model, and computes the
-// reported figures. Time is not its business: each event records what it is and what it
-// waits for, and after the run a cost model places the events in time (cost/Placement.h).
+// reported figures. Time is not its business: each rank tells its clock what every event is
+// and what it waits for, and the cost model's rules place it (cost/Placement.h).
 //
 // `Rank` is the per-rank API: every operation of the language, storage, and errors. An
 // operation that fails reports an error (aggregated across ranks by source location and
@@ -15,9 +15,9 @@
 #include "cost/Placement.h"
 #include "diagnostics/Diagnostics.h"
 #include "diagnostics/InternalError.h"
+#include "memory/ChunkedLog.h"
 #include "sim/Budget.h"
 #include "sim/Bytes.h"
-#include "sim/ChunkedLog.h"
 #include "sim/Fiber.h"
 #include "sim/Sites.h"
 #include "sim/Storage.h"
@@ -57,45 +57,45 @@ struct Options {
   const cost::CostModel *costModel = &cost::puzzleCost();
   // The model whose bytes are predicted beside the puzzle's units.
   ByteModel bytes;
+  // Keep every event for reading after the run (World::events: a trace, a timeline, the
+  // events' CSV). Without, a rank keeps only its figures and each event's end (16 bytes
+  // instead of 112).
+  bool keepEvents = true;
 };
 
 // What an event is (EventKind, support/ops/Operations.def): its name (eventName) is what the
 // reference traces and the CSV call it; isComputeEvent and isCommunicationEvent its class.
 
-// One logged event of a rank (the rows of the reference traces): what it is, what it waits
-// for and, once the run is placed in time, its stream, start and length (cost::TimedEvent);
-// and the memory the rank held when it was logged (peakTime needs each sample's time; the
-// rank's other peaks are kept as it runs: Rank::peaks).
-struct Event : cost::TimedEvent {
+// One logged event of a rank (the rows of the reference traces): what it is, where it runs
+// in time (placed as it is logged: cost/Placement.h), and the memory the rank held when it
+// was logged. Kept only when something reads them after the run (Options::keepEvents); the
+// report's figures are kept as the rank logs (Rank::figures).
+struct Event : cost::Work, cost::Placed {
   std::shared_ptr<const IntSet> batches; // null: none
   Number memory;
   Sites::Id site = 0; // where in the source (World::site)
+  int32_t flow = -1;  // a send and the receive of its message share it
 };
 
-// What a rank held at its fullest, over the samples its events take (the report's figures).
-struct HeldPeaks {
-  double bytes = 0;             // bytes under the byte model (predicted)
-  int64_t inFlight = 0;         // micro-batches whose activations the rank holds
-  int64_t activationMemory = 0; // memory in activations and activation gradients
-};
-
-// A rank's events, in the order it logged them (chunks of 32: 4 KiB each).
-using EventLog = ChunkedLog<Event>;
+// A rank's events, in the order it logged them (chunks of 32).
+using EventLog = memory::ChunkedLog<Event>;
 
 // A collective is the operation that calls it (OpKind::AllReduce, ...).
 using CollectiveKind = OpKind;
 EventKind eventOf(CollectiveKind k);
 const char *collectiveName(CollectiveKind k); // as the events call them: allreduce, allgather, scatterreduce
 
+// A rank's figures, kept as it logs its events (the samples of memory are the events').
 struct RankFigures {
   int64_t rank = 0;
   size_t events = 0;
-  Number lastStart, end, peakMemory, peakTime;
-  double computeTime = 0;           // forward and backward
-  double communicationVolume = 0;   // units moved by its collectives and sends
-  int64_t peakInFlight = 0;         // most micro-batches with activations held at once
-  int64_t peakActivationMemory = 0; // most memory in activations and activation gradients
-  double peakBytes = 0;             // most bytes held under the byte model (predicted)
+  Number lastStart, end, peakMemory, peakTime;      // peakTime: the start of the first event at peakMemory
+  double computeTime = 0;                           // forward and backward
+  double computeStart = 1e300, computeEnd = -1e300; // of its first and last forward or backward
+  double communicationVolume = 0;                   // units moved by its collectives and sends
+  int64_t peakInFlight = 0;                         // most micro-batches with activations held at once
+  int64_t peakActivationMemory = 0;                 // most memory in activations and activation gradients
+  double peakBytes = 0;                             // most bytes held under the byte model (predicted)
 };
 
 // The reported figures, computed as the original library computes them.
@@ -121,8 +121,8 @@ class Rank {
 public:
   int64_t id() const { return id_; }
   const Model &model() const;
-  size_t eventCount() const { return events_.size(); }
-  const HeldPeaks &peaks() const { return peaks_; }
+  size_t eventCount() const { return figures_.events; }
+  const RankFigures &figures() const { return figures_; }
   // The bytes of real data held at event `event` (-1: not measured; see measurePayloads).
   int64_t measuredAt(size_t event) const { return event < measured_.size() ? measured_[event] : -1; }
   // Every value this rank holds in storage now.
@@ -209,16 +209,15 @@ private:
   std::string waiting() const;
   Wait wait_;
 
-  // Logs an event of `work` that waits for `after` (its operands' makers), with the memory
-  // held now; returns its index. Its time comes after the run (World::placeEvents).
-  int64_t logEvent(const cost::Work &work, std::shared_ptr<const IntSet> batches, SourceRange at,
-                   cost::Producers after = {});
-  // A copy of `v` made by this rank's event `event` (a received message: the sender's value
-  // is made by the sender's events).
-  ValuePtr madeBy(const ValuePtr &v, int64_t event) const;
-  // What waits for the result of this rank's event `event`.
-  cost::Producers producers(int64_t event) const;
-  cost::EventRef eventRef(int64_t event) const;
+  // Logs an event of `work` that waits for `after` (its operands' makers) and `also`, with
+  // the memory held now, and places it in time; returns what waits for its results.
+  cost::Producers logEvent(const cost::Work &work, std::shared_ptr<const IntSet> batches, SourceRange at,
+                           cost::Producers after = {}, const cost::AlsoWaits &also = {}, int32_t flow = -1);
+  // Counts the event in the rank's figures.
+  void addToFigures(const cost::Work &work, const cost::Placed &placed, const Number &memory);
+  // A copy of `v` made by `made` (a received message: the sender's value is made by the
+  // sender's events).
+  ValuePtr madeBy(const ValuePtr &v, cost::Producers made) const;
   // Waits (yields the fiber) until `ready()`; returns false if the run was cancelled.
   bool waitUntil(const std::function<bool()> &ready, Wait wait);
   ValuePtr poison(Kind kind, int64_t layer = 0) const;
@@ -230,8 +229,9 @@ private:
   int64_t id_;
   Storage storage_;
   EventLog events_;
-  HeldPeaks peaks_;
-  ChunkedLog<int64_t, 9> measured_; // by event, while measuring payloads
+  cost::RankClock clock_;
+  RankFigures figures_;
+  memory::ChunkedLog<int64_t, 9> measured_; // by event, while measuring payloads
   // Per layer: the shards this rank has updated, their shard count, and where.
   struct Updated {
     IntSet shards;
@@ -273,7 +273,11 @@ public:
   // happened on as a note).
   std::vector<Diagnostic> diagnostics() const;
   Report report() const;
-  const EventLog &events(int64_t rank) const { return ranks_[rank]->events_; }
+  // A rank's events (Options::keepEvents).
+  const EventLog &events(int64_t rank) const {
+    SCHEDC_ASSERT(options_.keepEvents, "events read after a run that did not keep them");
+    return ranks_[static_cast<size_t>(rank)]->events_;
+  }
   const Rank &rank(int64_t r) const { return *ranks_[r]; }
   // Where in the source an event or a stored value is (Event::site, Storage::Held::storedAt).
   const SourceRange &site(Sites::Id id) const { return sites_.range(id); }
@@ -307,8 +311,8 @@ private:
     size_t arrived = 0, taken = 0;
     bool mismatched = false;
     bool done = false;
-    int64_t call = -1; // its index in graph_.collectives, once complete
-    Value result;      // once complete; each member makes its own value of it (made by its event)
+    cost::CallReady ready; // when every member is ready, once complete
+    Value result;          // once complete; each member makes its own value of it (made by its event)
   };
 
   struct Group {
@@ -326,8 +330,6 @@ private:
   // Stops the run at a resource limit: one error (of the whole run when `at` is empty).
   void stopAtLimit(SourceRange at, std::string message, int64_t rank);
   void checkEnd();
-  // Gives every event its stream, start and length under the cost model.
-  void placeEvents();
   void checkFinalModel();
   Group &groupFor(const std::shared_ptr<const IntSet> &members);
   static void combine(Collective &c, const IntSet &members, Rank &reporter, SourceRange at);
@@ -347,9 +349,10 @@ private:
   struct Message {
     ValuePtr value;
     SourceRange sentAt;
-    int64_t flow; // the id shared by the send's and the receive's events
+    int32_t flow;   // the id shared by the send's and the receive's events
+    Number sentEnd; // when the send's event ends
   };
-  cost::RunGraph graph_; // what the events wait for, for placing them
+  int32_t flows_ = 0; // messages sent so far
   std::set<std::pair<int64_t, int64_t>> routes_;
   // inbox_[to][{from, tag}]: messages in the order they were sent.
   std::vector<std::map<std::pair<int64_t, int64_t>, std::deque<Message>>> inbox_;

@@ -13,7 +13,7 @@
 #include <new>
 #include <vector>
 
-namespace schedc::sim {
+namespace schedc::memory {
 
 template <class T, size_t kChunkBits = 5> class ChunkedLog {
   static constexpr size_t kChunk = size_t(1) << kChunkBits;
@@ -78,4 +78,4 @@ private:
   size_t size_ = 0;
 };
 
-} // namespace schedc::sim
+} // namespace schedc::memory

@@ -1,13 +1,13 @@
-// Unit tests of sim/ChunkedLog.h, the append-only log a rank's events are kept in: items
+// Unit tests of memory/ChunkedLog.h, the append-only log a rank's events are kept in: items
 // keep their address as the log grows past chunk boundaries, each is value-initialized when
 // appended and destroyed exactly once, and indexing and iteration see them in order.
-#include "sim/ChunkedLog.h"
+#include "memory/ChunkedLog.h"
 
 #include <gtest/gtest.h>
 #include <iterator>
 #include <vector>
 
-namespace schedc::sim {
+namespace schedc::memory {
 namespace {
 
 struct Counted {
@@ -51,4 +51,4 @@ TEST(ChunkedLog, ItemsStayPutAndInOrderAcrossChunks) {
 }
 
 } // namespace
-} // namespace schedc::sim
+} // namespace schedc::memory

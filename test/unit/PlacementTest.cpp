@@ -1,5 +1,5 @@
 // Unit tests of time as its own layer (cost/Placement.h, cost/CostModel.h): runs made with
-// sim::World's Rank API record what each event waits for, and placement puts them in time.
+// sim::World's Rank API tell each rank's clock what every event waits for, and it places them.
 // Under the puzzle model a rank has one clock; under a model with a stream per class (a
 // test model here, with whole-number lengths so the expected times are exact) a collective
 // overlaps the compute that does not need its result, compute waits for a result only where
@@ -134,29 +134,59 @@ TEST(Placement, ReceiveWaitsForItsSendAndNothingWaitsForASend) {
 // Python's max keeps its first argument on ties: a rank whose clock is the integer 2 joins a
 // collective whose members are ready at 2.0 and starts it at the integer 2.
 TEST(Placement, TiesKeepTheRanksOwnTime) {
-  cost::RunGraph graph;
-  std::vector<std::vector<cost::TimedEvent>> events(2);
-  auto log = [&](int32_t rank, EventKind kind, int64_t microBatches) {
-    cost::TimedEvent e;
-    e.kind = kind;
-    e.microBatches = microBatches;
-    events[static_cast<size_t>(rank)].push_back(e);
-    graph.order.push_back({rank, static_cast<int32_t>(events[static_cast<size_t>(rank)].size()) - 1});
-  };
-  log(0, EventKind::Forward, 2);         // 0 to 2
-  log(1, EventKind::BackwardInput, 4);   // 0 to 2.0
-  int64_t call = graph.addCollective(3); // the third member never took part (a run cut short)
-  for (int32_t r : {1, 0}) {
-    log(r, EventKind::AllGather, 0);
-    events[static_cast<size_t>(r)].back().collective = call;
-    graph.collectives[0][static_cast<size_t>(r)] = graph.order.back();
+  cost::RankClock rank0(cost::puzzleCost()), rank1(cost::puzzleCost());
+  rank0.place({.kind = EventKind::Forward, .microBatches = 2}, {});       // 0 to 2
+  rank1.place({.kind = EventKind::BackwardInput, .microBatches = 4}, {}); // 0 to 2.0
+  cost::CallReady call;
+  for (const cost::RankClock *member : {&rank0, &rank1})
+    call.join(member->ready(EventKind::AllGather, {}));
+  EXPECT_EQ(call.time().str(), "2");
+  cost::Placed on0 = rank0.place({.kind = EventKind::AllGather}, {}, cost::AlsoWaits::call(call.time()));
+  cost::Placed on1 = rank1.place({.kind = EventKind::AllGather}, {}, cost::AlsoWaits::call(call.time()));
+  EXPECT_EQ(on0.start.str(), "2");
+  EXPECT_EQ(on1.start.str(), "2.0");
+  EXPECT_EQ(on0.length.str(), "0.3");
+  // A receive keeps its send's end on a tie (max(send end, ready)).
+  cost::Placed received = rank0.place({.kind = EventKind::Pass}, {}, cost::AlsoWaits::message(Number::real(2.3)));
+  EXPECT_EQ(received.start.str(), "2.3");
+}
+
+// An event waits for the end of the event that made its operand however long ago that was,
+// and for nothing on another stream it does not use.
+TEST(Placement, ClockKeepsEveryEventsEnd) {
+  cost::RankClock clock(kStreams);
+  cost::Placed first = clock.place({.kind = EventKind::AllReduce}, {}); // 0 to 3 on collectives
+  for (int i = 0; i < 600; ++i)                                         // past a chunk of ends
+    clock.place({.kind = EventKind::Forward, .microBatches = 0}, {});
+  EXPECT_EQ(first.stream, cost::Stream::Collectives);
+  EXPECT_EQ(clock.end(0).str(), "3");
+  cost::Producers madeByFirst = cost::Producers::of(cost::Stream::Collectives, 0);
+  EXPECT_EQ(clock.place({.kind = EventKind::Forward, .microBatches = 1}, madeByFirst).start.str(), "3");
+  EXPECT_EQ(clock.place({.kind = EventKind::Forward, .microBatches = 1}, {}).start.str(), "4");
+  EXPECT_EQ(clock.lastEnd().str(), "5");
+}
+
+// A run that keeps no events reports the same figures as one that does.
+TEST(Placement, FiguresDoNotNeedTheEvents) {
+  for (const cost::CostModel *model : {&cost::puzzleCost(), static_cast<const cost::CostModel *>(&kStreams)}) {
+    Options keep = withModel(*model), drop = withModel(*model);
+    drop.keepEvents = false;
+    World kept(Model{2, 2, 2}, {{"weights", Kind::Weight}}, keep);
+    World dropped(Model{2, 2, 2}, {{"weights", Kind::Weight}}, drop);
+    kept.run(dataParallelStep);
+    dropped.run(dataParallelStep);
+    Report a = kept.report(), b = dropped.report();
+    EXPECT_EQ(a.events, 18u);
+    EXPECT_EQ(b.events, a.events);
+    EXPECT_EQ(b.makespan.str(), a.makespan.str());
+    EXPECT_EQ(b.timesteps.str(), a.timesteps.str());
+    EXPECT_EQ(b.maxMemory.str(), a.maxMemory.str());
+    EXPECT_EQ(b.maxMemoryTime.str(), a.maxMemoryTime.str());
+    EXPECT_EQ(b.bubble, a.bubble);
+    EXPECT_EQ(b.communicationVolume, a.communicationVolume);
+    EXPECT_EQ(a.makespan.str(), model == &kStreams ? "10" : "5.6");
+    EXPECT_EQ(a.ranks[1].lastStart.str(), kept.events(1).back().start.str());
   }
-  cost::place(cost::puzzleCost(), graph, 3, [&](cost::EventRef e) -> cost::TimedEvent & {
-    return events[static_cast<size_t>(e.rank)][static_cast<size_t>(e.index)];
-  });
-  EXPECT_EQ(events[0][1].start.str(), "2");
-  EXPECT_EQ(events[1][1].start.str(), "2.0");
-  EXPECT_EQ(events[0][1].length.str(), "0.3");
 }
 
 TEST(Placement, CostModelsByName) {
