@@ -12,6 +12,7 @@ packages=(
   libopenmpi-dev openmpi-bin
   libopenblas-dev
   libboost-context-dev libjemalloc-dev
+  libtomlplusplus-dev
   librsvg2-bin
   time
   clang-19 libclang-rt-19-dev

@@ -1,0 +1,81 @@
+// Transformer — a decoder-only transformer as the time and byte layers see it: its shape
+// (layers, hidden size, heads and KV heads, FFN size, vocabulary), one micro-batch's shape
+// (sequence length, micro-batch size) and its training precision and optimizer; and, per
+// layer, what that shape implies:
+//   parameters       attention Q, K, V, O (K and V of kvHeads heads: grouped-query
+//                    attention), the MLP's two matrices (three when gated, as SwiGLU), the
+//                    norms' weights, biases where the model has them; the first layer also
+//                    holds the token (and learned position) embeddings, the last the final
+//                    norm and the output layer (none when it is tied to the embedding)
+//   FLOPs            one multiply-add = 2 FLOPs. Forward: 2·s·b per matrix parameter, plus
+//                    attention's 4·b·s²·h (QKᵀ and the weighted sum of V; Narayanan et al.
+//                    2021, "Efficient Large-Scale Language Model Training on GPU Clusters
+//                    Using Megatron-LM", §5.1: 24bsh² + 4bs²h per GPT layer); backward twice
+//                    forward, split into its input half (every GEMM once more, attention's
+//                    twice) and its weight half (every GEMM once more); the last layer's
+//                    logits 2·b·s·h·V forward
+//   activation bytes what a layer keeps for its backward, per micro-batch, by Korthikanti et
+//                    al. 2022 ("Reducing Activation Recomputation in Large Transformer
+//                    Models", §4.1), 16-bit: sbh(34 + 5as/h) for a GPT layer — attention
+//                    11sbh + 5as²b, MLP 19sbh, two LayerNorms 4sbh; without the 5as²b of
+//                    the attention scores when they are recomputed inside the kernel
+//                    (FlashAttention; Korthikanti's selective recomputation). The same terms,
+//                    each a tensor the backward reads, are taken for grouped-query attention
+//                    (K and V of kvHeads heads), another FFN size, a gated MLP (the gate, the
+//                    up projection and their product) and no dropout (no masks).
+// Presets with the sources of their numbers: TransformerPresets.cpp.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace schedc::cost {
+
+enum class Norm : uint8_t { LayerNorm, RmsNorm }; // weight and bias; weight only
+
+struct Transformer {
+  std::string name;
+  int64_t layers = 0;
+  int64_t hidden = 0;     // h
+  int64_t heads = 0;      // a
+  int64_t kvHeads = 0;    // heads of K and V (= heads: multi-head attention)
+  int64_t ffn = 0;        // the MLP's inner size
+  int64_t vocab = 0;      // V
+  int64_t sequence = 0;   // s
+  int64_t microBatch = 1; // b
+  bool gatedMlp = false;  // SwiGLU: gate, up and down matrices
+  bool biases = false;    // in every linear layer and norm
+  Norm norm = Norm::LayerNorm;
+  bool tiedEmbeddings = false;     // the output layer is the token embedding
+  bool positionEmbeddings = false; // learned, sequence x hidden
+  bool dropout = false;            // masks kept for the backward
+  bool flashAttention = false;     // the attention scores are recomputed in the kernel
+
+  // Per layer (0 .. layers - 1): parameters, FLOPs per micro-batch, activation bytes per
+  // micro-batch.
+  int64_t layerParameters(int64_t layer) const;
+  double forwardFlops(int64_t layer) const;
+  double backwardInputFlops(int64_t layer) const;
+  double backwardWeightFlops(int64_t layer) const;
+  double backwardFlops(int64_t layer) const { return backwardInputFlops(layer) + backwardWeightFlops(layer); }
+  double activationBytes(int64_t layer) const;
+
+  int64_t parameters() const; // the whole model
+  int64_t kvHidden() const { return hidden / heads * kvHeads; }
+  // The first problem with the shape ("heads (48) must divide hidden (6000)"), or "".
+  std::string invalid() const;
+
+private:
+  int64_t blockMatrixParameters() const; // one block's Q, K, V, O and MLP matrices
+  int64_t blockParameters() const;       // with its norms and biases
+};
+
+// Every preset, in a fixed order, and one by name (null: none).
+const std::vector<Transformer> &transformerPresets();
+const Transformer *findTransformerPreset(const std::string &name);
+// "gpt3-175b, llama3-8b, ...": for messages and help.
+std::string transformerPresetNames();
+
+} // namespace schedc::cost

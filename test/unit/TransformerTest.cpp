@@ -1,0 +1,140 @@
+// Unit tests of the transformer model descriptions (cost/Transformer.h, TransformerFile.h):
+// the presets' parameter counts against the published ones, Korthikanti et al.'s activation
+// bytes per layer, Megatron-LM's FLOPs per layer, and model files with their located errors.
+#include "cost/Transformer.h"
+#include "cost/TransformerFile.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+namespace schedc::cost {
+namespace {
+
+const Transformer &preset(const char *name) {
+  const Transformer *t = findTransformerPreset(name);
+  EXPECT_NE(t, nullptr) << name;
+  return *t;
+}
+
+// In units of 0.1 B, as the sources round them.
+double billions(int64_t parameters) {
+  return std::round(static_cast<double>(parameters) / 1e8) / 10;
+}
+
+TEST(Transformer, PresetsHaveThePublishedParameterCounts) {
+  EXPECT_EQ(preset("gpt3-175b").parameters(), 174'604'259'328); // "175B"
+  EXPECT_EQ(preset("llama3-8b").parameters(), 8'030'261'248);   // the released model's count
+  EXPECT_EQ(billions(preset("llama3-70b").parameters()), 70.6);
+  EXPECT_EQ(billions(preset("llama3-405b").parameters()), 405.9);
+  EXPECT_EQ(billions(preset("megatron-22b").parameters()), 22.1);
+  EXPECT_EQ(billions(preset("megatron-530b").parameters()), 529.6); // Narayanan et al. 2021, Table 1
+  EXPECT_EQ(billions(preset("megatron-1t").parameters()), 1008.0);  // likewise
+  for (const Transformer &t : transformerPresets())
+    EXPECT_EQ(t.invalid(), "") << t.name;
+}
+
+// Korthikanti et al. 2022, §4.1: sbh(34 + 5as/h) bytes per layer in 16-bit, sbh·34 when the
+// attention scores are not kept.
+TEST(Transformer, ActivationBytesAreKorthikantisFormula) {
+  for (const char *name : {"megatron-22b", "megatron-175b", "megatron-530b", "megatron-1t", "gpt3-175b"}) {
+    Transformer t = preset(name);
+    for (int64_t b : {1, 4}) {
+      t.microBatch = b;
+      // sbh(34 + 5as/h) = 34sbh + 5as²b, in whole bytes (5as/h is not whole for 22B).
+      int64_t s = t.sequence, h = t.hidden, a = t.heads, sbh = s * b * h;
+      t.flashAttention = false;
+      EXPECT_EQ(t.activationBytes(3), static_cast<double>(34 * sbh + 5 * a * s * s * b)) << name;
+      t.flashAttention = true;
+      EXPECT_EQ(t.activationBytes(3), static_cast<double>(34 * sbh)) << name;
+    }
+  }
+}
+
+// Keeping only what the attention scores do not need saves 70% of GPT-3's activation memory
+// (Korthikanti et al. 2022, as seeds/004 quotes it).
+TEST(Transformer, SelectiveRecomputationSavesSeventyPercentOnGpt3) {
+  Transformer t = preset("gpt3-175b");
+  double full = t.activationBytes(0);
+  t.flashAttention = true;
+  EXPECT_EQ(std::round(100 * (1 - t.activationBytes(0) / full)), 70);
+}
+
+// Grouped-query attention keeps K and V of kvHeads heads; a gated MLP three FFN-sized tensors.
+TEST(Transformer, ActivationBytesOfALlamaLayer) {
+  Transformer t = preset("llama3-8b");
+  t.flashAttention = true;
+  double sb = 8192, h = 4096, kv = 1024, ffn = 14336;
+  EXPECT_EQ(t.activationBytes(0), 2 * sb * h * 3 + 2 * sb * kv * 2 + 3 * 2 * sb * ffn + 2 * sb * h + 4 * sb * h);
+}
+
+// Narayanan et al. 2021, §5.1: a GPT layer's forward is 24bsh² + 4bs²h; the backward twice
+// that, split into an input half with all of attention's and a weight half of the GEMMs.
+TEST(Transformer, FlopsPerLayerAreMegatrons) {
+  Transformer t = preset("megatron-175b");
+  t.biases = false; // FLOPs count the matrices only either way
+  double s = 2048, h = 12288, b = 1, V = 51200;
+  double forward = 24 * b * s * h * h + 4 * b * s * s * h;
+  EXPECT_EQ(t.forwardFlops(0), forward);
+  EXPECT_EQ(t.backwardFlops(0), 2 * forward);
+  EXPECT_EQ(t.backwardWeightFlops(0), 24 * b * s * h * h);
+  EXPECT_EQ(t.forwardFlops(t.layers - 1), forward + 2 * b * s * h * V); // the logits
+  double model = 0;
+  for (int64_t l = 0; l < t.layers; ++l)
+    model += t.forwardFlops(l) + t.backwardFlops(l);
+  // Narayanan et al.'s per-iteration count without recomputation: 72Bslh²(1 + s/6h + V/12lh).
+  double l = static_cast<double>(t.layers);
+  EXPECT_DOUBLE_EQ(model, 72 * b * s * l * h * h * (1 + s / (6 * h) + V / (12 * l * h)));
+}
+
+TEST(TransformerFile, APresetWithOverrides) {
+  TransformerProblem problem;
+  auto t = parseTransformer("preset = \"llama3-70b\"\nsequence = 4096\nflash_attention = true\n", problem);
+  ASSERT_TRUE(t) << problem.message;
+  EXPECT_EQ(t->layers, 80);
+  EXPECT_EQ(t->sequence, 4096);
+  EXPECT_TRUE(t->flashAttention);
+  EXPECT_EQ(setTransformerField(*t, "micro_batch", "2"), "");
+  EXPECT_EQ(t->microBatch, 2);
+  EXPECT_EQ(setTransformerField(*t, "norm", "layernorm"), "");
+  EXPECT_EQ(t->norm, Norm::LayerNorm);
+}
+
+TEST(TransformerFile, AModelOfItsOwnTakesTheUsualDefaults) {
+  TransformerProblem problem;
+  auto t = parseTransformer("layers = 2\nhidden = 64\nheads = 4\nvocab = 100\nsequence = 16\n", problem);
+  ASSERT_TRUE(t) << problem.message;
+  EXPECT_EQ(t->kvHeads, 4);
+  EXPECT_EQ(t->ffn, 256);
+}
+
+TEST(TransformerFile, ProblemsAreLocated) {
+  struct Case {
+    const char *text;
+    int line, column;
+    const char *message;
+  };
+  for (const Case &c : {
+           Case{"preset = \"llama3-70b\"\nlayer = 3\n", 2, 1, "unknown key `layer`"},
+           Case{"preset = \"llama3-70b\"\nlayers = \"80\"\n", 2, 10, "layers must be an integer"},
+           Case{"preset = \"llama3-70b\"\nlayers = 0\n", 2, 10, "layers is 0; it must be at least 1"},
+           Case{"preset = \"gpt5\"\n", 1, 10, "unknown preset `gpt5`"},
+           Case{"preset = \"llama3-70b\"\nnorm = \"batchnorm\"\n", 2, 8, "expected layernorm or rmsnorm"},
+           Case{"preset = \"llama3-70b\"\nlayers = \n", 2, 10, ""},
+           Case{"preset = \"llama3-70b\"\nheads = 48\n", 0, 0, "heads (48) must divide hidden (8192)"},
+       }) {
+    TransformerProblem problem;
+    EXPECT_FALSE(parseTransformer(c.text, problem)) << c.text;
+    EXPECT_EQ(problem.line, c.line) << c.text;
+    EXPECT_EQ(problem.column, c.column) << c.text;
+    EXPECT_NE(problem.message.find(c.message), std::string::npos) << problem.message;
+  }
+  Transformer t = preset("llama3-8b");
+  EXPECT_NE(setTransformerField(t, "layers", "eight").find("must be an integer"), std::string::npos);
+  EXPECT_NE(setTransformerField(t, "dropout", "yes").find("true or false"), std::string::npos);
+  EXPECT_NE(setTransformerField(t, "depth", "1").find("unknown model key `depth`"), std::string::npos);
+  EXPECT_EQ(t.layers, 32);
+}
+
+} // namespace
+} // namespace schedc::cost
