@@ -90,7 +90,6 @@ double Transformer::activationBytes(int64_t) const {
 }
 
 std::string Transformer::invalid() const {
-  auto positive = [](int64_t v) { return v >= 1; };
   struct Field {
     const char *name;
     int64_t value;
@@ -98,7 +97,7 @@ std::string Transformer::invalid() const {
   for (Field f :
        {Field{"layers", layers}, Field{"hidden", hidden}, Field{"heads", heads}, Field{"kv_heads", kvHeads},
         Field{"ffn", ffn}, Field{"vocab", vocab}, Field{"sequence", sequence}, Field{"micro_batch", microBatch}})
-    if (!positive(f.value))
+    if (f.value < 1)
       return std::string(f.name) + " is " + std::to_string(f.value) + "; it must be at least 1";
   if (hidden % heads != 0)
     return "heads (" + std::to_string(heads) + ") must divide hidden (" + std::to_string(hidden) + ")";

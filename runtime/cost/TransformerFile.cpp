@@ -47,10 +47,11 @@ const Field *fieldOf(std::string_view key) {
   return nullptr;
 }
 
+// "layers, hidden, ...": the keys a file or a command line may set.
 std::string keyNames() {
-  std::string names = "preset";
+  std::string names;
   for (const Field &f : kFields)
-    names += std::string(", ") + f.key;
+    names += (names.empty() ? "" : ", ") + std::string(f.key);
   return names;
 }
 
@@ -136,7 +137,7 @@ std::optional<Transformer> parseTransformer(const std::string &text, Transformer
       continue;
     const Field *f = fieldOf(key.str());
     if (!f) {
-      problem = at(key.source(), "unknown key `" + std::string(key.str()) + "` (keys: " + keyNames() + ")");
+      problem = at(key.source(), "unknown key `" + std::string(key.str()) + "` (keys: preset, " + keyNames() + ")");
       return std::nullopt;
     }
     if (std::string wrong = setFromNode(model, *f, node); !wrong.empty()) {
@@ -160,7 +161,7 @@ std::optional<Transformer> parseTransformer(const std::string &text, Transformer
 std::string setTransformerField(Transformer &model, const std::string &key, const std::string &value) {
   const Field *f = fieldOf(key);
   if (!f)
-    return "unknown model key `" + key + "` (keys: " + keyNames().substr(8) + ")";
+    return "unknown model key `" + key + "` (keys: " + keyNames() + ")";
   switch (f->type) {
   case FieldType::Integer: {
     int64_t v = 0;

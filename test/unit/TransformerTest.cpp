@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <optional>
 
 namespace schedc::cost {
 namespace {
@@ -87,10 +88,17 @@ TEST(Transformer, FlopsPerLayerAreMegatrons) {
   EXPECT_DOUBLE_EQ(model, 72 * b * s * l * h * h * (1 + s / (6 * h) + V / (12 * l * h)));
 }
 
-TEST(TransformerFile, APresetWithOverrides) {
+// The model a file describes; a failure of the test if it has a problem.
+std::optional<Transformer> parsed(const char *text) {
   TransformerProblem problem;
-  auto t = parseTransformer("preset = \"llama3-70b\"\nsequence = 4096\nflash_attention = true\n", problem);
-  ASSERT_TRUE(t) << problem.message;
+  std::optional<Transformer> t = parseTransformer(text, problem);
+  EXPECT_TRUE(t) << problem.message;
+  return t;
+}
+
+TEST(TransformerFile, APresetWithOverrides) {
+  auto t = parsed("preset = \"llama3-70b\"\nsequence = 4096\nflash_attention = true\n");
+  ASSERT_TRUE(t);
   EXPECT_EQ(t->layers, 80);
   EXPECT_EQ(t->sequence, 4096);
   EXPECT_TRUE(t->flashAttention);
@@ -101,9 +109,8 @@ TEST(TransformerFile, APresetWithOverrides) {
 }
 
 TEST(TransformerFile, AModelOfItsOwnTakesTheUsualDefaults) {
-  TransformerProblem problem;
-  auto t = parseTransformer("layers = 2\nhidden = 64\nheads = 4\nvocab = 100\nsequence = 16\n", problem);
-  ASSERT_TRUE(t) << problem.message;
+  auto t = parsed("layers = 2\nhidden = 64\nheads = 4\nvocab = 100\nsequence = 16\n");
+  ASSERT_TRUE(t);
   EXPECT_EQ(t->kvHeads, 4);
   EXPECT_EQ(t->ffn, 256);
 }
@@ -122,6 +129,8 @@ TEST(TransformerFile, ProblemsAreLocated) {
            Case{"preset = \"llama3-70b\"\nnorm = \"batchnorm\"\n", 2, 8, "expected layernorm or rmsnorm"},
            Case{"preset = \"llama3-70b\"\nlayers = \n", 2, 10, ""},
            Case{"preset = \"llama3-70b\"\nheads = 48\n", 0, 0, "heads (48) must divide hidden (8192)"},
+           Case{"hidden = 64\nheads = 4\nvocab = 100\nsequence = 16\n", 0, 0, "layers is 0; it must be at least 1"},
+           Case{"preset = 7\n", 1, 10, "preset must be a string"},
        }) {
     TransformerProblem problem;
     EXPECT_FALSE(parseTransformer(c.text, problem)) << c.text;
@@ -132,7 +141,8 @@ TEST(TransformerFile, ProblemsAreLocated) {
   Transformer t = preset("llama3-8b");
   EXPECT_NE(setTransformerField(t, "layers", "eight").find("must be an integer"), std::string::npos);
   EXPECT_NE(setTransformerField(t, "dropout", "yes").find("true or false"), std::string::npos);
-  EXPECT_NE(setTransformerField(t, "depth", "1").find("unknown model key `depth`"), std::string::npos);
+  std::string unknown = setTransformerField(t, "depth", "1");
+  EXPECT_NE(unknown.find("unknown model key `depth` (keys: layers, hidden,"), std::string::npos) << unknown;
   EXPECT_EQ(t.layers, 32);
 }
 
