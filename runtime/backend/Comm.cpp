@@ -259,18 +259,22 @@ std::string gatherWeights(Comm &comm, const std::vector<char> &mine, int64_t lay
   int64_t n = hidden * hidden;
   std::vector<std::vector<float>> weights(static_cast<size_t>(layers), std::vector<float>(static_cast<size_t>(n)));
   std::vector<std::vector<bool>> have(static_cast<size_t>(layers), std::vector<bool>(static_cast<size_t>(n)));
-  for (const std::vector<char> &bytes : all) {
-    Reader r{bytes};
-    while (r.at < bytes.size()) {
-      int64_t layer = r.i(), begin = r.i();
-      std::vector<float> values = r.floats();
-      for (size_t i = 0; i < values.size(); ++i)
-        if (!have[layer][begin + i]) { // replicas hold the same values: the first wins
-          weights[layer][begin + i] = values[i];
-          have[layer][begin + i] = true;
-        }
+  // fp32 pieces first, over every rank; then bf16 weights fill what no master covers.
+  for (int64_t pass : {0, 1})
+    for (const std::vector<char> &bytes : all) {
+      Reader r{bytes};
+      while (r.at < bytes.size()) {
+        int64_t layer = r.i(), begin = r.i(), rounded = r.i();
+        std::vector<float> values = r.floats();
+        if (rounded != pass)
+          continue;
+        for (size_t i = 0; i < values.size(); ++i)
+          if (!have[layer][begin + i]) { // replicas hold the same values: the first wins
+            weights[layer][begin + i] = values[i];
+            have[layer][begin + i] = true;
+          }
+      }
     }
-  }
   std::string tmp;
   if (std::string problem = makeWeightsStaging(dir, tmp); !problem.empty())
     return problem;

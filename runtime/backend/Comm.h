@@ -64,9 +64,11 @@ private:
 };
 
 // Gathers every rank's updated weight pieces at rank 0 — `mine` holds (layer, begin,
-// floats) triples in the Wire format — and there writes DIR/layer_<l>.npy (H x H) for
-// every layer into DIR (atomically, never over what schedc did not write: see WeightsDir.h;
-// `overwrite` is --overwrite-weights); replicas hold the same values, the first wins.
+// rounded, floats) records in the Wire format; rounded is 1 for a bf16 weight, 0 for an
+// fp32 weight or master — and there writes DIR/layer_<l>.npy (H x H) for every layer into
+// DIR (atomically, never over what schedc did not write: see WeightsDir.h; `overwrite` is
+// --overwrite-weights). An element takes an fp32 value where any rank has one, else the
+// bf16 one; replicas hold the same values, the first wins.
 // Collective. Returns an error message, or empty.
 std::string gatherWeights(Comm &comm, const std::vector<char> &mine, int64_t layers, int64_t hidden,
                           const std::string &dir, bool overwrite);

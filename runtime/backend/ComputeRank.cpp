@@ -65,9 +65,10 @@ void ComputeRank::execute(OpKind op, sim::Results &r, const sim::Operands &a, co
 
 int64_t ComputeRank::bytesAtPrecision(sim::Kind kind, int64_t elements) const {
   if (kind == sim::Kind::OptState)
-    return elements * 4; // fp32 moments, each counted in `elements`
+    return elements * 4; // fp32 moments and master, each counted in `elements`
   sim::ByteModel widths;
   widths.precision = precision_;
+  widths.fp32Gradients = fp32Gradients_;
   return elements * widths.elementBytes(kind);
 }
 
@@ -82,18 +83,26 @@ std::pair<int64_t, int64_t> ComputeRank::shard(int64_t s, int64_t total) {
 
 std::string ComputeRank::writeFinalWeights(const sim::Rank &rank, int64_t layers, const std::string &dir,
                                            bool overwrite) {
-  // Every updated weight piece this rank holds: (layer, begin, values).
+  // Every updated weight piece this rank holds: (layer, begin, whether it is a bf16 weight
+  // rather than an fp32 master or fp32 weight, values).
   std::vector<char> mine;
-  rank.forEachHeld([&](const sim::Storage::Held &h) {
-    const ValuePtr &v = h.value;
-    if (v->kind != sim::Kind::Weight || v->step < 1 || !v->payload)
-      return;
-    HostData data = toHost(v);
-    for (const Piece &p : data.flat->pieces) {
-      putI(mine, v->layer);
+  auto put = [&](int64_t layer, bool rounded, const Flat &f) {
+    for (const Piece &p : f.pieces) {
+      putI(mine, layer);
       putI(mine, p.begin);
+      putI(mine, rounded ? 1 : 0);
       putFloats(mine, p.values);
     }
+  };
+  rank.forEachHeld([&](const sim::Storage::Held &h) {
+    const ValuePtr &v = h.value;
+    if ((v->kind != sim::Kind::Weight && v->kind != sim::Kind::OptState) || v->step < 1 || !v->payload)
+      return;
+    HostData data = toHost(v);
+    if (data.flat)
+      put(v->layer, bf16(), *data.flat);
+    else if (data.opt)
+      put(v->layer, false, data.opt->master);
   });
   return gatherWeights(comm_, mine, layers, d_.hidden, dir, overwrite);
 }

@@ -22,9 +22,11 @@ namespace schedc::backend {
 struct ComputeConfig {
   Dims dims; // hidden size, tokens, seed, batches
   Optimizer optimizer;
-  // fp32, or bf16 mixed precision: bf16 weights (beside fp32 masters the optimizer
-  // updates), weight gradients, activations and their gradients; fp32 optimizer states.
+  // fp32, or bf16 mixed precision: bf16 weights, weight gradients, activations and their
+  // gradients; fp32 optimizer states, which hold the fp32 master weights the optimizer
+  // updates (sharded with them). `fp32Gradients`: a bf16 run's weight gradients in fp32.
   sim::Precision precision = sim::Precision::Fp32;
+  bool fp32Gradients = false;
   bool tf32 = false;   // cuda, fp32: GEMMs on TF32 tensor cores
   bool overlap = true; // cuda: collectives on a stream of their own, overlapping compute
   // Every (sender, receiver) pair the schedule sends over and every group it calls
@@ -39,7 +41,8 @@ public:
   using ValuePtr = sim::ValuePtr;
   using ValuePair = std::pair<sim::ValuePtr, sim::ValuePtr>;
   ComputeRank(const ComputeConfig &config, Comm &comm)
-      : d_(config.dims), o_(config.optimizer), precision_(config.precision), comm_(comm) {}
+      : d_(config.dims), o_(config.optimizer), precision_(config.precision), fp32Gradients_(config.fp32Gradients),
+        comm_(comm) {}
   virtual ~ComputeRank() = default;
 
   // Gives the results of `op` (the sim backend's metadata, after its checks on `rank`) their
@@ -80,7 +83,8 @@ public:
   // received, so that every send completes, and waits for the work in flight.
   virtual void finish() {}
   // After the run (collective: every rank calls it): rank 0 writes DIR/layer_<l>.npy
-  // (H x H float32) for every layer into a new DIR, atomically. Returns an error message,
+  // (H x H float32) for every layer into a new DIR, atomically: the fp32 masters of the
+  // updated optimizer states where a bf16 run holds them, else the updated weights. Returns an error message,
   // or empty.
   std::string writeFinalWeights(const sim::Rank &rank, int64_t layers, const std::string &dir, bool overwrite);
 
@@ -92,13 +96,16 @@ protected:
   std::pair<int64_t, int64_t> shard(int64_t s, int64_t total);
   int64_t weightElements() const { return d_.weightElements(); }
   bool bf16() const { return precision_ == sim::Precision::Bf16; }
-  // The bytes `elements` of a value of `kind` take at this run's precision (an optimizer
-  // state's elements are all its moments'), as seeds/004 counts them.
+  // Whether weight gradients are bf16 (a bf16 run without fp32 gradients).
+  bool bf16Gradients() const { return bf16() && !fp32Gradients_; }
+  // The bytes `elements` of a value of `kind` take at this run's precision, as sim::ByteModel
+  // counts them (an optimizer state's elements are its moments' and its master's: fp32).
   int64_t bytesAtPrecision(sim::Kind kind, int64_t elements) const;
 
   Dims d_;
   Optimizer o_;
   sim::Precision precision_;
+  bool fp32Gradients_;
   Comm &comm_;
 };
 

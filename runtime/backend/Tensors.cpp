@@ -27,6 +27,14 @@ std::vector<float> Flat::range(int64_t begin, int64_t count) const {
   return out;
 }
 
+bool Flat::covers(int64_t begin, int64_t count) const {
+  int64_t held = 0; // the pieces are disjoint
+  for (const Piece &p : pieces)
+    held +=
+        std::max<int64_t>(0, std::min(begin + count, p.begin + int64_t(p.values.size())) - std::max(begin, p.begin));
+  return held == count;
+}
+
 namespace {
 
 uint64_t mix(uint64_t x) {

@@ -49,11 +49,16 @@ struct Flat {
   std::vector<float> whole(int64_t n) const;
   // Elements [begin, begin + count) (they must be held).
   std::vector<float> range(int64_t begin, int64_t count) const;
+  // Whether the pieces hold every element of [begin, begin + count).
+  bool covers(int64_t begin, int64_t count) const;
 };
 
-// An optimizer state: one Flat (SGD with momentum) or two (Adam: first and second moments).
+// An optimizer state: one Flat (SGD with momentum) or two (Adam: first and second moments),
+// and at bf16 the fp32 master weights of the same slice (the weight itself holds bf16
+// values), so the master is sharded wherever the optimizer state is, as in ZeRO.
 struct OptState {
   std::vector<Flat> moments;
+  Flat master; // empty at fp32
 };
 
 // Activations and activation gradients: rows x H, row-major.

@@ -64,7 +64,8 @@ struct Reader {
   }
 };
 
-// The kind first (0 rows, 1 flat, 2 optimizer state, -1 no data), then the data.
+// The kind first (0 rows, 1 flat, 2 optimizer state, -1 no data), then the data (an
+// optimizer state: the number of moments, the moments, the master).
 inline void putData(std::vector<char> &b, const HostData &d) {
   if (d.rows) {
     putI(b, 0);
@@ -78,6 +79,7 @@ inline void putData(std::vector<char> &b, const HostData &d) {
     putI(b, static_cast<int64_t>(d.opt->moments.size()));
     for (const Flat &f : d.opt->moments)
       putFlat(b, f);
+    putFlat(b, d.opt->master);
   } else {
     putI(b, -1);
   }
@@ -99,6 +101,7 @@ inline HostData readData(const std::vector<char> &b) {
     OptState s;
     for (int64_t k = r.i(); k > 0; --k)
       s.moments.push_back(r.flat());
+    s.master = r.flat();
     d.opt = std::move(s);
     break;
   }

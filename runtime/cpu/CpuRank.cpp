@@ -35,20 +35,20 @@ ValuePtr CpuRank::with(const ValuePtr &meta, Rows r) {
   return P::with(meta, std::move(r), bytesAtPrecision(meta->kind, n));
 }
 ValuePtr CpuRank::with(const ValuePtr &meta, OptState s) {
-  int64_t n = 0;
+  int64_t n = s.master.elements();
   for (const Flat &f : s.moments)
     n += f.elements();
   return P::with(meta, std::move(s), bytesAtPrecision(meta->kind, n));
 }
 
-// The piece itself when it is whole and fp32, else assembled (and rounded): a transient.
+// The piece itself when it is whole, else assembled: a transient. (A weight's values are
+// already at the run's precision.)
 const float *CpuRank::gemmWeight(const ValuePtr &w, std::vector<float> &scratch) {
   const Flat *f = P::flat(w);
   int64_t n = weightElements();
-  if (f && f->contiguousWhole(n) && !bf16())
+  if (f && f->contiguousWhole(n))
     return f->pieces[0].values.data();
   scratch = f ? f->whole(n) : std::vector<float>(static_cast<size_t>(n), 0.0f);
-  roundAll(scratch, bf16());
   return scratch.data();
 }
 
@@ -56,6 +56,7 @@ ValuePtr CpuRank::loadWeight(const ValuePtr &meta) {
   auto [begin, count] = shard(meta->shards->min(), meta->total);
   Flat f;
   f.pieces.push_back(Piece{begin, initialWeight(d_, meta->layer, begin, count)});
+  roundAll(f.pieces[0].values, bf16());
   return with(meta, std::move(f));
 }
 
@@ -67,6 +68,8 @@ ValuePtr CpuRank::loadOptState(const ValuePtr &meta) {
     f.pieces.push_back(Piece{begin, std::vector<float>(static_cast<size_t>(count), 0.0f)});
     state.moments.push_back(std::move(f));
   }
+  if (bf16()) // the fp32 master of the initial weight, as loadWeight makes it before rounding
+    state.master.pieces.push_back(Piece{begin, initialWeight(d_, meta->layer, begin, count)});
   return with(meta, std::move(state));
 }
 
@@ -95,7 +98,7 @@ std::pair<ValuePtr, ValuePtr> CpuRank::backward(const std::pair<ValuePtr, ValueP
   bool wantWeight = part != sim::Rank::BackwardPart::Input, wantInput = part != sim::Rank::BackwardPart::Weight;
   const float *weight = gemmWeight(w, scratch);
   cpu::backward(rowsOf(P::rows(a), m, d_.hidden), rowsOf(P::rows(g), m, d_.hidden), m, weight, d_.hidden,
-                wantWeight ? &dw : nullptr, wantInput ? &dx : nullptr, bf16());
+                wantWeight ? &dw : nullptr, wantInput ? &dx : nullptr, bf16(), bf16Gradients());
   Flat gw;
   gw.pieces.push_back(Piece{0, std::move(dw)});
   return {wantWeight ? with(meta.first, std::move(gw)) : meta.first,
@@ -118,7 +121,10 @@ std::pair<ValuePtr, ValuePtr> CpuRank::update(const std::pair<ValuePtr, ValuePtr
   if (weight)
     for (const Piece &p : weight->pieces) {
       int64_t count = static_cast<int64_t>(p.values.size());
-      std::vector<float> values = p.values;
+      // The optimizer steps the fp32 master (at bf16, the state's; at fp32 the weight itself);
+      // the new weight is its bf16 rounding.
+      bool master = bf16() && state && state->master.covers(p.begin, count);
+      std::vector<float> values = master ? state->master.range(p.begin, count) : p.values;
       std::vector<float> gslice =
           grad ? grad->range(p.begin, count) : std::vector<float>(static_cast<size_t>(count), 0.0f);
       std::vector<std::vector<float>> moments;
@@ -129,6 +135,12 @@ std::pair<ValuePtr, ValuePtr> CpuRank::update(const std::pair<ValuePtr, ValuePtr
       for (auto &m : moments)
         ptrs.push_back(&m);
       optimizerStep(o_, w->step, values, ptrs, gslice);
+      if (bf16()) {
+        std::vector<float> rounded = values;
+        roundAll(rounded, true);
+        ns.master.pieces.push_back(Piece{p.begin, std::move(values)});
+        values = std::move(rounded);
+      }
       nw.pieces.push_back(Piece{p.begin, std::move(values)});
       for (int k = 0; k < o_.moments(); ++k)
         ns.moments[k].pieces.push_back(Piece{p.begin, std::move(moments[k])});
@@ -144,7 +156,7 @@ ValuePtr CpuRank::addGrad(const ValuePtr &meta, const ValuePtr &a, const ValuePt
                                    : std::vector<float>(p.values.size(), 0.0f);
     for (size_t i = 0; i < p.values.size(); ++i)
       p.values[i] += add[i];
-    roundAll(p.values, bf16());
+    roundAll(p.values, bf16Gradients());
   }
   return with(meta, std::move(sum));
 }
@@ -171,6 +183,8 @@ ValuePtr CpuRank::shardOf(const ValuePtr &meta, const ValuePtr &whole) {
     OptState state;
     for (int k = 0; k < o_.moments(); ++k)
       state.moments.push_back(slice(in && k < static_cast<int>(in->moments.size()) ? &in->moments[k] : nullptr));
+    if (bf16())
+      state.master = slice(in ? &in->master : nullptr);
     return with(meta, std::move(state));
   }
   return with(meta, slice(P::flat(whole)));
@@ -193,14 +207,14 @@ ValuePtr CpuRank::collective(const ValuePtr &meta, sim::CollectiveKind kind, con
     return with(meta, std::move(gathered));
   }
   // The reductions work on the gradient's elements in order (a bf16 gradient is summed in
-  // float32 and rounded).
+  // float32 and rounded; an fp32 gradient of a bf16 run is not rounded).
   Flat data = in ? *in : Flat{};
   std::vector<float> buffer;
   for (const Piece &p : data.pieces)
     buffer.insert(buffer.end(), p.values.begin(), p.values.end());
   if (kind == sim::CollectiveKind::AllReduce) {
     comm_.allreduce(buffer, group);
-    roundAll(buffer, bf16());
+    roundAll(buffer, meta->kind == Kind::WeightGrad ? bf16Gradients() : bf16());
     size_t at = 0;
     for (Piece &p : data.pieces) {
       std::copy(buffer.begin() + static_cast<long>(at), buffer.begin() + static_cast<long>(at + p.values.size()),
@@ -214,7 +228,7 @@ ValuePtr CpuRank::collective(const ValuePtr &meta, sim::CollectiveKind kind, con
     buffer = data.whole(weightElements());
   Flat part;
   part.pieces.push_back(Piece{begin, comm_.reduceScatter(buffer, group)});
-  roundAll(part.pieces[0].values, bf16());
+  roundAll(part.pieces[0].values, meta->kind == Kind::WeightGrad ? bf16Gradients() : bf16());
   (void)count;
   return with(meta, std::move(part));
 }

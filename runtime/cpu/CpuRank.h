@@ -45,7 +45,7 @@ private:
   ValuePtr with(const ValuePtr &meta, Flat f);
   ValuePtr with(const ValuePtr &meta, Rows r);
   ValuePtr with(const ValuePtr &meta, OptState s);
-  // The whole weight as the GEMMs read it: the fp32 master, or its bf16 copy.
+  // The whole weight as the GEMMs read it (its values are at the run's precision).
   const float *gemmWeight(const ValuePtr &w, std::vector<float> &scratch);
 };
 

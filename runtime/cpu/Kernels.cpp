@@ -70,7 +70,7 @@ std::vector<float> lossGradient(const Dims &d, const std::vector<float> &y, cons
 }
 
 void backward(const std::vector<float> &x, const std::vector<float> &g, int64_t rows, const float *w, int64_t h,
-              std::vector<float> *dw, std::vector<float> *dx, bool bf16) {
+              std::vector<float> *dw, std::vector<float> *dx, bool bf16, bool bf16Gradients) {
   std::vector<float> dz = forward(x, rows, w, h, false); // y, recomputed (a float32 transient)
   for (size_t i = 0; i < dz.size(); ++i)
     dz[i] = g[i] * (1.0f - dz[i] * dz[i]);
@@ -80,7 +80,7 @@ void backward(const std::vector<float> &x, const std::vector<float> &g, int64_t 
     dw->assign(static_cast<size_t>(h * h), 0.0f);
     if (rows > 0)
       gemm(CblasTrans, CblasNoTrans, ih, ih, ir, x.data(), ih, dz.data(), ih, dw->data(), ih);
-    roundAll(*dw, bf16);
+    roundAll(*dw, bf16Gradients);
   }
   if (dx) {
     dx->assign(static_cast<size_t>(rows * h), 0.0f);

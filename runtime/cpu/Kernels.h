@@ -4,11 +4,12 @@
 // optimizer is SGD with momentum, or Adam. GEMMs are OpenBLAS's cblas_sgemm.
 //
 // bf16 mixed precision is emulated in float32 with rounding where a bf16 run stores a value
-// (round to nearest even, as CUDA's __float2bfloat16 does): the weight copy the GEMMs read
-// (the fp32 master is kept), activations, activation gradients, weight gradients, and the
-// dz = g (1 - y^2) operand of the backward GEMMs. Products are accumulated in float32, as
-// tensor cores accumulate bf16 products; the optimizer works in fp32 on the masters. The
-// cuda backend stores those values as bf16 and rounds at the same points.
+// (round to nearest even, as CUDA's __float2bfloat16 does): the weights the GEMMs read (the
+// fp32 masters are in the optimizer state), activations, activation gradients, weight
+// gradients (unless kept in fp32: --grad-precision=fp32), and the dz = g (1 - y^2) operand
+// of the backward GEMMs. Products are accumulated in float32, as tensor cores accumulate
+// bf16 products; the optimizer works in fp32 on the masters. The cuda backend stores those
+// values as bf16 and rounds at the same points.
 #pragma once
 
 #include "backend/Tensors.h"
@@ -37,9 +38,9 @@ std::vector<float> lossGradient(const Dims &d, const std::vector<float> &y, cons
                                 bool bf16);
 // Recomputes y = tanh(x W) (a transient) and returns dW = x^T (g * (1 - y^2)) and
 // dx = (g * (1 - y^2)) W^T; a null `dw` or `dx` is not computed (a split backward's half).
-// With `bf16`, g * (1 - y^2) and the results are rounded to bf16.
+// With `bf16`, g * (1 - y^2) and dx are rounded to bf16; dW with `bf16Gradients`.
 void backward(const std::vector<float> &x, const std::vector<float> &g, int64_t rows, const float *w, int64_t h,
-              std::vector<float> *dw, std::vector<float> *dx, bool bf16);
+              std::vector<float> *dw, std::vector<float> *dx, bool bf16, bool bf16Gradients);
 // One optimizer step on a slice: w, the moments and g have the same length. `step` is the
 // number of steps taken before (Adam's bias correction).
 void optimizerStep(const Optimizer &o, int64_t step, std::vector<float> &w, std::vector<std::vector<float> *> moments,

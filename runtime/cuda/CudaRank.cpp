@@ -4,10 +4,11 @@
 // data (a wrong schedule forced with --no-verify) reads as zeros.
 //
 // Precision: fp32 keeps everything in fp32 (GEMMs cublasSgemm, TF32 tensor cores with
-// --tf32). bf16 mixed precision keeps each weight piece as its fp32 master (what the
-// optimizer updates) plus a bf16 copy (what the GEMMs read), weight gradients, activations
-// and their gradients in bf16, optimizer states in fp32; GEMMs are cublasGemmEx on bf16
-// operands accumulating in fp32 — the rounding points of the cpu backend's emulation.
+// --tf32). bf16 mixed precision keeps weights (what the GEMMs read), weight gradients
+// (unless --grad-precision=fp32), activations and their gradients in bf16, and optimizer
+// states in fp32 with the fp32 master weights of their slice (what the optimizer updates;
+// sharded with the state, as in ZeRO); GEMMs are cublasGemmEx on bf16 operands
+// accumulating in fp32 — the rounding points of the cpu backend's emulation.
 //
 // Streams: GEMMs and kernels run on the compute stream in the schedule's order, collectives
 // (with their packing copies) on a stream of their own, sends and receives on their
@@ -41,7 +42,7 @@ public:
   // Collective (the point-to-point channels are opened here): every rank makes its own.
   CudaRank(const backend::ComputeConfig &config, backend::Comm &comm, cudaStream_t compute, cudaStream_t collectives)
       : ComputeRank(config, comm), compute_(compute), collectives_(collectives), current_(compute),
-        low_(bf16() ? DType::BF16 : DType::F32),
+        low_(bf16() ? DType::BF16 : DType::F32), gradType_(bf16Gradients() ? DType::BF16 : DType::F32),
         memory_([this](const std::string &what) { comm_.abort("cuda backend: " + what); }, compute, collectives),
         nccl_(comm, memory_, config.groups), messages_(comm, memory_, config.routes) {
     checkBlas(cublasCreate(&blas_), "cublasCreate");
@@ -69,16 +70,16 @@ public:
 
   ValuePtr loadWeight(const ValuePtr &meta) override {
     auto [begin, count] = shard(meta->shards->min(), meta->total);
-    DevicePiece piece{begin, buffer(count, DType::F32), nullptr};
-    initialWeight(piece.values->f32(), d_, meta->layer, begin, count, current_);
-    return withData(meta, DeviceFlat{{withCopy(std::move(piece))}});
+    return withData(meta, DeviceFlat{{DevicePiece{begin, converted(initialMaster(meta->layer, begin, count), low_)}}});
   }
 
   ValuePtr loadOptState(const ValuePtr &meta) override {
     auto [begin, count] = shard(meta->shards->min(), meta->total);
     DeviceOpt state;
     for (int k = 0; k < o_.moments(); ++k)
-      state.moments.push_back(DeviceFlat{{DevicePiece{begin, zeros(count, DType::F32), nullptr}}});
+      state.moments.push_back(DeviceFlat{{DevicePiece{begin, zeros(count, DType::F32)}}});
+    if (bf16()) // the fp32 master of the weight loadWeight rounds
+      state.master.pieces.push_back(DevicePiece{begin, initialMaster(meta->layer, begin, count)});
     return withData(meta, std::move(state));
   }
 
@@ -116,9 +117,9 @@ public:
     Buffer dz = converted(z, low_);
     ValuePair out = meta;
     if (wantWeight) { // dW = x^T dz (row-major), i.e. dW^T = dz^T x column-major
-      Buffer dw = zeros(h * h, low_);
+      Buffer dw = zeros(h * h, gradType_);
       gemm(CUBLAS_OP_N, CUBLAS_OP_T, h, h, m, dz, x, dw);
-      out.first = withData(meta.first, DeviceFlat{{DevicePiece{0, dw, nullptr}}});
+      out.first = withData(meta.first, DeviceFlat{{DevicePiece{0, dw}}});
     }
     if (wantInput) { // dx = dz W^T
       Buffer dx = buffer(m * h, low_);
@@ -146,18 +147,24 @@ public:
     if (weight)
       for (const DevicePiece &p : weight->pieces) {
         int64_t count = p.count();
-        Buffer values = copyOf(p.values);
-        Buffer gslice = rangeOf(grad, p.begin, count, low_);
+        // The optimizer steps the fp32 master (at bf16 the state's; at fp32 the weight
+        // itself); the new weight is its bf16 rounding.
+        bool master = bf16() && state && covers(state->master, p.begin, count);
+        Buffer values = master ? copyOf(rangeOf(&state->master, p.begin, count, DType::F32))
+                               : copyOf(converted(p.values, DType::F32));
+        Buffer gslice = rangeOf(grad, p.begin, count, gradType_);
         std::vector<Buffer> moments;
         for (int k = 0; k < o_.moments(); ++k)
           moments.push_back(copyOf(state && k < int(state->moments.size())
                                        ? rangeOf(&state->moments[k], p.begin, count, DType::F32)
                                        : zeros(count, DType::F32)));
         optimizerStep(o_, w->step, values->f32(), moments[0]->f32(), o_.moments() > 1 ? moments[1]->f32() : nullptr,
-                      gslice->raw(), low_, count, current_);
-        nw.pieces.push_back(withCopy(DevicePiece{p.begin, values, nullptr}));
+                      gslice->raw(), gradType_, count, current_);
+        nw.pieces.push_back(DevicePiece{p.begin, converted(values, low_)});
+        if (bf16())
+          ns.master.pieces.push_back(DevicePiece{p.begin, values});
         for (int k = 0; k < o_.moments(); ++k)
-          ns.moments[k].pieces.push_back(DevicePiece{p.begin, moments[k], nullptr});
+          ns.moments[k].pieces.push_back(DevicePiece{p.begin, moments[k]});
       }
     return {withData(meta.first, std::move(nw)), withData(meta.second, std::move(ns))};
   }
@@ -170,13 +177,13 @@ public:
         Buffer add = rangeOf(P::flat(b), p.begin, p.count(), p.values->type());
         Buffer values = buffer(p.count(), p.values->type());
         addInto(values->raw(), p.values->raw(), add->raw(), p.values->type(), p.count(), current_);
-        sum.pieces.push_back(DevicePiece{p.begin, values, nullptr});
+        sum.pieces.push_back(DevicePiece{p.begin, values});
       }
     return withData(meta, std::move(sum));
   }
 
   ValuePtr fakeGrad(const ValuePtr &meta) override {
-    return withData(meta, DeviceFlat{{DevicePiece{0, zeros(weightElements(), low_), nullptr}}});
+    return withData(meta, DeviceFlat{{DevicePiece{0, zeros(weightElements(), gradType_)}}});
   }
 
   ValuePtr shardOf(const ValuePtr &meta, const ValuePtr &whole) override {
@@ -189,12 +196,13 @@ public:
       DeviceOpt state;
       for (int k = 0; k < o_.moments(); ++k)
         state.moments.push_back(DeviceFlat{{DevicePiece{
-            begin, rangeOf(in && k < int(in->moments.size()) ? &in->moments[k] : nullptr, begin, count, DType::F32),
-            nullptr}}});
+            begin, rangeOf(in && k < int(in->moments.size()) ? &in->moments[k] : nullptr, begin, count, DType::F32)}}});
+      if (bf16())
+        state.master.pieces.push_back(
+            DevicePiece{begin, rangeOf(in ? &in->master : nullptr, begin, count, DType::F32)});
       return withData(meta, std::move(state));
     }
-    DevicePiece piece{begin, rangeOf(P::flat(whole), begin, count, typeOf(meta->kind)), nullptr};
-    return withData(meta, DeviceFlat{{meta->kind == Kind::Weight ? withCopy(std::move(piece)) : std::move(piece)}});
+    return withData(meta, DeviceFlat{{DevicePiece{begin, rangeOf(P::flat(whole), begin, count, typeOf(meta->kind))}}});
   }
 
   // On the collectives stream: it waits for the compute that made `v`, and compute waits
@@ -275,21 +283,31 @@ protected:
       d.opt.emplace();
       for (const DeviceFlat &m : o->moments)
         d.opt->moments.push_back(hostFlat(m));
+      d.opt->master = hostFlat(o->master);
     }
     return d;
   }
 
 private:
   int64_t rowCount(const ValuePtr &meta) const { return static_cast<int64_t>(meta->batches->size()) * d_.tokens; }
-  // How a value of `kind` keeps its elements: weights and optimizer states as fp32 (masters),
-  // the rest fp32 or bf16 by the precision.
-  DType typeOf(Kind kind) const { return kind == Kind::Weight || kind == Kind::OptState ? DType::F32 : low_; }
+  // How a value of `kind` keeps its elements: optimizer states (moments, masters) as fp32,
+  // weight gradients as gradType_, the rest as low_.
+  DType typeOf(Kind kind) const {
+    return kind == Kind::OptState ? DType::F32 : kind == Kind::WeightGrad ? gradType_ : low_;
+  }
 
-  // A weight piece with its bf16 copy made from the master (at bf16; unchanged at fp32).
-  DevicePiece withCopy(DevicePiece p) {
-    if (bf16() && p.values)
-      p.copy = converted(p.values, DType::BF16);
-    return p;
+  // Elements [begin, begin + count) of layer `layer`'s initial weight, fp32.
+  Buffer initialMaster(int64_t layer, int64_t begin, int64_t count) {
+    Buffer b = buffer(count, DType::F32);
+    initialWeight(b->f32(), d_, layer, begin, count, current_);
+    return b;
+  }
+  // Whether `f`'s pieces hold every element of [begin, begin + count) (they are disjoint).
+  static bool covers(const DeviceFlat &f, int64_t begin, int64_t count) {
+    int64_t held = sumOver(f.pieces, [&](const DevicePiece &p) {
+      return std::max<int64_t>(0, std::min(begin + count, p.begin + p.count()) - std::max(begin, p.begin));
+    });
+    return held == count;
   }
 
   // Before the operation enqueues work on current_ that reads `operands` (StreamOrder).
@@ -341,26 +359,24 @@ private:
     }
     return out;
   }
-  // Elements [begin, begin + count) of `f` as `type` (from the pieces' `copy` buffers when
-  // `copies`): the piece's own buffer when one piece is exactly that range, else assembled
-  // over zeros.
-  Buffer rangeOf(const DeviceFlat *f, int64_t begin, int64_t count, DType type, bool copies = false) {
-    auto source = [&](const DevicePiece &p) { return copies ? p.copy : p.values; };
+  // Elements [begin, begin + count) of `f` as `type`: the piece's own buffer when one piece
+  // is exactly that range, else assembled over zeros.
+  Buffer rangeOf(const DeviceFlat *f, int64_t begin, int64_t count, DType type) {
     if (f)
       for (const DevicePiece &p : f->pieces)
-        if (p.begin == begin && p.count() == count && source(p) && source(p)->type() == type)
-          return source(p);
+        if (p.begin == begin && p.count() == count && p.values && p.values->type() == type)
+          return p.values;
     Buffer out = zeros(count, type);
     if (f)
       for (const DevicePiece &p : f->pieces) {
         int64_t lo = std::max(begin, p.begin), hi = std::min(begin + count, p.begin + p.count());
-        if (lo < hi && source(p))
-          copy(out->at(lo - begin), converted(source(p), type), hi - lo, lo - p.begin);
+        if (lo < hi && p.values)
+          copy(out->at(lo - begin), converted(p.values, type), hi - lo, lo - p.begin);
       }
     return out;
   }
-  // The whole weight as the GEMMs read it: its fp32 masters, or its bf16 copies.
-  Buffer gemmWeight(const ValuePtr &w) { return rangeOf(P::flat(w), 0, weightElements(), low_, bf16()); }
+  // The whole weight as the GEMMs read it (fp32, or bf16 at bf16).
+  Buffer gemmWeight(const ValuePtr &w) { return rangeOf(P::flat(w), 0, weightElements(), low_); }
   Buffer rowsOf(const DeviceRows *r, int64_t expectedRows) {
     if (r && r->rows == expectedRows && r->values && r->values->type() == low_)
       return r->values;
@@ -374,23 +390,20 @@ private:
     const std::vector<int64_t> &group = members.elements();
     DType type = typeOf(meta->kind);
     if (kind == sim::CollectiveKind::AllGather)
-      return withData(meta, allGather(in, group, meta->kind == Kind::Weight));
+      return withData(meta, allGather(in, group, type));
     if (kind == sim::CollectiveKind::AllReduce) { // on the pieces, packed in order
       DeviceFlat data = in ? *in : DeviceFlat{};
       int64_t n = data.elements();
       Buffer packed = buffer(n, type);
       int64_t at = 0;
       for (const DevicePiece &p : data.pieces) {
-        copy(packed->at(at), p.values, p.count());
+        copy(packed->at(at), converted(p.values, type), p.count());
         at += p.count();
       }
       nccl_.allReduce(packed->raw(), type, n, group, current_);
       at = 0;
       for (DevicePiece &p : data.pieces) {
         p.values = data.pieces.size() == 1 ? packed : copyOf(packed, at, p.count());
-        p.copy = nullptr;
-        if (meta->kind == Kind::Weight)
-          p = withCopy(std::move(p));
         at += p.count();
       }
       return withData(meta, std::move(data));
@@ -399,13 +412,12 @@ private:
     Buffer whole = rangeOf(in, 0, weightElements(), type);
     Buffer part = buffer(count, type);
     nccl_.reduceScatter(whole->raw(), part->raw(), type, weightElements(), group, current_);
-    DevicePiece piece{begin, part, nullptr};
-    return withData(meta, DeviceFlat{{meta->kind == Kind::Weight ? withCopy(std::move(piece)) : std::move(piece)}});
+    return withData(meta, DeviceFlat{{DevicePiece{begin, part}}});
   }
 
   // Every member's pieces, put together: sorted by position, one contiguous piece when
-  // they make the whole array. A weight at bf16 gathers its masters and its copies.
-  DeviceFlat allGather(const DeviceFlat *in, const std::vector<int64_t> &group, bool weight) {
+  // they make the whole array; the elements as `type`.
+  DeviceFlat allGather(const DeviceFlat *in, const std::vector<int64_t> &group, DType type) {
     std::vector<int64_t> header;
     if (in)
       for (const DevicePiece &p : in->pieces) {
@@ -432,41 +444,26 @@ private:
       }
     std::sort(places.begin(), places.end());
     bool whole = total == weightElements(); // one contiguous piece, ready for GEMMs
-    // One field of the pieces (masters or gradients; copies), gathered: the result's buffers.
-    auto gatherField = [&](bool copies, DType type) {
-      int64_t mine = 0;
-      if (in)
-        for (const DevicePiece &p : in->pieces)
-          mine += p.count();
-      Buffer packed = buffer(mine, type), out = buffer(total, type);
-      int64_t offset = 0;
-      if (in)
-        for (const DevicePiece &p : in->pieces) {
-          const Buffer &source = copies ? p.copy : p.values;
-          if (source)
-            copy(packed->at(offset), converted(source, type), p.count());
-          offset += p.count();
-        }
-      nccl_.gather(packed->raw(), out->raw(), type, counts, group, current_);
-      std::vector<Buffer> buffers;
-      if (whole) {
-        Buffer all = buffer(total, type);
-        for (auto &[begin, where] : places)
-          copy(all->at(begin), out, where.second, where.first);
-        buffers.push_back(all);
-      } else {
-        for (auto &[begin, where] : places)
-          buffers.push_back(copyOf(out, where.first, where.second));
+    int64_t mine = in ? in->elements() : 0;
+    Buffer packed = buffer(mine, type), out = buffer(total, type);
+    int64_t offset = 0;
+    if (in)
+      for (const DevicePiece &p : in->pieces) {
+        if (p.values)
+          copy(packed->at(offset), converted(p.values, type), p.count());
+        offset += p.count();
       }
-      return buffers;
-    };
-    DType type = weight ? DType::F32 : low_;
-    std::vector<Buffer> values = gatherField(false, type);
-    std::vector<Buffer> copies = weight && bf16() ? gatherField(true, DType::BF16) : std::vector<Buffer>{};
+    nccl_.gather(packed->raw(), out->raw(), type, counts, group, current_);
     DeviceFlat gathered;
-    for (size_t i = 0; i < values.size(); ++i)
-      gathered.pieces.push_back(
-          DevicePiece{whole ? 0 : places[i].first, values[i], i < copies.size() ? copies[i] : nullptr});
+    if (whole) {
+      Buffer all = buffer(total, type);
+      for (auto &[begin, where] : places)
+        copy(all->at(begin), out, where.second, where.first);
+      gathered.pieces.push_back(DevicePiece{0, all});
+    } else {
+      for (auto &[begin, where] : places)
+        gathered.pieces.push_back(DevicePiece{begin, copyOf(out, where.first, where.second)});
+    }
     return gathered;
   }
 
@@ -521,7 +518,8 @@ private:
 
   cudaStream_t compute_, collectives_;
   cudaStream_t current_; // where the operation in progress enqueues its work
-  DType low_;            // activations, their gradients and weight gradients: F32, or BF16 at bf16
+  DType low_;            // weights, activations and their gradients: F32, or BF16 at bf16
+  DType gradType_;       // weight gradients: low_, or F32 with --grad-precision=fp32
   DeviceMemory memory_;
   NcclGroups nccl_;
   PointToPoint messages_;

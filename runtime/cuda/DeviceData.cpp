@@ -16,10 +16,9 @@ void describe(const sim::ValuePtr &v, std::vector<int64_t> &words, std::vector<B
   auto flat = [&](const DeviceFlat &f) {
     words.push_back(static_cast<int64_t>(f.pieces.size()));
     for (const DevicePiece &p : f.pieces) {
-      words.insert(words.end(), {p.begin, p.values ? 1 : 0, p.copy ? 1 : 0});
-      for (const Buffer &b : {p.values, p.copy})
-        if (b)
-          buffers.push_back(b);
+      words.insert(words.end(), {p.begin, p.values ? 1 : 0});
+      if (p.values)
+        buffers.push_back(p.values);
     }
   };
   if (const DeviceRows *r = DevicePayloads::rows(v)) {
@@ -33,6 +32,7 @@ void describe(const sim::ValuePtr &v, std::vector<int64_t> &words, std::vector<B
     words.insert(words.end(), {3, static_cast<int64_t>(o->moments.size())});
     for (const DeviceFlat &m : o->moments)
       flat(m);
+    flat(o->master);
   } else {
     words.push_back(0);
   }
@@ -48,9 +48,7 @@ sim::ValuePtr rebuild(const sim::ValuePtr &meta, const std::vector<int64_t> &wor
     for (int64_t n = word(); n > 0; --n) {
       DevicePiece p;
       p.begin = word();
-      bool hasValues = word() != 0, hasCopy = word() != 0;
-      p.values = next(hasValues);
-      p.copy = next(hasCopy);
+      p.values = next(word() != 0);
       f.pieces.push_back(std::move(p));
     }
     return f;
@@ -65,6 +63,7 @@ sim::ValuePtr rebuild(const sim::ValuePtr &meta, const std::vector<int64_t> &wor
     DeviceOpt o;
     for (int64_t n = word(); n > 0; --n)
       o.moments.push_back(flat());
+    o.master = flat();
     return withData(meta, std::move(o));
   }
   default: return meta;

@@ -23,10 +23,11 @@ template <class Items, class F> int64_t sumOver(const Items &items, F f) {
 
 struct DevicePiece {
   int64_t begin = 0;
-  Buffer values; // fp32 masters (weights, optimizer moments), or a gradient (fp32 or bf16)
-  Buffer copy;   // a weight at bf16: the bf16 copy of `values` the GEMMs read
+  // The elements: fp32 (optimizer moments and masters; everything in an fp32 run) or bf16
+  // (a bf16 run's weights, and its weight gradients unless they are kept in fp32).
+  Buffer values;
   int64_t count() const { return values ? values->count() : 0; }
-  int64_t bytes() const { return (values ? values->bytes() : 0) + (copy ? copy->bytes() : 0); }
+  int64_t bytes() const { return values ? values->bytes() : 0; }
 };
 struct DeviceFlat {
   std::vector<DevicePiece> pieces;
@@ -37,10 +38,12 @@ struct DeviceFlat {
     return sumOver(pieces, [](const DevicePiece &p) { return p.bytes(); });
   }
 };
+// The optimizer state: its moments and, at bf16, the fp32 master weights of its slice.
 struct DeviceOpt {
   std::vector<DeviceFlat> moments;
+  DeviceFlat master; // empty at fp32
   int64_t bytes() const {
-    return sumOver(moments, [](const DeviceFlat &m) { return m.bytes(); });
+    return master.bytes() + sumOver(moments, [](const DeviceFlat &m) { return m.bytes(); });
   }
 };
 struct DeviceRows {
@@ -63,8 +66,8 @@ std::vector<BufferUses *> usesOf(std::initializer_list<sim::ValuePtr> values);
 // Appends every device buffer of `v`'s data (what a message carries), and the words that
 // say how they make that data again (what `rebuild` reads): the shape
 // (0 none, 1 rows, 2 flat, 3 optimizer state), then for rows the row count and whether
-// it has its buffer, for a flat array its pieces (begin, has values, has a copy), for an
-// optimizer state its moments' flat arrays.
+// it has its buffer, for a flat array its pieces (begin, has values), for an optimizer
+// state the number of moments, their flat arrays and the master's.
 void describe(const sim::ValuePtr &v, std::vector<int64_t> &words, std::vector<Buffer> &buffers);
 
 // `meta` carrying the data `describe` took apart.

@@ -92,6 +92,7 @@ void configureModel(CommandLine &line) {
   config.dims.hidden = bytes.hidden;
   config.dims.tokens = bytes.tokens;
   config.precision = bytes.precision;
+  config.fp32Gradients = bytes.fp32Gradients;
   bool adam = bytes.optimizerStates == 2;
   config.optimizer.kind = adam ? backend::Optimizer::Adam : backend::Optimizer::Sgd;
   config.optimizer.lr = adam ? 1e-3f : 0.1f; // each optimizer's usual step size

@@ -15,9 +15,9 @@ const char *precisionName(Precision p) {
 int ByteModel::elementBytes(Kind kind) const {
   bool bf16 = precision == Precision::Bf16;
   switch (kind) {
-  case Kind::Weight: return bf16 ? 2 + 4 : 4;
-  case Kind::OptState: return 4 * optimizerStates;
-  case Kind::WeightGrad:
+  case Kind::Weight: return bf16 ? 2 : 4;
+  case Kind::OptState: return (bf16 ? 4 : 0) + 4 * optimizerStates; // the fp32 master, then the moments
+  case Kind::WeightGrad: return bf16Gradients() ? 2 : 4;
   case Kind::Activation:
   case Kind::ActGrad: return bf16 ? 2 : 4;
   }
@@ -35,13 +35,17 @@ double ByteModel::elements(const Value &v) const {
 }
 
 std::string ByteModel::describe() const {
+  std::string gradients = precision == Precision::Bf16 && fp32Gradients ? " with fp32 gradients" : "";
   return "hidden " + std::to_string(hidden) + ", tokens " + std::to_string(tokens) + ", " + precisionName(precision) +
-         ", " + std::to_string(optimizerStates) + " optimizer state" + (optimizerStates == 1 ? "" : "s");
+         gradients + ", " + std::to_string(optimizerStates) + " optimizer state" + (optimizerStates == 1 ? "" : "s");
 }
 
 std::string byteModelFlag(const std::string &arg) {
   std::string flag = arg.substr(0, arg.find('='));
-  return flag == "--hidden" || flag == "--tokens" || flag == "--optimizer" || flag == "--precision" ? flag : "";
+  return flag == "--hidden" || flag == "--tokens" || flag == "--optimizer" || flag == "--precision" ||
+                 flag == "--grad-precision"
+             ? flag
+             : "";
 }
 
 bool parseByteModelOption(const std::string &flag, const std::string &value, ByteModel &m, std::string &error) {
@@ -66,6 +70,11 @@ bool parseByteModelOption(const std::string &flag, const std::string &value, Byt
       m.precision = value == "bf16" ? Precision::Bf16 : Precision::Fp32;
     else
       error = "unknown --precision `" + value + "` (expected fp32 or bf16)";
+  } else if (flag == "--grad-precision") {
+    if (value == "fp32" || value == "bf16")
+      m.fp32Gradients = value == "fp32";
+    else
+      error = "unknown --grad-precision `" + value + "` (expected bf16 or fp32)";
   } else {
     return false;
   }
@@ -78,8 +87,11 @@ const char *const kByteModelHelp =
   --tokens=T           rows per micro-batch (default 256)
   --optimizer=sgd|adam SGD with momentum 0.9, lr 0.1 (default; 1 state per parameter)
                        or Adam, lr 0.001 (2 states)
-  --precision=fp32|bf16  fp32 (default), or bf16 mixed precision: bf16 weights (with
-                       fp32 masters), gradients and activations, fp32 optimizer states
+  --precision=fp32|bf16  fp32 (default), or bf16 mixed precision: bf16 weights,
+                       gradients and activations; the fp32 master weights are part of
+                       the optimizer state (sharded with it), as ZeRO counts them
+  --grad-precision=bf16|fp32  a bf16 run's weight gradients: bf16 (default) or fp32
+                       (accumulated and reduced in fp32)
 )";
 
 std::string bytesText(double bytes) {

@@ -1,13 +1,18 @@
 // Bytes — memory in bytes for a model of a given size and precision, next to the `puzzle`
 // model's abstract units. The puzzle counts a weight as 512 x 512 units whatever its
 // precision; a real run of H x H layers on T-row micro-batches holds bytes, and how many
-// depends on the precision (the accounting of mixed-precision training, seeds/004):
+// depends on the precision. Mixed precision is counted as ZeRO (Rajbhandari et al. 2020,
+// section 3.1: 2 + 2 + K bytes per parameter, K = 12 with Adam) and Megatron-LM count it:
+// the fp32 master copy of the weights is part of the optimizer state, so it is sharded
+// wherever the optimizer state is.
 //
 //   value                 fp32        bf16 (mixed precision)
-//   weight                4 per elem  2 (the bf16 copy the GEMMs read) + 4 (the fp32 master)
-//   weight gradient       4           2
-//   optimizer state       4 per moment (1 moment for SGD with momentum, 2 for Adam), fp32
+//   weight                4 per elem  2 (what the GEMMs read)
+//   weight gradient       4           2, or 4 with --grad-precision=fp32 (fp32 accumulation)
+//   optimizer state       4 per moment 4 (the fp32 master) + 4 per moment
 //   activation, its grad  4           2
+//
+// (1 moment for SGD with momentum, 2 for Adam: Adam at bf16 is ZeRO's K = 12.)
 //
 // A weight or weight-gradient value holds |shards| / total of the H x H elements, an
 // activation or activation gradient T x H elements per micro-batch. The sim backend sums
@@ -29,7 +34,8 @@ struct ByteModel {
   int64_t tokens = 256;    // T, rows per micro-batch
   int optimizerStates = 1; // moments per parameter: 1 (SGD with momentum) or 2 (Adam)
   Precision precision = Precision::Fp32;
-  bool given = false; // set on the command line: the text report shows the bytes
+  bool fp32Gradients = false; // a bf16 run keeps (accumulates, reduces) weight gradients in fp32
+  bool given = false;         // set on the command line: the text report shows the bytes
 
   // Bytes one element of a value of `kind` takes (an optimizer state: all its moments).
   int elementBytes(Kind kind) const;
@@ -37,14 +43,17 @@ struct ByteModel {
   double elements(const Value &v) const;
   // Bytes `v` takes (a double: exact to 2^53 bytes, and no overflow at any size).
   double bytes(const Value &v) const { return elements(v) * elementBytes(v.kind); }
-  // "hidden 512, tokens 256, fp32, 1 optimizer state".
+  // Whether weight gradients are bf16 (a bf16 run without --grad-precision=fp32).
+  bool bf16Gradients() const { return precision == Precision::Bf16 && !fp32Gradients; }
+  // "hidden 512, tokens 256, fp32, 1 optimizer state" ("bf16 with fp32 gradients").
   std::string describe() const;
 };
 
 // The option `arg` sets, if it is one of the model's ("--hidden" of "--hidden=64"), else "".
 std::string byteModelFlag(const std::string &arg);
 
-// Reads one of the model's options (--hidden, --tokens, --optimizer, --precision) into
+// Reads one of the model's options (--hidden, --tokens, --optimizer, --precision,
+// --grad-precision) into
 // `m`. Returns false if `flag` is not one of them; sets `error` if its value is bad.
 bool parseByteModelOption(const std::string &flag, const std::string &value, ByteModel &m, std::string &error);
 

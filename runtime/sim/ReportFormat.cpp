@@ -153,6 +153,7 @@ std::string formatJson(const CheckResult &r, const std::vector<Diagnostic> &diag
   s += "  \"memory_model\": {\"hidden\": " + std::to_string(r.bytes.hidden) +
        ", \"tokens\": " + std::to_string(r.bytes.tokens) +
        ", \"precision\": " + quote(precisionName(r.bytes.precision)) +
+       ", \"gradient_precision\": " + quote(r.bytes.bf16Gradients() ? "bf16" : "fp32") +
        ", \"optimizer_states\": " + std::to_string(r.bytes.optimizerStates) + "},\n";
   if (r.report) {
     const Report &rep = *r.report;

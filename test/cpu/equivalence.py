@@ -13,10 +13,14 @@ The cpu backend's proofs, run under MPI (one process per rank, oversubscribed):
    (Not Adam at bf16: its first step is lr * g / |g|, so a gradient element that a
    rounding moves across zero moves the weight by 2 lr, about 1e-2 of the largest weight
    here — measured 4e-3 to 7e-3 — which says nothing about the schedule.)
+   The fp32 masters live in the optimizer state (sharded with it, as in ZeRO); the final
+   weights written are the masters. With --grad-precision=fp32 (bf16 run, fp32 weight
+   gradients) the data-parallel and ZeRO schedules end with basic's weights at the same
+   precisions, to 1e-4.
 2. Memory: the peak of bytes each rank holds, measured at the cost model's sampling
    points, equals the peak the run predicts, for every rank: at fp32, SGD, H = 512,
-   T = 256 (where it is also 4 bytes per unit of the puzzle's peak memory), and at bf16
-   with Adam.
+   T = 256 (where it is also 4 bytes per unit of the puzzle's peak memory), at bf16
+   with Adam, and at bf16 with fp32 gradients for the data-parallel and ZeRO schedules.
 3. A wrong schedule fails for real: one that updates with a partial gradient is refused;
    forced with --no-verify it runs, and its weights differ from basic's beyond tolerance."""
 import os
@@ -74,6 +78,23 @@ with tempfile.TemporaryDirectory() as tmp:
                 worst = compared.stdout.strip().splitlines()[-1] if compared else r.stderr[-300:]
                 report(bool(compared) and compared.returncode == 0,
                        f"{name} on {ranks} ranks ({optimizer}, {precision}) ends with basic's weights: {worst}")
+    # bf16 with fp32 weight gradients, where the gradients are reduced and sharded.
+    fp32_grads = ["ddp", "fsdp", "zero1", "zero2"]
+    small = ["--hidden=16", "--tokens=8", "--seed=7", "--precision=bf16", "--grad-precision=fp32"]
+    for name in fp32_grads:
+        layers, batches, ranks = puzzles[name]
+        ref = os.path.join(tmp, f"basic-{layers}-{batches}-fp32-grads")
+        if not os.path.isdir(ref):
+            train("basic", 1, ref, small + [f"-D", f"layers={layers}", "-D", f"batches={batches}"])
+        out = os.path.join(tmp, f"{name}-fp32-grads")
+        r = train(name, ranks, out, small)
+        compared = run([sys.executable, compare, out, ref, "1e-4"]) if r.returncode == 0 else None
+        worst = compared.stdout.strip().splitlines()[-1] if compared else r.stderr[-300:]
+        report(bool(compared) and compared.returncode == 0,
+               f"{name} on {ranks} ranks (sgd, bf16 with fp32 gradients) ends with basic's weights: {worst}")
+    r = run([sys.executable, compare, os.path.join(tmp, "basic-2-4-fp32-grads"),
+             os.path.join(tmp, "basic-2-4-sgd-bf16"), "1e-6"])
+    report(r.returncode == 1, f"fp32 gradients change basic's bf16 weights: {r.stdout.strip().splitlines()[-1]}")
     fp32, bf16 = (os.path.join(tmp, f"basic-2-4-sgd-{p}") for p in ("fp32", "bf16"))
     r = run([sys.executable, compare, bf16, fp32, "1e-6"])
     report(r.returncode == 1, f"bf16 changes basic's weights: {r.stdout.strip().splitlines()[-1]}")
@@ -87,6 +108,11 @@ with tempfile.TemporaryDirectory() as tmp:
                        "--precision=bf16", "--optimizer=adam"] + parameters.get(name, []))
         same, shown = predicted_and_measured(r)
         report(same, f"{name}: predicted/measured peak bytes per rank (bf16, Adam): {shown}")
+        if name in fp32_grads:
+            r = run(mpi + ["-np", str(ranks), exe[name], "--backend=cpu", "--format=json", "--hidden=16",
+                           "--tokens=8", "--precision=bf16", "--grad-precision=fp32"] + parameters.get(name, []))
+            same, shown = predicted_and_measured(r)
+            report(same, f"{name}: predicted/measured peak bytes per rank (bf16, fp32 gradients): {shown}")
 
     # 3. A wrong schedule: refused; forced, it trains something else.
     small = ["--hidden=16", "--tokens=8", "--seed=7"]

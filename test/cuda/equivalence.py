@@ -10,14 +10,15 @@ backward, recomputation, shards):
    backend trains with the same schedule and with `basic`'s (cpu), to a relative error
    max|a - b| / max|b| of at most 1e-4 (GPU and CPU sum in different orders), SGD and Adam;
    also with --tf32 against basic's at 1e-2 (TF32 keeps 10 bits of mantissa), and with
-   --precision=bf16 (SGD) against the cpu backend's bf16 emulation and basic's at bf16, at
-   1e-4 (the cpu tests measure 2.5e-5 between schedules at bf16). The same SGD step with
+   --precision=bf16 (SGD, with bf16 and with fp32 weight gradients) against the cpu
+   backend's bf16 emulation and basic's at bf16, at 1e-4 (the cpu tests measure 2.5e-5
+   between schedules at bf16). The same SGD step with
    --no-overlap (collectives in line with compute) and with --trace (every operation
    waits for its device work) ends with the same weights as overlapped, to 1e-6.
 2. Memory: the peak of bytes each rank holds (the device buffers of the values it keeps),
    measured at the cost model's sampling points, equals the peak the run predicts, for
-   every rank: at fp32, SGD, H = 512, T = 256 (also 4 bytes per puzzle unit) and at bf16
-   with Adam at H = 64, T = 16.
+   every rank: at fp32, SGD, H = 512, T = 256 (also 4 bytes per puzzle unit), at bf16
+   with Adam and at bf16 with fp32 gradients, at H = 64, T = 16.
 Prints one line per case. With --stand-in=cpu it runs everything on the cpu backend as if
 there were one GPU (CI does, so this script cannot rot while no GPU runs it)."""
 import os
@@ -114,6 +115,8 @@ with tempfile.TemporaryDirectory() as tmp:
         basic = against_cpu_and_basic(name, layers, batches, ranks, "sgd", small + ["--optimizer=sgd"])
         against_cpu_and_basic(name, layers, batches, ranks, "adam", small + ["--optimizer=adam"])
         against_cpu_and_basic(name, layers, batches, ranks, "sgd, bf16", small + ["--precision=bf16"])
+        against_cpu_and_basic(name, layers, batches, ranks, "sgd, bf16, fp32 gradients",
+                              small + ["--precision=bf16", "--grad-precision=fp32"])
         on_tf32 = os.path.join(tmp, f"{name}-tf32")
         r = train(name, ranks, device, on_tf32, small + ([] if stand_in else ["--tf32"]))
         same, text = worst(on_tf32, basic, "1e-2") if r.returncode == 0 else (False, r.stderr[-300:])
@@ -131,7 +134,9 @@ with tempfile.TemporaryDirectory() as tmp:
     for name, (layers, batches, ranks) in cases.items():
         for label, extra, units in (("fp32, H = 512, T = 256", [], True),
                                     ("bf16, Adam", ["--hidden=64", "--tokens=16", "--precision=bf16",
-                                                    "--optimizer=adam"], False)):
+                                                    "--optimizer=adam"], False),
+                                    ("bf16, fp32 gradients", ["--hidden=64", "--tokens=16", "--precision=bf16",
+                                                              "--grad-precision=fp32"], False)):
             r = run(mpi + ["-np", str(ranks), exe[name], "--backend=" + device, "--format=json", *extra]
                     + parameters.get(name, []))
             same, shown = predicted_and_measured(r, puzzle_units=units)

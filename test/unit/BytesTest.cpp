@@ -28,11 +28,19 @@ TEST(Bytes, WidthsFollowTheMixedPrecisionAccounting) {
   EXPECT_EQ(m.elementBytes(Kind::OptState), 4); // SGD: one moment
   m.precision = Precision::Bf16;
   m.optimizerStates = 2;
-  EXPECT_EQ(m.elementBytes(Kind::Weight), 6); // bf16 copy + fp32 master
+  EXPECT_EQ(m.elementBytes(Kind::Weight), 2); // what the GEMMs read
   EXPECT_EQ(m.elementBytes(Kind::WeightGrad), 2);
   EXPECT_EQ(m.elementBytes(Kind::Activation), 2);
   EXPECT_EQ(m.elementBytes(Kind::ActGrad), 2);
-  EXPECT_EQ(m.elementBytes(Kind::OptState), 8); // Adam's two fp32 moments
+  EXPECT_EQ(m.elementBytes(Kind::OptState), 12); // ZeRO's K = 12: the fp32 master + Adam's two moments
+  // 2 + 2 + K = 16 bytes per parameter, as ZeRO counts mixed-precision Adam.
+  EXPECT_EQ(m.elementBytes(Kind::Weight) + m.elementBytes(Kind::WeightGrad) + m.elementBytes(Kind::OptState), 16);
+  m.fp32Gradients = true; // fp32 accumulation
+  EXPECT_EQ(m.elementBytes(Kind::WeightGrad), 4);
+  EXPECT_EQ(m.elementBytes(Kind::Weight), 2);
+  m.precision = Precision::Fp32; // an fp32 run's gradients are fp32 anyway; no master
+  EXPECT_EQ(m.elementBytes(Kind::WeightGrad), 4);
+  EXPECT_EQ(m.elementBytes(Kind::OptState), 8);
 }
 
 TEST(Bytes, CountsShardsAndMicroBatches) {
@@ -43,10 +51,10 @@ TEST(Bytes, CountsShardsAndMicroBatches) {
   // At the defaults a puzzle unit is one element: 4 bytes.
   Value w = valueOf(Kind::Weight, IntSet::single(0), 1, IntSet());
   EXPECT_EQ(m.bytes(w), 4 * makeValue(w)->memory().asDouble());
-  // The largest sizes stay exact (2^16 x 2^16 x 6 bytes).
+  // The largest sizes stay exact (2^16 x 2^16 x 2 bytes).
   m.hidden = 65536;
   m.precision = Precision::Bf16;
-  EXPECT_EQ(m.bytes(w), 65536.0 * 65536 * 6);
+  EXPECT_EQ(m.bytes(w), 65536.0 * 65536 * 2);
 }
 
 TEST(Bytes, Options) {
@@ -61,6 +69,9 @@ TEST(Bytes, Options) {
   EXPECT_EQ(error, "");
   EXPECT_TRUE(m.given);
   EXPECT_EQ(m.describe(), "hidden 512, tokens 7, bf16, 2 optimizer states");
+  EXPECT_TRUE(parseByteModelOption("--grad-precision", "fp32", m, error));
+  EXPECT_EQ(m.describe(), "hidden 512, tokens 7, bf16 with fp32 gradients, 2 optimizer states");
+  EXPECT_EQ(byteModelFlag("--grad-precision=fp32"), "--grad-precision");
   EXPECT_TRUE(parseByteModelOption("--hidden", "65537", m, error));
   EXPECT_EQ(error, "--hidden needs a size from 1 to 65536");
   EXPECT_FALSE(parseByteModelOption("--seed", "1", m, error));
