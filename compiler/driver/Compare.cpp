@@ -3,6 +3,7 @@
 #include "driver/Compare.h"
 
 #include "check/Check.h"
+#include "driver/CostModels.h"
 #include "driver/FrontEnd.h"
 #include "sim/ReportFormat.h"
 #include "sim/Run.h"
@@ -19,7 +20,19 @@ namespace {
 
 using Row = std::vector<std::string>; // one schedule's cells
 
-// The cells of one checked schedule (with a peak-bytes cell when the byte model was given).
+// The hardware cost model's cells: step seconds, MFU, and whether every rank fits.
+Row hardwareCells(const sim::CheckResult &r) {
+  if (!r.report)
+    return {"-", "-", "-"};
+  sim::HardwareFigures h = sim::hardwareFigures(r, *r.report);
+  char seconds[32], mfu[32];
+  std::snprintf(seconds, sizeof seconds, "%.4g", h.seconds);
+  std::snprintf(mfu, sizeof mfu, "%.1f%%", 100 * h.mfu);
+  return {seconds, mfu, h.over.empty() ? "yes" : "no"};
+}
+
+// The cells of one checked schedule (with a peak-bytes cell when the byte model was given,
+// and the hardware cost model's cells when it timed the run).
 Row rowOf(const sim::CheckResult &r) {
   std::string params;
   for (const auto &[name, value] : r.parameters)
@@ -40,17 +53,25 @@ Row rowOf(const sim::CheckResult &r) {
     if (r.bytes.given)
       row.push_back("-");
   }
+  if (r.hardware) {
+    Row cells = hardwareCells(r);
+    row.insert(row.begin() + 5, cells.begin(), cells.end());
+  }
   row.push_back(params);
   return row;
 }
 
-void printTable(const std::vector<Row> &rows, bool withBytes, std::ostream &out) {
+void printTable(const std::vector<Row> &rows, bool withBytes, bool withHardware, std::ostream &out) {
   std::vector<std::string> header{"schedule", "file", "ranks", "verdict", "step time", "bubble", "peak memory"};
+  if (withHardware)
+    header.insert(header.begin() + 5, {"step s", "MFU", "fits"});
   if (withBytes)
     header.push_back("peak MiB");
   header.insert(header.end(), {"comm volume", "parameters"});
   // Text columns (schedule, file, verdict, parameters) are left-aligned, numbers right-aligned.
-  const std::set<size_t> left{0, 1, 3, header.size() - 1};
+  std::set<size_t> left{0, 1, 3, header.size() - 1};
+  if (withHardware)
+    left.insert(7); // fits
   std::vector<size_t> width(header.size());
   for (size_t c = 0; c < header.size(); ++c) {
     width[c] = header[c].size();
@@ -107,7 +128,7 @@ int runCompare(const Options &opts, SourceManager &sources, DiagnosticEngine &di
   for (const LoadedProgram &p : programs) {
     sim::RunSetup setup = check::setupOf(*p.program, *p.schedule, sources);
     auto params = sim::resolveDefines(setup, definesFor(setup, opts.defines, used), diags);
-    if (!params)
+    if (!params || !applyModelLayers(opts, sim::hasParameter(setup, "layers"), *params, diags))
       return kExitUsage;
     overrides.push_back(*params);
   }
@@ -137,7 +158,7 @@ int runCompare(const Options &opts, SourceManager &sources, DiagnosticEngine &di
     allCorrect &= code == kExitOk;
     rows.push_back(rowOf(result));
   }
-  printTable(rows, opts.bytes.given, std::cout);
+  printTable(rows, opts.bytes.given, opts.hardwareCost, std::cout);
   return allCorrect ? kExitOk : kExitCheckFailed;
 }
 

@@ -5,6 +5,7 @@
 #include "check/Check.h"
 #include "diagnostics/Diagnostics.h"
 #include "driver/Compare.h"
+#include "driver/CostModels.h"
 #include "driver/FrontEnd.h"
 #include "driver/HandOff.h"
 #include "driver/Options.h"
@@ -48,7 +49,7 @@ int runDriver(const std::vector<std::string> &args, const Compiler *compiler) {
   std::optional<Options> parsed = parseOptions(args, error);
   if (!parsed)
     return usageError(error);
-  const Options &opts = *parsed;
+  Options &opts = *parsed;
   if (opts.command == Command::Help) {
     std::cout << helpText();
     return kExitOk;
@@ -73,6 +74,8 @@ int runDriver(const std::vector<std::string> &args, const Compiler *compiler) {
     return code;
   };
 
+  if (int code = resolveCostModel(opts, sources, diags); code != kExitOk)
+    return failed(code);
   if (opts.command == Command::Compare)
     return runCompare(opts, sources, diags);
   int exitCode = kExitOk;
@@ -90,7 +93,7 @@ int runDriver(const std::vector<std::string> &args, const Compiler *compiler) {
   case Command::Check: {
     sim::RunSetup setup = check::setupOf(program, schedule, sources);
     std::optional<std::map<std::string, int64_t>> params = sim::resolveDefines(setup, opts.defines, diags);
-    if (!params)
+    if (!params || !applyModelLayers(opts, sim::hasParameter(setup, "layers"), *params, diags))
       return failed(kExitUsage, schedule.name);
     return check::runCheck(program, schedule, *params, runOptions, sources, diags, std::cout);
   }

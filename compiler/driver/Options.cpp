@@ -35,8 +35,13 @@ OPTIONS
   --format=text|json   Output format of reports and diagnostics (default text);
                        draw: svg (default) or html (a page with details on hover)
   --trace=FILE         check, draw, run: write a Chrome trace (open it in Perfetto)
-  --cost-model=NAME    puzzle (default: the puzzles' exact model) or compute-only
-                       (communication takes no time)
+  --cost-model=NAME    puzzle (default: the puzzles' exact model), compute-only
+                       (communication takes no time) or hardware (seconds of --model on
+                       --hardware, communication overlapping compute; docs/costs.md)
+  --model=NAME|FILE    the hardware model's transformer: a preset (gpt3-175b, llama3-8b,
+                       llama3-70b, llama3-405b, megatron-22b/175b/530b/1t) or a TOML file
+  --hardware=NAME|FILE the machine: a preset (dgx-h100, dgx-a100-80gb) or a TOML file
+  --model-set=KEY=VALUE, --hardware-set=KEY=VALUE  override one key (repeatable)
   -o FILE              Output file (draw, build; default: the input's name, .o, .ll)
   -O0 .. -O3           Optimization level of build and run (default -O2)
   --emit-llvm          build: write textual LLVM IR instead of an executable
@@ -101,8 +106,18 @@ bool readInputOption(ArgumentList &args, Options &o, std::string &error) {
   } else if (args.value("--cost-model", v)) {
     if (const cost::CostModel *model = cost::findCostModel(v))
       o.costModel = model;
+    else if (v == "hardware")
+      o.hardwareCost = true;
     else
-      error = "unknown cost model `" + v + "` (available: " + cost::costModelNames() + ")";
+      error = "unknown cost model `" + v + "` (available: " + cost::costModelNames() + ", hardware)";
+  } else if (args.value("--model", v)) {
+    o.model = v;
+  } else if (args.value("--hardware", v)) {
+    o.hardware = v;
+  } else if (args.value("--model-set", v)) {
+    o.modelSettings.push_back(v);
+  } else if (args.value("--hardware-set", v)) {
+    o.hardwareSettings.push_back(v);
   } else if (args.value("--error-limit", v)) {
     uint64_t n = 0;
     if (!parseWholeNumber(v, 0, 100000, n))
@@ -168,10 +183,29 @@ void readInput(const std::string &a, Options &o, std::string &error) {
   }
 }
 
+// What is wrong with the hardware cost model's options together ("" if nothing).
+std::string checkHardwareOptions(Options &o) {
+  bool described = !o.model.empty() || !o.hardware.empty() || !o.modelSettings.empty() || !o.hardwareSettings.empty();
+  if (!o.hardwareCost && !described)
+    return "";
+  if (o.costModel != &cost::puzzleCost())
+    return "--model and --hardware set the hardware cost model; --cost-model=" + std::string(o.costModel->name()) +
+           " is another";
+  if (o.model.empty() || o.hardware.empty())
+    return std::string("the hardware cost model needs ") + (o.model.empty() ? "--model" : "--hardware") +
+           "=NAME|FILE (a preset or a TOML file; see docs/costs.md)";
+  if (o.command != Command::Check && o.command != Command::Draw && o.command != Command::Compare)
+    return "the hardware cost model is for check, draw and compare";
+  o.hardwareCost = true;
+  return "";
+}
+
 // What is wrong with options that are each right alone ("" if nothing).
-std::string checkTogether(const Options &o) {
+std::string checkTogether(Options &o) {
   if (o.input.empty())
     return "no input file (usage: schedc <command> FILE [options]; see schedc --help)";
+  if (std::string wrong = checkHardwareOptions(o); !wrong.empty())
+    return wrong;
   if (o.command != Command::Compare)
     return {};
   // The table is the output: options that write other outputs belong to check and draw.

@@ -7,6 +7,7 @@
 #include "sim/Budget.h"
 #include "sim/Bytes.h"
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -26,17 +27,24 @@ struct Options {
   std::vector<std::string> includes;                      // -I dir
   std::string schedule;                                   // --schedule=NAME
   const cost::CostModel *costModel = &cost::puzzleCost(); // --cost-model=
-  Emit emit = Emit::None;                                 // --emit=ast|ir
-  Format format = Format::Text;                           // --format=text|json
-  unsigned errorLimit = 20;                               // --error-limit=N (0: no limit)
-  std::string eventsFile;                                 // --events=FILE: every event as CSV (check, run)
-  std::string traceFile;                                  // --trace=FILE: a Chrome trace (check, draw, run)
-  unsigned optLevel = 2;                                  // -O0 .. -O3 (build, run)
-  bool emitLLVM = false;                                  // --emit-llvm (build): textual LLVM IR
-  bool objectOnly = false;                                // -c (build): an object file, not linked
-  bool cuda = false;                                      // --cuda (build): link the cuda backend in
-  sim::Limits limits = sim::defaultLimits();              // --max-steps, --time-limit, --memory-limit
-  sim::ByteModel bytes; // --hidden, --tokens, --optimizer, --precision: bytes to predict
+  // The hardware cost model (--cost-model=hardware, or --model/--hardware): what to read
+  // (a preset's name or a TOML file) and the key=value settings over it; made by
+  // resolveCostModel (driver/CostModels.h), which owns it here.
+  bool hardwareCost = false;
+  std::string model, hardware;                              // --model=, --hardware=
+  std::vector<std::string> modelSettings, hardwareSettings; // --model-set=K=V, --hardware-set=K=V
+  std::shared_ptr<const cost::CostModel> ownedCostModel;
+  Emit emit = Emit::None;                    // --emit=ast|ir
+  Format format = Format::Text;              // --format=text|json
+  unsigned errorLimit = 20;                  // --error-limit=N (0: no limit)
+  std::string eventsFile;                    // --events=FILE: every event as CSV (check, run)
+  std::string traceFile;                     // --trace=FILE: a Chrome trace (check, draw, run)
+  unsigned optLevel = 2;                     // -O0 .. -O3 (build, run)
+  bool emitLLVM = false;                     // --emit-llvm (build): textual LLVM IR
+  bool objectOnly = false;                   // -c (build): an object file, not linked
+  bool cuda = false;                         // --cuda (build): link the cuda backend in
+  sim::Limits limits = sim::defaultLimits(); // --max-steps, --time-limit, --memory-limit
+  sim::ByteModel bytes;                      // --hidden, --tokens, --optimizer, --precision: bytes to predict
 };
 
 // Parses argv. On error returns nullopt and sets `error`.

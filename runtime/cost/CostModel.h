@@ -7,6 +7,8 @@
 //                 receive 0.2; all on one clock per rank
 //   compute-only  the puzzle model with communication free (the bubble formulas of pipeline
 //                 schedules assume it)
+//   hardware      seconds of a transformer on a machine (cost/HardwareCost.h): made for a
+//                 run from --model and --hardware, each event on the stream of its class
 // A model either runs every event of a rank on its compute stream (one clock, as the puzzle
 // library does) or each event on the stream of its class (cost/Streams.h); nothing between,
 // so that the events of one stream always belong to one class.
@@ -20,13 +22,21 @@
 
 namespace schedc::cost {
 
+// What data an event moves or updates, for a model that prices its bytes.
+enum class Data : uint8_t { None, Weights, Gradients, OptimizerState, Activations };
+
 // What an event is, as a cost model prices it.
 struct Work {
   EventKind kind = EventKind::Forward;
-  int32_t groupSize = 0;    // collectives: the ranks taking part
-  int64_t layer = -1;       // -1: none
-  int64_t microBatches = 0; // forward, backward and its halves: the micro-batches computed on
-  double volume = 0;        // collectives and sends: the units of data moved
+  Data data = Data::None;
+  int32_t groupSize = 0;     // collectives: the ranks taking part
+  int32_t nodes = 1;         // collectives and sends: the nodes those ranks are on (CostModel::nodeOf)
+  int32_t updatedLayer = -1; // update: its weight's layer (`layer` stays -1, as the puzzle shows it)
+  int64_t layer = -1;        // -1: none
+  int64_t microBatches = 0;  // forward, backward and its halves: the micro-batches computed on
+  // Collectives and sends: the units of data moved (the puzzle's memory units); update: the
+  // units of the weight it updates.
+  double volume = 0;
 };
 
 class CostModel {
@@ -36,6 +46,14 @@ public:
   // True: a rank runs every event on its compute stream, one after another.
   virtual bool oneStream() const = 0;
   virtual Number length(const Work &work) const = 0;
+  // The floating-point operations an event computes (recomputation included), and those
+  // the model itself needs (each layer's forward and backward once per micro-batch, counted
+  // at its backward); 0 where the model counts none.
+  virtual double flops(const Work & /*work*/) const { return 0; }
+  virtual double modelFlops(const Work & /*work*/) const { return 0; }
+  // Whether it prices transfers by the nodes they span; if so, the node of each rank.
+  virtual bool placesRanksOnNodes() const { return false; }
+  virtual int64_t nodeOf(int64_t /*rank*/) const { return 0; }
 
   Stream stream(EventKind k) const { return oneStream() ? Stream::Compute : streamOfClass(k); }
 };

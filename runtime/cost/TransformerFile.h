@@ -5,10 +5,11 @@
 //   gated_mlp biases tied_embeddings position_embeddings dropout flash_attention   booleans
 //   norm ("layernorm" or "rmsnorm"), name (a string)
 // kv_heads defaults to heads and ffn to 4 x hidden when a file without a preset omits them.
-// Read with toml++ (Debian's libtomlplusplus-dev). Every problem is located: the file's line
-// and column of the key or value at fault.
+// Read through DescriptionFile (toml++). Every problem is located: the file's line and
+// column of the key or value at fault.
 #pragma once
 
+#include "cost/DescriptionFile.h"
 #include "cost/Transformer.h"
 
 #include <optional>
@@ -16,13 +17,8 @@
 
 namespace schedc::cost {
 
-struct TransformerProblem {
-  int line = 0, column = 0; // 0: the file as a whole
-  std::string message;
-};
-
 // The model `text` (the contents of a TOML file) describes, or nullopt with `problem` set.
-std::optional<Transformer> parseTransformer(const std::string &text, TransformerProblem &problem);
+std::optional<Transformer> parseTransformer(const std::string &text, FileProblem &problem);
 
 // Sets `key` (one of the file's keys) of `model` from `value` as a command line gives it
 // ("80", "true", "rmsnorm"); "" if done, else what is wrong.

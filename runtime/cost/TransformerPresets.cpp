@@ -1,5 +1,6 @@
 // Transformer presets, each with where its numbers come from. The parameter counts they
 // imply are checked against the published ones (test/unit/TransformerTest.cpp).
+#include "cost/DescriptionFile.h"
 #include "cost/Transformer.h"
 
 namespace schedc::cost {
@@ -61,17 +62,11 @@ const std::vector<Transformer> &transformerPresets() {
 }
 
 const Transformer *findTransformerPreset(const std::string &name) {
-  for (const Transformer &t : transformerPresets())
-    if (t.name == name)
-      return &t;
-  return nullptr;
+  return findNamed(transformerPresets(), name);
 }
 
 std::string transformerPresetNames() {
-  std::string names;
-  for (const Transformer &t : transformerPresets())
-    names += (names.empty() ? "" : ", ") + t.name;
-  return names;
+  return namesOf(transformerPresets());
 }
 
 } // namespace schedc::cost

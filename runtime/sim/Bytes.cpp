@@ -3,6 +3,7 @@
 #include "sim/Bytes.h"
 #include "options/OptionValues.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 
@@ -34,10 +35,33 @@ double ByteModel::elements(const Value &v) const {
   return static_cast<double>(v.shards ? v.shards->size() : 0) * perShard;
 }
 
+double ByteModel::bytes(const Value &v) const {
+  if (!transformer)
+    return elements(v) * elementBytes(v.kind);
+  const cost::Transformer &t = *transformer;
+  double batches = static_cast<double>(v.batches ? v.batches->size() : 0);
+  double boundary = static_cast<double>(t.sequence * t.microBatch * t.hidden) * elementBytes(v.kind);
+  switch (v.kind) {
+  case Kind::Activation:
+    if (v.layer >= 0 && v.layer < t.layers) // at 16 bits; fp32 takes twice as many
+      return batches * t.activationBytes(v.layer) * elementBytes(v.kind) / 2;
+    return batches * boundary;
+  case Kind::ActGrad: return batches * boundary;
+  case Kind::Weight:
+  case Kind::WeightGrad:
+  case Kind::OptState: break;
+  }
+  double share = v.total > 0 ? static_cast<double>(v.shards ? v.shards->size() : 0) / static_cast<double>(v.total) : 0;
+  int64_t layer = std::clamp<int64_t>(v.layer, 0, t.layers - 1);
+  return share * static_cast<double>(t.layerParameters(layer)) * elementBytes(v.kind);
+}
+
 std::string ByteModel::describe() const {
   std::string gradients = precision == Precision::Bf16 && fp32Gradients ? " with fp32 gradients" : "";
-  return "hidden " + std::to_string(hidden) + ", tokens " + std::to_string(tokens) + ", " + precisionName(precision) +
-         gradients + ", " + std::to_string(optimizerStates) + " optimizer state" + (optimizerStates == 1 ? "" : "s");
+  std::string shape =
+      transformer ? transformer->name : "hidden " + std::to_string(hidden) + ", tokens " + std::to_string(tokens);
+  return shape + ", " + precisionName(precision) + gradients + ", " + std::to_string(optimizerStates) +
+         " optimizer state" + (optimizerStates == 1 ? "" : "s");
 }
 
 std::string byteModelFlag(const std::string &arg) {

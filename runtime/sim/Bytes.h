@@ -15,12 +15,22 @@
 // (1 moment for SGD with momentum, 2 for Adam: Adam at bf16 is ZeRO's K = 12.)
 //
 // A weight or weight-gradient value holds |shards| / total of the H x H elements, an
-// activation or activation gradient T x H elements per micro-batch. The sim backend sums
+// activation or activation gradient T x H elements per micro-batch.
+//
+// With a transformer (--model, for the hardware cost model) the layers are its layers: a
+// weight-sized value of layer l holds |shards| / total of layer l's parameters; an
+// activation that is the input of layer l stands for what layer l keeps for its backward,
+// per micro-batch (Korthikanti et al. 2022, cost/Transformer.h; at 16 bits, twice that at
+// fp32), the loss's input and every activation gradient for one sequence x micro_batch x
+// hidden tensor per micro-batch. The sim backend sums
 // these over what each rank holds at the events where it samples the puzzle's memory, so
 // the predicted peak bytes of a rank can be set beside what a real backend measured there.
 #pragma once
 
+#include "cost/Transformer.h"
 #include "sim/Value.h"
+
+#include <memory>
 
 #include <string>
 
@@ -36,16 +46,18 @@ struct ByteModel {
   Precision precision = Precision::Fp32;
   bool fp32Gradients = false; // a bf16 run keeps (accumulates, reduces) weight gradients in fp32
   bool given = false;         // set on the command line: the text report shows the bytes
+  std::shared_ptr<const cost::Transformer> transformer; // its layers instead of H x H ones
 
   // Bytes one element of a value of `kind` takes (an optimizer state: all its moments).
   int elementBytes(Kind kind) const;
-  // Elements of data `v` holds.
+  // Elements of data `v` holds (of an H x H model).
   double elements(const Value &v) const;
   // Bytes `v` takes (a double: exact to 2^53 bytes, and no overflow at any size).
-  double bytes(const Value &v) const { return elements(v) * elementBytes(v.kind); }
+  double bytes(const Value &v) const;
   // Whether weight gradients are bf16 (a bf16 run without --grad-precision=fp32).
   bool bf16Gradients() const { return precision == Precision::Bf16 && !fp32Gradients; }
-  // "hidden 512, tokens 256, fp32, 1 optimizer state" ("bf16 with fp32 gradients").
+  // "hidden 512, tokens 256, fp32, 1 optimizer state" ("bf16 with fp32 gradients"; a
+  // transformer's name instead of hidden and tokens).
   std::string describe() const;
 };
 

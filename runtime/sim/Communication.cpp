@@ -25,6 +25,19 @@ World::Group &World::groupFor(const std::shared_ptr<const IntSet> &members) {
   return init(groups_[members->elements()]);
 }
 
+int32_t World::nodesOf(Group &g) const {
+  if (g.nodes == 0) {
+    const cost::CostModel &model = *options_.costModel;
+    g.nodes = 1;
+    if (model.placesRanksOnNodes()) { // members ascend, and so do their nodes
+      const std::vector<int64_t> &members = g.members->elements();
+      for (size_t i = 1; i < members.size(); ++i)
+        g.nodes += model.nodeOf(members[i]) != model.nodeOf(members[i - 1]);
+    }
+  }
+  return g.nodes;
+}
+
 std::vector<std::vector<int64_t>> World::collectiveGroups() const {
   std::vector<std::vector<int64_t>> groups;
   if (allGroup_)
@@ -203,7 +216,9 @@ ValuePtr Rank::collective(SourceRange at, CollectiveKind kind, const ValuePtr &v
     return poison(v->kind, v->layer);
   }
   cost::Work work{.kind = eventOf(kind),
+                  .data = dataOf(v->kind),
                   .groupSize = static_cast<int32_t>(elems.size()),
+                  .nodes = world_.nodesOf(g),
                   .layer = v->layer,
                   .volume = v->memory().asDouble()};
   cost::Producers made = logEvent(work, nullptr, at, v->made, cost::AlsoWaits::call(c.ready.time()));
@@ -245,7 +260,10 @@ void Rank::send(SourceRange at, int64_t to, const ValuePtr &v, int64_t tag) {
   if (cancelled() || badRoute(at, true, to, tag))
     return;
   int32_t flow = world_.flows_++;
-  logEvent({.kind = EventKind::Pass, .volume = v->memory().asDouble()}, nullptr, at, v->made, {}, flow);
+  const cost::CostModel &model = *world_.options_.costModel;
+  int32_t nodes = model.placesRanksOnNodes() && model.nodeOf(id_) != model.nodeOf(to) ? 2 : 1;
+  logEvent({.kind = EventKind::Pass, .data = dataOf(v->kind), .nodes = nodes, .volume = v->memory().asDouble()},
+           nullptr, at, v->made, {}, flow);
   world_.inbox_[to][{id_, tag}].push_back(World::Message{v, at, flow, clock_.lastEnd()});
   Rank &peer = *world_.ranks_[to];
   if (peer.blocked_ && peer.wait_.peer == id_)

@@ -62,7 +62,12 @@ void Rank::addToFigures(const cost::Work &work, const cost::Placed &placed, cons
     f.computeStart = std::min(f.computeStart, placed.start.asDouble());
     f.computeEnd = std::max(f.computeEnd, end.asDouble());
   }
-  f.communicationVolume += work.volume;
+  if (isCommunicationEvent(work.kind))
+    f.communicationVolume += work.volume;
+  const cost::CostModel &model = *world_.options_.costModel;
+  f.flops += model.flops(work);
+  f.busy[static_cast<size_t>(model.stream(work.kind))] += placed.length.asDouble();
+  f.modelFlops += model.modelFlops(work);
   if (memory > f.peakMemory) {
     f.peakMemory = memory;
     f.peakTime = placed.start;
@@ -354,7 +359,11 @@ std::pair<ValuePtr, ValuePtr> Rank::update(SourceRange at, int64_t layer, const 
       }
     }
   }
-  cost::Producers made = logEvent({.kind = EventKind::Update}, nullptr, at, merge(merge(g->made, w->made), o->made));
+  cost::Producers made = logEvent({.kind = EventKind::Update,
+                                   .data = cost::Data::Weights,
+                                   .updatedLayer = static_cast<int32_t>(layer),
+                                   .volume = w->memory().asDouble()},
+                                  nullptr, at, merge(merge(g->made, w->made), o->made));
   bool poisoned = !ok || g->poisoned || w->poisoned || o->poisoned;
   Value nw = *w;
   nw.layer = layer; // a failed update still belongs to the layer it meant to update

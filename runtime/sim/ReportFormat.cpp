@@ -16,6 +16,20 @@ Verdict verdictOf(const World &w) {
   return w.forged() ? Verdict::Forged : Verdict::Correct;
 }
 
+HardwareFigures hardwareFigures(const CheckResult &r, const Report &rep) {
+  HardwareFigures h;
+  const cost::Hardware &machine = r.hardware->hardware();
+  h.seconds = rep.makespan.asDouble();
+  double peak = h.seconds * static_cast<double>(r.model.ranks) * machine.peak(r.bytes.precision == Precision::Bf16);
+  h.mfu = peak > 0 ? rep.modelFlops / peak : 0;
+  h.hfu = peak > 0 ? rep.flops / peak : 0;
+  h.capacity = machine.memoryBytes;
+  for (const RankFigures &f : rep.ranks)
+    if (f.peakBytes > h.capacity)
+      h.over.push_back(f.rank);
+  return h;
+}
+
 namespace {
 
 const char *verdictLine(Verdict v) {
@@ -65,6 +79,54 @@ std::string quote(const std::string &s) {
     }
   }
   return out + "\"";
+}
+
+std::string gigabytes(double bytes) {
+  char text[40];
+  std::snprintf(text, sizeof text, "%.1f GB", bytes / 1e9);
+  return text;
+}
+
+// "Step time: ..." and "Fits: ..." for the text report.
+std::string hardwareLines(const CheckResult &r, const Report &rep) {
+  HardwareFigures h = hardwareFigures(r, rep);
+  const cost::Hardware &machine = r.hardware->hardware();
+  char line[320];
+  std::snprintf(line, sizeof line, "Step time: %.4g s on %s (%s): MFU %.1f%%, HFU %.1f%% of %.1f TFLOP/s %s\n",
+                h.seconds, machine.name.c_str(), r.hardware->model().name.c_str(), 100 * h.mfu, 100 * h.hfu,
+                machine.peak(r.bytes.precision == Precision::Bf16) / 1e12, precisionName(r.bytes.precision));
+  std::string s = line;
+  if (h.over.empty()) {
+    s += "Fits: yes: the fullest rank, " + std::to_string(rep.maxBytesRank) + ", holds " + gigabytes(rep.maxBytes) +
+         " of the " + gigabytes(h.capacity) + " of a " + machine.name + " accelerator\n";
+  } else {
+    s += "Fits: no: rank " + std::to_string(rep.maxBytesRank) + " needs " + gigabytes(rep.maxBytes) + ", " +
+         gigabytes(rep.maxBytes - h.capacity) + " more than the " + gigabytes(h.capacity) + " of a " + machine.name +
+         " accelerator; " + std::to_string(h.over.size()) + " of " + std::to_string(rep.ranks.size()) +
+         " ranks do not fit\n";
+  }
+  return s;
+}
+
+// The JSON object of the same figures.
+std::string hardwareJson(const CheckResult &r, const Report &rep) {
+  HardwareFigures h = hardwareFigures(r, rep);
+  std::string over;
+  for (int64_t rank : h.over)
+    over += (over.empty() ? "" : ", ") + std::to_string(rank);
+  std::string ranks;
+  for (const RankFigures &f : rep.ranks) {
+    const auto &busy = f.busy;
+    ranks += std::string(ranks.empty() ? "" : ", ") + "{\"rank\": " + std::to_string(f.rank) +
+             ", \"compute_busy\": " + num(busy[0]) + ", \"collectives_busy\": " + num(busy[1]) +
+             ", \"point_to_point_busy\": " + num(busy[2]) + ", \"compute_idle\": " + num(f.end.asDouble() - busy[0]) +
+             "}";
+  }
+  return "  \"hardware\": {\"model\": " + quote(r.hardware->model().name) +
+         ", \"machine\": " + quote(r.hardware->hardware().name) + ", \"step_seconds\": " + num(h.seconds) +
+         ", \"mfu\": " + num(h.mfu) + ", \"hfu\": " + num(h.hfu) + ", \"model_flops\": " + num(rep.modelFlops) +
+         ", \"accelerator_memory\": " + integral(h.capacity) + ", \"fits\": " + (h.over.empty() ? "true" : "false") +
+         ", \"ranks_over_memory\": [" + over + "], \"per_rank\": [" + ranks + "]},\n";
 }
 
 std::string location(const SourceRange &r, const SourceManager &sources) {
@@ -129,6 +191,8 @@ std::string formatText(const CheckResult &r) {
     s += "Measured Maximum Bytes: " + bytesText(static_cast<double>(r.measuredPeak[top])) +
          " at GPU: " + std::to_string(top) + " (" + r.backend + " backend)\n";
   }
+  if (r.hardware)
+    s += hardwareLines(r, rep);
   if (r.targetSteps)
     s += "Target steps " + std::to_string(*r.targetSteps) + ": " +
          (met(rep.timesteps, *r.targetSteps) ? "met" : "missed") + " (Timesteps " + rep.timesteps.str() + ")\n";
@@ -157,6 +221,8 @@ std::string formatJson(const CheckResult &r, const std::vector<Diagnostic> &diag
        ", \"optimizer_states\": " + std::to_string(r.bytes.optimizerStates) + "},\n";
   if (r.report) {
     const Report &rep = *r.report;
+    if (r.hardware)
+      s += hardwareJson(r, rep);
     s += "  \"timesteps\": " + rep.timesteps.str() + ",\n";
     s += "  \"makespan\": " + rep.makespan.str() + ",\n";
     s += "  \"max_memory\": " + rep.maxMemory.str() + ",\n";

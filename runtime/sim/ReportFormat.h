@@ -5,6 +5,7 @@
 // here, so their output is byte-identical.
 #pragma once
 
+#include "cost/HardwareCost.h"
 #include "diagnostics/Diagnostics.h"
 #include "sim/World.h"
 
@@ -34,11 +35,23 @@ struct CheckResult {
   std::optional<int64_t> targetSteps, targetMemory;
   // The model whose bytes are predicted (ranks' peak bytes are in the report).
   ByteModel bytes;
+  // The hardware cost model, when it timed the run: the report adds step seconds, MFU and
+  // whether each rank fits in its accelerator's memory.
+  const cost::HardwareCost *hardware = nullptr;
   // A backend with real data (cpu, cuda): its name, and the bytes of data each rank held at
   // its peak, measured at the same events as the cost model samples.
   std::string backend = "sim";
   std::vector<int64_t> measuredPeak;
 };
+
+// The hardware cost model's figures of a finished run (r.hardware set): the step (the end
+// of its last event) in seconds, model and hardware FLOP utilisation (FLOPs / (step x
+// ranks x peak)), an accelerator's memory and the ranks whose peak bytes exceed it.
+struct HardwareFigures {
+  double seconds = 0, mfu = 0, hfu = 0, capacity = 0;
+  std::vector<int64_t> over;
+};
+HardwareFigures hardwareFigures(const CheckResult &r, const Report &rep);
 
 Verdict verdictOf(const World &w);
 // The verdict as JSON and `compare` print it: "correct", "forged", ...

@@ -45,6 +45,13 @@ std::optional<std::pair<std::string, int64_t>> parseDefine(const std::string &te
   return std::make_pair(name, static_cast<int64_t>(v));
 }
 
+bool hasParameter(const RunSetup &setup, const std::string &name) {
+  for (const ParamSpec &p : setup.params)
+    if (p.name == name)
+      return true;
+  return false;
+}
+
 std::optional<std::map<std::string, int64_t>>
 resolveDefines(const RunSetup &setup, const std::vector<std::string> &defines, DiagnosticEngine &diags) {
   std::map<std::string, int64_t> out;
@@ -175,6 +182,7 @@ int runAndReport(const RunSetup &setup, const std::optional<std::vector<int64_t>
                  std::ostream &out) {
   CheckResult result;
   result.bytes = options.bytes;
+  result.hardware = dynamic_cast<const cost::HardwareCost *>(options.costModel);
   result.schedule = setup.schedule;
   result.file = setup.file;
   result.targetSteps = setup.targetSteps;

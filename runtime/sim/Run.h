@@ -65,6 +65,8 @@ std::optional<std::pair<std::string, int64_t>> parseDefine(const std::string &te
 // nullopt after reporting every problem.
 std::optional<std::map<std::string, int64_t>>
 resolveDefines(const RunSetup &setup, const std::vector<std::string> &defines, DiagnosticEngine &diags);
+// Whether the schedule has a parameter `name`.
+bool hasParameter(const RunSetup &setup, const std::string &name);
 
 // Runs `body` on every rank with the evaluated parameter `values` (nullopt: evaluating
 // them failed, already reported), reports what the run found into `diags`, writes the

@@ -5,6 +5,7 @@
 // collective and the receiver of a message get their own, made by their own event.
 #pragma once
 
+#include "cost/CostModel.h"
 #include "cost/Streams.h"
 #include "diagnostics/SourceManager.h"
 #include "numbers/Number.h"
@@ -26,6 +27,17 @@ inline const char *kindName(Kind k) {
 }
 inline const char *kindPlural(Kind k) {
   return valueKindPlural(k);
+}
+// What a cost model that prices bytes takes a value of kind `k` for.
+inline cost::Data dataOf(Kind k) {
+  switch (k) {
+  case Kind::Weight: return cost::Data::Weights;
+  case Kind::WeightGrad: return cost::Data::Gradients;
+  case Kind::OptState: return cost::Data::OptimizerState;
+  case Kind::Activation:
+  case Kind::ActGrad: return cost::Data::Activations;
+  }
+  return cost::Data::None;
 }
 
 // The fields are in an order that leaves no padding: a value and its shared_ptr control

@@ -396,6 +396,8 @@ Report World::report() const {
     rep.events += f.events;
     busy += f.computeTime;
     rep.communicationVolume += f.communicationVolume;
+    rep.flops += f.flops;
+    rep.modelFlops += f.modelFlops;
     rep.ranks.push_back(f);
   }
   if (computeEnd > computeStart)

@@ -23,6 +23,7 @@
 #include "sim/Storage.h"
 #include "sim/Value.h"
 
+#include <array>
 #include <deque>
 #include <functional>
 #include <map>
@@ -96,6 +97,8 @@ struct RankFigures {
   int64_t peakInFlight = 0;                         // most micro-batches with activations held at once
   int64_t peakActivationMemory = 0;                 // most memory in activations and activation gradients
   double peakBytes = 0;                             // most bytes held under the byte model (predicted)
+  double flops = 0, modelFlops = 0;                 // as the cost model counts them (cost::CostModel::flops)
+  std::array<double, cost::kStreams> busy{};        // the time its events take on each stream
 };
 
 // The reported figures, computed as the original library computes them.
@@ -113,6 +116,7 @@ struct Report {
   // ranks) / (ranks x (last forward/backward end - first forward/backward start)).
   double bubble = 0;
   double communicationVolume = 0;
+  double flops = 0, modelFlops = 0; // of all ranks
 };
 
 class World;
@@ -320,7 +324,10 @@ private:
     std::vector<uint64_t> calls;      // collectives called so far, by position
     std::deque<Collective> instances; // instances[i] is call number base + i
     uint64_t base = 0;
+    int32_t nodes = 0; // the nodes its members are on (cost::CostModel::nodeOf); 0: not yet counted
   };
+  // The nodes `g`'s members are on, counted once per group (1 for a model without nodes).
+  int32_t nodesOf(Group &g) const;
 
   // Records a diagnostic; one per (code, location), later ranks noted on the first.
   void record(Severity s, SourceRange at, const char *code, std::string message, int64_t rank,

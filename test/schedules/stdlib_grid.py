@@ -10,7 +10,8 @@ Then the ZeRO paper's per-rank model-state accounting (Rajbhandari et al., 2020,
 state each weigh W = 512 * 512 units in the puzzle cost model, the memory a rank holds when
 its first update starts (every activation freed, every gradient reduced) is the model
 state: DDP (stage 0) holds 3 L W; ZeRO-1 (sharded optimizer state) 2 L W + L W / N; ZeRO-2
-(and sharded gradients) L W + 2 L W / N; ZeRO-3 (and sharded weights) 3 L W / N.
+(and sharded gradients) L W + 2 L W / N; ZeRO-3 (and sharded weights) 3 L W / N, with or
+without prefetching (fsdp_prefetch).
 
 Last, activation recomputation's trade against ddp: under `--cost-model=compute-only` its
 step is longer by exactly the recomputed forwards, (L - ceil(L / k)) * (B / N) steps for
@@ -50,6 +51,7 @@ grid = {
     "zero1": [dict(layers=l, batches=r * k, ranks=r) for l in (1, 4) for r in (1, 2, 4, 8) for k in (1, 2)],
     "zero2": [dict(layers=l, batches=r * k, ranks=r) for l in (1, 4) for r in (1, 2, 4, 8) for k in (1, 2)],
     "zero3": [dict(layers=l, batches=r * k, ranks=r) for l in (1, 4) for r in (1, 2, 4, 8) for k in (1, 2)],
+    "fsdp_prefetch": [dict(layers=l, batches=r * k, ranks=r) for l in (1, 2, 4) for r in (1, 2, 4, 8) for k in (1, 2)],
     "gpipe": [dict(layers=p * c, batches=m, ranks=p, segment=k) for p in (1, 2, 4) for c in (1, 2, 3)
               for m in (1, 4, 8) for k in range(1, c + 1)],
     "1f1b": [dict(layers=p * c, batches=m, ranks=p) for p in (1, 2, 4) for c in (1, 2) for m in (1, 4, 8)],
@@ -75,7 +77,8 @@ with tempfile.TemporaryDirectory() as tmp:
     for layers in (2, 4):
         for ranks in (1, 2, 4, 8):
             for schedule, expected in (("ddp", 3 * layers * W), ("zero1", 2 * layers * W + layers * W / ranks),
-                                       ("zero2", layers * W + 2 * layers * W / ranks), ("zero3", 3 * layers * W / ranks)):
+                                       ("zero2", layers * W + 2 * layers * W / ranks), ("zero3", 3 * layers * W / ranks),
+                                       ("fsdp_prefetch", 3 * layers * W / ranks)):
                 label = check(schedule, events, layers=layers, batches=ranks, ranks=ranks)
                 rows = list(csv.DictReader(open(events, newline="")))
                 for rank in range(ranks):

@@ -3,8 +3,8 @@
 #include "sema/Sema.h"
 #include "ir/IR.h"
 #include "parse/Parser.h"
-#include "sim/Run.h"
 #include "sema/SemaContext.h"
+#include "sim/Run.h"
 
 #include <gtest/gtest.h>
 #include <sstream>

@@ -2,6 +2,7 @@
 // the presets' parameter counts against the published ones, Korthikanti et al.'s activation
 // bytes per layer, Megatron-LM's FLOPs per layer, and model files with their located errors.
 #include "cost/Transformer.h"
+#include "DescriptionProblems.h"
 #include "cost/TransformerFile.h"
 
 #include <gtest/gtest.h>
@@ -90,7 +91,7 @@ TEST(Transformer, FlopsPerLayerAreMegatrons) {
 
 // The model a file describes; a failure of the test if it has a problem.
 std::optional<Transformer> parsed(const char *text) {
-  TransformerProblem problem;
+  FileProblem problem;
   std::optional<Transformer> t = parseTransformer(text, problem);
   EXPECT_TRUE(t) << problem.message;
   return t;
@@ -116,28 +117,20 @@ TEST(TransformerFile, AModelOfItsOwnTakesTheUsualDefaults) {
 }
 
 TEST(TransformerFile, ProblemsAreLocated) {
-  struct Case {
-    const char *text;
-    int line, column;
-    const char *message;
-  };
-  for (const Case &c : {
-           Case{"preset = \"llama3-70b\"\nlayer = 3\n", 2, 1, "unknown key `layer`"},
-           Case{"preset = \"llama3-70b\"\nlayers = \"80\"\n", 2, 10, "layers must be an integer"},
-           Case{"preset = \"llama3-70b\"\nlayers = 0\n", 2, 10, "layers is 0; it must be at least 1"},
-           Case{"preset = \"gpt5\"\n", 1, 10, "unknown preset `gpt5`"},
-           Case{"preset = \"llama3-70b\"\nnorm = \"batchnorm\"\n", 2, 8, "expected layernorm or rmsnorm"},
-           Case{"preset = \"llama3-70b\"\nlayers = \n", 2, 10, ""},
-           Case{"preset = \"llama3-70b\"\nheads = 48\n", 0, 0, "heads (48) must divide hidden (8192)"},
-           Case{"hidden = 64\nheads = 4\nvocab = 100\nsequence = 16\n", 0, 0, "layers is 0; it must be at least 1"},
-           Case{"preset = 7\n", 1, 10, "preset must be a string"},
-       }) {
-    TransformerProblem problem;
-    EXPECT_FALSE(parseTransformer(c.text, problem)) << c.text;
-    EXPECT_EQ(problem.line, c.line) << c.text;
-    EXPECT_EQ(problem.column, c.column) << c.text;
-    EXPECT_NE(problem.message.find(c.message), std::string::npos) << problem.message;
-  }
+  expectProblems(
+      parseTransformer,
+      {
+          ProblemCase{"preset = \"llama3-70b\"\nlayer = 3\n", 2, 1, "unknown key `layer`"},
+          ProblemCase{"preset = \"llama3-70b\"\nlayers = \"80\"\n", 2, 10, "layers must be an integer"},
+          ProblemCase{"preset = \"llama3-70b\"\nlayers = 0\n", 2, 10, "layers is 0; it must be at least 1"},
+          ProblemCase{"preset = \"gpt5\"\n", 1, 10, "unknown preset `gpt5`"},
+          ProblemCase{"preset = \"llama3-70b\"\nnorm = \"batchnorm\"\n", 2, 8, "expected layernorm or rmsnorm"},
+          ProblemCase{"preset = \"llama3-70b\"\nlayers = \n", 2, 10, ""},
+          ProblemCase{"preset = \"llama3-70b\"\nheads = 48\n", 0, 0, "heads (48) must divide hidden (8192)"},
+          ProblemCase{"hidden = 64\nheads = 4\nvocab = 100\nsequence = 16\n", 0, 0,
+                      "layers is 0; it must be at least 1"},
+          ProblemCase{"preset = 7\n", 1, 10, "preset must be a string"},
+      });
   Transformer t = preset("llama3-8b");
   EXPECT_NE(setTransformerField(t, "layers", "eight").find("must be an integer"), std::string::npos);
   EXPECT_NE(setTransformerField(t, "dropout", "yes").find("true or false"), std::string::npos);

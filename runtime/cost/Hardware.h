@@ -1,0 +1,65 @@
+// Hardware — the machine a schedule's seconds are predicted for: one kind of accelerator
+// (peak FLOP/s per precision, the fraction of it large GEMMs reach, memory capacity and
+// bandwidth), how many sit in a node, and the two kinds of link between them — inside a
+// node (NVLink-class) and across nodes (the network, per accelerator). Ranks are placed on
+// nodes in order: rank r on node r / acceleratorsPerNode.
+// Presets with the sources of their numbers (dgx-h100, dgx-a100-80gb), and the same TOML
+// description format as models (DescriptionFile.h):
+//   peak_tflops_bf16 peak_tflops_fp32   dense tensor-core / fp32 peak, 10^12 FLOP/s
+//   gemm_efficiency                     the fraction of peak a large GEMM reaches, (0, 1]
+//   memory_gb memory_bandwidth_gbs      capacity in 10^9 bytes; bandwidth in 10^9 bytes/s
+//   accelerators_per_node               integer >= 1
+//   intra_node_bandwidth_gbs intra_node_latency_us   per accelerator, one direction
+//   inter_node_bandwidth_gbs inter_node_latency_us   per accelerator, one direction
+//   name (a string), preset
+#pragma once
+
+#include "cost/DescriptionFile.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace schedc::cost {
+
+// A link: bandwidth in bytes/s each way per accelerator, and the latency of one step of a
+// ring (one hop) in seconds.
+struct Link {
+  double bandwidth = 0;
+  double latency = 0;
+};
+
+struct Hardware {
+  std::string name;
+  double peakBf16 = 0, peakFp32 = 0; // FLOP/s
+  double gemmEfficiency = 0;         // of peak, for large GEMMs
+  double memoryBytes = 0;            // per accelerator
+  double memoryBandwidth = 0;        // bytes/s
+  int64_t acceleratorsPerNode = 0;
+  double intraBandwidth = 0, intraLatency = 0; // inside a node
+  double interBandwidth = 0, interLatency = 0; // across nodes
+
+  // The link a transfer among `nodes` nodes runs over (the slowest it spans).
+  Link link(int64_t nodes) const {
+    return nodes > 1 ? Link{interBandwidth, interLatency} : Link{intraBandwidth, intraLatency};
+  }
+
+  double peak(bool bf16) const { return bf16 ? peakBf16 : peakFp32; }
+  int64_t nodeOf(int64_t rank) const { return rank / acceleratorsPerNode; }
+  // The first problem with the description ("gemm_efficiency must be in (0, 1]"), or "".
+  std::string invalid() const;
+};
+
+// Every preset, in a fixed order, and one by name (null: none).
+const std::vector<Hardware> &hardwarePresets();
+const Hardware *findHardwarePreset(const std::string &name);
+// "dgx-h100, dgx-a100-80gb": for messages and help.
+std::string hardwarePresetNames();
+
+// The hardware `text` (a TOML file) describes, or nullopt with `problem` set.
+std::optional<Hardware> parseHardware(const std::string &text, FileProblem &problem);
+// Sets `key` (one of the file's keys) from command-line text; "" or what is wrong.
+std::string setHardwareField(Hardware &hardware, const std::string &key, const std::string &value);
+
+} // namespace schedc::cost

@@ -1,0 +1,114 @@
+// HardwareCost implementation: the formulas of the header, one per kind of event.
+#include "cost/HardwareCost.h"
+
+#include "diagnostics/InternalError.h"
+
+#include <algorithm>
+
+namespace schedc::cost {
+
+namespace {
+
+constexpr double kWeightUnits = 512.0 * 512.0;     // a whole weight in the puzzle's units
+constexpr double kActivationUnits = 512.0 * 256.0; // one micro-batch of activations
+
+} // namespace
+
+int64_t HardwareCost::modelLayer(int64_t layer) const {
+  return std::clamp<int64_t>(layer, 0, model_.layers - 1);
+}
+
+double HardwareCost::elementBytes(Data data) const {
+  const double low = precision_.bf16 ? 2 : 4;
+  switch (data) {
+  case Data::Weights:
+  case Data::Activations: return low;
+  case Data::Gradients: return precision_.bf16 && !precision_.fp32Gradients ? 2 : 4;
+  case Data::OptimizerState: return (precision_.bf16 ? 4 : 0) + 4.0 * precision_.optimizerMoments;
+  case Data::None: break;
+  }
+  return 0;
+}
+
+double HardwareCost::bytesOf(const Work &w) const {
+  if (w.data == Data::Activations) {
+    double perMicroBatch = static_cast<double>(model_.sequence * model_.microBatch * model_.hidden);
+    return w.volume / kActivationUnits * perMicroBatch * elementBytes(w.data);
+  }
+  int64_t layer = w.kind == EventKind::Update ? w.updatedLayer : w.layer;
+  double parameters = static_cast<double>(model_.layerParameters(modelLayer(layer)));
+  return w.volume / kWeightUnits * parameters * elementBytes(w.data);
+}
+
+double HardwareCost::collectiveSeconds(const Work &w) const {
+  double n = w.groupSize;
+  if (n <= 1)
+    return 0;
+  bool allReduce = w.kind == EventKind::AllReduce;
+  double steps = allReduce ? 2 * (n - 1) : n - 1;
+  double nodes = std::max(1, w.nodes);
+  double interSteps = allReduce ? 2 * (nodes - 1) : nodes - 1;
+  // The whole buffer: an all-gather's output is n of the pieces each member puts in.
+  double bytes = bytesOf(w) * (w.kind == EventKind::AllGather ? n : 1);
+  Link link = hardware_.link(w.nodes);
+  return (steps - interSteps) * hardware_.intraLatency + interSteps * hardware_.interLatency +
+         bytes * steps / (n * link.bandwidth);
+}
+
+double HardwareCost::flops(const Work &w) const {
+  double m = static_cast<double>(w.microBatches);
+  int64_t l = modelLayer(w.layer);
+  switch (w.kind) {
+  case EventKind::Forward: return m * model_.forwardFlops(l);
+  case EventKind::Backward: return m * model_.backwardFlops(l);
+  case EventKind::BackwardInput: return m * model_.backwardInputFlops(l);
+  case EventKind::BackwardWeight: return m * model_.backwardWeightFlops(l);
+  default: return 0;
+  }
+}
+
+double HardwareCost::modelFlops(const Work &w) const {
+  double m = static_cast<double>(w.microBatches);
+  int64_t l = modelLayer(w.layer);
+  switch (w.kind) {
+  case EventKind::Backward:
+  case EventKind::BackwardInput: return m * model_.forwardFlops(l) + flops(w);
+  case EventKind::BackwardWeight: return flops(w);
+  default: return 0;
+  }
+}
+
+double HardwareCost::seconds(const Work &w) const {
+  switch (w.kind) {
+  case EventKind::Forward:
+  case EventKind::Backward:
+  case EventKind::BackwardInput:
+  case EventKind::BackwardWeight: return flops(w) / gemmRate();
+  case EventKind::Loss: return 0;
+  case EventKind::Update: {
+    // Per parameter: read the gradient, the master and the moments; write the master, the
+    // moments and the weight (at fp32 the weight is the master: read and written once).
+    double moments = 8.0 * precision_.optimizerMoments; // read and written
+    double perParameter =
+        precision_.bf16 ? elementBytes(Data::Gradients) + 8 + moments + 2 : elementBytes(Data::Gradients) + 8 + moments;
+    double parameters = bytesOf(w) / elementBytes(Data::Weights);
+    return parameters * perParameter / hardware_.memoryBandwidth;
+  }
+  case EventKind::AllReduce:
+  case EventKind::AllGather:
+  case EventKind::ReduceScatter: return collectiveSeconds(w);
+  case EventKind::Pass: {
+    if (w.volume == 0) // a receive: its message's time is the send's
+      return 0;
+    Link link = hardware_.link(w.nodes);
+    return link.latency + bytesOf(w) / link.bandwidth;
+  }
+  }
+  SCHEDC_UNREACHABLE("an event the hardware cost model has no length for");
+}
+
+Number HardwareCost::length(const Work &work) const {
+  return Number::real(seconds(work));
+}
+
+} // namespace schedc::cost

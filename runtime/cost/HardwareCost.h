@@ -1,0 +1,71 @@
+// HardwareCost — the `hardware` cost model: how long each event of a transformer's training
+// step takes on a machine, in seconds, each event on the stream of its class (compute,
+// collectives, point-to-point), so communication overlaps the compute that does not wait
+// for it. The schedule's layer l is the model's layer l.
+//   forward, backward  its FLOPs (Transformer.h) x micro-batches / (peak x GEMM efficiency);
+//                      a split backward's halves their own FLOPs
+//   loss               0 (the logits are the last layer's forward)
+//   update             memory-bound: the bytes the optimizer reads and writes per parameter
+//                      of the weight's shards (gradient; fp32 master and moments, read and
+//                      written; the new weight) / memory bandwidth — the roofline of an
+//                      element-wise kernel
+//   collectives        NCCL's ring model (src/graph/tuning.cc): a collective of n ranks on
+//                      N nodes takes s = 2(n - 1) steps (all-reduce) or n - 1 (all-gather,
+//                      reduce-scatter), 2(N - 1) (or N - 1) of them across nodes; time =
+//                      intra-node steps x intra latency + inter-node steps x inter latency +
+//                      bytes x s / (n x bandwidth), bytes being the whole buffer (an
+//                      all-gather's output) and the bandwidth that of the slowest link the
+//                      group spans
+//   send               latency + bytes / bandwidth of the link between the two ranks; the
+//                      receive takes no time of its own (it waits for the send's end)
+// Bytes: a weight-sized value (weights, gradients, optimizer states) of layer l holds
+// (units / 512²) of the layer's parameters at its precision (sim/Bytes.h); an activation
+// (units / (512 x 256)) micro-batches of sequence x micro_batch x hidden elements.
+#pragma once
+
+#include "cost/CostModel.h"
+#include "cost/Hardware.h"
+#include "cost/Transformer.h"
+
+namespace schedc::cost {
+
+// The precision the model trains at (as sim::ByteModel sets it).
+struct TrainingPrecision {
+  bool bf16 = false;
+  bool fp32Gradients = false;
+  int optimizerMoments = 1;
+};
+
+class HardwareCost final : public CostModel {
+public:
+  HardwareCost(Transformer model, Hardware hardware, TrainingPrecision precision)
+      : model_(std::move(model)), hardware_(std::move(hardware)), precision_(precision) {}
+
+  std::string_view name() const override { return "hardware"; }
+  bool oneStream() const override { return false; }
+  Number length(const Work &work) const override;
+  double flops(const Work &work) const override;
+  double modelFlops(const Work &work) const override;
+  bool placesRanksOnNodes() const override { return true; }
+  int64_t nodeOf(int64_t rank) const override { return hardware_.nodeOf(rank); }
+
+  const Transformer &model() const { return model_; }
+  const Hardware &hardware() const { return hardware_; }
+  // FLOP/s the GEMMs run at: peak at the precision x GEMM efficiency.
+  double gemmRate() const { return hardware_.peak(precision_.bf16) * hardware_.gemmEfficiency; }
+  // Bytes of one element of `data`.
+  double elementBytes(Data data) const;
+  // Bytes of the data an event moves or updates.
+  double bytesOf(const Work &work) const;
+
+private:
+  double seconds(const Work &work) const;
+  double collectiveSeconds(const Work &work) const;
+  int64_t modelLayer(int64_t layer) const;
+
+  Transformer model_;
+  Hardware hardware_;
+  TrainingPrecision precision_;
+};
+
+} // namespace schedc::cost

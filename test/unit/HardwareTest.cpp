@@ -1,0 +1,139 @@
+// Unit tests of the hardware descriptions (cost/Hardware) and the `hardware` cost model
+// (cost/HardwareCost): the presets' published numbers, files with located problems, and
+// each event's seconds worked by hand from the formulas in HardwareCost.h.
+#include "DescriptionProblems.h"
+#include "cost/HardwareCost.h"
+
+#include <gtest/gtest.h>
+
+namespace schedc::cost {
+namespace {
+
+TEST(Hardware, PresetsCarryTheirDatasheetNumbers) {
+  const Hardware *h100 = findHardwarePreset("dgx-h100");
+  ASSERT_TRUE(h100);
+  EXPECT_EQ(h100->invalid(), "");
+  EXPECT_DOUBLE_EQ(h100->peakBf16, 989.5e12);
+  EXPECT_DOUBLE_EQ(h100->memoryBytes, 80e9);
+  EXPECT_EQ(h100->acceleratorsPerNode, 8);
+  EXPECT_DOUBLE_EQ(h100->link(1).bandwidth, 450e9); // NVLink 4: 900 GB/s both ways
+  EXPECT_DOUBLE_EQ(h100->link(2).bandwidth, 50e9);  // 400 Gb/s per GPU
+  EXPECT_EQ(h100->nodeOf(7), 0);
+  EXPECT_EQ(h100->nodeOf(8), 1);
+  const Hardware *a100 = findHardwarePreset("dgx-a100-80gb");
+  ASSERT_TRUE(a100);
+  EXPECT_EQ(a100->invalid(), "");
+  EXPECT_DOUBLE_EQ(a100->peakBf16, 312e12);
+  EXPECT_EQ(hardwarePresetNames(), "dgx-h100, dgx-a100-80gb");
+}
+
+TEST(HardwareFile, APresetWithOverridesAndAMachineOfItsOwn) {
+  FileProblem problem;
+  auto h = parseHardware("preset = \"dgx-h100\"\naccelerators_per_node = 4\ninter_node_bandwidth_gbs = 25\n", problem);
+  ASSERT_TRUE(h) << problem.message;
+  EXPECT_EQ(h->acceleratorsPerNode, 4);
+  EXPECT_DOUBLE_EQ(h->interBandwidth, 25e9);
+  EXPECT_DOUBLE_EQ(h->peakBf16, 989.5e12);
+  auto own = parseHardware("name = \"lab\"\npeak_tflops_bf16 = 100\npeak_tflops_fp32 = 10\ngemm_efficiency = 0.5\n"
+                           "memory_gb = 24\nmemory_bandwidth_gbs = 900\naccelerators_per_node = 2\n"
+                           "intra_node_bandwidth_gbs = 32\nintra_node_latency_us = 5\n"
+                           "inter_node_bandwidth_gbs = 12.5\ninter_node_latency_us = 20\n",
+                           problem);
+  ASSERT_TRUE(own) << problem.message;
+  EXPECT_EQ(own->name, "lab");
+  EXPECT_DOUBLE_EQ(own->intraLatency, 5e-6);
+  EXPECT_DOUBLE_EQ(own->interBandwidth, 12.5e9);
+  EXPECT_EQ(setHardwareField(*own, "gemm_efficiency", "0.8"), "");
+  EXPECT_DOUBLE_EQ(own->gemmEfficiency, 0.8);
+  EXPECT_NE(setHardwareField(*own, "gemm_efficiency", "1.5").find("must be in (0, 1]"), std::string::npos);
+  EXPECT_NE(setHardwareField(*own, "memory_gb", "lots").find("memory_gb must be a number"), std::string::npos);
+  EXPECT_NE(setHardwareField(*own, "nvlink", "1").find("unknown hardware key `nvlink`"), std::string::npos);
+}
+
+TEST(HardwareFile, ProblemsAreLocated) {
+  expectProblems(parseHardware,
+                 {
+                     ProblemCase{"preset = \"dgx-h100\"\nmemory = 80\n", 2, 1, "unknown key `memory`"},
+                     ProblemCase{"preset = \"dgx-h100\"\nmemory_gb = \"80\"\n", 2, 13, "memory_gb must be a number"},
+                     ProblemCase{"preset = \"dgx-h100\"\nmemory_gb = -1\n", 2, 13, "must not be negative"},
+                     ProblemCase{"preset = \"dgx-h200\"\n", 1, 10, "unknown preset `dgx-h200`"},
+                     ProblemCase{"preset = \"dgx-h100\"\naccelerators_per_node = 0\n", 2, 25, "at least 1"},
+                     ProblemCase{"peak_tflops_bf16 = 100\n", 0, 0, "peak_tflops_fp32 must be given"},
+                 });
+}
+
+// A small model on a machine with round numbers, so every length can be worked by hand.
+class HardwareCostTest : public ::testing::Test {
+protected:
+  HardwareCostTest() : cost_(model(), machine(), {.bf16 = true, .fp32Gradients = false, .optimizerMoments = 2}) {}
+  static Transformer model() { return *findTransformerPreset("llama3-8b"); }
+  static Hardware machine() {
+    Hardware h = *findHardwarePreset("dgx-h100");
+    h.peakBf16 = 1000e12, h.gemmEfficiency = 0.5, h.memoryBandwidth = 2e12;
+    h.intraBandwidth = 400e9, h.intraLatency = 2e-6, h.interBandwidth = 40e9, h.interLatency = 10e-6;
+    return h;
+  }
+  double seconds(const Work &w) const { return cost_.length(w).asDouble(); }
+  double parameters(int64_t layer) const { return static_cast<double>(model().layerParameters(layer)); }
+  HardwareCost cost_;
+};
+
+TEST_F(HardwareCostTest, ComputeIsFlopsOverTheGemmRate) {
+  Transformer t = model();
+  double rate = 1000e12 * 0.5;
+  EXPECT_DOUBLE_EQ(seconds({.kind = EventKind::Forward, .layer = 3, .microBatches = 2}), 2 * t.forwardFlops(3) / rate);
+  EXPECT_DOUBLE_EQ(seconds({.kind = EventKind::Backward, .layer = 3, .microBatches = 1}), t.backwardFlops(3) / rate);
+  EXPECT_DOUBLE_EQ(seconds({.kind = EventKind::BackwardWeight, .layer = 0, .microBatches = 1}),
+                   t.backwardWeightFlops(0) / rate);
+  EXPECT_EQ(seconds({.kind = EventKind::Loss, .layer = 32}), 0);
+  // Model FLOPs count each layer's forward once, at its backward; hardware FLOPs what runs.
+  Work backward{.kind = EventKind::Backward, .layer = 5, .microBatches = 1};
+  EXPECT_DOUBLE_EQ(cost_.modelFlops(backward), t.forwardFlops(5) + t.backwardFlops(5));
+  EXPECT_EQ(cost_.modelFlops({.kind = EventKind::Forward, .layer = 5, .microBatches = 1}), 0);
+  EXPECT_DOUBLE_EQ(cost_.flops({.kind = EventKind::Forward, .layer = 5, .microBatches = 1}), t.forwardFlops(5));
+}
+
+TEST_F(HardwareCostTest, CollectivesFollowNcclsRingModel) {
+  double whole = 512.0 * 512.0;     // a whole layer in the puzzle's units
+  double bytes = parameters(4) * 2; // bf16
+  // All-reduce over 8 ranks of one node: 14 steps over NVLink.
+  Work allReduce{
+      .kind = EventKind::AllReduce, .data = Data::Gradients, .groupSize = 8, .nodes = 1, .layer = 4, .volume = whole};
+  EXPECT_DOUBLE_EQ(seconds(allReduce), 14 * 2e-6 + bytes * 14 / (8 * 400e9));
+  // Over 16 ranks on 2 nodes: 30 steps, 2 of them across nodes, at the network's bandwidth.
+  allReduce.groupSize = 16, allReduce.nodes = 2;
+  EXPECT_DOUBLE_EQ(seconds(allReduce), 28 * 2e-6 + 2 * 10e-6 + bytes * 30 / (16 * 40e9));
+  // All-gather: each of 8 puts in an eighth; the buffer is the whole layer; 7 steps.
+  Work allGather{
+      .kind = EventKind::AllGather, .data = Data::Weights, .groupSize = 8, .nodes = 1, .layer = 4, .volume = whole / 8};
+  EXPECT_DOUBLE_EQ(seconds(allGather), 7 * 2e-6 + bytes * 7 / (8 * 400e9));
+  // Reduce-scatter: the whole gradient in, 7 steps.
+  Work reduceScatter{.kind = EventKind::ReduceScatter,
+                     .data = Data::Gradients,
+                     .groupSize = 8,
+                     .nodes = 1,
+                     .layer = 4,
+                     .volume = whole};
+  EXPECT_DOUBLE_EQ(seconds(reduceScatter), seconds(allGather));
+  // A group of one moves nothing.
+  allReduce.groupSize = 1, allReduce.nodes = 1;
+  EXPECT_EQ(seconds(allReduce), 0);
+}
+
+TEST_F(HardwareCostTest, SendsCrossTheirLinkAndUpdatesAreMemoryBound) {
+  Transformer t = model();
+  double activation = static_cast<double>(t.sequence * t.microBatch * t.hidden) * 2; // one micro-batch, bf16
+  Work send{.kind = EventKind::Pass, .data = Data::Activations, .nodes = 1, .volume = 512.0 * 256.0};
+  EXPECT_DOUBLE_EQ(seconds(send), 2e-6 + activation / 400e9);
+  send.nodes = 2;
+  EXPECT_DOUBLE_EQ(seconds(send), 10e-6 + activation / 40e9);
+  EXPECT_EQ(seconds({.kind = EventKind::Pass}), 0); // the receive
+  // Adam at bf16 touches 2 (gradient) + 4 + 4 (master) + 16 (moments) + 2 (weight) bytes
+  // per parameter of the shard: a quarter of layer 6 here.
+  Work update{.kind = EventKind::Update, .data = Data::Weights, .updatedLayer = 6, .volume = 512.0 * 512.0 / 4};
+  EXPECT_DOUBLE_EQ(seconds(update), parameters(6) / 4 * 28 / 2e12);
+  EXPECT_DOUBLE_EQ(cost_.elementBytes(Data::OptimizerState), 12); // ZeRO's K
+}
+
+} // namespace
+} // namespace schedc::cost
