@@ -81,18 +81,24 @@ int resolveCostModel(Options &opts, SourceManager &sources, DiagnosticEngine &di
   if (!opts.hardwareCost)
     return kExitOk;
   int exitCode = kExitOk;
-  std::optional<cost::Transformer> model = describe(kModel, opts.model, opts.modelSettings, sources, diags, exitCode);
-  if (!model)
-    return exitCode;
+  std::shared_ptr<const cost::LayerModel> layers;
+  if (opts.model.empty()) { // the real backends' own layer, at --hidden and --tokens
+    layers = cost::tanhLayers(opts.bytes.hidden, opts.bytes.tokens);
+  } else {
+    std::optional<cost::Transformer> model = describe(kModel, opts.model, opts.modelSettings, sources, diags, exitCode);
+    if (!model)
+      return exitCode;
+    opts.bytes.transformer = std::make_shared<const cost::Transformer>(*model);
+    layers = cost::transformerLayers(std::move(*model));
+  }
   std::optional<cost::Hardware> hardware =
       describe(kHardware, opts.hardware, opts.hardwareSettings, sources, diags, exitCode);
   if (!hardware)
     return exitCode;
   cost::TrainingPrecision precision{opts.bytes.precision == sim::Precision::Bf16, opts.bytes.fp32Gradients,
                                     opts.bytes.optimizerStates};
-  opts.bytes.transformer = std::make_shared<const cost::Transformer>(*model);
   opts.bytes.given = true;
-  auto cost = std::make_shared<const cost::HardwareCost>(std::move(*model), std::move(*hardware), precision);
+  auto cost = std::make_shared<const cost::HardwareCost>(std::move(layers), std::move(*hardware), precision);
   opts.costModel = cost.get();
   opts.ownedCostModel = std::move(cost);
   return kExitOk;
@@ -103,10 +109,12 @@ bool applyModelLayers(const Options &opts, bool hasLayers, std::map<std::string,
   const auto *cost = dynamic_cast<const cost::HardwareCost *>(opts.costModel);
   if (!cost || !hasLayers)
     return true;
-  int64_t layers = cost->model().layers;
+  int64_t layers = cost->model().layers();
+  if (layers == 0) // the tanh layer: as many as the schedule has
+    return true;
   auto [it, added] = params.emplace("layers", layers);
   if (!added && it->second != layers) {
-    diags.error({}, "-D layers=" + std::to_string(it->second) + ", but the model " + cost->model().name + " has " +
+    diags.error({}, "-D layers=" + std::to_string(it->second) + ", but the model " + cost->model().name() + " has " +
                         std::to_string(layers) +
                         " layers (a schedule's layers are the model's; set them with "
                         "--model-set=layers=N)");

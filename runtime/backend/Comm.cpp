@@ -286,6 +286,16 @@ std::string gatherWeights(Comm &comm, const std::vector<char> &mine, int64_t lay
   return publishWeights(tmp, dir, overwrite);
 }
 
+NodePlace nodePlace() {
+  MPI_Comm node;
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+  NodePlace place;
+  MPI_Comm_rank(node, &place.rank);
+  MPI_Comm_size(node, &place.size);
+  MPI_Comm_free(&node);
+  return place;
+}
+
 bool writeNpy(const std::string &path, const std::vector<float> &values, int64_t rows, int64_t cols) {
   std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (" + std::to_string(rows) + ", " +
                        std::to_string(cols) + "), }";

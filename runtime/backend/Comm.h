@@ -73,6 +73,13 @@ private:
 std::string gatherWeights(Comm &comm, const std::vector<char> &mine, int64_t layers, int64_t hidden,
                           const std::string &dir, bool overwrite);
 
+// This process's place among the MPI processes on its node (MPI_COMM_TYPE_SHARED): its
+// rank there and how many there are. Collective.
+struct NodePlace {
+  int rank = 0, size = 1;
+};
+NodePlace nodePlace();
+
 // Writes `values` (rows x cols, float32) as a .npy file, atomically (a temporary file, then
 // a rename). Returns false on an I/O error.
 bool writeNpy(const std::string &path, const std::vector<float> &values, int64_t rows, int64_t cols);

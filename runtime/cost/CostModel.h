@@ -51,6 +51,8 @@ public:
   // at its backward); 0 where the model counts none.
   virtual double flops(const Work & /*work*/) const { return 0; }
   virtual double modelFlops(const Work & /*work*/) const { return 0; }
+  // Whether its lengths are seconds (else the puzzle's time steps).
+  virtual bool inSeconds() const { return false; }
   // Whether it prices transfers by the nodes they span; if so, the node of each rank.
   virtual bool placesRanksOnNodes() const { return false; }
   virtual int64_t nodeOf(int64_t /*rank*/) const { return 0; }

@@ -1,6 +1,9 @@
 // Hardware presets, each with where its numbers come from, and the description's keys.
 #include "cost/Hardware.h"
 
+#include <fstream>
+#include <sstream>
+
 namespace schedc::cost {
 
 namespace {
@@ -61,7 +64,9 @@ const Key<H> kKeys[] = {
     {"gemm_efficiency", kNumber, nullptr, nullptr, nullptr, 1, setEfficiency},
     {"memory_gb", kNumber, nullptr, nullptr, &H::memoryBytes, 1e9},
     {"memory_bandwidth_gbs", kNumber, nullptr, nullptr, &H::memoryBandwidth, 1e9},
+    {"elementwise_gelems", kNumber, nullptr, nullptr, &H::elementwiseRate, 1e9},
     {"accelerators_per_node", SettingType::Integer, &H::acceleratorsPerNode},
+    {"overlap", SettingType::Boolean, nullptr, &H::overlap},
     {"intra_node_bandwidth_gbs", kNumber, nullptr, nullptr, &H::intraBandwidth, 1e9},
     {"intra_node_latency_us", kNumber, nullptr, nullptr, &H::intraLatency, 1e-6},
     {"inter_node_bandwidth_gbs", kNumber, nullptr, nullptr, &H::interBandwidth, 1e9},
@@ -111,6 +116,42 @@ std::optional<Hardware> parseHardware(const std::string &text, FileProblem &prob
 
 std::string setHardwareField(Hardware &hardware, const std::string &key, const std::string &value) {
   return setFromText<H>(hardware, kKeys, key, value, "hardware");
+}
+
+std::optional<Hardware> loadHardware(const std::string &nameOrFile, const std::vector<std::string> &settings,
+                                     std::string &error) {
+  std::optional<Hardware> h;
+  if (const Hardware *preset = findHardwarePreset(nameOrFile)) {
+    h = *preset;
+  } else {
+    std::ifstream in(nameOrFile);
+    if (!in) {
+      error = "unknown hardware `" + nameOrFile + "`: not a preset (" + hardwarePresetNames() + ") nor a readable file";
+      return std::nullopt;
+    }
+    std::ostringstream text;
+    text << in.rdbuf();
+    FileProblem problem;
+    h = parseHardware(text.str(), problem);
+    if (!h) {
+      error = nameOrFile +
+              (problem.line ? ":" + std::to_string(problem.line) + ":" + std::to_string(problem.column) : "") + ": " +
+              problem.message;
+      return std::nullopt;
+    }
+  }
+  for (const std::string &s : settings) {
+    size_t eq = s.find('=');
+    error = eq == std::string::npos ? "expected KEY=VALUE, not `" + s + "`"
+                                    : setHardwareField(*h, s.substr(0, eq), s.substr(eq + 1));
+    if (error.empty())
+      error = h->invalid();
+    if (!error.empty()) {
+      error = "--hardware-set: " + error;
+      return std::nullopt;
+    }
+  }
+  return h;
 }
 
 } // namespace schedc::cost

@@ -8,7 +8,12 @@
 //   peak_tflops_bf16 peak_tflops_fp32   dense tensor-core / fp32 peak, 10^12 FLOP/s
 //   gemm_efficiency                     the fraction of peak a large GEMM reaches, (0, 1]
 //   memory_gb memory_bandwidth_gbs      capacity in 10^9 bytes; bandwidth in 10^9 bytes/s
+//   elementwise_gelems                  10^9 elements/s of a model's element-wise passes
+//                                       (0, the presets': not modelled)
 //   accelerators_per_node               integer >= 1
+//   overlap                             true (the presets): collectives and messages run on
+//                                       streams of their own; false: one after another with
+//                                       compute, as the cpu backend's one thread runs them
 //   intra_node_bandwidth_gbs intra_node_latency_us   per accelerator, one direction
 //   inter_node_bandwidth_gbs inter_node_latency_us   per accelerator, one direction
 //   name (a string), preset
@@ -36,7 +41,9 @@ struct Hardware {
   double gemmEfficiency = 0;         // of peak, for large GEMMs
   double memoryBytes = 0;            // per accelerator
   double memoryBandwidth = 0;        // bytes/s
+  double elementwiseRate = 0;        // elements/s of element-wise passes; 0: not modelled
   int64_t acceleratorsPerNode = 0;
+  bool overlap = true;                         // communication on streams of its own
   double intraBandwidth = 0, intraLatency = 0; // inside a node
   double interBandwidth = 0, interLatency = 0; // across nodes
 
@@ -61,5 +68,11 @@ std::string hardwarePresetNames();
 std::optional<Hardware> parseHardware(const std::string &text, FileProblem &problem);
 // Sets `key` (one of the file's keys) from command-line text; "" or what is wrong.
 std::string setHardwareField(Hardware &hardware, const std::string &key, const std::string &value);
+
+// The hardware `nameOrFile` names — a preset, else a TOML file — with `settings` (each
+// KEY=VALUE) applied; nullopt with `error` set ("FILE:LINE:COL: message" for a problem in
+// the file). For compiled programs; schedc reports files' problems with its diagnostics.
+std::optional<Hardware> loadHardware(const std::string &nameOrFile, const std::vector<std::string> &settings,
+                                     std::string &error);
 
 } // namespace schedc::cost

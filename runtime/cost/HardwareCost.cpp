@@ -15,7 +15,7 @@ constexpr double kActivationUnits = 512.0 * 256.0; // one micro-batch of activat
 } // namespace
 
 int64_t HardwareCost::modelLayer(int64_t layer) const {
-  return std::clamp<int64_t>(layer, 0, model_.layers - 1);
+  return model_->layers() > 0 ? std::clamp<int64_t>(layer, 0, model_->layers() - 1) : std::max<int64_t>(layer, 0);
 }
 
 double HardwareCost::elementBytes(Data data) const {
@@ -31,12 +31,10 @@ double HardwareCost::elementBytes(Data data) const {
 }
 
 double HardwareCost::bytesOf(const Work &w) const {
-  if (w.data == Data::Activations) {
-    double perMicroBatch = static_cast<double>(model_.sequence * model_.microBatch * model_.hidden);
-    return w.volume / kActivationUnits * perMicroBatch * elementBytes(w.data);
-  }
+  if (w.data == Data::Activations)
+    return w.volume / kActivationUnits * model_->boundaryElements() * elementBytes(w.data);
   int64_t layer = w.kind == EventKind::Update ? w.updatedLayer : w.layer;
-  double parameters = static_cast<double>(model_.layerParameters(modelLayer(layer)));
+  double parameters = model_->parameters(modelLayer(layer));
   return w.volume / kWeightUnits * parameters * elementBytes(w.data);
 }
 
@@ -58,11 +56,13 @@ double HardwareCost::collectiveSeconds(const Work &w) const {
 double HardwareCost::flops(const Work &w) const {
   double m = static_cast<double>(w.microBatches);
   int64_t l = modelLayer(w.layer);
+  const LayerModel &model = *model_;
   switch (w.kind) {
-  case EventKind::Forward: return m * model_.forwardFlops(l);
-  case EventKind::Backward: return m * model_.backwardFlops(l);
-  case EventKind::BackwardInput: return m * model_.backwardInputFlops(l);
-  case EventKind::BackwardWeight: return m * model_.backwardWeightFlops(l);
+  case EventKind::Forward: return m * model.forwardFlops(l);
+  case EventKind::Backward:
+    return m * (model.recomputeFlops(l) + model.backwardInputFlops(l) + model.backwardWeightFlops(l));
+  case EventKind::BackwardInput: return m * (model.recomputeFlops(l) + model.backwardInputFlops(l));
+  case EventKind::BackwardWeight: return m * (model.recomputeFlops(l) + model.backwardWeightFlops(l));
   default: return 0;
   }
 }
@@ -70,10 +70,12 @@ double HardwareCost::flops(const Work &w) const {
 double HardwareCost::modelFlops(const Work &w) const {
   double m = static_cast<double>(w.microBatches);
   int64_t l = modelLayer(w.layer);
+  const LayerModel &model = *model_;
   switch (w.kind) {
   case EventKind::Backward:
-  case EventKind::BackwardInput: return m * model_.forwardFlops(l) + flops(w);
-  case EventKind::BackwardWeight: return flops(w);
+    return m * (model.forwardFlops(l) + model.backwardInputFlops(l) + model.backwardWeightFlops(l));
+  case EventKind::BackwardInput: return m * (model.forwardFlops(l) + model.backwardInputFlops(l));
+  case EventKind::BackwardWeight: return m * model.backwardWeightFlops(l);
   default: return 0;
   }
 }
@@ -83,7 +85,13 @@ double HardwareCost::seconds(const Work &w) const {
   case EventKind::Forward:
   case EventKind::Backward:
   case EventKind::BackwardInput:
-  case EventKind::BackwardWeight: return flops(w) / gemmRate();
+  case EventKind::BackwardWeight: {
+    double elementwise = hardware_.elementwiseRate > 0
+                             ? static_cast<double>(w.microBatches) *
+                                   model_->elementwiseElements(modelLayer(w.layer), w.kind) / hardware_.elementwiseRate
+                             : 0;
+    return flops(w) / gemmRate() + elementwise;
+  }
   case EventKind::Loss: return 0;
   case EventKind::Update: {
     // Per parameter: read the gradient, the master and the moments; write the master, the

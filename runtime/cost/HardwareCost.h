@@ -1,9 +1,13 @@
 // HardwareCost — the `hardware` cost model: how long each event of a transformer's training
 // step takes on a machine, in seconds, each event on the stream of its class (compute,
 // collectives, point-to-point), so communication overlaps the compute that does not wait
-// for it. The schedule's layer l is the model's layer l.
-//   forward, backward  its FLOPs (Transformer.h) x micro-batches / (peak x GEMM efficiency);
-//                      a split backward's halves their own FLOPs
+// for it. The schedule's layer l is the model's layer l (cost/LayerModel.h: a transformer,
+// or the real backends' tanh(xW) layer).
+//   forward, backward  its FLOPs x micro-batches / (peak x GEMM efficiency); a split
+//                      backward's halves their own FLOPs; a backward that recomputes its
+//                      forward first (the tanh layer) that forward's too; plus, where the
+//                      machine has an element-wise rate (a calibrated one), the model's
+//                      element-wise elements / that rate
 //   loss               0 (the logits are the last layer's forward)
 //   update             memory-bound: the bytes the optimizer reads and writes per parameter
 //                      of the weight's shards (gradient; fp32 master and moments, read and
@@ -20,12 +24,15 @@
 //                      receive takes no time of its own (it waits for the send's end)
 // Bytes: a weight-sized value (weights, gradients, optimizer states) of layer l holds
 // (units / 512²) of the layer's parameters at its precision (sim/Bytes.h); an activation
-// (units / (512 x 256)) micro-batches of sequence x micro_batch x hidden elements.
+// (units / (512 x 256)) micro-batches of the model's boundary elements (sequence x
+// micro_batch x hidden; T x H).
 #pragma once
 
 #include "cost/CostModel.h"
 #include "cost/Hardware.h"
-#include "cost/Transformer.h"
+#include "cost/LayerModel.h"
+
+#include <memory>
 
 namespace schedc::cost {
 
@@ -38,18 +45,19 @@ struct TrainingPrecision {
 
 class HardwareCost final : public CostModel {
 public:
-  HardwareCost(Transformer model, Hardware hardware, TrainingPrecision precision)
+  HardwareCost(std::shared_ptr<const LayerModel> model, Hardware hardware, TrainingPrecision precision)
       : model_(std::move(model)), hardware_(std::move(hardware)), precision_(precision) {}
 
   std::string_view name() const override { return "hardware"; }
-  bool oneStream() const override { return false; }
+  bool oneStream() const override { return !hardware_.overlap; }
   Number length(const Work &work) const override;
   double flops(const Work &work) const override;
   double modelFlops(const Work &work) const override;
+  bool inSeconds() const override { return true; }
   bool placesRanksOnNodes() const override { return true; }
   int64_t nodeOf(int64_t rank) const override { return hardware_.nodeOf(rank); }
 
-  const Transformer &model() const { return model_; }
+  const LayerModel &model() const { return *model_; }
   const Hardware &hardware() const { return hardware_; }
   // FLOP/s the GEMMs run at: peak at the precision x GEMM efficiency.
   double gemmRate() const { return hardware_.peak(precision_.bf16) * hardware_.gemmEfficiency; }
@@ -63,7 +71,7 @@ private:
   double collectiveSeconds(const Work &work) const;
   int64_t modelLayer(int64_t layer) const;
 
-  Transformer model_;
+  std::shared_ptr<const LayerModel> model_;
   Hardware hardware_;
   TrainingPrecision precision_;
 };

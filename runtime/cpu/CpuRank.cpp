@@ -18,10 +18,12 @@ using sim::ValuePtr;
 
 using P = backend::Payloads<Flat, OptState, Rows>;
 
-std::vector<float> rowsOf(const Rows *r, int64_t expectedRows, int64_t h) {
+// The rows `r` holds (not copied), or `zeros` made to stand in for missing data.
+const std::vector<float> &rowsOf(const Rows *r, int64_t expectedRows, int64_t h, std::vector<float> &zeros) {
   if (r && r->rows == expectedRows)
     return r->values;
-  return std::vector<float>(static_cast<size_t>(expectedRows * h), 0.0f);
+  zeros.assign(static_cast<size_t>(expectedRows * h), 0.0f);
+  return zeros;
 }
 
 } // namespace
@@ -88,7 +90,8 @@ ValuePtr CpuRank::forward(const ValuePtr &meta, const ValuePtr &a, const ValuePt
   int64_t m = static_cast<int64_t>(meta->batches->size()) * d_.tokens;
   std::vector<float> scratch;
   const float *weight = gemmWeight(w, scratch);
-  return with(meta, Rows{m, cpu::forward(rowsOf(P::rows(a), m, d_.hidden), m, weight, d_.hidden, bf16())});
+  std::vector<float> zeros;
+  return with(meta, Rows{m, cpu::forward(rowsOf(P::rows(a), m, d_.hidden, zeros), m, weight, d_.hidden, bf16())});
 }
 
 std::pair<ValuePtr, ValuePtr> CpuRank::backward(const std::pair<ValuePtr, ValuePtr> &meta, const ValuePtr &a,
@@ -97,8 +100,9 @@ std::pair<ValuePtr, ValuePtr> CpuRank::backward(const std::pair<ValuePtr, ValueP
   std::vector<float> scratch, dw, dx;
   bool wantWeight = part != sim::Rank::BackwardPart::Input, wantInput = part != sim::Rank::BackwardPart::Weight;
   const float *weight = gemmWeight(w, scratch);
-  cpu::backward(rowsOf(P::rows(a), m, d_.hidden), rowsOf(P::rows(g), m, d_.hidden), m, weight, d_.hidden,
-                wantWeight ? &dw : nullptr, wantInput ? &dx : nullptr, bf16(), bf16Gradients());
+  std::vector<float> zerosA, zerosG;
+  cpu::backward(rowsOf(P::rows(a), m, d_.hidden, zerosA), rowsOf(P::rows(g), m, d_.hidden, zerosG), m, weight,
+                d_.hidden, wantWeight ? &dw : nullptr, wantInput ? &dx : nullptr, bf16(), bf16Gradients());
   Flat gw;
   gw.pieces.push_back(Piece{0, std::move(dw)});
   return {wantWeight ? with(meta.first, std::move(gw)) : meta.first,
@@ -107,7 +111,9 @@ std::pair<ValuePtr, ValuePtr> CpuRank::backward(const std::pair<ValuePtr, ValueP
 
 ValuePtr CpuRank::loss(const ValuePtr &meta, const ValuePtr &a) {
   int64_t m = static_cast<int64_t>(meta->batches->size()) * d_.tokens;
-  return with(meta, Rows{m, lossGradient(d_, rowsOf(P::rows(a), m, d_.hidden), meta->batches->elements(), bf16())});
+  std::vector<float> zeros;
+  return with(meta,
+              Rows{m, lossGradient(d_, rowsOf(P::rows(a), m, d_.hidden, zeros), meta->batches->elements(), bf16())});
 }
 
 std::pair<ValuePtr, ValuePtr> CpuRank::update(const std::pair<ValuePtr, ValuePtr> &meta, const ValuePtr &g,

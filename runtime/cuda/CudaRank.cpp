@@ -533,12 +533,7 @@ private:
 
 // This process's rank among those on its node.
 int localRank() {
-  MPI_Comm node;
-  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
-  int rank = 0;
-  MPI_Comm_rank(node, &rank);
-  MPI_Comm_free(&node);
-  return rank;
+  return backend::nodePlace().rank;
 }
 
 } // namespace

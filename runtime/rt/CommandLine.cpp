@@ -4,6 +4,7 @@
 #include "rt/CommandLine.h"
 
 #include "backend/WeightsDir.h"
+#include "cost/HardwareCost.h"
 #include "diagnostics/Diagnostics.h"
 #include "options/OptionValues.h"
 #include "sim/SharedOptions.h"
@@ -42,6 +43,14 @@ bool readBackendOption(ArgumentList &args, CommandLine &line, std::string &error
     run.noVerify = true;
   } else if (a == "--stats") {
     run.stats = true;
+  } else if (args.value("--hardware", v)) {
+    line.hardware = v;
+  } else if (args.value("--hardware-set", v)) {
+    line.hardwareSettings.push_back(v);
+  } else if (args.value("--calibrate", v)) {
+    if (v.empty())
+      error = "--calibrate needs a file";
+    line.calibrate = v;
   } else {
     return false;
   }
@@ -76,6 +85,10 @@ std::string checkTogether(const CommandLine &line) {
   const ComputeRun &run = line.run;
   if (!run.weightsOut.empty() && !line.computing)
     return "--weights-out is an option of the cpu and cuda backends (they compute the weights)";
+  if (!line.calibrate.empty() && (!line.computing || run.backend != ComputeRun::Cpu))
+    return "--calibrate measures the cpu backend: run it with --backend=cpu under mpirun (-np 2 or more for MPI)";
+  if (!line.hardwareSettings.empty() && line.hardware.empty())
+    return "--hardware-set changes the --hardware, and none is given";
   // The model the report predicts bytes for is the one a real backend computes.
   if (run.config.tf32 && line.options.bytes.precision == sim::Precision::Bf16)
     return "--tf32 is for fp32 GEMMs; with --precision=bf16 the GEMMs are bf16";
@@ -96,6 +109,20 @@ void configureModel(CommandLine &line) {
   bool adam = bytes.optimizerStates == 2;
   config.optimizer.kind = adam ? backend::Optimizer::Adam : backend::Optimizer::Sgd;
   config.optimizer.lr = adam ? 1e-3f : 0.1f; // each optimizer's usual step size
+}
+
+// The hardware cost model of --hardware, over the real backends' own layers.
+bool timeOnHardware(CommandLine &line, std::string &error) {
+  std::optional<cost::Hardware> hardware = cost::loadHardware(line.hardware, line.hardwareSettings, error);
+  if (!hardware)
+    return false;
+  const sim::ByteModel &bytes = line.options.bytes;
+  cost::TrainingPrecision precision{bytes.precision == sim::Precision::Bf16, bytes.fp32Gradients,
+                                    bytes.optimizerStates};
+  line.cost = std::make_shared<const cost::HardwareCost>(cost::tanhLayers(bytes.hidden, bytes.tokens),
+                                                         std::move(*hardware), precision);
+  line.options.costModel = line.cost.get();
+  return true;
 }
 
 } // namespace
@@ -129,6 +156,10 @@ std::optional<CommandLine> readCommandLine(const std::vector<std::string> &argv,
       return std::nullopt;
     }
   configureModel(line);
+  if (!line.hardware.empty() && !timeOnHardware(line, error)) {
+    refusal = {error, kExitUsage};
+    return std::nullopt;
+  }
   return line;
 }
 
@@ -155,6 +186,13 @@ bytes of it, and cpu and cuda measure them):
   --overwrite-weights  cpu/cuda: DIR may be weights a previous run wrote; they are replaced
   --no-verify          cpu/cuda: run even a schedule that check rejects
   --stats              cpu/cuda: print each rank's GEMM rate, MPI time and the library's own rate
+  --hardware=NAME|FILE time the step in seconds on a machine (docs/costs.md): a preset
+                       (dgx-h100, dgx-a100-80gb) or a hardware file; the cpu and cuda
+                       backends print the measured step time beside the prediction
+  --hardware-set=KEY=VALUE  override one key of it (repeatable)
+  --calibrate=FILE     cpu: measure this machine (GEMM rate at --hidden and --tokens, memory
+                       bandwidth, MPI latency and bandwidth) into a hardware file, and stop:
+                         mpirun -np 2 ./prog --backend=cpu --calibrate=cpu.toml
   -D NAME=VALUE        override a schedule parameter (repeatable)
   --format=text|json   the report's format (default text)
   --events=FILE        write every event as CSV

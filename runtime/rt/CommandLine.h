@@ -5,6 +5,7 @@
 
 #include "rt/Program.h"
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -17,6 +18,13 @@ struct CommandLine {
   ComputeRun run;
   bool computing = false; // --backend=cpu or cuda
   bool help = false;      // --help: print helpText() and stop
+  // --hardware=NAME|FILE (with --hardware-set=KEY=VALUE): time the run with the hardware
+  // cost model (the tanh(xW) layers of --hidden and --tokens on that machine), which
+  // options.costModel then points to.
+  std::string hardware;
+  std::vector<std::string> hardwareSettings;
+  std::shared_ptr<const cost::CostModel> cost;
+  std::string calibrate; // --calibrate=FILE: measure this machine into a hardware file instead of running
 };
 
 // Why a command line was refused: the message, and the exit code (kExitUsage, or kExitIoError

@@ -127,6 +127,10 @@ private:
   std::string afterRun(const sim::World &world, sim::CheckResult &result) {
     result.backend = run_.name();
     result.measuredPeak = gatherPeaks(world);
+    // The cpu backend's events end when their calls return; the cuda backend's times are
+    // the device's only when it settles after each (drawing), so it reports none here.
+    if (run_.backend == ComputeRun::Cpu)
+      result.measuredSeconds = stepSeconds();
     bool drawing = !options_.traceFile.empty() || !options_.timelineFile.empty();
     sim::MeasuredRun times = drawing ? gatherTimes(world) : sim::MeasuredRun{};
     std::string problem;
@@ -136,6 +140,20 @@ private:
     if (root_ && drawing && world.completed() && problem.empty())
       problem = writeDrawings(world, result, times);
     return problem;
+  }
+
+  // The step's wall clock, as the cost models count it: from the first event's start on any
+  // rank to the last event's end (loading weights and making inputs, which are no events,
+  // come before; the clocks share the start after a barrier).
+  double stepSeconds() {
+    double span[2] = {1e300, 0}; // -first start, last end: one MPI_MAX for both
+    for (const sim::Measured &m : measured_) {
+      span[0] = std::min(span[0], m.start);
+      span[1] = std::max(span[1], m.start + m.length);
+    }
+    span[0] = -span[0];
+    MPI_Allreduce(MPI_IN_PLACE, span, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    return std::max(0.0, span[1] + span[0]);
   }
 
   // Every rank's peak of bytes held, measured at the cost model's sampling points.

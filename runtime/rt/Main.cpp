@@ -3,6 +3,7 @@
 // locations from the program description, reads -D, evaluates the parameters with the compiled defaults, and
 // runs every rank of the compiled entry through sim::runAndReport — the same path `schedc
 // check` takes — so the report and diagnostics are byte for byte the same.
+#include "cpu/Calibrate.h"
 #include "rt/CommandLine.h"
 #include "rt/ComputeRun.h"
 #include "rt/Program.h"
@@ -66,12 +67,28 @@ int simulate(const schedc_program &program, const CommandLine &line) {
   }
 }
 
+// --calibrate: this machine measured into a hardware file, which rank 0 writes.
+int calibrateHere(const CommandLine &line) {
+  std::string text = cpu::calibrate(line.run.config.dims);
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (rank != 0)
+    return kExitOk;
+  if (!sim::writeAtomically(line.calibrate, text)) {
+    std::cerr << "schedc: error: cannot write the hardware file `" << line.calibrate << "`\n";
+    return kExitIoError;
+  }
+  std::cout << text;
+  return kExitOk;
+}
+
 // The run on a real backend: this process is one MPI rank.
 int computeOnThisRank(const schedc_program &program, const CommandLine &line, int &argc, char **&argv) {
   MPI_Init(&argc, &argv);
   int code = kExitInternal;
   try {
-    code = runProgram(program, line.defines, line.options, std::cout, std::cerr, &line.run);
+    code = line.calibrate.empty() ? runProgram(program, line.defines, line.options, std::cout, std::cerr, &line.run)
+                                  : calibrateHere(line);
   } catch (const std::exception &e) {
     int rank = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);

@@ -93,7 +93,7 @@ std::string hardwareLines(const CheckResult &r, const Report &rep) {
   const cost::Hardware &machine = r.hardware->hardware();
   char line[320];
   std::snprintf(line, sizeof line, "Step time: %.4g s on %s (%s): MFU %.1f%%, HFU %.1f%% of %.1f TFLOP/s %s\n",
-                h.seconds, machine.name.c_str(), r.hardware->model().name.c_str(), 100 * h.mfu, 100 * h.hfu,
+                h.seconds, machine.name.c_str(), r.hardware->model().name().c_str(), 100 * h.mfu, 100 * h.hfu,
                 machine.peak(r.bytes.precision == Precision::Bf16) / 1e12, precisionName(r.bytes.precision));
   std::string s = line;
   if (h.over.empty()) {
@@ -122,7 +122,7 @@ std::string hardwareJson(const CheckResult &r, const Report &rep) {
              ", \"point_to_point_busy\": " + num(busy[2]) + ", \"compute_idle\": " + num(f.end.asDouble() - busy[0]) +
              "}";
   }
-  return "  \"hardware\": {\"model\": " + quote(r.hardware->model().name) +
+  return "  \"hardware\": {\"model\": " + quote(r.hardware->model().name()) +
          ", \"machine\": " + quote(r.hardware->hardware().name) + ", \"step_seconds\": " + num(h.seconds) +
          ", \"mfu\": " + num(h.mfu) + ", \"hfu\": " + num(h.hfu) + ", \"model_flops\": " + num(rep.modelFlops) +
          ", \"accelerator_memory\": " + integral(h.capacity) + ", \"fits\": " + (h.over.empty() ? "true" : "false") +
@@ -193,6 +193,12 @@ std::string formatText(const CheckResult &r) {
   }
   if (r.hardware)
     s += hardwareLines(r, rep);
+  if (r.measuredSeconds) {
+    char line[128];
+    std::snprintf(line, sizeof line, "Measured step time: %.4g s (%s backend)\n", *r.measuredSeconds,
+                  r.backend.c_str());
+    s += line;
+  }
   if (r.targetSteps)
     s += "Target steps " + std::to_string(*r.targetSteps) + ": " +
          (met(rep.timesteps, *r.targetSteps) ? "met" : "missed") + " (Timesteps " + rep.timesteps.str() + ")\n";
@@ -223,6 +229,8 @@ std::string formatJson(const CheckResult &r, const std::vector<Diagnostic> &diag
     const Report &rep = *r.report;
     if (r.hardware)
       s += hardwareJson(r, rep);
+    if (r.measuredSeconds)
+      s += "  \"measured_step_seconds\": " + num(*r.measuredSeconds) + ",\n";
     s += "  \"timesteps\": " + rep.timesteps.str() + ",\n";
     s += "  \"makespan\": " + rep.makespan.str() + ",\n";
     s += "  \"max_memory\": " + rep.maxMemory.str() + ",\n";

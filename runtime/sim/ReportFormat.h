@@ -42,6 +42,8 @@ struct CheckResult {
   // its peak, measured at the same events as the cost model samples.
   std::string backend = "sim";
   std::vector<int64_t> measuredPeak;
+  // And the step's wall clock there, start-up and verification excluded (seconds).
+  std::optional<double> measuredSeconds;
 };
 
 // The hardware cost model's figures of a finished run (r.hardware set): the step (the end

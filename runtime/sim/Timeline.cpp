@@ -105,6 +105,10 @@ std::string timelineSvg(const World &world, const Report &report, const SourceMa
   const double left = 64, right = 20, top = 46, plotWidth = 1100;
   const double rowH = std::clamp(std::floor(1400.0 / static_cast<double>(ranks)), 4.0, 44.0);
   const double boxH = std::max(2.0, std::floor(rowH * 0.5)), memH = std::max(1.0, rowH - boxH - 3);
+  // A cost model with streams (the hardware model) draws each in a lane of the rank's row:
+  // compute, collectives, point-to-point from the top.
+  const cost::CostModel &cost = *world.options().costModel;
+  const double laneH = cost.oneStream() ? boxH : boxH / static_cast<double>(cost::kStreams);
   const double plotBottom = top + rowH * static_cast<double>(ranks);
   const double height = plotBottom + 86, width = left + plotWidth + right;
   // Times and memory: the cost model's, or what a real run measured.
@@ -141,10 +145,13 @@ std::string timelineSvg(const World &world, const Report &report, const SourceMa
   char measuredCaption[200];
   std::snprintf(measuredCaption, sizeof measuredCaption, " — measured: step %.4f s, largest memory %s on GPU %lld",
                 span, bytesText(maxMemory).c_str(), static_cast<long long>(peakRank));
-  std::string caption =
-      measured ? schedule + measuredCaption
-               : schedule + " — Timesteps: " + report.timesteps.str() + "   Maximum Memory: " + report.maxMemory.str() +
-                     " at GPU: " + std::to_string(report.maxMemoryRank) + " time: " + report.maxMemoryTime.str();
+  std::string caption = measured ? schedule + measuredCaption
+                                 : schedule +
+                                       (cost.inSeconds() ? " — Step: " + report.makespan.str() + " s"
+                                                         : " — Timesteps: " + report.timesteps.str()) +
+                                       "   Maximum Memory: " + report.maxMemory.str() +
+                                       " at GPU: " + std::to_string(report.maxMemoryRank) +
+                                       " time: " + report.maxMemoryTime.str();
   s += "<text class=\"caption\" x=\"" + num(left) + "\" y=\"24\" font-size=\"15\">" + escape(caption) + "</text>\n";
 
   // Rank labels: as many as fit (at least 10 px apart).
@@ -171,14 +178,15 @@ std::string timelineSvg(const World &world, const Report &report, const SourceMa
                             (at.valid() ? ", " + sources.name(at.begin.file) + ":" + std::to_string(at.begin.line) +
                                               ":" + std::to_string(at.begin.col)
                                         : "");
-      s += "<rect class=\"event\" x=\"" + num(x0) + "\" y=\"" + num(y) + "\" width=\"" + num(w) + "\" height=\"" +
-           num(boxH) + "\" fill=\"" + colourOf(e.kind, e.layer) + "\" stroke=\"white\" stroke-width=\"0.5\"><title>" +
+      double lane = y + (cost.oneStream() ? 0 : laneH * static_cast<double>(e.stream));
+      s += "<rect class=\"event\" x=\"" + num(x0) + "\" y=\"" + num(lane) + "\" width=\"" + num(w) + "\" height=\"" +
+           num(laneH) + "\" fill=\"" + colourOf(e.kind, e.layer) + "\" stroke=\"white\" stroke-width=\"0.5\"><title>" +
            escape(details) + "</title></rect>\n";
       // The micro-batches, written only where they fit.
       std::string label = batchesText(e);
-      double fontSize = std::min(11.0, boxH - 3);
+      double fontSize = std::min(11.0, laneH - 3);
       if (!label.empty() && fontSize >= 7 && w >= static_cast<double>(label.size()) * fontSize * 0.62 + 4)
-        s += "<text x=\"" + num(x0 + w / 2) + "\" y=\"" + num(y + boxH / 2 + fontSize * 0.35) + "\" font-size=\"" +
+        s += "<text x=\"" + num(x0 + w / 2) + "\" y=\"" + num(lane + laneH / 2 + fontSize * 0.35) + "\" font-size=\"" +
              num(fontSize) + "\" text-anchor=\"middle\" fill=\"" + (lightBox(e.kind) ? "#222" : "white") +
              "\" pointer-events=\"none\">" + label + "</text>\n";
       // Memory from this event to the next (or to the end of the last).
@@ -207,7 +215,8 @@ std::string timelineSvg(const World &world, const Report &report, const SourceMa
          label + "</text>\n";
   }
   s += "<text x=\"" + num(left + plotWidth) + "\" y=\"" + num(plotBottom + 34) +
-       "\" font-size=\"10\" text-anchor=\"end\">" + (measured ? "time (seconds)" : "time (puzzle steps)") + "</text>\n";
+       "\" font-size=\"10\" text-anchor=\"end\">" +
+       (measured || cost.inSeconds() ? "time (seconds)" : "time (puzzle steps)") + "</text>\n";
 
   // Legend.
   std::vector<LegendItem> legend = eventLegend(present);

@@ -64,9 +64,15 @@ std::string chromeTrace(const World &world, const SourceManager &sources, const 
     std::snprintf(buf, sizeof buf, "%.3f", t * 1e6);
     return std::string(buf);
   };
+  // The hardware cost model's times are seconds, shown as they are; the puzzle's steps as ms.
+  bool inSeconds = world.options().costModel->inSeconds();
+  bool streams = !world.options().costModel->oneStream();
+  auto modelTime = [&](const Number &t) { return inSeconds ? seconds(t.asDouble()) : micros(t); };
+  std::string unit = measured    ? "measured real time"
+                     : inSeconds ? "seconds (" + std::string(world.options().costModel->name()) + " cost model)"
+                                 : "1 puzzle time step = 1 ms";
   std::string s = "{\"displayTimeUnit\": \"ms\", \"otherData\": {\"schedule\": " + quote(schedule) +
-                  ", \"time_unit\": \"" + (measured ? "measured real time" : "1 puzzle time step = 1 ms") +
-                  "\"},\n\"traceEvents\": [\n";
+                  ", \"time_unit\": \"" + unit + "\"},\n\"traceEvents\": [\n";
   bool first = true;
   auto add = [&](const std::string &event) {
     s += (first ? "  " : ",\n  ") + event;
@@ -81,15 +87,19 @@ std::string chromeTrace(const World &world, const SourceManager &sources, const 
         "\"}}");
     add("{\"name\": \"process_sort_index\", \"ph\": \"M\", \"pid\": " + pid + ", \"args\": {\"sort_index\": " + pid +
         "}}");
-    add("{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": " + pid +
-        ", \"tid\": 0, \"args\": {\"name\": \"compute\"}}");
-    add("{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": " + pid +
-        ", \"tid\": 1, \"args\": {\"name\": \"communication\"}}");
+    // A track per stream where the cost model has streams; else compute and communication.
+    for (size_t t = 0; t < (streams ? cost::kStreams : 2); ++t)
+      add("{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": " + pid + ", \"tid\": " + std::to_string(t) +
+          ", \"args\": {\"name\": \"" +
+          (streams ? cost::streamName(static_cast<cost::Stream>(t))
+           : t     ? "communication"
+                   : "compute") +
+          "\"}}");
     const EventLog &events = world.events(r);
     for (size_t i = 0; i < events.size(); ++i) {
       const Event &e = events[i];
       const char *name = names[r][i];
-      std::string ts = micros(e.start), dur = micros(e.length), memory = e.memory.str();
+      std::string ts = modelTime(e.start), dur = modelTime(e.length), memory = e.memory.str();
       if (measured) {
         const Measured &m = (*measured)[r][i];
         ts = seconds(m.start);
@@ -107,9 +117,9 @@ std::string chromeTrace(const World &world, const SourceManager &sources, const 
       }
       if (int64_t measured = world.rank(r).measuredAt(i); measured >= 0)
         args += ", \"measured_bytes\": " + std::to_string(measured);
-      std::string tid = isCommunicationEvent(e.kind) ? "1" : "0";
+      std::string tid = streams ? std::to_string(static_cast<int>(e.stream)) : isCommunicationEvent(e.kind) ? "1" : "0";
       std::string title = e.layer >= 0 ? std::string(name) + " " + std::to_string(e.layer) : name;
-      add("{\"name\": " + quote(title) + ", \"cat\": \"" + (tid == "1" ? "communication" : "compute") +
+      add("{\"name\": " + quote(title) + ", \"cat\": \"" + (tid != "0" ? "communication" : "compute") +
           "\", \"ph\": \"X\", \"pid\": " + pid + ", \"tid\": " + tid + ", \"ts\": " + ts + ", \"dur\": " + dur +
           ", \"args\": {" + args + "}}");
       add("{\"name\": \"memory\", \"ph\": \"C\", \"pid\": " + pid + ", \"ts\": " + ts +
@@ -123,13 +133,13 @@ std::string chromeTrace(const World &world, const SourceManager &sources, const 
   for (const auto &[id, ends] : flows) {
     auto start = [&](const std::pair<int64_t, size_t> &at) {
       return measured ? seconds((*measured)[at.first][at.second].start)
-                      : micros(world.events(at.first)[at.second].start);
+                      : modelTime(world.events(at.first)[at.second].start);
     };
-    std::string flow = std::to_string(id);
-    add("{\"name\": \"message\", \"cat\": \"p2p\", \"ph\": \"s\", \"id\": " + flow +
-        ", \"pid\": " + std::to_string(ends.first.first) + ", \"tid\": 1, \"ts\": " + start(ends.first) + "}");
-    add("{\"name\": \"message\", \"cat\": \"p2p\", \"ph\": \"f\", \"bp\": \"e\", \"id\": " + flow +
-        ", \"pid\": " + std::to_string(ends.second.first) + ", \"tid\": 1, \"ts\": " + start(ends.second) + "}");
+    std::string flow = std::to_string(id), tid = streams ? "2" : "1"; // the point-to-point track
+    add("{\"name\": \"message\", \"cat\": \"p2p\", \"ph\": \"s\", \"id\": " + flow + ", \"pid\": " +
+        std::to_string(ends.first.first) + ", \"tid\": " + tid + ", \"ts\": " + start(ends.first) + "}");
+    add("{\"name\": \"message\", \"cat\": \"p2p\", \"ph\": \"f\", \"bp\": \"e\", \"id\": " + flow + ", \"pid\": " +
+        std::to_string(ends.second.first) + ", \"tid\": " + tid + ", \"ts\": " + start(ends.second) + "}");
   }
   return s + "\n]}\n";
 }

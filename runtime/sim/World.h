@@ -282,6 +282,9 @@ public:
     SCHEDC_ASSERT(options_.keepEvents, "events read after a run that did not keep them");
     return ranks_[static_cast<size_t>(rank)]->events_;
   }
+  // The options the run was made with (its cost model, its byte model, ...).
+  const Options &options() const { return options_; }
+
   const Rank &rank(int64_t r) const { return *ranks_[r]; }
   // Where in the source an event or a stored value is (Event::site, Storage::Held::storedAt).
   const SourceRange &site(Sites::Id id) const { return sites_.range(id); }

@@ -65,7 +65,8 @@ TEST(HardwareFile, ProblemsAreLocated) {
 // A small model on a machine with round numbers, so every length can be worked by hand.
 class HardwareCostTest : public ::testing::Test {
 protected:
-  HardwareCostTest() : cost_(model(), machine(), {.bf16 = true, .fp32Gradients = false, .optimizerMoments = 2}) {}
+  HardwareCostTest()
+      : cost_(transformerLayers(model()), machine(), {.bf16 = true, .fp32Gradients = false, .optimizerMoments = 2}) {}
   static Transformer model() { return *findTransformerPreset("llama3-8b"); }
   static Hardware machine() {
     Hardware h = *findHardwarePreset("dgx-h100");
@@ -133,6 +134,39 @@ TEST_F(HardwareCostTest, SendsCrossTheirLinkAndUpdatesAreMemoryBound) {
   Work update{.kind = EventKind::Update, .data = Data::Weights, .updatedLayer = 6, .volume = 512.0 * 512.0 / 4};
   EXPECT_DOUBLE_EQ(seconds(update), parameters(6) / 4 * 28 / 2e12);
   EXPECT_DOUBLE_EQ(cost_.elementBytes(Data::OptimizerState), 12); // ZeRO's K
+}
+
+// The real backends' layer: each backward call recomputes its forward first.
+TEST(HardwareCostTanh, EveryBackwardCallRecomputesItsForward) {
+  Hardware h = *findHardwarePreset("dgx-h100");
+  h.peakFp32 = 100e9, h.gemmEfficiency = 1;
+  HardwareCost cost(tanhLayers(1024, 256), h, {});
+  double gemm = 2.0 * 256 * 1024 * 1024;
+  auto seconds = [&](EventKind kind) { return cost.length({.kind = kind, .layer = 40, .microBatches = 2}).asDouble(); };
+  EXPECT_DOUBLE_EQ(seconds(EventKind::Forward), 2 * gemm / 100e9);
+  EXPECT_DOUBLE_EQ(seconds(EventKind::Backward), 2 * 3 * gemm / 100e9);
+  EXPECT_DOUBLE_EQ(seconds(EventKind::BackwardInput), 2 * 2 * gemm / 100e9);
+  EXPECT_DOUBLE_EQ(seconds(EventKind::BackwardWeight), 2 * 2 * gemm / 100e9);
+  // Model FLOPs leave the recomputation out: forward + two backward GEMMs.
+  EXPECT_DOUBLE_EQ(cost.modelFlops({.kind = EventKind::Backward, .layer = 40, .microBatches = 1}), 3 * gemm);
+  EXPECT_EQ(cost.model().layers(), 0); // any number: the schedule's
+  // With an element-wise rate (a calibrated machine): a forward passes over T H elements,
+  // every backward call 2 T H.
+  h.elementwiseRate = 1e9;
+  HardwareCost withElementwise(tanhLayers(1024, 256), h, {});
+  auto timed = [&](EventKind kind) {
+    return withElementwise.length({.kind = kind, .layer = 0, .microBatches = 2}).asDouble();
+  };
+  EXPECT_DOUBLE_EQ(timed(EventKind::Forward), 2 * (gemm / 100e9 + 256.0 * 1024 / 1e9));
+  EXPECT_DOUBLE_EQ(timed(EventKind::BackwardWeight), 2 * (2 * gemm / 100e9 + 2 * 256.0 * 1024 / 1e9));
+  // Communication overlaps compute unless the machine says it does not (the cpu backend).
+  EXPECT_FALSE(cost.oneStream());
+  h.overlap = false;
+  EXPECT_TRUE(HardwareCost(tanhLayers(1024, 256), h, {}).oneStream());
+  // fp32 SGD: the update touches 4 (gradient) + 8 (weight) + 8 (momentum) bytes a parameter.
+  Work update{.kind = EventKind::Update, .data = Data::Weights, .updatedLayer = 40, .volume = 512.0 * 512.0};
+  EXPECT_DOUBLE_EQ(cost.length(update).asDouble(),
+                   1024.0 * 1024 * 20 / findHardwarePreset("dgx-h100")->memoryBandwidth);
 }
 
 } // namespace

@@ -1,0 +1,56 @@
+// The two layer models: a transformer's per-layer figures, and the real backends' tanh(xW).
+#include "cost/LayerModel.h"
+
+namespace schedc::cost {
+
+namespace {
+
+class TransformerLayers final : public LayerModel {
+public:
+  explicit TransformerLayers(Transformer t) : t_(std::move(t)) {}
+  std::string name() const override { return t_.name; }
+  int64_t layers() const override { return t_.layers; }
+  double parameters(int64_t l) const override { return static_cast<double>(t_.layerParameters(l)); }
+  double forwardFlops(int64_t l) const override { return t_.forwardFlops(l); }
+  double backwardInputFlops(int64_t l) const override { return t_.backwardInputFlops(l); }
+  double backwardWeightFlops(int64_t l) const override { return t_.backwardWeightFlops(l); }
+  double boundaryElements() const override { return static_cast<double>(t_.sequence * t_.microBatch * t_.hidden); }
+
+private:
+  Transformer t_;
+};
+
+class TanhLayers final : public LayerModel {
+public:
+  TanhLayers(int64_t hidden, int64_t tokens) : h_(static_cast<double>(hidden)), t_(static_cast<double>(tokens)) {
+    name_ = "tanh(xW), H " + std::to_string(hidden) + ", T " + std::to_string(tokens);
+  }
+  std::string name() const override { return name_; }
+  int64_t layers() const override { return 0; }
+  double parameters(int64_t) const override { return h_ * h_; }
+  double forwardFlops(int64_t) const override { return gemm(); }
+  double backwardInputFlops(int64_t) const override { return gemm(); }
+  double backwardWeightFlops(int64_t) const override { return gemm(); }
+  double recomputeFlops(int64_t) const override { return gemm(); }
+  double elementwiseElements(int64_t, EventKind kind) const override {
+    return kind == EventKind::Forward ? t_ * h_ : 2 * t_ * h_;
+  }
+  double boundaryElements() const override { return t_ * h_; }
+
+private:
+  double gemm() const { return 2 * t_ * h_ * h_; } // (T x H)(H x H)
+  double h_, t_;
+  std::string name_;
+};
+
+} // namespace
+
+std::shared_ptr<const LayerModel> transformerLayers(Transformer model) {
+  return std::make_shared<const TransformerLayers>(std::move(model));
+}
+
+std::shared_ptr<const LayerModel> tanhLayers(int64_t hidden, int64_t tokens) {
+  return std::make_shared<const TanhLayers>(hidden, tokens);
+}
+
+} // namespace schedc::cost

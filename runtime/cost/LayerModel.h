@@ -1,0 +1,44 @@
+// LayerModel — what the hardware cost model needs of the model a schedule trains, layer by
+// layer: parameters, FLOPs per micro-batch, and the elements of the activation one layer
+// hands the next. Two exist:
+//   a transformer decoder (cost/Transformer.h), its layers fixed by the model;
+//   the real backends' own layer, y = tanh(x W) with an H x H weight and micro-batches of T
+//   rows (backend/Tensors.h), any number of layers: forward one GEMM, 2TH² FLOPs; each
+//   backward GEMM (dW = xᵀdz, dx = dz Wᵀ) another 2TH², and every backward call — whole,
+//   or either half of a split one — first recomputes y = tanh(x W), 2TH² more
+//   (cpu/Kernels.h, cuda/CudaRank.cpp); element-wise, a forward takes tanh of TH elements,
+//   every backward call TH again (the recomputed tanh) and TH for dz = g (1 - y²).
+#pragma once
+
+#include "cost/Transformer.h"
+#include "ops/Operations.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace schedc::cost {
+
+class LayerModel {
+public:
+  virtual ~LayerModel() = default;
+  virtual std::string name() const = 0;
+  // Its layer count; 0: any (the schedule's own).
+  virtual int64_t layers() const = 0;
+  virtual double parameters(int64_t layer) const = 0;
+  // FLOPs per micro-batch; the backward halves without recomputation.
+  virtual double forwardFlops(int64_t layer) const = 0;
+  virtual double backwardInputFlops(int64_t layer) const = 0;
+  virtual double backwardWeightFlops(int64_t layer) const = 0;
+  // What every backward call (or half of one) computes again first, per micro-batch.
+  virtual double recomputeFlops(int64_t /*layer*/) const { return 0; }
+  // Elements an event of `kind` passes over element-wise per micro-batch (0: not modelled).
+  virtual double elementwiseElements(int64_t /*layer*/, EventKind /*kind*/) const { return 0; }
+  // Elements of one micro-batch's activation between two layers.
+  virtual double boundaryElements() const = 0;
+};
+
+std::shared_ptr<const LayerModel> transformerLayers(Transformer model);
+std::shared_ptr<const LayerModel> tanhLayers(int64_t hidden, int64_t tokens);
+
+} // namespace schedc::cost

@@ -1,0 +1,20 @@
+// Calibrate — measures this machine as the cpu backend uses it and describes it as a
+// hardware file (cost/Hardware.h) for the hardware cost model: the GEMM rate of the
+// backend's forward shape (T x H)(H x H) in OpenBLAS, the rate of the forward's other work
+// (tanh, allocation) in elements/s, the memory bandwidth of a STREAM-like triad into fresh
+// memory, the MPI latency of a ping-pong between ranks 0 and 1 and the bandwidth an
+// all-reduce of a weight implies, the ranks on a node and the memory each can have; and
+// that communication does not overlap compute (one thread per rank). Collective over every
+// MPI rank.
+#pragma once
+
+#include "backend/Tensors.h"
+
+#include <string>
+
+namespace schedc::cpu {
+
+// The hardware file's text (TOML), measured now at the sizes of `dims`.
+std::string calibrate(const backend::Dims &dims);
+
+} // namespace schedc::cpu
