@@ -26,6 +26,17 @@ const std::vector<float> &rowsOf(const Rows *r, int64_t expectedRows, int64_t h,
   return zeros;
 }
 
+// Elements [begin, begin + count) of `f`: its piece itself when one piece is exactly that
+// range, else assembled into `scratch` (zeros where missing).
+const std::vector<float> &sliceOf(const Flat *f, int64_t begin, int64_t count, std::vector<float> &scratch) {
+  if (f)
+    for (const Piece &p : f->pieces)
+      if (p.begin == begin && static_cast<int64_t>(p.values.size()) == count)
+        return p.values;
+  scratch = f ? f->range(begin, count) : std::vector<float>(static_cast<size_t>(count), 0.0f);
+  return scratch;
+}
+
 } // namespace
 
 ValuePtr CpuRank::with(const ValuePtr &meta, Flat f) {
@@ -131,8 +142,8 @@ std::pair<ValuePtr, ValuePtr> CpuRank::update(const std::pair<ValuePtr, ValuePtr
       // the new weight is its bf16 rounding.
       bool master = bf16() && state && state->master.covers(p.begin, count);
       std::vector<float> values = master ? state->master.range(p.begin, count) : p.values;
-      std::vector<float> gslice =
-          grad ? grad->range(p.begin, count) : std::vector<float>(static_cast<size_t>(count), 0.0f);
+      std::vector<float> scratch;
+      const std::vector<float> &gslice = sliceOf(grad, p.begin, count, scratch);
       std::vector<std::vector<float>> moments;
       for (int k = 0; k < o_.moments(); ++k)
         moments.push_back(state && k < int(state->moments.size()) ? state->moments[k].range(p.begin, count)
@@ -214,24 +225,32 @@ ValuePtr CpuRank::collective(const ValuePtr &meta, sim::CollectiveKind kind, con
   }
   // The reductions work on the gradient's elements in order (a bf16 gradient is summed in
   // float32 and rounded; an fp32 gradient of a bf16 run is not rounded).
-  Flat data = in ? *in : Flat{};
+  // One copy of the (immutable) input, packed; the result is made from it in place.
   std::vector<float> buffer;
-  for (const Piece &p : data.pieces)
-    buffer.insert(buffer.end(), p.values.begin(), p.values.end());
+  if (in && in->pieces.size() == 1)
+    buffer = in->pieces[0].values;
+  else if (in)
+    for (const Piece &p : in->pieces)
+      buffer.insert(buffer.end(), p.values.begin(), p.values.end());
   if (kind == sim::CollectiveKind::AllReduce) {
     comm_.allreduce(buffer, group);
     roundAll(buffer, meta->kind == Kind::WeightGrad ? bf16Gradients() : bf16());
-    size_t at = 0;
-    for (Piece &p : data.pieces) {
-      std::copy(buffer.begin() + static_cast<long>(at), buffer.begin() + static_cast<long>(at + p.values.size()),
-                p.values.begin());
-      at += p.values.size();
+    Flat data;
+    if (in && in->pieces.size() == 1) {
+      data.pieces.push_back(Piece{in->pieces[0].begin, std::move(buffer)});
+    } else if (in) {
+      size_t at = 0;
+      for (const Piece &p : in->pieces) {
+        auto from = buffer.begin() + static_cast<long>(at);
+        data.pieces.push_back(Piece{p.begin, std::vector<float>(from, from + static_cast<long>(p.values.size()))});
+        at += p.values.size();
+      }
     }
     return with(meta, std::move(data));
   }
   auto [begin, count] = shard(meta->shards->min(), meta->total);
   if (static_cast<int64_t>(buffer.size()) != weightElements())
-    buffer = data.whole(weightElements());
+    buffer = in ? in->whole(weightElements()) : std::vector<float>(static_cast<size_t>(weightElements()), 0.0f);
   Flat part;
   part.pieces.push_back(Piece{begin, comm_.reduceScatter(buffer, group)});
   roundAll(part.pieces[0].values, meta->kind == Kind::WeightGrad ? bf16Gradients() : bf16());
