@@ -13,7 +13,8 @@ namespace {
 // 80 GB HBM3 at 3.35 TB/s; fourth-generation NVLink 900 GB/s per GPU in both directions
 // together (450 each way). DGX H100 datasheet: eight ConnectX-7 at 400 Gb/s, one per GPU
 // (50 GB/s each way). Latencies per ring step are NCCL's own model (src/graph/tuning.cc,
-// hwLat, Ring/Simple): 3.4 us over NVLink, 9.6 us over the network. The GEMM efficiency,
+// hwLat, Ring/Simple): 3.4 us over NVLink, 9.6 us over the network; a hop of its tree
+// (Tree/Simple, the latency of a 256 kB chunk) 28 and 50 us. The GEMM efficiency,
 // 0.7, is an assumption (large bf16 GEMMs on H100 reach about 650-750 TFLOP/s in published
 // cuBLAS measurements); calibrate it for a real cluster.
 Hardware dgxH100() {
@@ -24,6 +25,7 @@ Hardware dgxH100() {
   h.acceleratorsPerNode = 8;
   h.intraBandwidth = 450e9, h.intraLatency = 3.4e-6;
   h.interBandwidth = 50e9, h.interLatency = 9.6e-6;
+  h.treeIntraLatency = 28e-6, h.treeInterLatency = 50e-6;
   return h;
 }
 
@@ -40,6 +42,7 @@ Hardware dgxA100() {
   h.acceleratorsPerNode = 8;
   h.intraBandwidth = 300e9, h.intraLatency = 3.4e-6;
   h.interBandwidth = 25e9, h.interLatency = 9.6e-6;
+  h.treeIntraLatency = 28e-6, h.treeInterLatency = 50e-6;
   return h;
 }
 
@@ -71,6 +74,8 @@ const Key<H> kKeys[] = {
     {"intra_node_latency_us", kNumber, nullptr, nullptr, &H::intraLatency, 1e-6},
     {"inter_node_bandwidth_gbs", kNumber, nullptr, nullptr, &H::interBandwidth, 1e9},
     {"inter_node_latency_us", kNumber, nullptr, nullptr, &H::interLatency, 1e-6},
+    {"tree_intra_node_latency_us", kNumber, nullptr, nullptr, &H::treeIntraLatency, 1e-6},
+    {"tree_inter_node_latency_us", kNumber, nullptr, nullptr, &H::treeInterLatency, 1e-6},
     {"name", SettingType::Text, nullptr, nullptr, nullptr, 1, setName},
 };
 

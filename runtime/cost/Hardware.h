@@ -16,6 +16,8 @@
 //                                       compute, as the cpu backend's one thread runs them
 //   intra_node_bandwidth_gbs intra_node_latency_us   per accelerator, one direction
 //   inter_node_bandwidth_gbs inter_node_latency_us   per accelerator, one direction
+//   tree_intra_node_latency_us tree_inter_node_latency_us   a hop of NCCL's tree (0: the
+//                                       all-reduce runs on the ring only)
 //   name (a string), preset
 #pragma once
 
@@ -43,9 +45,10 @@ struct Hardware {
   double memoryBandwidth = 0;        // bytes/s
   double elementwiseRate = 0;        // elements/s of element-wise passes; 0: not modelled
   int64_t acceleratorsPerNode = 0;
-  bool overlap = true;                         // communication on streams of its own
-  double intraBandwidth = 0, intraLatency = 0; // inside a node
-  double interBandwidth = 0, interLatency = 0; // across nodes
+  bool overlap = true;                               // communication on streams of its own
+  double intraBandwidth = 0, intraLatency = 0;       // inside a node
+  double interBandwidth = 0, interLatency = 0;       // across nodes
+  double treeIntraLatency = 0, treeInterLatency = 0; // a tree hop; 0: no tree
 
   // The link a transfer among `nodes` nodes runs over (the slowest it spans).
   Link link(int64_t nodes) const {

@@ -4,6 +4,7 @@
 #include "diagnostics/InternalError.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace schedc::cost {
 
@@ -49,8 +50,17 @@ double HardwareCost::collectiveSeconds(const Work &w) const {
   // The whole buffer: an all-gather's output is n of the pieces each member puts in.
   double bytes = bytesOf(w) * (w.kind == EventKind::AllGather ? n : 1);
   Link link = hardware_.link(w.nodes);
-  return (steps - interSteps) * hardware_.intraLatency + interSteps * hardware_.interLatency +
-         bytes * steps / (n * link.bandwidth);
+  double ring = (steps - interSteps) * hardware_.intraLatency + interSteps * hardware_.interLatency +
+                bytes * steps / (n * link.bandwidth);
+  if (!allReduce || nodes < 2 || hardware_.treeInterLatency <= 0)
+    return ring;
+  // NCCL's double binary tree across nodes, a chain inside each: up and down, so twice
+  // (n/N - 1) intra-node hops and floor(log2 N) inter-node ones; its bus bandwidth 0.9 of
+  // the link's, of which an all-reduce gets half. NCCL takes whichever is faster.
+  double tree =
+      2 * ((n / nodes - 1) * hardware_.treeIntraLatency + std::floor(std::log2(nodes)) * hardware_.treeInterLatency) +
+      bytes / (0.5 * 0.9 * link.bandwidth);
+  return std::min(ring, tree);
 }
 
 double HardwareCost::flops(const Work &w) const {

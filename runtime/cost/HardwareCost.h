@@ -19,7 +19,10 @@
 //                      intra-node steps x intra latency + inter-node steps x inter latency +
 //                      bytes x s / (n x bandwidth), bytes being the whole buffer (an
 //                      all-gather's output) and the bandwidth that of the slowest link the
-//                      group spans
+//                      group spans; an all-reduce across nodes takes NCCL's tree
+//                      instead where that is faster (many nodes, few bytes): time =
+//                      2((n/N - 1) x tree intra latency + floor(log2 N) x tree inter
+//                      latency) + bytes / (0.45 x bandwidth)
 //   send               latency + bytes / bandwidth of the link between the two ranks; the
 //                      receive takes no time of its own (it waits for the send's end)
 // Bytes: a weight-sized value (weights, gradients, optimizer states) of layer l holds

@@ -18,6 +18,7 @@ TEST(Hardware, PresetsCarryTheirDatasheetNumbers) {
   EXPECT_EQ(h100->acceleratorsPerNode, 8);
   EXPECT_DOUBLE_EQ(h100->link(1).bandwidth, 450e9); // NVLink 4: 900 GB/s both ways
   EXPECT_DOUBLE_EQ(h100->link(2).bandwidth, 50e9);  // 400 Gb/s per GPU
+  EXPECT_DOUBLE_EQ(h100->treeInterLatency, 50e-6);  // NCCL's Tree/Simple network hop
   EXPECT_EQ(h100->nodeOf(7), 0);
   EXPECT_EQ(h100->nodeOf(8), 1);
   const Hardware *a100 = findHardwarePreset("dgx-a100-80gb");
@@ -119,6 +120,34 @@ TEST_F(HardwareCostTest, CollectivesFollowNcclsRingModel) {
   // A group of one moves nothing.
   allReduce.groupSize = 1, allReduce.nodes = 1;
   EXPECT_EQ(seconds(allReduce), 0);
+}
+
+TEST_F(HardwareCostTest, AnAllReduceAcrossManyNodesTakesTheTreeWhenItIsFaster) {
+  double whole = 512.0 * 512.0;
+  double bytes = parameters(4) * 2;
+  double tiny = 1.0 / bytes; // one byte of layer 4's gradient, in the puzzle's units
+  // 1024 ranks on 128 nodes: the ring's 2 x 1023 hops against the tree's 2 x (7 + 7).
+  Work allReduce{.kind = EventKind::AllReduce,
+                 .data = Data::Gradients,
+                 .groupSize = 1024,
+                 .nodes = 128,
+                 .layer = 4,
+                 .volume = whole * tiny};
+  double treeLatency = 2 * (7 * 28e-6 + 7 * 50e-6);
+  EXPECT_DOUBLE_EQ(seconds(allReduce), treeLatency + 1 / (0.45 * 40e9));
+  // A whole layer on 16 ranks of 2 nodes: bandwidth decides, and the ring moves
+  // 2(n - 1)/n of the bytes to the tree's 1/0.45.
+  allReduce.groupSize = 16, allReduce.nodes = 2, allReduce.volume = whole;
+  double ring = 28 * 2e-6 + 2 * 10e-6 + bytes * 30 / (16 * 40e9);
+  EXPECT_DOUBLE_EQ(seconds(allReduce), ring);
+  EXPECT_LT(ring, 2 * (7 * 28e-6 + 50e-6) + bytes / (0.45 * 40e9));
+  allReduce.groupSize = 1024, allReduce.nodes = 128;
+  // A machine without tree latencies (a calibrated one) runs the ring only.
+  Hardware ringOnly = machine();
+  ringOnly.treeIntraLatency = ringOnly.treeInterLatency = 0;
+  HardwareCost ringCost(transformerLayers(model()), ringOnly, {.bf16 = true, .optimizerMoments = 2});
+  allReduce.volume = whole * tiny;
+  EXPECT_DOUBLE_EQ(ringCost.length(allReduce).asDouble(), 1792 * 2e-6 + 254 * 10e-6 + 2046.0 / (1024 * 40e9));
 }
 
 TEST_F(HardwareCostTest, SendsCrossTheirLinkAndUpdatesAreMemoryBound) {
