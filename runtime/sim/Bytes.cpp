@@ -124,4 +124,10 @@ std::string bytesText(double bytes) {
   return text;
 }
 
+std::string gigabytes(double bytes) {
+  char text[40];
+  std::snprintf(text, sizeof text, "%.1f GB", bytes / 1e9);
+  return text;
+}
+
 } // namespace schedc::sim

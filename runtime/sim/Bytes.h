@@ -74,5 +74,7 @@ extern const char *const kByteModelHelp;
 
 // "12582912 bytes (12.0 MiB)".
 std::string bytesText(double bytes);
+// "386.0 GB" (10^9 bytes), as machines are sold.
+std::string gigabytes(double bytes);
 
 } // namespace schedc::sim

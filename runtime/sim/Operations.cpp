@@ -40,6 +40,7 @@ cost::Producers Rank::logEvent(const cost::Work &work, std::shared_ptr<const Int
     static_cast<cost::Placed &>(e) = placed;
     e.batches = std::move(batches);
     e.memory = memory;
+    e.bytes = storage_.bytes();
     e.site = world_.sites_.intern(at);
     e.flow = flow;
   }

@@ -81,12 +81,6 @@ std::string quote(const std::string &s) {
   return out + "\"";
 }
 
-std::string gigabytes(double bytes) {
-  char text[40];
-  std::snprintf(text, sizeof text, "%.1f GB", bytes / 1e9);
-  return text;
-}
-
 // "Step time: ..." and "Fits: ..." for the text report.
 std::string hardwareLines(const CheckResult &r, const Report &rep) {
   HardwareFigures h = hardwareFigures(r, rep);

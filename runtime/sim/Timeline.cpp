@@ -111,7 +111,9 @@ std::string timelineSvg(const World &world, const Report &report, const SourceMa
   const double laneH = cost.oneStream() ? boxH : boxH / static_cast<double>(cost::kStreams);
   const double plotBottom = top + rowH * static_cast<double>(ranks);
   const double height = plotBottom + 86, width = left + plotWidth + right;
-  // Times and memory: the cost model's, or what a real run measured.
+  // Times and memory: the cost model's, or what a real run measured. A model in seconds
+  // draws the bytes it predicts, not the puzzle's units.
+  const bool inBytes = !measured && cost.inSeconds();
   auto startOf = [&](int64_t r, size_t i) {
     return measured ? (*measured)[r][i].start : world.events(r)[i].start.asDouble();
   };
@@ -119,7 +121,9 @@ std::string timelineSvg(const World &world, const Report &report, const SourceMa
     return measured ? (*measured)[r][i].length : world.events(r)[i].length.asDouble();
   };
   auto memoryOf = [&](int64_t r, size_t i) {
-    return measured ? static_cast<double>((*measured)[r][i].memory) : world.events(r)[i].memory.asDouble();
+    if (measured)
+      return static_cast<double>((*measured)[r][i].memory);
+    return inBytes ? world.events(r)[i].bytes : world.events(r)[i].memory.asDouble();
   };
   double span = 1e-9, maxMemory = 1e-9, peakTime = report.maxMemoryTime.asDouble();
   int64_t peakRank = report.maxMemoryRank;
@@ -130,7 +134,7 @@ std::string timelineSvg(const World &world, const Report &report, const SourceMa
       span = std::max(span, startOf(r, i) + lengthOf(r, i));
       if (memoryOf(r, i) > maxMemory) {
         maxMemory = memoryOf(r, i);
-        if (measured) {
+        if (measured || inBytes) {
           peakRank = r;
           peakTime = startOf(r, i);
         }
@@ -142,16 +146,18 @@ std::string timelineSvg(const World &world, const Report &report, const SourceMa
   std::string s = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + num(width) + "\" height=\"" + num(height) +
                   "\" viewBox=\"0 0 " + num(width) + " " + num(height) + "\" font-family=\"sans-serif\">\n";
   s += "<rect x=\"0\" y=\"0\" width=\"" + num(width) + "\" height=\"" + num(height) + "\" fill=\"white\"/>\n";
-  char measuredCaption[200];
-  std::snprintf(measuredCaption, sizeof measuredCaption, " — measured: step %.4f s, largest memory %s on GPU %lld",
-                span, bytesText(maxMemory).c_str(), static_cast<long long>(peakRank));
-  std::string caption = measured ? schedule + measuredCaption
-                                 : schedule +
-                                       (cost.inSeconds() ? " — Step: " + report.makespan.str() + " s"
-                                                         : " — Timesteps: " + report.timesteps.str()) +
-                                       "   Maximum Memory: " + report.maxMemory.str() +
-                                       " at GPU: " + std::to_string(report.maxMemoryRank) +
-                                       " time: " + report.maxMemoryTime.str();
+  char figures[200];
+  if (measured)
+    std::snprintf(figures, sizeof figures, " — measured: step %.4f s, largest memory %s on GPU %lld", span,
+                  bytesText(maxMemory).c_str(), static_cast<long long>(peakRank));
+  else if (inBytes)
+    std::snprintf(figures, sizeof figures, " — Step: %.4g s   Maximum Bytes: %s at GPU: %lld time: %.4g s",
+                  report.makespan.asDouble(), gigabytes(maxMemory).c_str(), static_cast<long long>(peakRank), peakTime);
+  std::string caption =
+      measured || inBytes
+          ? schedule + figures
+          : schedule + " — Timesteps: " + report.timesteps.str() + "   Maximum Memory: " + report.maxMemory.str() +
+                " at GPU: " + std::to_string(report.maxMemoryRank) + " time: " + report.maxMemoryTime.str();
   s += "<text class=\"caption\" x=\"" + num(left) + "\" y=\"24\" font-size=\"15\">" + escape(caption) + "</text>\n";
 
   // Rank labels: as many as fit (at least 10 px apart).
@@ -174,7 +180,9 @@ std::string timelineSvg(const World &world, const Report &report, const SourceMa
                             (e.batches ? ", micro-batches " + e.batches->str() : "") + ", start " +
                             (measured ? num(startOf(r, i) * 1e3) + " ms" : e.start.str()) + ", length " +
                             (measured ? num(lengthOf(r, i) * 1e3) + " ms" : e.length.str()) + ", memory " +
-                            (measured ? std::to_string((*measured)[r][i].memory) : e.memory.str()) +
+                            (measured  ? std::to_string((*measured)[r][i].memory)
+                             : inBytes ? gigabytes(e.bytes)
+                                       : e.memory.str()) +
                             (at.valid() ? ", " + sources.name(at.begin.file) + ":" + std::to_string(at.begin.line) +
                                               ":" + std::to_string(at.begin.col)
                                         : "");
@@ -199,7 +207,10 @@ std::string timelineSvg(const World &world, const Report &report, const SourceMa
   // The largest memory sample.
   double px = x(peakTime), py = top + rowH * static_cast<double>(peakRank) + boxH + 1;
   s += "<path class=\"peak\" d=\"M" + num(px) + " " + num(py) +
-       " l-5 -7 l10 0 z\" fill=\"#e03131\"><title>peak memory " + (measured ? num(maxMemory) : report.maxMemory.str()) +
+       " l-5 -7 l10 0 z\" fill=\"#e03131\"><title>peak memory " +
+       (measured  ? num(maxMemory)
+        : inBytes ? gigabytes(maxMemory)
+                  : report.maxMemory.str()) +
        " on GPU " + std::to_string(peakRank) + "</title></path>\n";
 
   // Time axis.
@@ -220,7 +231,7 @@ std::string timelineSvg(const World &world, const Report &report, const SourceMa
 
   // Legend.
   std::vector<LegendItem> legend = eventLegend(present);
-  legend.push_back({"#b8c4d0", "memory"});
+  legend.push_back({"#b8c4d0", inBytes ? "memory (bytes)" : "memory"});
   legend.push_back({"#e03131", "peak memory"});
   double lx = left, ly = plotBottom + 50;
   for (const LegendItem &item : legend) {

@@ -99,7 +99,9 @@ std::string chromeTrace(const World &world, const SourceManager &sources, const 
     for (size_t i = 0; i < events.size(); ++i) {
       const Event &e = events[i];
       const char *name = names[r][i];
-      std::string ts = modelTime(e.start), dur = modelTime(e.length), memory = e.memory.str();
+      // Memory in the puzzle's units; under a model in seconds, the bytes it predicts.
+      std::string ts = modelTime(e.start), dur = modelTime(e.length),
+                  memory = inSeconds ? std::to_string(static_cast<int64_t>(e.bytes)) : e.memory.str();
       if (measured) {
         const Measured &m = (*measured)[r][i];
         ts = seconds(m.start);

@@ -60,7 +60,7 @@ struct Options {
   ByteModel bytes;
   // Keep every event for reading after the run (World::events: a trace, a timeline, the
   // events' CSV). Without, a rank keeps only its figures and each event's end (16 bytes
-  // instead of 112).
+  // instead of 128).
   bool keepEvents = true;
 };
 
@@ -74,6 +74,7 @@ struct Options {
 struct Event : cost::Work, cost::Placed {
   std::shared_ptr<const IntSet> batches; // null: none
   Number memory;
+  double bytes = 0;   // bytes held then under the byte model (predicted)
   Sites::Id site = 0; // where in the source (World::site)
   int32_t flow = -1;  // a send and the receive of its message share it
 };
