@@ -40,16 +40,18 @@ double HardwareCost::bytesOf(const Work &w) const {
 }
 
 double HardwareCost::collectiveSeconds(const Work &w) const {
+  // The whole buffer: an all-gather's output is n of the pieces each member puts in.
   double n = w.groupSize;
+  double bytes = bytesOf(w) * (w.kind == EventKind::AllGather ? n : 1);
+  return ncclSeconds(w.kind == EventKind::AllReduce, n, std::max(1, w.nodes), bytes);
+}
+
+double HardwareCost::ncclSeconds(bool allReduce, double n, double nodes, double bytes) const {
   if (n <= 1)
     return 0;
-  bool allReduce = w.kind == EventKind::AllReduce;
   double steps = allReduce ? 2 * (n - 1) : n - 1;
-  double nodes = std::max(1, w.nodes);
   double interSteps = allReduce ? 2 * (nodes - 1) : nodes - 1;
-  // The whole buffer: an all-gather's output is n of the pieces each member puts in.
-  double bytes = bytesOf(w) * (w.kind == EventKind::AllGather ? n : 1);
-  Link link = hardware_.link(w.nodes);
+  Link link = hardware_.link(static_cast<int64_t>(nodes));
   double ring = (steps - interSteps) * hardware_.intraLatency + interSteps * hardware_.interLatency +
                 bytes * steps / (n * link.bandwidth);
   if (!allReduce || nodes < 2 || hardware_.treeInterLatency <= 0)
@@ -61,6 +63,22 @@ double HardwareCost::collectiveSeconds(const Work &w) const {
       2 * ((n / nodes - 1) * hardware_.treeIntraLatency + std::floor(std::log2(nodes)) * hardware_.treeInterLatency) +
       bytes / (0.5 * 0.9 * link.bandwidth);
   return std::min(ring, tree);
+}
+
+// The tensor-parallel all-reduces a compute event waits for, among the t accelerators of
+// its rank: inside a node when t fits in one.
+double HardwareCost::tensorParallelSeconds(const Work &w) const {
+  int count = model_->tensorParallelAllReduces(w.kind);
+  if (count == 0)
+    return 0;
+  double t = static_cast<double>(model_->tensorParallel());
+  double nodes = std::ceil(t / static_cast<double>(hardware_.acceleratorsPerNode));
+  double bytes = model_->tensorParallelElements() * elementBytes(Data::Activations);
+  return static_cast<double>(w.microBatches) * count * ncclSeconds(true, t, nodes, bytes);
+}
+
+int64_t HardwareCost::nodeOf(int64_t rank) const {
+  return hardware_.nodeOf(rank * model_->tensorParallel());
 }
 
 double HardwareCost::flops(const Work &w) const {
@@ -100,7 +118,7 @@ double HardwareCost::seconds(const Work &w) const {
                              ? static_cast<double>(w.microBatches) *
                                    model_->elementwiseElements(modelLayer(w.layer), w.kind) / hardware_.elementwiseRate
                              : 0;
-    return flops(w) / gemmRate() + elementwise;
+    return flops(w) / gemmRate() + elementwise + tensorParallelSeconds(w);
   }
   case EventKind::Loss: return 0;
   case EventKind::Update: {

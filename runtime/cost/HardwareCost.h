@@ -23,6 +23,10 @@
 //                      instead where that is faster (many nodes, few bytes): time =
 //                      2((n/N - 1) x tree intra latency + floor(log2 N) x tree inter
 //                      latency) + bytes / (0.45 x bandwidth)
+//   tensor parallelism a compute event of a model with tensor_parallel = t adds the
+//                      all-reduces it waits for (LayerModel::tensorParallelAllReduces:
+//                      2 in a forward, 2 in a backward's input half) over its t
+//                      accelerators, each of s x b x h activations, x micro-batches
 //   send               latency + bytes / bandwidth of the link between the two ranks; the
 //                      receive takes no time of its own (it waits for the send's end)
 // Bytes: a weight-sized value (weights, gradients, optimizer states) of layer l holds
@@ -58,7 +62,8 @@ public:
   double modelFlops(const Work &work) const override;
   bool inSeconds() const override { return true; }
   bool placesRanksOnNodes() const override { return true; }
-  int64_t nodeOf(int64_t rank) const override { return hardware_.nodeOf(rank); }
+  // A rank is one of its tensor-parallel group's accelerators: the group's first.
+  int64_t nodeOf(int64_t rank) const override;
 
   const LayerModel &model() const { return *model_; }
   const Hardware &hardware() const { return hardware_; }
@@ -72,6 +77,10 @@ public:
 private:
   double seconds(const Work &work) const;
   double collectiveSeconds(const Work &work) const;
+  // NCCL's time for a collective of n ranks on `nodes` nodes moving `bytes` (the whole
+  // buffer): the ring, or for an all-reduce across nodes the tree where that is faster.
+  double ncclSeconds(bool allReduce, double n, double nodes, double bytes) const;
+  double tensorParallelSeconds(const Work &work) const;
   int64_t modelLayer(int64_t layer) const;
 
   std::shared_ptr<const LayerModel> model_;

@@ -10,11 +10,23 @@ public:
   explicit TransformerLayers(Transformer t) : t_(std::move(t)) {}
   std::string name() const override { return t_.name; }
   int64_t layers() const override { return t_.layers; }
-  double parameters(int64_t l) const override { return static_cast<double>(t_.layerParameters(l)); }
+  double parameters(int64_t l) const override { return t_.rankParameters(l); }
   double forwardFlops(int64_t l) const override { return t_.forwardFlops(l); }
   double backwardInputFlops(int64_t l) const override { return t_.backwardInputFlops(l); }
   double backwardWeightFlops(int64_t l) const override { return t_.backwardWeightFlops(l); }
-  double boundaryElements() const override { return static_cast<double>(t_.sequence * t_.microBatch * t_.hidden); }
+  double boundaryElements() const override { return t_.boundaryElements(); }
+  int64_t tensorParallel() const override { return t_.tensorParallel; }
+  // Megatron's f and g: the forward's two all-reduces of s x b x h (after attention and
+  // after the MLP), and the input gradient's two in the backward; with sequence
+  // parallelism an all-gather and a reduce-scatter in place of each, the same ring time.
+  double tensorParallelElements() const override {
+    return static_cast<double>(t_.sequence * t_.microBatch * t_.hidden);
+  }
+  int tensorParallelAllReduces(EventKind kind) const override {
+    if (t_.tensorParallel == 1)
+      return 0;
+    return kind == EventKind::Forward || kind == EventKind::Backward || kind == EventKind::BackwardInput ? 2 : 0;
+  }
 
 private:
   Transformer t_;

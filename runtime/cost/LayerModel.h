@@ -36,6 +36,12 @@ public:
   virtual double elementwiseElements(int64_t /*layer*/, EventKind /*kind*/) const { return 0; }
   // Elements of one micro-batch's activation between two layers.
   virtual double boundaryElements() const = 0;
+  // Accelerators sharing each layer (tensor parallelism; cost/Transformer.h): a rank is one.
+  virtual int64_t tensorParallel() const { return 1; }
+  // Elements of each of the tensor-parallel all-reduces an event of `kind` waits for, and
+  // how many (0: none).
+  virtual double tensorParallelElements() const { return 0; }
+  virtual int tensorParallelAllReduces(EventKind /*kind*/) const { return 0; }
 };
 
 std::shared_ptr<const LayerModel> transformerLayers(Transformer model);

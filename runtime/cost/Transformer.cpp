@@ -18,10 +18,17 @@ int64_t Transformer::blockMatrixParameters() const {
   return attention + mlp;
 }
 
+int64_t Transformer::normParameters() const {
+  return (norm == Norm::LayerNorm ? 2 : 1) * hidden; // weight (and bias)
+}
+
+int64_t Transformer::rowParallelBiases() const {
+  return biases ? 2 * hidden : 0;
+}
+
 int64_t Transformer::blockParameters() const {
-  int64_t normWeights = (norm == Norm::LayerNorm ? 2 : 1) * hidden; // weight (and bias)
   int64_t linearBiases = biases ? (2 * hidden + 2 * kvHidden()) + (gatedMlp ? 2 : 1) * ffn + hidden : 0;
-  return blockMatrixParameters() + 2 * normWeights + linearBiases;
+  return blockMatrixParameters() + 2 * normParameters() + linearBiases;
 }
 
 int64_t Transformer::layerParameters(int64_t layer) const {
@@ -31,6 +38,21 @@ int64_t Transformer::layerParameters(int64_t layer) const {
   if (layer == layers - 1)
     p += (norm == Norm::LayerNorm ? 2 : 1) * hidden + (tiedEmbeddings ? 0 : vocab * hidden);
   return p;
+}
+
+double Transformer::rankParameters(int64_t layer) const {
+  // What every rank holds whole: the norms, the row-parallel biases, learned positions.
+  double whole = d(2 * normParameters() + rowParallelBiases());
+  if (layer == 0 && positionEmbeddings)
+    whole += d(sequence * hidden);
+  if (layer == layers - 1)
+    whole += d(normParameters());
+  return whole + (d(layerParameters(layer)) - whole) / d(tensorParallel);
+}
+
+double Transformer::boundaryElements() const {
+  double sbh = d(sequence) * d(microBatch) * d(hidden);
+  return sequenceParallel ? sbh / d(tensorParallel) : sbh;
 }
 
 int64_t Transformer::parameters() const {
@@ -48,9 +70,11 @@ struct Passes {
   double gemms, attention, logits;
 };
 Passes passesOf(const Transformer &t, int64_t layer, double matrixParameters) {
-  double tokens = d(t.sequence) * d(t.microBatch);
-  return {2 * tokens * matrixParameters, 4 * d(t.microBatch) * d(t.sequence) * d(t.sequence) * d(t.hidden),
-          layer == t.layers - 1 ? 2 * tokens * d(t.hidden) * d(t.vocab) : 0};
+  // Under tensor parallelism each rank does 1/t of each.
+  double tokens = d(t.sequence) * d(t.microBatch), share = d(t.tensorParallel);
+  return {2 * tokens * matrixParameters / share,
+          4 * d(t.microBatch) * d(t.sequence) * d(t.sequence) * d(t.hidden) / share,
+          layer == t.layers - 1 ? 2 * tokens * d(t.hidden) * d(t.vocab) / share : 0};
 }
 } // namespace
 
@@ -74,19 +98,23 @@ double Transformer::backwardWeightFlops(int64_t layer) const {
 
 double Transformer::activationBytes(int64_t) const {
   const double sb = d(sequence) * d(microBatch), sbh = sb * d(hidden), kv = sb * d(kvHidden());
+  const double t = d(tensorParallel);
   const double mask = dropout ? sbh : 0; // one byte per element
-  // Attention: its input, Q, K, V and the output projection's input (16-bit), the output
-  // dropout's mask; the scores: softmax output, and with dropout its mask and output.
-  double attention = 2 * sbh + 2 * sbh + 2 * kv + 2 * kv + 2 * sbh + mask;
+  // Whole on every rank of a tensor-parallel group (split along the sequence with sequence
+  // parallelism): the input of each norm, of attention and of the MLP (16-bit), and the two
+  // dropout masks after them.
+  double whole = 2 * 2 * sbh + 2 * sbh + 2 * sbh + 2 * mask;
+  // Split among the group by heads or by the FFN's columns: Q, K, V and the output
+  // projection's input; the scores (softmax output, and with dropout its mask and output);
+  // the FFN-sized tensors the backward reads (the activation's input and output; gated: the
+  // gate, the up projection and their product).
+  double split = 2 * sbh + 2 * kv + 2 * kv + 2 * sbh;
   if (!flashAttention) {
     double scores = d(heads) * d(sequence) * d(sequence) * d(microBatch); // as²b
-    attention += 2 * scores + (dropout ? scores + 2 * scores : 0);
+    split += 2 * scores + (dropout ? scores + 2 * scores : 0);
   }
-  // MLP: its input, the FFN-sized tensors the backward reads (the activation's input and
-  // output; gated: the gate, the up projection and their product), the dropout's mask.
-  double mlp = 2 * sbh + (gatedMlp ? 3 : 2) * 2 * sb * d(ffn) + mask;
-  double norms = 2 * 2 * sbh; // the input of each of the two norms
-  return attention + mlp + norms;
+  split += (gatedMlp ? 3 : 2) * 2 * sb * d(ffn);
+  return (sequenceParallel ? whole / t : whole) + split / t;
 }
 
 std::string Transformer::invalid() const {
@@ -103,6 +131,12 @@ std::string Transformer::invalid() const {
     return "heads (" + std::to_string(heads) + ") must divide hidden (" + std::to_string(hidden) + ")";
   if (heads % kvHeads != 0)
     return "kv_heads (" + std::to_string(kvHeads) + ") must divide heads (" + std::to_string(heads) + ")";
+  if (tensorParallel < 1)
+    return "tensor_parallel is " + std::to_string(tensorParallel) + "; it must be at least 1";
+  for (Field f : {Field{"kv_heads", kvHeads}, Field{"ffn", ffn}})
+    if (f.value % tensorParallel != 0)
+      return "tensor_parallel (" + std::to_string(tensorParallel) + ") must divide " + f.name + " (" +
+             std::to_string(f.value) + "): each rank holds whole heads and an equal share of the FFN";
   return "";
 }
 

@@ -23,6 +23,19 @@
 //                    each a tensor the backward reads, are taken for grouped-query attention
 //                    (K and V of kvHeads heads), another FFN size, a gated MLP (the gate, the
 //                    up projection and their product) and no dropout (no masks).
+// Tensor parallelism (Megatron-LM; Shoeybi et al. 2019): with tensor_parallel = t every
+// rank is one of t accelerators sharing each layer — Q, K, V and the MLP's first matrices
+// split by columns, O and the MLP's last matrix by rows, attention heads split among them,
+// the embedding and the output layer split by vocabulary; norms, row-parallel biases and
+// learned position embeddings replicated. Per rank then: 1/t of the matrices' parameters
+// and of every FLOP; activation bytes by Korthikanti et al. 2022, Table 2: sbh(10 + 24/t +
+// 5as/(ht)) for a GPT layer (the norms' and the blocks' inputs and the dropout masks, 10sbh,
+// are whole on every rank), and with sequence_parallel, (sbh/t)(34 + 5as/h) (those run on
+// 1/t of the sequence); without the 5as/h term when the scores are recomputed (selective
+// recomputation, FlashAttention). The tensor-parallel collectives of a layer — 2 all-reduces
+// of sbh in the forward and 2 in the backward's input half (Megatron's f and g operators),
+// or with sequence parallelism an all-gather and a reduce-scatter for each — are on the
+// critical path of its compute (cost/HardwareCost.h).
 // Presets with the sources of their numbers: TransformerPresets.cpp.
 #pragma once
 
@@ -51,16 +64,23 @@ struct Transformer {
   bool positionEmbeddings = false; // learned, sequence x hidden
   bool dropout = false;            // masks kept for the backward
   bool flashAttention = false;     // the attention scores are recomputed in the kernel
+  int64_t tensorParallel = 1;      // t: accelerators sharing each layer (one rank is one)
+  bool sequenceParallel = false;   // norms and dropout on 1/t of the sequence
 
-  // Per layer (0 .. layers - 1): parameters, FLOPs per micro-batch, activation bytes per
-  // micro-batch.
+  // Per layer (0 .. layers - 1): parameters (of the whole layer, and one rank's share of
+  // them under tensor parallelism), FLOPs per micro-batch and activation bytes per
+  // micro-batch (one rank's).
   int64_t layerParameters(int64_t layer) const;
+  double rankParameters(int64_t layer) const;
   double forwardFlops(int64_t layer) const;
   double backwardInputFlops(int64_t layer) const;
   double backwardWeightFlops(int64_t layer) const;
   double backwardFlops(int64_t layer) const { return backwardInputFlops(layer) + backwardWeightFlops(layer); }
   double activationBytes(int64_t layer) const;
 
+  // Elements of the activation one layer hands the next, on one rank: s x b x h, split
+  // along the sequence under sequence parallelism.
+  double boundaryElements() const;
   int64_t parameters() const; // the whole model
   int64_t kvHidden() const { return hidden / heads * kvHeads; }
   // The first problem with the shape ("heads (48) must divide hidden (6000)"), or "".
@@ -69,6 +89,8 @@ struct Transformer {
 private:
   int64_t blockMatrixParameters() const; // one block's Q, K, V, O and MLP matrices
   int64_t blockParameters() const;       // with its norms and biases
+  int64_t normParameters() const;        // one norm's weight (and bias)
+  int64_t rowParallelBiases() const;     // O's and the MLP's last bias: whole on every rank
 };
 
 // Every preset, in a fixed order, and one by name (null: none).

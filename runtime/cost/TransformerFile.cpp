@@ -39,6 +39,8 @@ const Key<T> kKeys[] = {
     {"position_embeddings", kBoolean, nullptr, &T::positionEmbeddings},
     {"dropout", kBoolean, nullptr, &T::dropout},
     {"flash_attention", kBoolean, nullptr, &T::flashAttention},
+    {"tensor_parallel", SettingType::Integer, &T::tensorParallel},
+    {"sequence_parallel", kBoolean, nullptr, &T::sequenceParallel},
     {"norm", kText, nullptr, nullptr, nullptr, 1, setNorm},
     {"name", kText, nullptr, nullptr, nullptr, 1, setName},
 };

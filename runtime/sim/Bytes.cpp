@@ -40,7 +40,7 @@ double ByteModel::bytes(const Value &v) const {
     return elements(v) * elementBytes(v.kind);
   const cost::Transformer &t = *transformer;
   double batches = static_cast<double>(v.batches ? v.batches->size() : 0);
-  double boundary = static_cast<double>(t.sequence * t.microBatch * t.hidden) * elementBytes(v.kind);
+  double boundary = t.boundaryElements() * elementBytes(v.kind);
   switch (v.kind) {
   case Kind::Activation:
     if (v.layer >= 0 && v.layer < t.layers) // at 16 bits; fp32 takes twice as many
@@ -53,13 +53,16 @@ double ByteModel::bytes(const Value &v) const {
   }
   double share = v.total > 0 ? static_cast<double>(v.shards ? v.shards->size() : 0) / static_cast<double>(v.total) : 0;
   int64_t layer = std::clamp<int64_t>(v.layer, 0, t.layers - 1);
-  return share * static_cast<double>(t.layerParameters(layer)) * elementBytes(v.kind);
+  return share * t.rankParameters(layer) * elementBytes(v.kind);
 }
 
 std::string ByteModel::describe() const {
   std::string gradients = precision == Precision::Bf16 && fp32Gradients ? " with fp32 gradients" : "";
   std::string shape =
       transformer ? transformer->name : "hidden " + std::to_string(hidden) + ", tokens " + std::to_string(tokens);
+  if (transformer && transformer->tensorParallel > 1) // a rank is one accelerator of each group
+    shape += ", per accelerator of tensor-parallel groups of " + std::to_string(transformer->tensorParallel) +
+             (transformer->sequenceParallel ? " with sequence parallelism" : "");
   return shape + ", " + precisionName(precision) + gradients + ", " + std::to_string(optimizerStates) +
          " optimizer state" + (optimizerStates == 1 ? "" : "s");
 }

@@ -165,6 +165,34 @@ TEST_F(HardwareCostTest, SendsCrossTheirLinkAndUpdatesAreMemoryBound) {
   EXPECT_DOUBLE_EQ(cost_.elementBytes(Data::OptimizerState), 12); // ZeRO's K
 }
 
+// With tensor parallelism a compute event waits for its group's all-reduces of s x b x h
+// (2 in a forward and a backward's input half, none in its weight half), inside a node;
+// a rank is one accelerator of its group, so ranks sit t to a node's accelerators apart.
+TEST_F(HardwareCostTest, TensorParallelComputeWaitsForItsAllReduces) {
+  Transformer t = model();
+  t.tensorParallel = 4;
+  HardwareCost cost(transformerLayers(t), machine(), {.bf16 = true, .optimizerMoments = 2});
+  double rate = 1000e12 * 0.5, bytes = 8192.0 * 4096 * 2; // s x b x h at bf16
+  double allReduce = 6 * 2e-6 + bytes * 6 / (4 * 400e9);
+  auto seconds = [&](Work w) { return cost.length(w).asDouble(); };
+  EXPECT_DOUBLE_EQ(seconds({.kind = EventKind::Forward, .layer = 3, .microBatches = 2}),
+                   2 * (t.forwardFlops(3) / rate + 2 * allReduce));
+  EXPECT_DOUBLE_EQ(seconds({.kind = EventKind::BackwardInput, .layer = 3, .microBatches = 1}),
+                   t.backwardInputFlops(3) / rate + 2 * allReduce);
+  EXPECT_DOUBLE_EQ(seconds({.kind = EventKind::BackwardWeight, .layer = 3, .microBatches = 1}),
+                   t.backwardWeightFlops(3) / rate);
+  EXPECT_EQ(cost.nodeOf(1), 0); // accelerators 4-7 of node 0
+  EXPECT_EQ(cost.nodeOf(2), 1);
+  // The data-parallel all-reduce of a rank's gradient moves its share of the layer.
+  Work grads{.kind = EventKind::AllReduce,
+             .data = Data::Gradients,
+             .groupSize = 2,
+             .nodes = 1,
+             .layer = 4,
+             .volume = 512.0 * 512.0};
+  EXPECT_DOUBLE_EQ(cost.bytesOf(grads), t.rankParameters(4) * 2);
+}
+
 // The real backends' layer: each backward call recomputes its forward first.
 TEST(HardwareCostTanh, EveryBackwardCallRecomputesItsForward) {
   Hardware h = *findHardwarePreset("dgx-h100");

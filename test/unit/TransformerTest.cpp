@@ -53,6 +53,45 @@ TEST(Transformer, ActivationBytesAreKorthikantisFormula) {
   }
 }
 
+// The same with tensor parallelism over t = 8 (Korthikanti et al. 2022, Table 2): sbh(10 +
+// 24/t + 5as/(ht)) per accelerator; with sequence parallelism (sbh/t)(34 + 5as/h); with
+// selective recomputation as well, 34sbh/t.
+TEST(Transformer, ActivationBytesWithTensorAndSequenceParallelism) {
+  for (const char *name : {"megatron-22b", "megatron-175b", "megatron-530b", "megatron-1t"}) {
+    Transformer t = preset(name);
+    t.tensorParallel = 8;
+    ASSERT_EQ(t.invalid(), "") << name;
+    int64_t s = t.sequence, b = t.microBatch, h = t.hidden, a = t.heads, sbh = s * b * h, scores = 5 * a * s * s * b;
+    EXPECT_EQ(t.activationBytes(3), static_cast<double>(10 * sbh + 24 * sbh / 8 + scores / 8)) << name;
+    t.sequenceParallel = true;
+    EXPECT_EQ(t.activationBytes(3), static_cast<double>((34 * sbh + scores) / 8)) << name;
+    t.flashAttention = true;
+    EXPECT_EQ(t.activationBytes(3), static_cast<double>(34 * sbh / 8)) << name;
+    EXPECT_EQ(t.boundaryElements(), static_cast<double>(sbh / 8)); // split along the sequence
+    t.sequenceParallel = false;
+    EXPECT_EQ(t.boundaryElements(), static_cast<double>(sbh));
+  }
+}
+
+// Each accelerator of a tensor-parallel group holds 1/t of the matrices and of the
+// vocabulary's embedding and output layer, the norms whole, and does 1/t of every FLOP.
+TEST(Transformer, TensorParallelSharesOfParametersAndFlops) {
+  Transformer t = preset("megatron-175b");
+  t.biases = false;
+  double whole = static_cast<double>(t.layerParameters(5));
+  t.tensorParallel = 8;
+  double h = 12288, V = 51200, norms = 2 * 2 * h; // two LayerNorms, weight and bias
+  EXPECT_EQ(whole, 12 * h * h + norms);
+  EXPECT_EQ(t.rankParameters(5), 12 * h * h / 8 + norms);
+  double s = 2048;
+  // The first layer adds the vocabulary's share of the embedding and the learned positions
+  // whole; the last the final norm (the output layer is the embedding: tied).
+  EXPECT_EQ(t.rankParameters(0), (12 * h * h + V * h) / 8 + norms + s * h);
+  EXPECT_EQ(t.rankParameters(t.layers - 1), 12 * h * h / 8 + norms + 2 * h);
+  EXPECT_EQ(t.forwardFlops(5), (24 * s * h * h + 4 * s * s * h) / 8);
+  EXPECT_EQ(t.backwardWeightFlops(5), 24 * s * h * h / 8);
+}
+
 // Keeping only what the attention scores do not need saves 70% of GPT-3's activation memory
 // (Korthikanti et al. 2022, as seeds/004 quotes it).
 TEST(Transformer, SelectiveRecomputationSavesSeventyPercentOnGpt3) {
@@ -130,6 +169,9 @@ TEST(TransformerFile, ProblemsAreLocated) {
           ProblemCase{"hidden = 64\nheads = 4\nvocab = 100\nsequence = 16\n", 0, 0,
                       "layers is 0; it must be at least 1"},
           ProblemCase{"preset = 7\n", 1, 10, "preset must be a string"},
+          ProblemCase{"preset = \"llama3-8b\"\ntensor_parallel = 16\n", 0, 0,
+                      "tensor_parallel (16) must divide kv_heads (8): each rank holds whole heads"},
+          ProblemCase{"preset = \"llama3-8b\"\ntensor_parallel = 0\n", 2, 19, "tensor_parallel is 0"},
       });
   Transformer t = preset("llama3-8b");
   EXPECT_NE(setTransformerField(t, "layers", "eight").find("must be an integer"), std::string::npos);
