@@ -11,7 +11,7 @@ first stage (the fullest: 1F1B keeps p micro-batches there), schedc's predicted 
 beside what the paper's formulas give for it — 16 bytes per parameter of the stage / t
 (bf16 weight and gradient, fp32 master and two moments) plus p micro-batches of L/p
 layers' activations, sbh(10 + 24/t + 5as/(ht)) each, or 34sbh/t — and the predicted step
-time and MFU. The micro-batches per step are this script's choice (4 per stage, m = 4p;
+time, MFU and HFU (which counts the recomputed attention scores). The micro-batches per step are this script's choice (4 per stage, m = 4p;
 the paper's global batches are not used), so the step includes a 1F1B bubble of
 (p - 1)/(m + p - 1).
 A benchmark, not a test: it prints figures (the activation formulas are tested in
@@ -65,8 +65,8 @@ def formula_bytes(heads, h, layers, p, selective):
 
 
 print("per accelerator of the first stage; DGX A100 80 GB, bf16 + Adam, t = 8, 1F1B, m = 4p micro-batches of 1")
-print("%-14s %3s %4s  %-22s %10s %10s %6s %8s %6s" % (
-    "model", "p", "m", "", "schedc GB", "formula GB", "ratio", "step s", "MFU"))
+print("%-14s %3s %4s  %-22s %10s %10s %6s %8s %6s %6s" % (
+    "model", "p", "m", "", "schedc GB", "formula GB", "ratio", "step s", "MFU", "HFU"))
 for name, heads, h, layers, p in configs:
     m = 4 * p
     for selective in (False, True):
@@ -75,6 +75,6 @@ for name, heads, h, layers, p in configs:
         predicted = report["max_bytes"]
         formula = formula_bytes(heads, h, layers, p, selective)
         label = "TP + SP + selective" if selective else "TP only"
-        print("%-14s %3d %4d  %-22s %10.1f %10.1f %6.3f %8.2f %5.1f%%" % (
+        print("%-14s %3d %4d  %-22s %10.1f %10.1f %6.3f %8.2f %5.1f%% %5.1f%%" % (
             name, p, m, label, predicted / 1e9, formula / 1e9, predicted / formula, hw["step_seconds"],
-            100 * hw["mfu"]))
+            100 * hw["mfu"], 100 * hw["hfu"]))

@@ -88,9 +88,9 @@ double HardwareCost::flops(const Work &w) const {
   switch (w.kind) {
   case EventKind::Forward: return m * model.forwardFlops(l);
   case EventKind::Backward:
-    return m * (model.recomputeFlops(l) + model.backwardInputFlops(l) + model.backwardWeightFlops(l));
-  case EventKind::BackwardInput: return m * (model.recomputeFlops(l) + model.backwardInputFlops(l));
-  case EventKind::BackwardWeight: return m * (model.recomputeFlops(l) + model.backwardWeightFlops(l));
+    return m * (model.recomputeFlops(l, w.kind) + model.backwardInputFlops(l) + model.backwardWeightFlops(l));
+  case EventKind::BackwardInput: return m * (model.recomputeFlops(l, w.kind) + model.backwardInputFlops(l));
+  case EventKind::BackwardWeight: return m * (model.recomputeFlops(l, w.kind) + model.backwardWeightFlops(l));
   default: return 0;
   }
 }

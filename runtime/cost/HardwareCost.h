@@ -5,7 +5,9 @@
 // or the real backends' tanh(xW) layer).
 //   forward, backward  its FLOPs x micro-batches / (peak x GEMM efficiency); a split
 //                      backward's halves their own FLOPs; a backward that recomputes its
-//                      forward first (the tanh layer) that forward's too; plus, where the
+//                      forward first (the tanh layer) that forward's too, one that makes
+//                      the attention scores again (a transformer with flash_attention)
+//                      those, in the whole backward and its input half; plus, where the
 //                      machine has an element-wise rate (a calibrated one), the model's
 //                      element-wise elements / that rate
 //   loss               0 (the logits are the last layer's forward)

@@ -15,6 +15,11 @@ public:
   double backwardInputFlops(int64_t l) const override { return t_.backwardInputFlops(l); }
   double backwardWeightFlops(int64_t l) const override { return t_.backwardWeightFlops(l); }
   double boundaryElements() const override { return t_.boundaryElements(); }
+  // Attention's scores, not kept (selective recomputation, FlashAttention), are made
+  // again for the input gradient: the whole backward and its input half.
+  double recomputeFlops(int64_t, EventKind kind) const override {
+    return kind == EventKind::Backward || kind == EventKind::BackwardInput ? t_.scoreRecomputeFlops() : 0;
+  }
   int64_t tensorParallel() const override { return t_.tensorParallel; }
   // Megatron's f and g: the forward's two all-reduces of s x b x h (after attention and
   // after the MLP), and the input gradient's two in the backward; with sequence
@@ -43,7 +48,7 @@ public:
   double forwardFlops(int64_t) const override { return gemm(); }
   double backwardInputFlops(int64_t) const override { return gemm(); }
   double backwardWeightFlops(int64_t) const override { return gemm(); }
-  double recomputeFlops(int64_t) const override { return gemm(); }
+  double recomputeFlops(int64_t, EventKind) const override { return gemm(); }
   double elementwiseElements(int64_t, EventKind kind) const override {
     return kind == EventKind::Forward ? t_ * h_ : 2 * t_ * h_;
   }

@@ -30,8 +30,9 @@ public:
   virtual double forwardFlops(int64_t layer) const = 0;
   virtual double backwardInputFlops(int64_t layer) const = 0;
   virtual double backwardWeightFlops(int64_t layer) const = 0;
-  // What every backward call (or half of one) computes again first, per micro-batch.
-  virtual double recomputeFlops(int64_t /*layer*/) const { return 0; }
+  // What a backward call of `kind` (whole, or either half) computes again first, per
+  // micro-batch.
+  virtual double recomputeFlops(int64_t /*layer*/, EventKind /*kind*/) const { return 0; }
   // Elements an event of `kind` passes over element-wise per micro-batch (0: not modelled).
   virtual double elementwiseElements(int64_t /*layer*/, EventKind /*kind*/) const { return 0; }
   // Elements of one micro-batch's activation between two layers.

@@ -96,6 +96,10 @@ double Transformer::backwardWeightFlops(int64_t layer) const {
   return p.gemms + p.logits;
 }
 
+double Transformer::scoreRecomputeFlops() const {
+  return flashAttention ? 4 * d(microBatch) * d(sequence) * d(sequence) * d(hidden) / d(tensorParallel) : 0;
+}
+
 double Transformer::activationBytes(int64_t) const {
   const double sb = d(sequence) * d(microBatch), sbh = sb * d(hidden), kv = sb * d(kvHidden());
   const double t = d(tensorParallel);

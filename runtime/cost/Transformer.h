@@ -76,6 +76,10 @@ struct Transformer {
   double backwardInputFlops(int64_t layer) const;
   double backwardWeightFlops(int64_t layer) const;
   double backwardFlops(int64_t layer) const { return backwardInputFlops(layer) + backwardWeightFlops(layer); }
+  // What the backward computes again when the scores are not kept (flash_attention):
+  // attention's core, QKᵀ and the product with V, 4bs²h (/ t) — Korthikanti et al. 2022,
+  // §5's selective recomputation; 0 when they are kept.
+  double scoreRecomputeFlops() const;
   double activationBytes(int64_t layer) const;
 
   // Elements of the activation one layer hands the next, on one rank: s x b x h, split

@@ -193,6 +193,26 @@ TEST_F(HardwareCostTest, TensorParallelComputeWaitsForItsAllReduces) {
   EXPECT_DOUBLE_EQ(cost.bytesOf(grads), t.rankParameters(4) * 2);
 }
 
+// Without the scores kept (flash_attention: selective recomputation), the backward and its
+// input half make them again, 4bs²h more FLOPs, which hardware FLOPs count and model FLOPs
+// do not.
+TEST_F(HardwareCostTest, SelectiveRecomputationRecomputesTheScores) {
+  Transformer t = model();
+  t.flashAttention = true;
+  HardwareCost cost(transformerLayers(t), machine(), {.bf16 = true, .optimizerMoments = 2});
+  double scores = 4.0 * 8192 * 8192 * 4096; // 4bs²h, b = 1
+  EXPECT_EQ(t.scoreRecomputeFlops(), scores);
+  Work backward{.kind = EventKind::Backward, .layer = 3, .microBatches = 1};
+  EXPECT_DOUBLE_EQ(cost.flops(backward), scores + t.backwardFlops(3));
+  EXPECT_DOUBLE_EQ(cost.modelFlops(backward), t.forwardFlops(3) + t.backwardFlops(3));
+  EXPECT_DOUBLE_EQ(cost.flops({.kind = EventKind::BackwardInput, .layer = 3, .microBatches = 2}),
+                   2 * (scores + t.backwardInputFlops(3)));
+  EXPECT_DOUBLE_EQ(cost.flops({.kind = EventKind::BackwardWeight, .layer = 3, .microBatches = 1}),
+                   t.backwardWeightFlops(3));
+  t.flashAttention = false;
+  EXPECT_EQ(t.scoreRecomputeFlops(), 0);
+}
+
 // The real backends' layer: each backward call recomputes its forward first.
 TEST(HardwareCostTanh, EveryBackwardCallRecomputesItsForward) {
   Hardware h = *findHardwarePreset("dgx-h100");
