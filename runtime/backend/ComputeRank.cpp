@@ -13,6 +13,10 @@ void ComputeRank::execute(OpKind op, sim::Results &r, const sim::Operands &a, co
   }
   switch (op) {
   case OpKind::Load:
+    if (result->split == sim::Split::Part) // issue 18: the two-matrix layer is not built yet
+      comm_.abort("layer " + std::to_string(result->layer) +
+                  " is loaded as a tensor-parallel part; this backend computes whole layers only (for now, "
+                  "`schedc check` verifies and predicts tensor-parallel schedules)");
     if (!result->poisoned) {
       r.values[0] = loadWeight(r.values[0]);
       r.values[1] = loadOptState(r.values[1]);

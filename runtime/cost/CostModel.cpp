@@ -15,11 +15,14 @@ public:
   bool oneStream() const override { return true; }
   Number length(const Work &w) const override {
     switch (w.kind) {
+    // A tensor-parallel part of a layer computes its share of it.
     case EventKind::Forward:
-    case EventKind::Backward: return Number::integer(w.microBatches);
+    case EventKind::Backward:
+      return w.tensorParts == 1 ? Number::integer(w.microBatches)
+                                : Number::real(static_cast<double>(w.microBatches) / w.tensorParts);
     // The two halves of a split backward take half of its time each, so their sum is backward's.
     case EventKind::BackwardInput:
-    case EventKind::BackwardWeight: return Number::real(static_cast<double>(w.microBatches) / 2);
+    case EventKind::BackwardWeight: return Number::real(static_cast<double>(w.microBatches) / 2 / w.tensorParts);
     case EventKind::Loss: return Number::integer(0);
     case EventKind::Update: return Number::real(0.5);
     case EventKind::AllReduce:

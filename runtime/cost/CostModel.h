@@ -29,6 +29,7 @@ enum class Data : uint8_t { None, Weights, Gradients, OptimizerState, Activation
 struct Work {
   EventKind kind = EventKind::Forward;
   Data data = Data::None;
+  int16_t tensorParts = 1;   // forward, backward: the tensor-parallel parts the layer is split into
   int32_t groupSize = 0;     // collectives: the ranks taking part
   int32_t nodes = 1;         // collectives and sends: the nodes those ranks are on (CostModel::nodeOf)
   int32_t updatedLayer = -1; // update: its weight's layer (`layer` stays -1, as the puzzle shows it)

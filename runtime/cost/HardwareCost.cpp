@@ -82,7 +82,8 @@ int64_t HardwareCost::nodeOf(int64_t rank) const {
 }
 
 double HardwareCost::flops(const Work &w) const {
-  double m = static_cast<double>(w.microBatches);
+  // A tensor-parallel part of a layer (the schedule's) computes its share of it.
+  double m = static_cast<double>(w.microBatches) / w.tensorParts;
   int64_t l = modelLayer(w.layer);
   const LayerModel &model = *model_;
   switch (w.kind) {
@@ -96,7 +97,7 @@ double HardwareCost::flops(const Work &w) const {
 }
 
 double HardwareCost::modelFlops(const Work &w) const {
-  double m = static_cast<double>(w.microBatches);
+  double m = static_cast<double>(w.microBatches) / w.tensorParts;
   int64_t l = modelLayer(w.layer);
   const LayerModel &model = *model_;
   switch (w.kind) {
@@ -115,7 +116,7 @@ double HardwareCost::seconds(const Work &w) const {
   case EventKind::BackwardInput:
   case EventKind::BackwardWeight: {
     double elementwise = hardware_.elementwiseRate > 0
-                             ? static_cast<double>(w.microBatches) *
+                             ? static_cast<double>(w.microBatches) / w.tensorParts *
                                    model_->elementwiseElements(modelLayer(w.layer), w.kind) / hardware_.elementwiseRate
                              : 0;
     return flops(w) / gemmRate() + elementwise + tensorParallelSeconds(w);

@@ -80,6 +80,17 @@ void World::combine(Collective &c, const IntSet &members, Rank &reporter, Source
     reporter.error(at, code, std::move(msg));
     poisoned = true;
   };
+  for (size_t i = 1; i < n && !poisoned; ++i)
+    if (c.inputs[i]->kind != first.kind)
+      fail("collective-kinds",
+           std::string(collectiveName(c.kind)) + " over " + groupName(members, reporter.model().ranks) + " combines " +
+               kindPlural(first.kind) + " (rank " + std::to_string(members.elements()[0]) + ") with " +
+               kindPlural(c.inputs[i]->kind) + " (rank " + std::to_string(members.elements()[i]) + ")");
+  if (first.kind == Kind::Activation || first.kind == Kind::ActGrad) {
+    c.result = sumPartials(c, members, poisoned, fail);
+    c.result.forged = forged;
+    return;
+  }
   // Check each member's value against the first, then unite all shards (allgather) or
   // micro-batches (the reductions) with one sort; an element seen twice is an overlap.
   const char *op = c.kind == CollectiveKind::AllReduce ? "allreduce" : "reducescatter";
@@ -141,6 +152,46 @@ void World::combine(Collective &c, const IntSet &members, Rank &reporter, Source
   c.result = std::move(out);
 }
 
+// A tensor-parallel all-reduce: each member's partial sum of the same activation (layer,
+// micro-batches) over its own parts; the result sums them all, whole once every part is in.
+Value World::sumPartials(const Collective &c, const IntSet &members, bool poisoned,
+                         const std::function<void(const char *, std::string)> &fail) {
+  const Value &first = *c.inputs[0];
+  std::vector<int64_t> parts;
+  for (size_t i = 0; i < c.inputs.size() && !poisoned; ++i) {
+    const Value &v = *c.inputs[i];
+    std::string who = "rank " + std::to_string(members.elements()[i]);
+    if (v.total != first.total || *v.batches != *first.batches) {
+      fail("collective-partials", "allreduce of layer " + std::to_string(c.layer) +
+                                      " sums partial sums of different micro-batches or part counts (" + who + " has " +
+                                      v.describe() + ", rank " + std::to_string(members.elements()[0]) + " " +
+                                      first.describe() + ")");
+      poisoned = true;
+    }
+    parts.insert(parts.end(), v.shards->elements().begin(), v.shards->elements().end());
+  }
+  Value out = first;
+  out.poisoned = poisoned;
+  if (poisoned)
+    return out;
+  std::sort(parts.begin(), parts.end());
+  if (auto twice = std::adjacent_find(parts.begin(), parts.end()); twice != parts.end()) {
+    fail("collective-partials", "allreduce of layer " + std::to_string(c.layer) + " adds tensor-parallel part " +
+                                    std::to_string(*twice) + " of " + std::to_string(first.total) + " more than once");
+    out.poisoned = true;
+    return out;
+  }
+  IntSet united(std::move(parts));
+  if (static_cast<int64_t>(united.size()) == first.total) { // every part: the whole
+    out.split = Split::None;
+    out.shards = emptySet();
+    out.total = 1;
+  } else {
+    out.shards = setOf(std::move(united));
+  }
+  return out;
+}
+
 Value World::Collective::resultFor(size_t position) const {
   Value mine = result;
   if (kind == CollectiveKind::ReduceScatter) { // each member keeps its own shard of the sum
@@ -179,6 +230,29 @@ void World::matchCalls(Collective &c, const IntSet &members, Rank &reporter) {
   }
 }
 
+// What this rank puts into a collective: `v`, or a poisoned copy (reported) where the
+// collective does not take such a value: an all-reduce takes weight gradients (a
+// tensor-parallel part's too) and tensor-parallel partial sums; the all-gather and the
+// reduce-scatter no tensor-parallel part (ZeRO over tensor-parallel parts: not yet).
+ValuePtr Rank::collectiveInput(SourceRange at, CollectiveKind kind, const ValuePtr &v) {
+  if (v->poisoned)
+    return v;
+  std::string wrong;
+  bool partial = v->split == Split::PartialSum;
+  if (v->split == Split::Part && kind != CollectiveKind::AllReduce)
+    wrong = std::string(collectiveName(kind)) + " of a tensor-parallel part is not supported yet: rank " +
+            std::to_string(id_) + " has " + v->describe();
+  if (kind == CollectiveKind::AllReduce && v->kind != Kind::WeightGrad && !partial)
+    wrong = "allreduce takes a weight gradient or a tensor-parallel partial sum, but rank " + std::to_string(id_) +
+            " has " + v->describe();
+  if (wrong.empty())
+    return v;
+  error(at, "collective-value", wrong);
+  Value poisoned = *v;
+  poisoned.poisoned = true;
+  return makeValue(std::move(poisoned));
+}
+
 ValuePtr Rank::collective(SourceRange at, CollectiveKind kind, const ValuePtr &v, std::shared_ptr<const IntSet> group) {
   const char *name = collectiveName(kind);
   if (group->empty() || group->min() < 0 || group->max() >= world_.model_.ranks) {
@@ -192,6 +266,7 @@ ValuePtr Rank::collective(SourceRange at, CollectiveKind kind, const ValuePtr &v
           "rank " + std::to_string(id_) + " calls " + name + " over ranks " + group->str() + ", a group it is not in");
     return poison(v->kind, v->layer);
   }
+  ValuePtr input = collectiveInput(at, kind, v);
   World::Group &g = world_.groupFor(group);
   const auto &elems = g.members->elements();
   size_t pos = static_cast<size_t>(std::lower_bound(elems.begin(), elems.end(), id_) - elems.begin());
@@ -200,7 +275,7 @@ ValuePtr Rank::collective(SourceRange at, CollectiveKind kind, const ValuePtr &v
     g.instances.emplace_back(kind, elems.size());
   World::Collective &c = g.instances[call - g.base];
   c.kinds[pos] = kind;
-  c.inputs[pos] = v;
+  c.inputs[pos] = input;
   c.at[pos] = at;
   if (++c.arrived == elems.size()) {
     for (size_t i = 0; i < elems.size(); ++i) // none of them has logged anything since it called

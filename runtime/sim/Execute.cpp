@@ -52,7 +52,8 @@ Results execute(Rank &rank, OpKind op, SourceRange at, const Operands &a) {
   switch (op) {
   case OpKind::Load: {
     using P = param::Load;
-    return two(rank.load(at, a.integer(P::layer), a.integer(P::shard), a.integer(P::of)));
+    return two(rank.load(at, a.integer(P::layer), a.integer(P::shard), a.integer(P::of), a.integer(P::part),
+                         a.integer(P::parts)));
   }
   case OpKind::Input: return Results::one(rank.input(at, a.set(param::Input::batches)));
   case OpKind::Forward: {

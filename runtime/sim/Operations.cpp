@@ -26,6 +26,11 @@ bool anyPoisoned(std::initializer_list<const ValuePtr *> vs) {
   return false;
 }
 
+// The parts a layer's compute is split into: its weight's tensor-parallel parts, or 1.
+int16_t tensorParts(const Value &w) {
+  return w.split == Split::Part ? static_cast<int16_t>(w.total) : 1;
+}
+
 } // namespace
 
 cost::Producers Rank::logEvent(const cost::Work &work, std::shared_ptr<const IntSet> batches, SourceRange at,
@@ -157,24 +162,44 @@ void Rank::free(uint32_t array, const SlotIndex &index, SourceRange at) {
 
 // ---- Operations ------------------------------------------------------------------------------
 
-std::pair<ValuePtr, ValuePtr> Rank::load(SourceRange at, int64_t layer, int64_t shard, int64_t of) {
+// Whether `piece` of `count` (shards or parts) names one; reports it if not.
+bool Rank::checkPieces(SourceRange at, int64_t layer, int64_t piece, int64_t count, const char *what) {
+  if (count < 1) {
+    error(at, "load-shards",
+          "load of " + layerOf(layer) + " into " + std::to_string(count) + " " + what + ": the number of " + what +
+              " must be at least 1");
+    return false;
+  }
+  if (piece < 0 || piece >= count) {
+    std::string one = std::string(what) == "shards" ? "shard" : "part";
+    error(at, "load-shards",
+          "load of " + one + " " + std::to_string(piece) + " of " + std::to_string(count) + " of " + layerOf(layer) +
+              ": " + what + " are numbered 0 to " + std::to_string(count - 1));
+    return false;
+  }
+  return true;
+}
+
+std::pair<ValuePtr, ValuePtr> Rank::load(SourceRange at, int64_t layer, int64_t shard, int64_t of, int64_t part,
+                                         int64_t parts) {
   bool ok = checkLayer(at, "load", layer);
-  if (of < 1) {
-    error(at, "load-shards",
-          "load of " + layerOf(layer) + " into " + std::to_string(of) +
-              " shards: the number of shards must be at least 1");
+  bool tensor = parts != 1 || part != 0;
+  if (tensor && (of != 1 || shard != 0)) {
+    error(at, "load-parts",
+          "load of " + layerOf(layer) +
+              " asks for both ZeRO shards (`shard`, `of`) and tensor-parallel parts (`part`, `parts`); a weight is "
+              "split one way or the other");
     ok = false;
-  } else if (shard < 0 || shard >= of) {
-    error(at, "load-shards",
-          "load of shard " + std::to_string(shard) + " of " + std::to_string(of) + " of " + layerOf(layer) +
-              ": shards are numbered 0 to " + std::to_string(of - 1));
-    ok = false;
+  } else {
+    ok = (tensor ? checkPieces(at, layer, part, parts, "parts") : checkPieces(at, layer, shard, of, "shards")) && ok;
   }
   Value w;
   w.kind = Kind::Weight;
   w.layer = layer;
-  w.shards = singleSet(ok ? shard : 0);
-  w.total = ok ? of : 1;
+  w.shards = singleSet(!ok ? 0 : tensor ? part : shard);
+  w.total = !ok ? 1 : tensor ? parts : of;
+  w.split = ok && tensor ? Split::Part : Split::None;
+  world_.loadsTensorParts_ |= w.split == Split::Part;
   w.batches = emptySet();
   w.poisoned = !ok;
   Value o = w;
@@ -199,12 +224,24 @@ ValuePtr Rank::input(SourceRange at, const IntSet &batches) {
 
 // forward and backward of `layer` need the complete weight of that layer and the
 // activations entering it.
+bool Rank::checkWhole(SourceRange at, const char *op, int64_t layer, const Value &v) {
+  if (v.split != Split::PartialSum)
+    return true;
+  std::string what = v.kind == Kind::Activation ? "output of " + layerOf(v.layer - 1)
+                                                : "gradient of " + layerOf(v.layer) + "'s output";
+  error(at, "tensor-partial",
+        std::string(op) + (layer >= 0 ? " of " + layerOf(layer) : "") + " uses the " + what + " on rank " +
+            std::to_string(id_) + ", but it is a partial sum: tensor-parallel parts " + v.shards->str() + " of " +
+            std::to_string(v.total) + " only; all-reduce it over the ranks holding the other parts first");
+  return false;
+}
+
 bool Rank::checkComputeInputs(SourceRange at, const char *op, int64_t layer, const Value &a, const Value &w) {
-  bool ok = true;
+  bool ok = checkWhole(at, op, layer, a);
   if (w.layer != layer) {
     error(at, "weight-layer", std::string(op) + " of " + layerOf(layer) + " uses the weight of " + layerOf(w.layer));
     ok = false;
-  } else if (!w.complete()) {
+  } else if (!w.complete() && w.split != Split::Part) {
     error(at, "weight-sharded",
           std::string(op) + " of " + layerOf(layer) + " needs the complete weight, but rank " + std::to_string(id_) +
               " holds only shards " + w.shards->str() + " of " + std::to_string(w.total) +
@@ -221,9 +258,11 @@ bool Rank::checkComputeInputs(SourceRange at, const char *op, int64_t layer, con
 }
 
 ValuePtr Rank::forward(SourceRange at, int64_t layer, const ValuePtr &a, const ValuePtr &w) {
-  cost::Producers made =
-      logEvent({.kind = EventKind::Forward, .layer = layer, .microBatches = static_cast<int64_t>(a->batches->size())},
-               a->batches, at, merge(a->made, w->made));
+  cost::Producers made = logEvent({.kind = EventKind::Forward,
+                                   .tensorParts = tensorParts(*w),
+                                   .layer = layer,
+                                   .microBatches = static_cast<int64_t>(a->batches->size())},
+                                  a->batches, at, merge(a->made, w->made));
   bool ok = checkLayer(at, "forward", layer);
   if (ok && !anyPoisoned({&a, &w}))
     ok = checkComputeInputs(at, "forward", layer, *a, *w);
@@ -231,6 +270,11 @@ ValuePtr Rank::forward(SourceRange at, int64_t layer, const ValuePtr &a, const V
   out.kind = Kind::Activation;
   out.layer = layer + 1;
   out.shards = emptySet();
+  if (w->split == Split::Part) { // a part of the layer makes its part of the sum
+    out.split = Split::PartialSum;
+    out.shards = w->shards;
+    out.total = w->total;
+  }
   out.batches = a->batches;
   out.poisoned = !ok || a->poisoned || w->poisoned;
   out.made = made;
@@ -243,12 +287,15 @@ std::pair<ValuePtr, ValuePtr> Rank::backward(SourceRange at, int64_t layer, cons
                    : part == BackwardPart::Input ? EventKind::BackwardInput
                                                  : EventKind::BackwardWeight;
   const char *name = eventName(kind);
-  cost::Producers made =
-      logEvent({.kind = kind, .layer = layer, .microBatches = static_cast<int64_t>(a->batches->size())}, a->batches, at,
-               merge(merge(a->made, g->made), w->made));
+  cost::Producers made = logEvent({.kind = kind,
+                                   .tensorParts = tensorParts(*w),
+                                   .layer = layer,
+                                   .microBatches = static_cast<int64_t>(a->batches->size())},
+                                  a->batches, at, merge(merge(a->made, g->made), w->made));
   bool ok = checkLayer(at, name, layer);
   if (ok && !anyPoisoned({&a, &g, &w})) {
     ok = checkComputeInputs(at, name, layer, *a, *w);
+    ok = checkWhole(at, name, layer, *g) && ok;
     if (g->layer != layer) {
       error(at, "backward-grad-layer",
             std::string(name) + " of " + layerOf(layer) + " takes the gradient of " + layerOf(layer) +
@@ -268,6 +315,11 @@ std::pair<ValuePtr, ValuePtr> Rank::backward(SourceRange at, int64_t layer, cons
   gw.batches = a->batches;
   gw.shards = singleSet(0);
   gw.total = 1;
+  if (w->split == Split::Part) { // the gradient of the part's weights, and its share of the input's
+    gw.split = Split::Part;
+    gw.shards = w->shards;
+    gw.total = w->total;
+  }
   gw.forged = g->forged;
   gw.poisoned = poisoned;
   gw.made = made;
@@ -276,6 +328,11 @@ std::pair<ValuePtr, ValuePtr> Rank::backward(SourceRange at, int64_t layer, cons
   ga.layer = layer - 1;
   ga.batches = a->batches;
   ga.shards = emptySet();
+  if (w->split == Split::Part) {
+    ga.split = Split::PartialSum;
+    ga.shards = w->shards;
+    ga.total = w->total;
+  }
   ga.forged = g->forged;
   ga.poisoned = poisoned;
   ga.made = gw.made;
@@ -285,8 +342,8 @@ std::pair<ValuePtr, ValuePtr> Rank::backward(SourceRange at, int64_t layer, cons
 ValuePtr Rank::loss(SourceRange at, const ValuePtr &a) {
   int64_t L = world_.model_.layers;
   cost::Producers made = logEvent({.kind = EventKind::Loss, .layer = a->layer}, nullptr, at, a->made);
-  bool ok = true;
-  if (!a->poisoned && a->layer != L) {
+  bool ok = a->poisoned || checkWhole(at, "loss", -1, *a);
+  if (ok && !a->poisoned && a->layer != L) {
     error(at, "loss-layer",
           "loss takes the output of the last layer (the activations of layer " + std::to_string(L) + "), but this is " +
               a->describe());

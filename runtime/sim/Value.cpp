@@ -27,13 +27,18 @@ std::string Value::describe() const {
   std::string s =
       std::string(kind == Kind::OptState || kind == Kind::Activation || kind == Kind::ActGrad ? "an " : "a ") +
       kindName(kind) + " of layer " + std::to_string(layer);
+  // "tensor-parallel part {1} of 4", "shards {1} of 4"
+  std::string pieces = std::string(split == Split::Part ? "tensor-parallel part " : "shards ") + shards->str() +
+                       " of " + std::to_string(total);
   switch (kind) {
   case Kind::Weight:
-  case Kind::OptState:
-    return s + " (shards " + shards->str() + " of " + std::to_string(total) + ", step " + std::to_string(step) + ")";
-  case Kind::WeightGrad:
-    return s + " (batches " + batches->str() + ", shards " + shards->str() + " of " + std::to_string(total) + ")";
-  default: return s + " (batches " + batches->str() + ")";
+  case Kind::OptState: return s + " (" + pieces + ", step " + std::to_string(step) + ")";
+  case Kind::WeightGrad: return s + " (batches " + batches->str() + ", " + pieces + ")";
+  default:
+    if (split == Split::PartialSum)
+      return s + " (batches " + batches->str() + ", a partial sum of tensor-parallel parts " + shards->str() + " of " +
+             std::to_string(total) + ")";
+    return s + " (batches " + batches->str() + ")";
   }
 }
 

@@ -43,11 +43,19 @@ inline cost::Data dataOf(Kind k) {
 // The fields are in an order that leaves no padding: a value and its shared_ptr control
 // block fill one 128-byte allocation, not 160 (fsdp on 1024 ranks x 32 layers holds 99 328
 // values at its end).
+// How a value is split by tensor parallelism (docs/language.md, "Tensor parallelism").
+enum class Split : uint8_t {
+  None,       // whole (or, for weights, ZeRO shards: `shards` of `total`)
+  Part,       // a weight, optimizer state or weight gradient of tensor-parallel parts `shards` of `total`
+  PartialSum, // an activation or activation gradient summed over parts `shards` of `total` only
+};
+
 struct Value {
   Kind kind = Kind::Activation;
   bool forged = false;   // depends on a gradient made up with fake_grad
   bool poisoned = false; // the result of a failed operation: checks on it stay silent
-  cost::Producers made;  // the events of its rank that made it (none: made at no cost)
+  Split split = Split::None;
+  cost::Producers made; // the events of its rank that made it (none: made at no cost)
   int64_t layer = 0;
   int64_t step = 0;                      // weights, optimizer states
   std::shared_ptr<const IntSet> shards;  // weights, optimizer states, weight gradients

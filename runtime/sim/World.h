@@ -142,7 +142,9 @@ public:
   void free(uint32_t array, const SlotIndex &index, SourceRange at);
 
   // ---- Operations (each checks its inputs; see docs/checks.md) ----
-  std::pair<ValuePtr, ValuePtr> load(SourceRange at, int64_t layer, int64_t shard, int64_t of);
+  // Shard `shard` of `of` (ZeRO), or tensor-parallel part `part` of `parts`.
+  std::pair<ValuePtr, ValuePtr> load(SourceRange at, int64_t layer, int64_t shard, int64_t of, int64_t part = 0,
+                                     int64_t parts = 1);
   ValuePtr input(SourceRange at, const IntSet &batches);
   ValuePtr forward(SourceRange at, int64_t layer, const ValuePtr &input, const ValuePtr &weight);
   // backward_input and backward_weight (zero-bubble schedules) each compute one of the two
@@ -160,6 +162,7 @@ public:
   ValuePtr shard(SourceRange at, const ValuePtr &v, int64_t shard, int64_t of);
   // `group` lists the participating ranks in order; it must contain this rank.
   ValuePtr collective(SourceRange at, CollectiveKind kind, const ValuePtr &v, std::shared_ptr<const IntSet> group);
+  ValuePtr collectiveInput(SourceRange at, CollectiveKind kind, const ValuePtr &v);
   // Messages are matched per (source, tag), first in first out; tags are 0 to kMaxTag (the
   // least upper bound MPI guarantees).
   static constexpr int64_t kMaxTag = 32767;
@@ -229,6 +232,10 @@ private:
   bool checkLayer(SourceRange at, const char *op, int64_t layer);
   bool meshReady(SourceRange at);
   bool checkComputeInputs(SourceRange at, const char *op, int64_t layer, const Value &input, const Value &weight);
+  // An activation or activation gradient `op` uses must be whole: not a tensor-parallel
+  // partial sum. False (reported) if it is one.
+  bool checkWhole(SourceRange at, const char *op, int64_t layer, const Value &v);
+  bool checkPieces(SourceRange at, int64_t layer, int64_t piece, int64_t count, const char *what);
 
   World &world_;
   int64_t id_;
@@ -293,6 +300,8 @@ public:
   // real backend that needs a channel per route (the cuda backend's NCCL pairs) makes them
   // before it runs, from a verification run of the same schedule.
   const std::set<std::pair<int64_t, int64_t>> &routes() const { return routes_; }
+  // Whether any rank loaded a tensor-parallel part (the real backends compute whole layers).
+  bool loadsTensorParts() const { return loadsTensorParts_; }
   // The members (ascending) of every group a collective was called over: the channels of
   // collectives such a backend opens before it runs, likewise.
   std::vector<std::vector<int64_t>> collectiveGroups() const;
@@ -344,6 +353,8 @@ private:
   void checkFinalModel();
   Group &groupFor(const std::shared_ptr<const IntSet> &members);
   static void combine(Collective &c, const IntSet &members, Rank &reporter, SourceRange at);
+  static Value sumPartials(const Collective &c, const IntSet &members, bool poisoned,
+                           const std::function<void(const char *, std::string)> &fail);
   static void matchCalls(Collective &c, const IntSet &members, Rank &reporter);
 
   Model model_;
@@ -365,6 +376,7 @@ private:
   };
   int32_t flows_ = 0; // messages sent so far
   std::set<std::pair<int64_t, int64_t>> routes_;
+  bool loadsTensorParts_ = false;
   // inbox_[to][{from, tag}]: messages in the order they were sent.
   std::vector<std::map<std::pair<int64_t, int64_t>, std::deque<Message>>> inbox_;
   Budget budget_;

@@ -101,7 +101,7 @@ struct OpInfo {
   std::span<const ParamInfo> params; // in call order
   std::span<const SigType> results;
 };
-constexpr size_t kMaxParams = 4;
+constexpr size_t kMaxParams = 5;
 constexpr size_t kMaxResults = 2;
 
 const OpInfo &opInfo(OpKind k);
