@@ -25,10 +25,18 @@ int ByteModel::elementBytes(Kind kind) const {
   return 4;
 }
 
+namespace {
+// The share of an activation a value holds: its sequence shards of the sequence (sequence
+// parallelism), or all of it.
+double sequenceShare(const Value &v) {
+  return v.split == Split::Sequence ? static_cast<double>(v.shards->size()) / static_cast<double>(v.total) : 1;
+}
+} // namespace
+
 double ByteModel::elements(const Value &v) const {
   if (v.kind == Kind::Activation || v.kind == Kind::ActGrad)
     return static_cast<double>(v.batches ? v.batches->size() : 0) * static_cast<double>(tokens) *
-           static_cast<double>(hidden);
+           static_cast<double>(hidden) * sequenceShare(v);
   // A shard is H*H/total elements (real backends need H*H to be a multiple of total).
   double whole = static_cast<double>(hidden) * static_cast<double>(hidden);
   double perShard = v.total > 0 ? static_cast<double>(static_cast<int64_t>(whole) / v.total) : 0;
@@ -44,9 +52,9 @@ double ByteModel::bytes(const Value &v) const {
   switch (v.kind) {
   case Kind::Activation:
     if (v.layer >= 0 && v.layer < t.layers) // at 16 bits; fp32 takes twice as many
-      return batches * t.activationBytes(v.layer) * elementBytes(v.kind) / 2;
-    return batches * boundary;
-  case Kind::ActGrad: return batches * boundary;
+      return batches * t.activationBytes(v.layer) * elementBytes(v.kind) / 2 * sequenceShare(v);
+    return batches * boundary * sequenceShare(v);
+  case Kind::ActGrad: return batches * boundary * sequenceShare(v);
   case Kind::Weight:
   case Kind::WeightGrad:
   case Kind::OptState: break;

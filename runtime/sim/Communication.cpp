@@ -87,7 +87,14 @@ void World::combine(Collective &c, const IntSet &members, Rank &reporter, Source
                kindPlural(first.kind) + " (rank " + std::to_string(members.elements()[0]) + ") with " +
                kindPlural(c.inputs[i]->kind) + " (rank " + std::to_string(members.elements()[i]) + ")");
   if (first.kind == Kind::Activation || first.kind == Kind::ActGrad) {
-    c.result = sumPartials(c, members, poisoned, fail);
+    c.result = c.kind == CollectiveKind::AllGather ? gatherSequence(c, members, poisoned, fail)
+                                                   : sumPartials(c, members, poisoned, fail);
+    if (c.kind == CollectiveKind::ReduceScatter && !c.result.poisoned && c.result.split != Split::None) {
+      fail("collective-partials", "reducescatter of layer " + std::to_string(c.layer) +
+                                      " splits a sum of tensor-parallel parts " + c.result.shards->str() + " of " +
+                                      std::to_string(c.result.total) + " only; every part must be in it");
+      c.result.poisoned = true;
+    }
     c.result.forged = forged;
     return;
   }
@@ -157,12 +164,13 @@ void World::combine(Collective &c, const IntSet &members, Rank &reporter, Source
 Value World::sumPartials(const Collective &c, const IntSet &members, bool poisoned,
                          const std::function<void(const char *, std::string)> &fail) {
   const Value &first = *c.inputs[0];
+  std::string op = c.kind == CollectiveKind::AllReduce ? "allreduce" : "reducescatter";
   std::vector<int64_t> parts;
   for (size_t i = 0; i < c.inputs.size() && !poisoned; ++i) {
     const Value &v = *c.inputs[i];
     std::string who = "rank " + std::to_string(members.elements()[i]);
     if (v.total != first.total || *v.batches != *first.batches) {
-      fail("collective-partials", "allreduce of layer " + std::to_string(c.layer) +
+      fail("collective-partials", op + " of layer " + std::to_string(c.layer) +
                                       " sums partial sums of different micro-batches or part counts (" + who + " has " +
                                       v.describe() + ", rank " + std::to_string(members.elements()[0]) + " " +
                                       first.describe() + ")");
@@ -176,7 +184,7 @@ Value World::sumPartials(const Collective &c, const IntSet &members, bool poison
     return out;
   std::sort(parts.begin(), parts.end());
   if (auto twice = std::adjacent_find(parts.begin(), parts.end()); twice != parts.end()) {
-    fail("collective-partials", "allreduce of layer " + std::to_string(c.layer) + " adds tensor-parallel part " +
+    fail("collective-partials", op + " of layer " + std::to_string(c.layer) + " adds tensor-parallel part " +
                                     std::to_string(*twice) + " of " + std::to_string(first.total) + " more than once");
     out.poisoned = true;
     return out;
@@ -192,11 +200,53 @@ Value World::sumPartials(const Collective &c, const IntSet &members, bool poison
   return out;
 }
 
+// An all-gather of sequence shards (sequence parallelism): each member's shards of the same
+// activation; whole once every shard is in.
+Value World::gatherSequence(const Collective &c, const IntSet &members, bool poisoned,
+                            const std::function<void(const char *, std::string)> &fail) {
+  const Value &first = *c.inputs[0];
+  std::vector<int64_t> shards;
+  for (size_t i = 0; i < c.inputs.size() && !poisoned; ++i) {
+    const Value &v = *c.inputs[i];
+    if (v.total != first.total || *v.batches != *first.batches) {
+      fail("collective-sequence", "allgather of layer " + std::to_string(c.layer) +
+                                      " gathers sequence shards of different micro-batches or shard counts (rank " +
+                                      std::to_string(members.elements()[i]) + " has " + v.describe() + ", rank " +
+                                      std::to_string(members.elements()[0]) + " " + first.describe() + ")");
+      poisoned = true;
+    }
+    shards.insert(shards.end(), v.shards->elements().begin(), v.shards->elements().end());
+  }
+  Value out = first;
+  out.poisoned = poisoned;
+  if (poisoned)
+    return out;
+  std::sort(shards.begin(), shards.end());
+  if (auto twice = std::adjacent_find(shards.begin(), shards.end()); twice != shards.end()) {
+    fail("collective-sequence", "allgather of layer " + std::to_string(c.layer) + " receives sequence shard " +
+                                    std::to_string(*twice) + " of " + std::to_string(first.total) +
+                                    " from more than one rank");
+    out.poisoned = true;
+    return out;
+  }
+  IntSet united(std::move(shards));
+  if (static_cast<int64_t>(united.size()) == first.total) {
+    out.split = Split::None;
+    out.shards = emptySet();
+    out.total = 1;
+  } else {
+    out.shards = setOf(std::move(united));
+  }
+  return out;
+}
+
 Value World::Collective::resultFor(size_t position) const {
   Value mine = result;
   if (kind == CollectiveKind::ReduceScatter) { // each member keeps its own shard of the sum
     mine.shards = singleSet(static_cast<int64_t>(position));
     mine.total = static_cast<int64_t>(inputs.size());
+    if (mine.kind == Kind::Activation || mine.kind == Kind::ActGrad) // split along the sequence
+      mine.split = Split::Sequence;
   }
   return mine;
 }
@@ -231,20 +281,23 @@ void World::matchCalls(Collective &c, const IntSet &members, Rank &reporter) {
 }
 
 // What this rank puts into a collective: `v`, or a poisoned copy (reported) where the
-// collective does not take such a value: an all-reduce takes weight gradients (a
-// tensor-parallel part's too) and tensor-parallel partial sums; the all-gather and the
-// reduce-scatter no tensor-parallel part (ZeRO over tensor-parallel parts: not yet).
+// collective does not take such a value. An all-reduce takes weight gradients (a
+// tensor-parallel part's too) and tensor-parallel partial sums; a reduce-scatter weight
+// gradients and partial sums (which it splits along the sequence); an all-gather weights'
+// shards and activations' sequence shards. ZeRO over tensor-parallel parts: not yet.
 ValuePtr Rank::collectiveInput(SourceRange at, CollectiveKind kind, const ValuePtr &v) {
   if (v->poisoned)
     return v;
   std::string wrong;
-  bool partial = v->split == Split::PartialSum;
+  bool activation = v->kind == Kind::Activation || v->kind == Kind::ActGrad;
+  std::string name = opInfo(kind).name, has = "rank " + std::to_string(id_) + " has " + v->describe();
   if (v->split == Split::Part && kind != CollectiveKind::AllReduce)
-    wrong = std::string(collectiveName(kind)) + " of a tensor-parallel part is not supported yet: rank " +
-            std::to_string(id_) + " has " + v->describe();
-  if (kind == CollectiveKind::AllReduce && v->kind != Kind::WeightGrad && !partial)
-    wrong = "allreduce takes a weight gradient or a tensor-parallel partial sum, but rank " + std::to_string(id_) +
-            " has " + v->describe();
+    wrong = name + " of a tensor-parallel part is not supported yet: " + has;
+  else if (kind == CollectiveKind::AllGather && (activation ? v->split != Split::Sequence : v->kind != Kind::Weight))
+    wrong = "allgather takes a weight's shards or an activation's sequence shards, but " + has;
+  else if (kind != CollectiveKind::AllGather &&
+           (activation ? v->split != Split::PartialSum : v->kind != Kind::WeightGrad))
+    wrong = name + " takes a weight gradient or a tensor-parallel partial sum, but " + has;
   if (wrong.empty())
     return v;
   error(at, "collective-value", wrong);

@@ -225,14 +225,20 @@ ValuePtr Rank::input(SourceRange at, const IntSet &batches) {
 // forward and backward of `layer` need the complete weight of that layer and the
 // activations entering it.
 bool Rank::checkWhole(SourceRange at, const char *op, int64_t layer, const Value &v) {
-  if (v.split != Split::PartialSum)
+  if (v.split != Split::PartialSum && v.split != Split::Sequence)
     return true;
   std::string what = v.kind == Kind::Activation ? "output of " + layerOf(v.layer - 1)
                                                 : "gradient of " + layerOf(v.layer) + "'s output";
-  error(at, "tensor-partial",
-        std::string(op) + (layer >= 0 ? " of " + layerOf(layer) : "") + " uses the " + what + " on rank " +
-            std::to_string(id_) + ", but it is a partial sum: tensor-parallel parts " + v.shards->str() + " of " +
-            std::to_string(v.total) + " only; all-reduce it over the ranks holding the other parts first");
+  std::string where = std::string(op) + (layer >= 0 ? " of " + layerOf(layer) : "") + " uses the " + what +
+                      " on rank " + std::to_string(id_);
+  if (v.split == Split::PartialSum)
+    error(at, "tensor-partial",
+          where + ", but it is a partial sum: tensor-parallel parts " + v.shards->str() + " of " +
+              std::to_string(v.total) + " only; all-reduce it over the ranks holding the other parts first");
+  else
+    error(at, "tensor-sequence",
+          where + ", but it is split along the sequence: shards " + v.shards->str() + " of " + std::to_string(v.total) +
+              " only; all-gather it over the ranks holding the other shards first");
   return false;
 }
 

@@ -16,7 +16,11 @@ ValuePtr makeValue(Value v) {
 Number Value::computeMemory() const {
   switch (kind) {
   case Kind::Activation:
-  case Kind::ActGrad: return Number::integer(static_cast<int64_t>(batches->size()) * 512 * 256);
+  case Kind::ActGrad:
+    if (split == Split::Sequence) // its shards of the sequence
+      return Number::real(static_cast<double>(batches->size()) * 512 * 256 * static_cast<double>(shards->size()) /
+                          static_cast<double>(total));
+    return Number::integer(static_cast<int64_t>(batches->size()) * 512 * 256);
   default:
     // Left to right, as the original computes it: ((|shards| / total) * 512) * 512.
     return Number::real(static_cast<double>(shards->size()) / static_cast<double>(total) * 512 * 512);
@@ -38,6 +42,9 @@ std::string Value::describe() const {
     if (split == Split::PartialSum)
       return s + " (batches " + batches->str() + ", a partial sum of tensor-parallel parts " + shards->str() + " of " +
              std::to_string(total) + ")";
+    if (split == Split::Sequence)
+      return s + " (batches " + batches->str() + ", sequence shards " + shards->str() + " of " + std::to_string(total) +
+             ")";
     return s + " (batches " + batches->str() + ")";
   }
 }

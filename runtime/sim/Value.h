@@ -48,6 +48,7 @@ enum class Split : uint8_t {
   None,       // whole (or, for weights, ZeRO shards: `shards` of `total`)
   Part,       // a weight, optimizer state or weight gradient of tensor-parallel parts `shards` of `total`
   PartialSum, // an activation or activation gradient summed over parts `shards` of `total` only
+  Sequence,   // an activation or activation gradient of sequence shards `shards` of `total` (sequence parallelism)
 };
 
 struct Value {

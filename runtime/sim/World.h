@@ -355,6 +355,8 @@ private:
   static void combine(Collective &c, const IntSet &members, Rank &reporter, SourceRange at);
   static Value sumPartials(const Collective &c, const IntSet &members, bool poisoned,
                            const std::function<void(const char *, std::string)> &fail);
+  static Value gatherSequence(const Collective &c, const IntSet &members, bool poisoned,
+                              const std::function<void(const char *, std::string)> &fail);
   static void matchCalls(Collective &c, const IntSet &members, Rank &reporter);
 
   Model model_;
