@@ -87,8 +87,7 @@ void World::combine(Collective &c, const IntSet &members, Rank &reporter, Source
                kindPlural(first.kind) + " (rank " + std::to_string(members.elements()[0]) + ") with " +
                kindPlural(c.inputs[i]->kind) + " (rank " + std::to_string(members.elements()[i]) + ")");
   if (first.kind == Kind::Activation || first.kind == Kind::ActGrad) {
-    c.result = c.kind == CollectiveKind::AllGather ? gatherSequence(c, members, poisoned, fail)
-                                                   : sumPartials(c, members, poisoned, fail);
+    c.result = unitePieces(c, members, poisoned, fail);
     if (c.kind == CollectiveKind::ReduceScatter && !c.result.poisoned && c.result.split != Split::None) {
       fail("collective-partials", "reducescatter of layer " + std::to_string(c.layer) +
                                       " splits a sum of tensor-parallel parts " + c.result.shards->str() + " of " +
@@ -159,78 +158,44 @@ void World::combine(Collective &c, const IntSet &members, Rank &reporter, Source
   c.result = std::move(out);
 }
 
-// A tensor-parallel all-reduce: each member's partial sum of the same activation (layer,
-// micro-batches) over its own parts; the result sums them all, whole once every part is in.
-Value World::sumPartials(const Collective &c, const IntSet &members, bool poisoned,
+// A collective over the pieces of one activation (or activation gradient: same layer and
+// micro-batches): tensor-parallel partial sums summed (all-reduce, reduce-scatter) or
+// sequence shards gathered (all-gather). Each piece must come in once; the result holds
+// the pieces united, and is whole once all are in.
+Value World::unitePieces(const Collective &c, const IntSet &members, bool poisoned,
                          const std::function<void(const char *, std::string)> &fail) {
   const Value &first = *c.inputs[0];
-  std::string op = c.kind == CollectiveKind::AllReduce ? "allreduce" : "reducescatter";
-  std::vector<int64_t> parts;
+  bool gather = c.kind == CollectiveKind::AllGather;
+  std::string op = gather ? "allgather" : c.kind == CollectiveKind::AllReduce ? "allreduce" : "reducescatter";
+  std::string prefix = op + " of layer " + std::to_string(c.layer);
+  const char *code = gather ? "collective-sequence" : "collective-partials";
+  std::vector<int64_t> pieces;
   for (size_t i = 0; i < c.inputs.size() && !poisoned; ++i) {
     const Value &v = *c.inputs[i];
-    std::string who = "rank " + std::to_string(members.elements()[i]);
     if (v.total != first.total || *v.batches != *first.batches) {
-      fail("collective-partials", op + " of layer " + std::to_string(c.layer) +
-                                      " sums partial sums of different micro-batches or part counts (" + who + " has " +
-                                      v.describe() + ", rank " + std::to_string(members.elements()[0]) + " " +
-                                      first.describe() + ")");
+      fail(code, prefix +
+                     (gather ? " gathers sequence shards of different micro-batches or shard counts (rank "
+                             : " sums partial sums of different micro-batches or part counts (rank ") +
+                     std::to_string(members.elements()[i]) + " has " + v.describe() + ", rank " +
+                     std::to_string(members.elements()[0]) + " " + first.describe() + ")");
       poisoned = true;
     }
-    parts.insert(parts.end(), v.shards->elements().begin(), v.shards->elements().end());
+    pieces.insert(pieces.end(), v.shards->elements().begin(), v.shards->elements().end());
   }
   Value out = first;
   out.poisoned = poisoned;
   if (poisoned)
     return out;
-  std::sort(parts.begin(), parts.end());
-  if (auto twice = std::adjacent_find(parts.begin(), parts.end()); twice != parts.end()) {
-    fail("collective-partials", op + " of layer " + std::to_string(c.layer) + " adds tensor-parallel part " +
-                                    std::to_string(*twice) + " of " + std::to_string(first.total) + " more than once");
+  std::sort(pieces.begin(), pieces.end());
+  if (auto twice = std::adjacent_find(pieces.begin(), pieces.end()); twice != pieces.end()) {
+    std::string piece = std::to_string(*twice) + " of " + std::to_string(first.total);
+    fail(code, prefix + (gather ? " receives sequence shard " + piece + " from more than one rank"
+                                : " adds tensor-parallel part " + piece + " more than once"));
     out.poisoned = true;
     return out;
   }
-  IntSet united(std::move(parts));
-  if (static_cast<int64_t>(united.size()) == first.total) { // every part: the whole
-    out.split = Split::None;
-    out.shards = emptySet();
-    out.total = 1;
-  } else {
-    out.shards = setOf(std::move(united));
-  }
-  return out;
-}
-
-// An all-gather of sequence shards (sequence parallelism): each member's shards of the same
-// activation; whole once every shard is in.
-Value World::gatherSequence(const Collective &c, const IntSet &members, bool poisoned,
-                            const std::function<void(const char *, std::string)> &fail) {
-  const Value &first = *c.inputs[0];
-  std::vector<int64_t> shards;
-  for (size_t i = 0; i < c.inputs.size() && !poisoned; ++i) {
-    const Value &v = *c.inputs[i];
-    if (v.total != first.total || *v.batches != *first.batches) {
-      fail("collective-sequence", "allgather of layer " + std::to_string(c.layer) +
-                                      " gathers sequence shards of different micro-batches or shard counts (rank " +
-                                      std::to_string(members.elements()[i]) + " has " + v.describe() + ", rank " +
-                                      std::to_string(members.elements()[0]) + " " + first.describe() + ")");
-      poisoned = true;
-    }
-    shards.insert(shards.end(), v.shards->elements().begin(), v.shards->elements().end());
-  }
-  Value out = first;
-  out.poisoned = poisoned;
-  if (poisoned)
-    return out;
-  std::sort(shards.begin(), shards.end());
-  if (auto twice = std::adjacent_find(shards.begin(), shards.end()); twice != shards.end()) {
-    fail("collective-sequence", "allgather of layer " + std::to_string(c.layer) + " receives sequence shard " +
-                                    std::to_string(*twice) + " of " + std::to_string(first.total) +
-                                    " from more than one rank");
-    out.poisoned = true;
-    return out;
-  }
-  IntSet united(std::move(shards));
-  if (static_cast<int64_t>(united.size()) == first.total) {
+  IntSet united(std::move(pieces));
+  if (static_cast<int64_t>(united.size()) == first.total) { // every piece: the whole
     out.split = Split::None;
     out.shards = emptySet();
     out.total = 1;

@@ -353,10 +353,8 @@ private:
   void checkFinalModel();
   Group &groupFor(const std::shared_ptr<const IntSet> &members);
   static void combine(Collective &c, const IntSet &members, Rank &reporter, SourceRange at);
-  static Value sumPartials(const Collective &c, const IntSet &members, bool poisoned,
+  static Value unitePieces(const Collective &c, const IntSet &members, bool poisoned,
                            const std::function<void(const char *, std::string)> &fail);
-  static Value gatherSequence(const Collective &c, const IntSet &members, bool poisoned,
-                              const std::function<void(const char *, std::string)> &fail);
   static void matchCalls(Collective &c, const IntSet &members, Rank &reporter);
 
   Model model_;
