@@ -13,6 +13,9 @@ state: DDP (stage 0) holds 3 L W; ZeRO-1 (sharded optimizer state) 2 L W + L W /
 (and sharded gradients) L W + 2 L W / N; ZeRO-3 (and sharded weights) 3 L W / N, with or
 without prefetching (fsdp_prefetch).
 
+Megatron's 3D schedule with one tensor-parallel part is hybrid's schedule exactly (step,
+peak memory, events).
+
 Last, activation recomputation's trade against ddp: under `--cost-model=compute-only` its
 step is longer by exactly the recomputed forwards, (L - ceil(L / k)) * (B / N) steps for
 segments of k layers; its peak memory is never above ddp's, and below it with 8 layers,
@@ -64,6 +67,8 @@ grid = {
                     for v in (1, 2, 3) for c in (1, 2) for m in (1, 3, 4, 8) for s in (0, 1)],
     "breadth_first": [dict(layers=s * v * c, batches=(r // s) * k, ranks=r, stages=s, chunks=v) for s in (1, 2, 4)
                       for r in (s, 2 * s) for v in (1, 2, 3) for c in (1, 2) for k in (1, 3, 4)],
+    "megatron": [dict(layers=s * c, batches=d * k, ranks=d * s * t, stages=s, tensors=t, sequence=q)
+                 for s in (1, 2) for t in (1, 2, 4) for d in (1, 2) for c in (1, 2) for k in (1, 2) for q in (0, 1)],
 }
 runs = 0
 for schedule, cases in grid.items():
@@ -94,6 +99,17 @@ def figures(schedule, *extra, **params):
         args += ["-D", f"{name}={value}"]
     return json.loads(subprocess.run(args, capture_output=True, text=True).stdout)
 
+
+# Megatron's 3D schedule without tensor parallelism is hybrid's dp x pipeline schedule:
+# the same step and the same peak memory, event for event.
+for s in (1, 2, 4):
+    for d in (1, 2):
+        params = dict(layers=2 * s, batches=2 * d, ranks=d * s, stages=s)
+        hybrid, megatron = figures("hybrid", **params), figures("megatron", tensors=1, **params)
+        for key in ("timesteps", "max_memory", "events"):
+            if hybrid[key] != megatron[key]:
+                failures.append(f"megatron tensors=1 {params}: {key} {megatron[key]}, hybrid's {hybrid[key]}")
+        print(f"megatron tensors=1 {params}: step {megatron['timesteps']}, as hybrid's")
 
 for layers in (4, 8):
     for share in (1, 2, 8):
