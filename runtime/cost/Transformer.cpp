@@ -100,9 +100,13 @@ double Transformer::scoreRecomputeFlops() const {
   return flashAttention ? 4 * d(microBatch) * d(sequence) * d(sequence) * d(hidden) / d(tensorParallel) : 0;
 }
 
-double Transformer::activationBytes(int64_t) const {
+double Transformer::activationBytes(int64_t layer) const {
+  return partActivationBytes(layer, tensorParallel, sequenceParallel);
+}
+
+double Transformer::partActivationBytes(int64_t, int64_t parts, bool sequenceSplit) const {
   const double sb = d(sequence) * d(microBatch), sbh = sb * d(hidden), kv = sb * d(kvHidden());
-  const double t = d(tensorParallel);
+  const double t = d(parts);
   const double mask = dropout ? sbh : 0; // one byte per element
   // Whole on every rank of a tensor-parallel group (split along the sequence with sequence
   // parallelism): the input of each norm, of attention and of the MLP (16-bit), and the two
@@ -118,7 +122,7 @@ double Transformer::activationBytes(int64_t) const {
     split += 2 * scores + (dropout ? scores + 2 * scores : 0);
   }
   split += (gatedMlp ? 3 : 2) * 2 * sb * d(ffn);
-  return (sequenceParallel ? whole / t : whole) + split / t;
+  return (sequenceSplit ? whole / t : whole) + split / t;
 }
 
 std::string Transformer::invalid() const {

@@ -81,6 +81,9 @@ struct Transformer {
   // §5's selective recomputation; 0 when they are kept.
   double scoreRecomputeFlops() const;
   double activationBytes(int64_t layer) const;
+  // The same on one of `parts` accelerators computing the layer (tensor parallelism), with
+  // its input whole or split along the sequence.
+  double partActivationBytes(int64_t layer, int64_t parts, bool sequence) const;
 
   // Elements of the activation one layer hands the next, on one rank: s x b x h, split
   // along the sequence under sequence parallelism.

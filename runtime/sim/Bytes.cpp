@@ -43,7 +43,7 @@ double ByteModel::elements(const Value &v) const {
   return static_cast<double>(v.shards ? v.shards->size() : 0) * perShard;
 }
 
-double ByteModel::bytes(const Value &v) const {
+double ByteModel::bytes(const Value &v, int64_t layerParts) const {
   if (!transformer)
     return elements(v) * elementBytes(v.kind);
   const cost::Transformer &t = *transformer;
@@ -51,8 +51,12 @@ double ByteModel::bytes(const Value &v) const {
   double boundary = t.boundaryElements() * elementBytes(v.kind);
   switch (v.kind) {
   case Kind::Activation:
-    if (v.layer >= 0 && v.layer < t.layers) // at 16 bits; fp32 takes twice as many
-      return batches * t.activationBytes(v.layer) * elementBytes(v.kind) / 2 * sequenceShare(v);
+    if (v.layer >= 0 && v.layer < t.layers) { // at 16 bits; fp32 takes twice as many
+      double kept = layerParts > 1 && v.split == Split::None
+                        ? t.partActivationBytes(v.layer, layerParts, false) // the input whole, the rest a part's
+                        : t.activationBytes(v.layer) * sequenceShare(v);
+      return batches * kept * elementBytes(v.kind) / 2;
+    }
     return batches * boundary * sequenceShare(v);
   case Kind::ActGrad: return batches * boundary * sequenceShare(v);
   case Kind::Weight:

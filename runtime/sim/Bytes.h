@@ -52,8 +52,11 @@ struct ByteModel {
   int elementBytes(Kind kind) const;
   // Elements of data `v` holds (of an H x H model).
   double elements(const Value &v) const;
-  // Bytes `v` takes (a double: exact to 2^53 bytes, and no overflow at any size).
-  double bytes(const Value &v) const;
+  // Bytes `v` takes (a double: exact to 2^53 bytes, and no overflow at any size) on a rank
+  // that computes layer v.layer as one of `layerParts` tensor-parallel parts: a
+  // transformer's activation there is what the part keeps (Korthikanti et al.'s per-GPU
+  // bytes), not the whole layer's.
+  double bytes(const Value &v, int64_t layerParts = 1) const;
   // Whether weight gradients are bf16 (a bf16 run without --grad-precision=fp32).
   bool bf16Gradients() const { return precision == Precision::Bf16 && !fp32Gradients; }
   // "hidden 512, tokens 256, fp32, 1 optimizer state" ("bf16 with fp32 gradients"; a

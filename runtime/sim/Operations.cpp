@@ -200,6 +200,8 @@ std::pair<ValuePtr, ValuePtr> Rank::load(SourceRange at, int64_t layer, int64_t 
   w.total = !ok ? 1 : tensor ? parts : of;
   w.split = ok && tensor ? Split::Part : Split::None;
   world_.loadsTensorParts_ |= w.split == Split::Part;
+  if (ok)
+    storage_.setLayerParts(layer, tensor ? parts : 1);
   w.batches = emptySet();
   w.poisoned = !ok;
   Value o = w;

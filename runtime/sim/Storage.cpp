@@ -12,7 +12,7 @@ void Storage::count(const ValuePtr &v, int delta) {
   if (!v)
     return;
   countMemory(v->memory(), delta);
-  bytes_ += delta * model_.bytes(*v);
+  bytes_ += delta * model_.bytes(*v, v->kind == Kind::Activation ? layerParts(v->layer) : 1);
   if (v->kind != Kind::Activation && v->kind != Kind::ActGrad)
     return;
   activationMemory_ += delta * static_cast<int64_t>(v->memory().asDouble());
@@ -158,6 +158,21 @@ int64_t Storage::payloadBytes() const {
       if (e.value)
         total += e.value->payloadBytes;
   return total;
+}
+
+void Storage::setLayerParts(int64_t layer, int64_t parts) {
+  if (layer < 0 || layerParts(layer) == parts)
+    return;
+  auto recount = [&](int sign) {
+    for (const Entry &e : classes_[static_cast<size_t>(Kind::Activation)])
+      if (e.value && e.value->layer == layer)
+        bytes_ += sign * model_.bytes(*e.value, layerParts(layer));
+  };
+  recount(-1);
+  if (static_cast<size_t>(layer) >= layerParts_.size())
+    layerParts_.resize(static_cast<size_t>(layer) + 1, 1);
+  layerParts_[static_cast<size_t>(layer)] = parts;
+  recount(+1);
 }
 
 void Storage::forEach(const std::function<void(const Held &)> &fn) const {

@@ -42,6 +42,10 @@ public:
   Number memory() const;
   // The bytes the held values take under the byte model (a prediction for a real run).
   double bytes() const { return bytes_; }
+  // This rank computes layer `layer` as one of `parts` tensor-parallel parts (set at its
+  // load): the bytes of the activations it keeps for that layer are a part's
+  // (ByteModel::bytes); those already held are counted again.
+  void setLayerParts(int64_t layer, int64_t parts);
   // The bytes of real data (payloads) held now (what a real backend measures).
   int64_t payloadBytes() const;
   // How many distinct micro-batches the activations held now belong to (in flight).
@@ -103,7 +107,11 @@ private:
   size_t reals_ = 0;   // float memories held
   size_t inexact_ = 0; // floats held that the scaled sum cannot hold exactly (negative, too fine)
   const ByteModel &model_;
-  double bytes_ = 0; // sums of exact integers below 2^53: exact in any order
+  double bytes_ = 0;                // sums of exact integers below 2^53: exact in any order
+  std::vector<int64_t> layerParts_; // per layer; missing: 1
+  int64_t layerParts(int64_t layer) const {
+    return layer >= 0 && static_cast<size_t>(layer) < layerParts_.size() ? layerParts_[static_cast<size_t>(layer)] : 1;
+  }
 };
 
 } // namespace schedc::sim

@@ -14,7 +14,11 @@ The hardware cost model's claims about real schedules, each checked on the figur
    prefetching (stdlib/fsdp_prefetch) hides its all-gathers the same way, where ZeRO-3
    without it (stdlib/zero3, whose backward gathers wait behind the reduce-scatters on the
    one collectives stream) leaves most of them exposed.
-3. The model responds to what it models: links 100 times slower lengthen every step."""
+3. The model responds to what it models: links 100 times slower lengthen every step.
+4. Tensor parallelism written in the schedule (stdlib/megatron, tensors = 8, no sequence
+   parallelism; Megatron 175B, 8 stages, DGX A100) holds per GPU what the model-level
+   account (1f1b with tensor_parallel = 8, Korthikanti et al.'s formulas) predicts, within
+   3%; with sequence parallelism, less."""
 import json
 import os
 import subprocess
@@ -65,6 +69,22 @@ for schedule, hidden in (("ddp", True), ("fsdp_prefetch", True), ("zero3", False
                f"{schedule}: links 1000x faster shorten the step from {seconds:.4f} to {fast:.4f} s (< 1%)")
     slow = check(schedule, "llama3-8b", 8, 8, *slower)["hardware"]["step_seconds"]
     report(slow > 1.5 * seconds, f"{schedule}: links 100x slower lengthen the step from {seconds:.4f} to {slow:.4f} s")
+
+def peak_bytes(schedule, *extra):
+    args = [schedc, "check", os.path.join(stdlib, schedule + ".sched"), "--format=json", "--model=megatron-175b",
+            "--hardware=dgx-a100-80gb", "--precision=bf16", "--optimizer=adam", "-D", "batches=32", *extra]
+    doc = json.loads(subprocess.run(args, capture_output=True, text=True).stdout)
+    return doc["max_bytes"] if doc.get("correct") else float("nan")
+
+
+model_level = peak_bytes("1f1b", "--model-set=tensor_parallel=8", "-D", "ranks=8")
+mesh = ["-D", "ranks=64", "-D", "stages=8", "-D", "tensors=8"]
+written = peak_bytes("megatron", *mesh, "-D", "sequence=0")
+sequence = peak_bytes("megatron", *mesh, "-D", "sequence=1")
+report(abs(written / model_level - 1) < 0.03,
+       f"megatron 175B, tensor parallelism in the schedule: {written / 1e9:.1f} GB per GPU, "
+       f"the model-level account {model_level / 1e9:.1f} GB")
+report(sequence < written, f"with sequence parallelism: {sequence / 1e9:.1f} GB per GPU")
 
 print("all passed" if not failures else f"{failures} failed")
 sys.exit(1 if failures else 0)
