@@ -117,7 +117,6 @@ private:
 
   // `shard` takes a value that is sharded: a weight, an optimizer state or a weight gradient
   // (a value from `recv` is checked when it runs).
-  bool shardable(const ir::Operation &op);
   std::optional<ir::Operation> valueOperand(const ast::Expr &e, const ParamInfo &p, const std::string &callee);
   std::optional<ir::Group> group(const ast::Expr &e);
   static std::string describeOp(const ir::Operation &op);

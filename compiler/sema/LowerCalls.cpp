@@ -205,23 +205,10 @@ Typed FunctionLowering::operation(const ast::CallExpr &c, OpKind kind) {
       break;
     }
   }
-  if (ok && op.kind == OpKind::Shard && !shardable(op))
-    ok = false;
   for (size_t i = 0; ok && i < op.results.size(); ++i) // a result of its operand's type
     if (sig.results[i] == SigType::Operand)
       op.results[i] = op.values[0].results[0];
   return ok ? value(std::move(op)) : Typed::error();
-}
-
-bool FunctionLowering::shardable(const ir::Operation &op) {
-  const ir::Operation &v = op.value(param::Shard::value);
-  Type t = v.results[0];
-  if (t != Type::Weight && t != Type::OptState && t != Type::WeightGrad && t != Type::Value) {
-    diags_.error(v.range,
-                 "`shard` takes a weight, an optimizer state or a weight gradient, but this is " + withArticle(t));
-    return false;
-  }
-  return true;
 }
 
 std::optional<ir::Operation> FunctionLowering::valueOperand(const ast::Expr &e, const ParamInfo &p,

@@ -49,7 +49,12 @@ void ComputeRank::execute(OpKind op, sim::Results &r, const sim::Operands &a, co
   }
   case OpKind::AddGrad: result = addGrad(result, a.value(param::AddGrad::lhs), a.value(param::AddGrad::rhs)); return;
   case OpKind::FakeGrad: result = fakeGrad(result); return;
-  case OpKind::Shard: result = shardOf(result, a.value(param::Shard::value)); return;
+  case OpKind::Shard:
+    if (result->split == sim::Split::Sequence)
+      comm_.abort("an activation is split along the sequence; this backend computes whole activations only (for now, "
+                  "`schedc check` verifies and predicts sequence parallelism)");
+    result = shardOf(result, a.value(param::Shard::value));
+    return;
   case OpKind::Send: {
     using P = param::Send;
     if (rank.canExchange(a.integer(P::to), a.integer(P::tag)))

@@ -199,7 +199,7 @@ std::pair<ValuePtr, ValuePtr> Rank::load(SourceRange at, int64_t layer, int64_t 
   w.shards = singleSet(!ok ? 0 : tensor ? part : shard);
   w.total = !ok ? 1 : tensor ? parts : of;
   w.split = ok && tensor ? Split::Part : Split::None;
-  world_.loadsTensorParts_ |= w.split == Split::Part;
+  world_.splitsLayers_ |= w.split == Split::Part;
   if (ok)
     storage_.setLayerParts(layer, tensor ? parts : 1);
   w.batches = emptySet();
@@ -490,13 +490,11 @@ ValuePtr Rank::fakeGrad(SourceRange at, int64_t layer, const IntSet &batches) {
 
 ValuePtr Rank::shard(SourceRange at, const ValuePtr &v, int64_t shard, int64_t of) {
   bool ok = true;
+  // An activation (or its gradient) is split along the sequence (sequence parallelism).
+  bool activation = v->kind == Kind::Activation || v->kind == Kind::ActGrad;
   if (!anyPoisoned({&v})) {
     std::string what = std::string(kindName(v->kind)) + " of " + layerOf(v->layer);
-    if (v->kind != Kind::Weight && v->kind != Kind::OptState && v->kind != Kind::WeightGrad) {
-      error(at, "shard-kind",
-            "`shard` of the " + what + ": only weights, optimizer states and weight gradients are sharded");
-      ok = false;
-    } else if (of < 1) {
+    if (of < 1) {
       error(at, "shard-count",
             "`shard` of the " + what + " into " + std::to_string(of) +
                 " shards: the number of shards must be at least 1");
@@ -506,7 +504,12 @@ ValuePtr Rank::shard(SourceRange at, const ValuePtr &v, int64_t shard, int64_t o
             "`shard` " + std::to_string(shard) + " of " + std::to_string(of) + " of the " + what +
                 ": shards are numbered 0 to " + std::to_string(of - 1));
       ok = false;
-    } else if (!v->complete()) {
+    } else if (activation && v->split != Split::None) {
+      error(at, "shard-partial",
+            "`shard` of the " + what + " needs the whole value, but rank " + std::to_string(id_) + " has " +
+                v->describe());
+      ok = false;
+    } else if (!activation && !v->complete()) {
       error(at, "shard-partial",
             "`shard` of the " + what + " needs the complete value, but rank " + std::to_string(id_) +
                 " holds only shards " + v->shards->str() + " of " + std::to_string(v->total));
@@ -516,6 +519,10 @@ ValuePtr Rank::shard(SourceRange at, const ValuePtr &v, int64_t shard, int64_t o
   Value s = *v;
   s.shards = singleSet(ok ? shard : 0);
   s.total = ok ? of : 1;
+  if (activation && ok) {
+    s.split = Split::Sequence;
+    world_.splitsLayers_ = true;
+  }
   s.poisoned = !ok || v->poisoned;
   s.payload.reset();
   s.payloadBytes = 0;
