@@ -190,6 +190,13 @@ std::pair<ValuePtr, ValuePtr> Rank::load(SourceRange at, int64_t layer, int64_t 
               " asks for both ZeRO shards (`shard`, `of`) and tensor-parallel parts (`part`, `parts`); a weight is "
               "split one way or the other");
     ok = false;
+  } else if (const auto &model = world_.options_.bytes.transformer; tensor && model && model->tensorParallel > 1) {
+    error(at, "load-parts",
+          "load of part " + std::to_string(part) + " of " + std::to_string(parts) + " of " + layerOf(layer) +
+              ", but the model " + model->name +
+              " already has tensor_parallel = " + std::to_string(model->tensorParallel) +
+              " (each rank one accelerator of its group): split layers in the schedule or in the model, not both");
+    ok = false;
   } else {
     ok = (tensor ? checkPieces(at, layer, part, parts, "parts") : checkPieces(at, layer, shard, of, "shards")) && ok;
   }
