@@ -40,7 +40,7 @@ OPTIONS
                        --hardware, communication overlapping compute; docs/costs.md)
   --model=NAME|FILE    the hardware model's transformer: a preset (gpt3-175b, llama3-8b,
                        llama3-70b, llama3-405b, megatron-22b/175b/530b/1t) or a TOML file;
-                       without it, the real backends' tanh(xW) layer of --hidden, --tokens
+                       without it, the real backends' tanh(xW1)W2 layer of --hidden, --tokens
   --hardware=NAME|FILE the machine: a preset (dgx-h100, dgx-a100-80gb) or a TOML file
   --model-set=KEY=VALUE, --hardware-set=KEY=VALUE  override one key (repeatable)
   -o FILE              Output file (draw, build; default: the input's name, .o, .ll)
@@ -195,7 +195,7 @@ std::string checkHardwareOptions(Options &o) {
   if (o.hardware.empty())
     return "the hardware cost model needs --hardware=NAME|FILE (a preset or a TOML file; see docs/costs.md)";
   if (o.model.empty() && !o.modelSettings.empty())
-    return "--model-set changes the --model; without one the model is the tanh(xW) layer of --hidden and --tokens";
+    return "--model-set changes the --model; without one the model is the tanh(xW1)W2 layer of --hidden and --tokens";
   if (o.command != Command::Check && o.command != Command::Draw && o.command != Command::Compare)
     return "the hardware cost model is for check, draw and compare";
   o.hardwareCost = true;

@@ -13,10 +13,10 @@ void ComputeRank::execute(OpKind op, sim::Results &r, const sim::Operands &a, co
   }
   switch (op) {
   case OpKind::Load:
-    if (result->split == sim::Split::Part) // issue 18: the two-matrix layer is not built yet
-      comm_.abort("layer " + std::to_string(result->layer) +
-                  " is loaded as a tensor-parallel part; this backend computes whole layers only (for now, "
-                  "`schedc check` verifies and predicts tensor-parallel schedules)");
+    if (result->split == sim::Split::Part && innerUnits(d_.hidden) % result->total != 0)
+      comm_.abort("layer " + std::to_string(result->layer) + " is split into " + std::to_string(result->total) +
+                  " tensor-parallel parts, but its " + std::to_string(innerUnits(d_.hidden)) +
+                  " inner units (--hidden / 2) do not divide evenly among them");
     if (!result->poisoned) {
       r.values[0] = loadWeight(r.values[0]);
       r.values[1] = loadOptState(r.values[1]);
@@ -49,12 +49,7 @@ void ComputeRank::execute(OpKind op, sim::Results &r, const sim::Operands &a, co
   }
   case OpKind::AddGrad: result = addGrad(result, a.value(param::AddGrad::lhs), a.value(param::AddGrad::rhs)); return;
   case OpKind::FakeGrad: result = fakeGrad(result); return;
-  case OpKind::Shard:
-    if (result->split == sim::Split::Sequence)
-      comm_.abort("an activation is split along the sequence; this backend computes whole activations only (for now, "
-                  "`schedc check` verifies and predicts sequence parallelism)");
-    result = shardOf(result, a.value(param::Shard::value));
-    return;
+  case OpKind::Shard: result = shardOf(result, a.value(param::Shard::value)); return;
   case OpKind::Send: {
     using P = param::Send;
     if (rank.canExchange(a.integer(P::to), a.integer(P::tag)))
@@ -70,6 +65,19 @@ void ComputeRank::execute(OpKind op, sim::Results &r, const sim::Operands &a, co
   default: break;
   }
   SCHEDC_UNREACHABLE("an operation no real backend computes");
+}
+
+std::pair<int64_t, int64_t> ComputeRank::unitRange(const ValuePtr &w) {
+  if (w->split == sim::Split::Part)
+    return shard(w->shards->min(), w->total);
+  return {0, weightElements()};
+}
+
+int64_t ComputeRank::sequenceRows(int64_t shards) {
+  if (shards <= 0 || d_.tokens % shards != 0)
+    comm_.abort("activations are split into " + std::to_string(shards) + " sequence shards, but their " +
+                std::to_string(d_.tokens) + " rows (--tokens) do not divide evenly among them");
+  return d_.tokens / shards;
 }
 
 int64_t ComputeRank::bytesAtPrecision(sim::Kind kind, int64_t elements) const {

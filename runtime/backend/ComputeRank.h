@@ -95,6 +95,12 @@ protected:
   // when H x H is not a multiple of `total`.
   std::pair<int64_t, int64_t> shard(int64_t s, int64_t total);
   int64_t weightElements() const { return d_.weightElements(); }
+  // The flat range (begin, count) of the inner units a weight (or its gradient) covers: a
+  // tensor-parallel part's, else the whole layer's.
+  std::pair<int64_t, int64_t> unitRange(const ValuePtr &w);
+  // Rows of a micro-batch in each of `shards` sequence shards; ends the job unless they
+  // divide T.
+  int64_t sequenceRows(int64_t shards);
   bool bf16() const { return precision_ == sim::Precision::Bf16; }
   // Whether weight gradients are bf16 (a bf16 run without fp32 gradients).
   bool bf16Gradients() const { return bf16() && !fp32Gradients_; }

@@ -53,12 +53,18 @@ float uniform(const Dims &d, uint64_t kind, uint64_t index, uint64_t i, float sc
 
 } // namespace
 
+float initialWeightScale(const Dims &d, int64_t element) {
+  bool first = element % (2 * d.hidden) < d.hidden; // W1's column of the unit, or W2's row
+  double fanIn = first ? static_cast<double>(d.hidden) : static_cast<double>(d.hidden) / 2;
+  return static_cast<float>(std::sqrt(3.0 / fanIn));
+}
+
 std::vector<float> initialWeight(const Dims &d, int64_t layer, int64_t begin, int64_t count) {
-  // Scaled so tanh layers neither vanish nor saturate: uniform(-1, 1) / sqrt(H).
-  float scale = 1.0f / std::sqrt(static_cast<float>(d.hidden));
   std::vector<float> w(static_cast<size_t>(count));
-  for (int64_t i = 0; i < count; ++i)
+  for (int64_t i = 0; i < count; ++i) {
+    float scale = initialWeightScale(d, begin + i);
     w[static_cast<size_t>(i)] = uniform(d, 1, static_cast<uint64_t>(layer), static_cast<uint64_t>(begin + i), scale);
+  }
   return w;
 }
 

@@ -1,9 +1,15 @@
 // Tensors — the model real backends train and its data on the host (the cpu backend keeps
-// it there; the cuda backend copies to it to write the final weights). A layer's weight (and its optimizer state and
-// weight gradient) is an H x H float32 matrix, flattened row-major; a rank may hold only
-// some of its n equal slices (shards), kept as `pieces` of the flat array, so a shard costs
-// its elements and nothing more. Activations and activation gradients are row blocks: T rows
-// of width H per micro-batch, in ascending micro-batch order. Inputs, targets and initial
+// it there; the cuda backend copies to it to write the final weights). A layer is the block
+// y = tanh(x W1) W2 (cpu/Kernels.h) with H x H parameters: I = H/2 inner units, unit j
+// being column j of W1 (H elements) then row j of W2 (H elements). Its weight (and its
+// optimizer state and weight gradient) is those H x H float32 elements, unit after unit,
+// so a tensor-parallel part p of t (units [pI/t, (p+1)I/t): Megatron-LM's column split of
+// W1 and row split of W2) is the flat range of the p-th of t equal slices, as a ZeRO shard
+// is. A rank may hold only some of the n equal slices (shards or parts), kept as `pieces`
+// of the flat array, so a slice costs its elements and nothing more. Activations and
+// activation gradients are row blocks: T rows of width H per micro-batch, in ascending
+// micro-batch order; a partial sum of tensor-parallel parts has the same shape, and a
+// sequence shard s of t holds rows [sT/t, (s+1)T/t) of each of its micro-batches. Inputs, targets and initial
 // weights are generated from (seed, index) by a counter-based generator, so every rank makes
 // its own data without communication and every run makes the same data.
 #pragma once
@@ -37,6 +43,14 @@ struct Piece {
   std::vector<float> values;
 };
 
+// Inner units of the layer of hidden size `h`; the elements of one unit in the weight.
+inline int64_t innerUnits(int64_t h) {
+  return h / 2;
+}
+inline int64_t unitElements(int64_t h) {
+  return 2 * h;
+}
+
 // Weights, optimizer states and weight gradients: pieces sorted by begin, disjoint.
 struct Flat {
   std::vector<Piece> pieces;
@@ -67,7 +81,10 @@ struct Rows {
   std::vector<float> values;
 };
 
-// The deterministic data of a run.
+// The deterministic data of a run. Initial weights are uniform in [-s, s) with
+// s = sqrt(3 / fan-in), variance 1/fan-in (LeCun's; W1's fan-in is H, W2's I), so
+// activations neither vanish nor blow up through many layers.
+float initialWeightScale(const Dims &d, int64_t element);
 std::vector<float> initialWeight(const Dims &d, int64_t layer, int64_t begin, int64_t count);
 std::vector<float> inputRows(const Dims &d, int64_t batch);  // T x H
 std::vector<float> targetRows(const Dims &d, int64_t batch); // T x H

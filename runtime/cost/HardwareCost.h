@@ -2,7 +2,7 @@
 // step takes on a machine, in seconds, each event on the stream of its class (compute,
 // collectives, point-to-point), so communication overlaps the compute that does not wait
 // for it. The schedule's layer l is the model's layer l (cost/LayerModel.h: a transformer,
-// or the real backends' tanh(xW) layer).
+// or the real backends' tanh(xW1)W2 layer).
 //   forward, backward  its FLOPs x micro-batches / (peak x GEMM efficiency); a split
 //                      backward's halves their own FLOPs; a backward that recomputes its
 //                      forward first (the tanh layer) that forward's too, one that makes

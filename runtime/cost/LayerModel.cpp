@@ -1,4 +1,4 @@
-// The two layer models: a transformer's per-layer figures, and the real backends' tanh(xW).
+// The two layer models: a transformer's per-layer figures, and the real backends' tanh(xW1)W2.
 #include "cost/LayerModel.h"
 
 namespace schedc::cost {
@@ -40,7 +40,7 @@ private:
 class TanhLayers final : public LayerModel {
 public:
   TanhLayers(int64_t hidden, int64_t tokens) : h_(static_cast<double>(hidden)), t_(static_cast<double>(tokens)) {
-    name_ = "tanh(xW), H " + std::to_string(hidden) + ", T " + std::to_string(tokens);
+    name_ = "tanh(xW1)W2, H " + std::to_string(hidden) + ", T " + std::to_string(tokens);
   }
   std::string name() const override { return name_; }
   int64_t layers() const override { return 0; }
@@ -48,14 +48,16 @@ public:
   double forwardFlops(int64_t) const override { return gemm(); }
   double backwardInputFlops(int64_t) const override { return gemm(); }
   double backwardWeightFlops(int64_t) const override { return gemm(); }
-  double recomputeFlops(int64_t, EventKind) const override { return gemm(); }
+  double recomputeFlops(int64_t, EventKind kind) const override {
+    return kind == EventKind::BackwardWeight ? gemm() : gemm() / 2; // h, and dh for a weight half alone
+  }
   double elementwiseElements(int64_t, EventKind kind) const override {
-    return kind == EventKind::Forward ? t_ * h_ : 2 * t_ * h_;
+    return kind == EventKind::Forward ? t_ * h_ / 2 : t_ * h_;
   }
   double boundaryElements() const override { return t_ * h_; }
 
 private:
-  double gemm() const { return 2 * t_ * h_ * h_; } // (T x H)(H x H)
+  double gemm() const { return 2 * t_ * h_ * h_; } // (T x H)(H x H/2) and (T x H/2)(H/2 x H)
   double h_, t_;
   std::string name_;
 };

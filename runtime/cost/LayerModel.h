@@ -2,12 +2,14 @@
 // layer: parameters, FLOPs per micro-batch, and the elements of the activation one layer
 // hands the next. Two exist:
 //   a transformer decoder (cost/Transformer.h), its layers fixed by the model;
-//   the real backends' own layer, y = tanh(x W) with an H x H weight and micro-batches of T
-//   rows (backend/Tensors.h), any number of layers: forward one GEMM, 2TH² FLOPs; each
-//   backward GEMM (dW = xᵀdz, dx = dz Wᵀ) another 2TH², and every backward call — whole,
-//   or either half of a split one — first recomputes y = tanh(x W), 2TH² more
-//   (cpu/Kernels.h, cuda/CudaRank.cpp); element-wise, a forward takes tanh of TH elements,
-//   every backward call TH again (the recomputed tanh) and TH for dz = g (1 - y²).
+//   the real backends' own layer, y = tanh(x W1) W2 with H x H parameters (W1 H x H/2, W2
+//   H/2 x H) and micro-batches of T rows (backend/Tensors.h), any number of layers. With
+//   G = 2TH²: a forward is two half GEMMs, G; a backward's input half is dh = g W2ᵀ and
+//   dx = dz W1ᵀ, G; its weight half dW1 = xᵀ dz and dW2 = hᵀ g, G; every backward call —
+//   whole, or either half of a split one — first recomputes h = tanh(x W1), G/2, and a
+//   weight half alone computes dh again, G/2 more (cpu/Kernels.h, cuda/CudaRank.cpp).
+//   Element-wise, a forward takes tanh of TH/2 elements, every backward call TH (the
+//   recomputed tanh and dz = dh (1 - h²)).
 #pragma once
 
 #include "cost/Transformer.h"

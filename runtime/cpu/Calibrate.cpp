@@ -35,29 +35,34 @@ double medianSeconds(int repeats, const std::function<void()> &work) {
 }
 
 // Elements/s of what the backend's forward and backward do besides their GEMMs (tanh, dz,
-// their results' allocation): their median times less four GEMMs' at `gemm` FLOP/s, over
-// the 3 T H elements cost/LayerModel.h counts for them.
+// their results' allocation): their median times less their GEMMs' at `gemm` FLOP/s (a
+// forward's 2TH², a backward's 5TH²), over the 3 T H / 2 elements cost/LayerModel.h counts
+// for them.
 double elementwiseRate(int64_t h, int64_t t, double gemm) {
   std::vector<float> x(static_cast<size_t>(t * h), 0.5f), w(static_cast<size_t>(h * h), 0.25f), g(x.size(), 0.1f);
+  int64_t units = innerUnits(h);
   double seconds = medianSeconds(5, [&] {
     std::vector<float> dw, dx;
-    (void)forward(x, t, w.data(), h, false);
-    backward(x, g, t, w.data(), h, &dw, &dx, false, false);
+    (void)forward(x, t, w.data(), units, h, false);
+    backward(x, g, t, w.data(), units, h, &dw, &dx, false, false);
   });
   double th = static_cast<double>(t) * static_cast<double>(h);
-  double rest = seconds - 4 * 2.0 * th * static_cast<double>(h) / gemm;
-  return 3 * th / std::max(rest, 1e-9);
+  double rest = seconds - 7 * th * static_cast<double>(h) / gemm;
+  return 1.5 * th / std::max(rest, 1e-9);
 }
 
-// FLOP/s of the forward GEMM, y = x W with x of T rows and W of H x H.
+// FLOP/s of the forward's first GEMM, x W1 with x of T rows and W1 of H x H/2 (read from
+// the layer's weight, unit after unit: backend/Tensors.h).
 double gemmRate(int64_t h, int64_t t) {
-  std::vector<float> x(static_cast<size_t>(t * h), 0.5f), w(static_cast<size_t>(h * h), 0.25f), y(x.size());
-  int ih = static_cast<int>(h), it = static_cast<int>(t);
+  int64_t units = innerUnits(h);
+  std::vector<float> x(static_cast<size_t>(t * h), 0.5f), w(static_cast<size_t>(h * h), 0.25f),
+      y(static_cast<size_t>(t * units));
+  int ih = static_cast<int>(h), it = static_cast<int>(t), iu = static_cast<int>(units);
   double seconds = medianSeconds(5, [&] {
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, it, ih, ih, 1.0f, x.data(), ih, w.data(), ih, 0.0f, y.data(),
-                ih);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, it, iu, ih, 1.0f, x.data(), ih, w.data(), 2 * ih, 0.0f,
+                y.data(), iu);
   });
-  return 2.0 * static_cast<double>(t) * static_cast<double>(h) * static_cast<double>(h) / seconds;
+  return 2.0 * static_cast<double>(t) * static_cast<double>(units) * static_cast<double>(h) / seconds;
 }
 
 // Bytes/s of a = b + s c over arrays of `n` floats (two read, one written), `a` fresh each
@@ -130,7 +135,7 @@ std::string calibrate(const backend::Dims &dims) {
   char text[1400];
   std::snprintf(text, sizeof text,
                 "# This machine as the cpu backend uses it, measured by `--calibrate` with %d rank%s at\n"
-                "# H = %lld, T = %lld: OpenBLAS sgemm of the forward shape (T x H)(H x H), the rest of\n"
+                "# H = %lld, T = %lld: OpenBLAS sgemm of the forward shape (T x H)(H x H/2), the rest of\n"
                 "# the forward, a STREAM-like triad into fresh memory, an MPI ping-pong between ranks\n"
                 "# 0 and 1 (latency) and an all-reduce of a weight (bandwidth); medians of repetitions.\n"
                 "name = \"cpu-calibrated\"\n"

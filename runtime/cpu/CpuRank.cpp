@@ -54,15 +54,13 @@ ValuePtr CpuRank::with(const ValuePtr &meta, OptState s) {
   return P::with(meta, std::move(s), bytesAtPrecision(meta->kind, n));
 }
 
-// The piece itself when it is whole, else assembled: a transient. (A weight's values are
-// already at the run's precision.)
-const float *CpuRank::gemmWeight(const ValuePtr &w, std::vector<float> &scratch) {
-  const Flat *f = P::flat(w);
-  int64_t n = weightElements();
-  if (f && f->contiguousWhole(n))
-    return f->pieces[0].values.data();
-  scratch = f ? f->whole(n) : std::vector<float>(static_cast<size_t>(n), 0.0f);
-  return scratch.data();
+// The units of weight `w` the GEMMs read (a whole layer's, or a tensor-parallel part's):
+// its piece itself when it is exactly that range, else assembled (a transient). A weight's
+// values are already at the run's precision.
+CpuRank::LayerWeights CpuRank::layerWeights(const ValuePtr &w, std::vector<float> &scratch) {
+  auto [begin, count] = unitRange(w);
+  const std::vector<float> &values = sliceOf(P::flat(w), begin, count, scratch);
+  return {values.data(), count / backend::unitElements(d_.hidden)};
 }
 
 ValuePtr CpuRank::loadWeight(const ValuePtr &meta) {
@@ -100,9 +98,10 @@ ValuePtr CpuRank::input(const ValuePtr &meta) {
 ValuePtr CpuRank::forward(const ValuePtr &meta, const ValuePtr &a, const ValuePtr &w) {
   int64_t m = static_cast<int64_t>(meta->batches->size()) * d_.tokens;
   std::vector<float> scratch;
-  const float *weight = gemmWeight(w, scratch);
+  LayerWeights weight = layerWeights(w, scratch);
   std::vector<float> zeros;
-  return with(meta, Rows{m, cpu::forward(rowsOf(P::rows(a), m, d_.hidden, zeros), m, weight, d_.hidden, bf16())});
+  return with(meta, Rows{m, cpu::forward(rowsOf(P::rows(a), m, d_.hidden, zeros), m, weight.data, weight.units,
+                                         d_.hidden, bf16())});
 }
 
 std::pair<ValuePtr, ValuePtr> CpuRank::backward(const std::pair<ValuePtr, ValuePtr> &meta, const ValuePtr &a,
@@ -110,12 +109,13 @@ std::pair<ValuePtr, ValuePtr> CpuRank::backward(const std::pair<ValuePtr, ValueP
   int64_t m = static_cast<int64_t>(meta.second->batches->size()) * d_.tokens;
   std::vector<float> scratch, dw, dx;
   bool wantWeight = part != sim::Rank::BackwardPart::Input, wantInput = part != sim::Rank::BackwardPart::Weight;
-  const float *weight = gemmWeight(w, scratch);
+  LayerWeights weight = layerWeights(w, scratch);
   std::vector<float> zerosA, zerosG;
-  cpu::backward(rowsOf(P::rows(a), m, d_.hidden, zerosA), rowsOf(P::rows(g), m, d_.hidden, zerosG), m, weight,
-                d_.hidden, wantWeight ? &dw : nullptr, wantInput ? &dx : nullptr, bf16(), bf16Gradients());
-  Flat gw;
-  gw.pieces.push_back(Piece{0, std::move(dw)});
+  cpu::backward(rowsOf(P::rows(a), m, d_.hidden, zerosA), rowsOf(P::rows(g), m, d_.hidden, zerosG), m, weight.data,
+                weight.units, d_.hidden, wantWeight ? &dw : nullptr, wantInput ? &dx : nullptr, bf16(),
+                bf16Gradients());
+  Flat gw; // the units' gradient, where they lie in the layer's weight
+  gw.pieces.push_back(Piece{unitRange(w).first, std::move(dw)});
   return {wantWeight ? with(meta.first, std::move(gw)) : meta.first,
           wantInput ? with(meta.second, Rows{m, std::move(dx)}) : meta.second};
 }
@@ -179,14 +179,26 @@ ValuePtr CpuRank::addGrad(const ValuePtr &meta, const ValuePtr &a, const ValuePt
 }
 
 ValuePtr CpuRank::fakeGrad(const ValuePtr &meta) {
+  auto [begin, count] = unitRange(meta);
   Flat zero;
-  zero.pieces.push_back(Piece{0, std::vector<float>(static_cast<size_t>(weightElements()), 0.0f)});
+  zero.pieces.push_back(Piece{begin, std::vector<float>(static_cast<size_t>(count), 0.0f)});
   return with(meta, std::move(zero));
 }
 
 ValuePtr CpuRank::shardOf(const ValuePtr &meta, const ValuePtr &whole) {
   if (meta->poisoned)
     return meta;
+  if (meta->split == sim::Split::Sequence) { // this shard's rows of each micro-batch
+    int64_t batches = static_cast<int64_t>(meta->batches->size()), chunk = sequenceRows(meta->total);
+    std::vector<float> zeros;
+    const std::vector<float> &all = rowsOf(P::rows(whole), batches * d_.tokens, d_.hidden, zeros);
+    Rows mine{batches * chunk, {}};
+    for (int64_t b = 0; b < batches; ++b) {
+      auto from = all.begin() + (b * d_.tokens + meta->shards->min() * chunk) * d_.hidden;
+      mine.values.insert(mine.values.end(), from, from + chunk * d_.hidden);
+    }
+    return with(meta, std::move(mine));
+  }
   auto [begin, count] = shard(meta->shards->min(), meta->total);
   int64_t n = weightElements();
   auto slice = [&](const Flat *f) {
@@ -209,8 +221,10 @@ ValuePtr CpuRank::shardOf(const ValuePtr &meta, const ValuePtr &whole) {
 
 ValuePtr CpuRank::collective(const ValuePtr &meta, sim::CollectiveKind kind, const ValuePtr &v,
                              const sim::IntSet &members) {
-  const Flat *in = P::flat(v);
   const std::vector<int64_t> &group = members.elements();
+  if (meta->kind == Kind::Activation || meta->kind == Kind::ActGrad)
+    return activationCollective(meta, kind, v, group);
+  const Flat *in = P::flat(v);
   if (kind == sim::CollectiveKind::AllGather) {
     Flat gathered;
     gathered.pieces = comm_.allgather(in ? in->pieces : std::vector<Piece>{}, group);
@@ -256,6 +270,44 @@ ValuePtr CpuRank::collective(const ValuePtr &meta, sim::CollectiveKind kind, con
   roundAll(part.pieces[0].values, meta->kind == Kind::WeightGrad ? bf16Gradients() : bf16());
   (void)count;
   return with(meta, std::move(part));
+}
+
+ValuePtr CpuRank::activationCollective(const ValuePtr &meta, sim::CollectiveKind kind, const ValuePtr &v,
+                                       const std::vector<int64_t> &group) {
+  int64_t batches = static_cast<int64_t>(meta->batches->size()), rows = batches * d_.tokens, h = d_.hidden;
+  std::vector<float> zeros;
+  if (kind == sim::CollectiveKind::AllReduce) { // partial sums, completed
+    std::vector<float> sum = rowsOf(P::rows(v), rows, h, zeros);
+    comm_.allreduce(sum, group);
+    roundAll(sum, bf16());
+    return with(meta, Rows{rows, std::move(sum)});
+  }
+  if (kind == sim::CollectiveKind::ReduceScatter) { // partial sums, completed as sequence shards
+    int64_t chunk = sequenceRows(meta->total);
+    const std::vector<float> &in = rowsOf(P::rows(v), rows, h, zeros);
+    std::vector<float> byShard; // shard s's rows of every micro-batch, then shard s + 1's
+    byShard.reserve(in.size());
+    for (int64_t s = 0; s < meta->total; ++s)
+      for (int64_t b = 0; b < batches; ++b) {
+        auto from = in.begin() + (b * d_.tokens + s * chunk) * h;
+        byShard.insert(byShard.end(), from, from + chunk * h);
+      }
+    std::vector<float> mine = comm_.reduceScatter(byShard, group); // the member's position is its shard
+    roundAll(mine, bf16());
+    return with(meta, Rows{batches * chunk, std::move(mine)});
+  }
+  // An all-gather of sequence shards: each member's rows, placed in the whole activation.
+  int64_t chunk = sequenceRows(v->total), shard = v->shards->min();
+  const std::vector<float> &in = rowsOf(P::rows(v), batches * chunk, h, zeros);
+  std::vector<Piece> mine;
+  for (int64_t b = 0; b < batches; ++b) {
+    auto from = in.begin() + b * chunk * h;
+    mine.push_back(Piece{(b * d_.tokens + shard * chunk) * h, std::vector<float>(from, from + chunk * h)});
+  }
+  Rows whole{rows, std::vector<float>(static_cast<size_t>(rows * h), 0.0f)};
+  for (const Piece &p : comm_.allgather(mine, group))
+    std::copy(p.values.begin(), p.values.end(), whole.values.begin() + p.begin);
+  return with(meta, std::move(whole));
 }
 
 backend::HostData CpuRank::toHost(const ValuePtr &v) {

@@ -1,7 +1,9 @@
 // CpuRank — the cpu backend's ComputeRank: the real arithmetic of the one rank this MPI
 // process runs, on host tensors. load makes the initial weight shard and a zero optimizer
-// state, forward/backward/loss run the model (OpenBLAS GEMMs), update steps the optimizer on
-// the weight's slice, collectives and send/recv move the data over MPI.
+// state, forward/backward/loss run the model (OpenBLAS GEMMs) on whole layers or their
+// tensor-parallel parts, update steps the optimizer on the weight's slice, collectives and
+// send/recv move the data over MPI (collectives of activations complete partial sums or
+// join sequence shards).
 #pragma once
 
 #include "backend/Comm.h"
@@ -45,8 +47,15 @@ private:
   ValuePtr with(const ValuePtr &meta, Flat f);
   ValuePtr with(const ValuePtr &meta, Rows r);
   ValuePtr with(const ValuePtr &meta, OptState s);
-  // The whole weight as the GEMMs read it (its values are at the run's precision).
-  const float *gemmWeight(const ValuePtr &w, std::vector<float> &scratch);
+  // The inner units of a weight the GEMMs read: where their elements start, and how many.
+  struct LayerWeights {
+    const float *data;
+    int64_t units;
+  };
+  LayerWeights layerWeights(const ValuePtr &w, std::vector<float> &scratch);
+  // All-reduce and reduce-scatter of partial sums, all-gather of sequence shards.
+  ValuePtr activationCollective(const ValuePtr &meta, sim::CollectiveKind kind, const ValuePtr &v,
+                                const std::vector<int64_t> &group);
 };
 
 } // namespace schedc::cpu

@@ -43,13 +43,28 @@ void roundAll(std::vector<float> &values, bool bf16) {
       v = roundToBf16(v);
 }
 
-std::vector<float> forward(const std::vector<float> &x, int64_t rows, const float *w, int64_t h, bool bf16) {
-  std::vector<float> y(static_cast<size_t>(rows * h));
-  if (rows > 0)
-    gemm(CblasNoTrans, CblasNoTrans, static_cast<int>(rows), static_cast<int>(h), static_cast<int>(h), x.data(),
-         static_cast<int>(h), w, static_cast<int>(h), y.data(), static_cast<int>(h));
-  for (float &v : y)
+namespace {
+// h = tanh(x W1) over the units: rows x units, in float32.
+std::vector<float> innerActivations(const std::vector<float> &x, int64_t rows, const float *w, int64_t units,
+                                    int64_t h) {
+  std::vector<float> a(static_cast<size_t>(rows * units), 0.0f);
+  if (rows > 0 && units > 0)
+    gemm(CblasNoTrans, CblasTrans, static_cast<int>(rows), static_cast<int>(units), static_cast<int>(h), x.data(),
+         static_cast<int>(h), w, static_cast<int>(unitElements(h)), a.data(), static_cast<int>(units));
+  for (float &v : a)
     v = std::tanh(v);
+  return a;
+}
+} // namespace
+
+std::vector<float> forward(const std::vector<float> &x, int64_t rows, const float *w, int64_t units, int64_t h,
+                           bool bf16) {
+  std::vector<float> inner = innerActivations(x, rows, w, units, h);
+  roundAll(inner, bf16); // a GEMM operand
+  std::vector<float> y(static_cast<size_t>(rows * h), 0.0f);
+  if (rows > 0 && units > 0) // y = h W2, W2's rows are the units' second halves
+    gemm(CblasNoTrans, CblasNoTrans, static_cast<int>(rows), static_cast<int>(h), static_cast<int>(units), inner.data(),
+         static_cast<int>(units), w + h, static_cast<int>(unitElements(h)), y.data(), static_cast<int>(h));
   roundAll(y, bf16);
   return y;
 }
@@ -69,23 +84,31 @@ std::vector<float> lossGradient(const Dims &d, const std::vector<float> &y, cons
   return g;
 }
 
-void backward(const std::vector<float> &x, const std::vector<float> &g, int64_t rows, const float *w, int64_t h,
-              std::vector<float> *dw, std::vector<float> *dx, bool bf16, bool bf16Gradients) {
-  std::vector<float> dz = forward(x, rows, w, h, false); // y, recomputed (a float32 transient)
+void backward(const std::vector<float> &x, const std::vector<float> &g, int64_t rows, const float *w, int64_t units,
+              int64_t h, std::vector<float> *dw, std::vector<float> *dx, bool bf16, bool bf16Gradients) {
+  int ir = static_cast<int>(rows), iu = static_cast<int>(units), ih = static_cast<int>(h);
+  int unit = static_cast<int>(unitElements(h));
+  bool any = rows > 0 && units > 0;
+  std::vector<float> inner = innerActivations(x, rows, w, units, h); // recomputed (a transient)
+  std::vector<float> dz(inner.size(), 0.0f);
+  if (any) // g W2ᵀ
+    gemm(CblasNoTrans, CblasTrans, ir, iu, ih, g.data(), ih, w + h, unit, dz.data(), iu);
   for (size_t i = 0; i < dz.size(); ++i)
-    dz[i] = g[i] * (1.0f - dz[i] * dz[i]);
-  roundAll(dz, bf16); // a GEMM operand
-  int ih = static_cast<int>(h), ir = static_cast<int>(rows);
+    dz[i] *= 1.0f - inner[i] * inner[i];
+  roundAll(dz, bf16); // GEMM operands, as the forward rounded h
+  roundAll(inner, bf16);
   if (dw) {
-    dw->assign(static_cast<size_t>(h * h), 0.0f);
-    if (rows > 0)
-      gemm(CblasTrans, CblasNoTrans, ih, ih, ir, x.data(), ih, dz.data(), ih, dw->data(), ih);
+    dw->assign(static_cast<size_t>(units * unit), 0.0f);
+    if (any) { // unit j: dW1[:, j] = xᵀ dz[:, j], then dW2[j, :] = h[:, j]ᵀ g
+      gemm(CblasTrans, CblasNoTrans, iu, ih, ir, dz.data(), iu, x.data(), ih, dw->data(), unit);
+      gemm(CblasTrans, CblasNoTrans, iu, ih, ir, inner.data(), iu, g.data(), ih, dw->data() + h, unit);
+    }
     roundAll(*dw, bf16Gradients);
   }
   if (dx) {
     dx->assign(static_cast<size_t>(rows * h), 0.0f);
-    if (rows > 0)
-      gemm(CblasNoTrans, CblasTrans, ir, ih, ih, dz.data(), ih, w, ih, dx->data(), ih);
+    if (any) // dz W1ᵀ, W1ᵀ's rows are the units' first halves
+      gemm(CblasNoTrans, CblasNoTrans, ir, ih, iu, dz.data(), iu, w, unit, dx->data(), ih);
     roundAll(*dx, bf16);
   }
 }

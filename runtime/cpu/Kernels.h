@@ -1,15 +1,19 @@
-// Kernels — the arithmetic of the model the cpu backend trains: layer l is y = tanh(x W_l)
-// without bias; the loss is the mean squared error against the targets over all B
-// micro-batches (so gradients of micro-batches add up to the full-batch gradient); the
-// optimizer is SGD with momentum, or Adam. GEMMs are OpenBLAS's cblas_sgemm.
+// Kernels — the arithmetic of the model the cpu backend trains: layer l is the two-matrix
+// block y = tanh(x W1) W2 without biases (W1 H x I, W2 I x H, I = H/2 inner units: H x H
+// parameters; the weight's layout in backend/Tensors.h). The units [u0, u0 + n) of a
+// tensor-parallel part compute the part's partial sum tanh(x W1[:, u0..]) W2[u0.., :] —
+// Megatron-LM's column-parallel then row-parallel MLP — so the parts' sum is the whole
+// layer's output; the whole layer is the part that holds every unit. The loss is the mean squared error against the
+// targets over all B micro-batches (so gradients of micro-batches add up to the full-batch gradient); the optimizer is
+// SGD with momentum, or Adam. GEMMs are OpenBLAS's cblas_sgemm.
 //
 // bf16 mixed precision is emulated in float32 with rounding where a bf16 run stores a value
 // (round to nearest even, as CUDA's __float2bfloat16 does): the weights the GEMMs read (the
 // fp32 masters are in the optimizer state), activations, activation gradients, weight
-// gradients (unless kept in fp32: --grad-precision=fp32), and the dz = g (1 - y^2) operand
-// of the backward GEMMs. Products are accumulated in float32, as tensor cores accumulate
-// bf16 products; the optimizer works in fp32 on the masters. The cuda backend stores those
-// values as bf16 and rounds at the same points.
+// gradients (unless kept in fp32: --grad-precision=fp32), and the operands h = tanh(x W1)
+// and dz = (g W2ᵀ) (1 - h²) of the second and the backward GEMMs. Products are accumulated in float32, as tensor cores
+// accumulate bf16 products; the optimizer works in fp32 on the masters. The cuda backend stores those values as bf16
+// and rounds at the same points.
 #pragma once
 
 #include "backend/Tensors.h"
@@ -21,26 +25,34 @@ namespace schedc::cpu {
 // The host data real backends share (backend/Tensors.h), by their short names here.
 using backend::Dims;
 using backend::Flat;
+using backend::innerUnits;
 using backend::Optimizer;
 using backend::OptState;
 using backend::Piece;
 using backend::Rows;
+using backend::unitElements;
 
 // The nearest bf16 value (ties to even), as a float; NaN stays NaN.
 float roundToBf16(float v);
 // Every element rounded to bf16 when `bf16`, else unchanged.
 void roundAll(std::vector<float> &values, bool bf16);
 
-// y = tanh(x W): x is rows x H, w the whole H x H weight; y rounded to bf16 when `bf16`.
-std::vector<float> forward(const std::vector<float> &x, int64_t rows, const float *w, int64_t h, bool bf16);
+// y = tanh(x W1) W2 over `units` inner units whose weights start at `w` (a whole layer's
+// weight, or a tensor-parallel part's): x is rows x H, y rows x H (a partial sum when the
+// units are a part); y rounded to bf16 when `bf16`.
+std::vector<float> forward(const std::vector<float> &x, int64_t rows, const float *w, int64_t units, int64_t h,
+                           bool bf16);
 // d(loss)/dy for the rows of `batches` (x in their ascending order), rounded when `bf16`.
 std::vector<float> lossGradient(const Dims &d, const std::vector<float> &y, const std::vector<int64_t> &batches,
                                 bool bf16);
-// Recomputes y = tanh(x W) (a transient) and returns dW = x^T (g * (1 - y^2)) and
-// dx = (g * (1 - y^2)) W^T; a null `dw` or `dx` is not computed (a split backward's half).
-// With `bf16`, g * (1 - y^2) and dx are rounded to bf16; dW with `bf16Gradients`.
-void backward(const std::vector<float> &x, const std::vector<float> &g, int64_t rows, const float *w, int64_t h,
-              std::vector<float> *dw, std::vector<float> *dx, bool bf16, bool bf16Gradients);
+// The backward of those units for the output's gradient g (whole: every part gets all of
+// it): recomputes h = tanh(x W1) (a transient, as the activation kept is the layer's input
+// only), dz = (g W2ᵀ)(1 - h²), and returns the units' weight gradient dw (dW1 = xᵀ dz,
+// dW2 = hᵀ g, in the weight's layout) and dx = dz W1ᵀ (a partial sum for a part); a null
+// `dw` or `dx` is not computed (a split backward's half). With `bf16`, h, dz and dx are
+// rounded to bf16; dw with `bf16Gradients`.
+void backward(const std::vector<float> &x, const std::vector<float> &g, int64_t rows, const float *w, int64_t units,
+              int64_t h, std::vector<float> *dw, std::vector<float> *dx, bool bf16, bool bf16Gradients);
 // One optimizer step on a slice: w, the moments and g have the same length. `step` is the
 // number of steps taken before (Adam's bias correction).
 void optimizerStep(const Optimizer &o, int64_t step, std::vector<float> &w, std::vector<std::vector<float> *> moments,

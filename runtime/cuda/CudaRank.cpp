@@ -92,14 +92,19 @@ public:
     return withData(meta, DeviceRows{d_.tokens * static_cast<int64_t>(batches.size()), b});
   }
 
+  // The layer y = tanh(x W1) W2 over the units the weight holds (cpu/Kernels.h; the whole
+  // layer, or a tensor-parallel part whose y is a partial sum). cuBLAS is column-major: a
+  // row-major r x c matrix with leading dimension ld is its c x r transpose, and the
+  // units' W1 columns and W2 rows are u x H row-major blocks with leading dimension 2H.
   ValuePtr forward(const ValuePtr &meta, const ValuePtr &a, const ValuePtr &w) override {
     reads({a, w});
     int64_t m = rowCount(meta), h = d_.hidden;
-    Buffer weight = gemmWeight(w), x = rowsOf(P::rows(a), m);
-    Buffer y = buffer(m * h, low_);
-    Buffer z = low_ == DType::F32 ? y : buffer(m * h, DType::F32); // x W, accumulated in fp32
-    gemm(CUBLAS_OP_N, CUBLAS_OP_N, h, m, h, weight, x, z);
-    tanhInto(y->raw(), low_, z->f32(), m * h, current_);
+    auto [weight, units] = layerWeights(w);
+    Buffer x = rowsOf(P::rows(a), m);
+    Buffer inner = innerActivations(weight, units, x, m); // h = tanh(x W1), fp32
+    Buffer operand = converted(inner, low_);              // a GEMM operand: stored low
+    Buffer y = zeros(m * h, low_);                        // h W2, accumulated in fp32
+    gemm(CUBLAS_OP_N, CUBLAS_OP_N, h, m, units, weight, h, 2 * h, operand, 0, units, y, 0, h);
     return withData(meta, DeviceRows{m, y});
   }
 
@@ -108,22 +113,25 @@ public:
     reads({a, g, w});
     int64_t m = rowCount(meta.second), h = d_.hidden;
     bool wantWeight = part != sim::Rank::BackwardPart::Input, wantInput = part != sim::Rank::BackwardPart::Weight;
-    Buffer weight = gemmWeight(w), x = rowsOf(P::rows(a), m), grad = rowsOf(P::rows(g), m);
-    // dz = g * (1 - y^2), y = tanh(x W) recomputed in fp32; a GEMM operand, so stored low.
-    Buffer z = buffer(m * h, DType::F32);
-    gemm(CUBLAS_OP_N, CUBLAS_OP_N, h, m, h, weight, x, z);
-    tanhInto(z->raw(), DType::F32, z->f32(), m * h, current_);
-    tanhBackward(z->f32(), grad->raw(), low_, m * h, current_);
-    Buffer dz = converted(z, low_);
+    auto [weight, units] = layerWeights(w);
+    Buffer x = rowsOf(P::rows(a), m), grad = rowsOf(P::rows(g), m);
+    // h = tanh(x W1) recomputed in fp32; dz = (g W2ᵀ)(1 - h²); both GEMM operands, so low.
+    Buffer inner = innerActivations(weight, units, x, m);
+    Buffer innerOperand = low_ == DType::F32 ? copyOf(inner) : converted(inner, low_);
+    Buffer z = buffer(m * units, DType::F32);
+    gemm(CUBLAS_OP_T, CUBLAS_OP_N, units, m, h, weight, h, 2 * h, grad, 0, h, z, 0, units);
+    tanhBackward(inner->f32(), z->raw(), DType::F32, m * units, current_);
+    Buffer dz = converted(inner, low_);
     ValuePair out = meta;
-    if (wantWeight) { // dW = x^T dz (row-major), i.e. dW^T = dz^T x column-major
-      Buffer dw = zeros(h * h, gradType_);
-      gemm(CUBLAS_OP_N, CUBLAS_OP_T, h, h, m, dz, x, dw);
-      out.first = withData(meta.first, DeviceFlat{{DevicePiece{0, dw}}});
+    if (wantWeight) { // dW1 = xᵀ dz and dW2 = hᵀ g, into each unit's two halves
+      Buffer dw = zeros(units * 2 * h, gradType_);
+      gemm(CUBLAS_OP_N, CUBLAS_OP_T, h, units, m, x, 0, h, dz, 0, units, dw, 0, 2 * h);
+      gemm(CUBLAS_OP_N, CUBLAS_OP_T, h, units, m, grad, 0, h, innerOperand, 0, units, dw, h, 2 * h);
+      out.first = withData(meta.first, DeviceFlat{{DevicePiece{unitRange(w).first, dw}}});
     }
-    if (wantInput) { // dx = dz W^T
-      Buffer dx = buffer(m * h, low_);
-      gemm(CUBLAS_OP_T, CUBLAS_OP_N, h, m, h, weight, dz, dx);
+    if (wantInput) { // dx = dz W1ᵀ
+      Buffer dx = zeros(m * h, low_);
+      gemm(CUBLAS_OP_N, CUBLAS_OP_N, h, m, units, weight, 0, 2 * h, dz, 0, units, dx, 0, h);
       out.second = withData(meta.second, DeviceRows{m, dx});
     }
     return out;
@@ -183,13 +191,22 @@ public:
   }
 
   ValuePtr fakeGrad(const ValuePtr &meta) override {
-    return withData(meta, DeviceFlat{{DevicePiece{0, zeros(weightElements(), gradType_)}}});
+    auto [begin, count] = unitRange(meta);
+    return withData(meta, DeviceFlat{{DevicePiece{begin, zeros(count, gradType_)}}});
   }
 
   ValuePtr shardOf(const ValuePtr &meta, const ValuePtr &whole) override {
     if (meta->poisoned)
       return meta;
     reads({whole});
+    if (meta->split == sim::Split::Sequence) { // this shard's rows of each micro-batch
+      int64_t batches = static_cast<int64_t>(meta->batches->size()), chunk = sequenceRows(meta->total);
+      Buffer all = rowsOf(P::rows(whole), batches * d_.tokens), mine = buffer(batches * chunk * d_.hidden, low_);
+      for (int64_t b = 0; b < batches; ++b)
+        copy(mine->at(b * chunk * d_.hidden), all, chunk * d_.hidden,
+             (b * d_.tokens + meta->shards->min() * chunk) * d_.hidden);
+      return withData(meta, DeviceRows{batches * chunk, mine});
+    }
     auto [begin, count] = shard(meta->shards->min(), meta->total);
     if (meta->kind == Kind::OptState) {
       const DeviceOpt *in = P::opt(whole);
@@ -375,8 +392,12 @@ private:
       }
     return out;
   }
-  // The whole weight as the GEMMs read it (fp32, or bf16 at bf16).
-  Buffer gemmWeight(const ValuePtr &w) { return rangeOf(P::flat(w), 0, weightElements(), low_); }
+  // The units of weight `w` the GEMMs read (a whole layer's, or a tensor-parallel part's;
+  // fp32, or bf16 at bf16), and how many.
+  std::pair<Buffer, int64_t> layerWeights(const ValuePtr &w) {
+    auto [begin, count] = unitRange(w);
+    return {rangeOf(P::flat(w), begin, count, low_), count / backend::unitElements(d_.hidden)};
+  }
   Buffer rowsOf(const DeviceRows *r, int64_t expectedRows) {
     if (r && r->rows == expectedRows && r->values && r->values->type() == low_)
       return r->values;
@@ -386,8 +407,10 @@ private:
   // The collective, its work enqueued on current_ (the collectives stream).
   ValuePtr collectiveHere(const ValuePtr &meta, sim::CollectiveKind kind, const ValuePtr &v,
                           const sim::IntSet &members) {
-    const DeviceFlat *in = P::flat(v);
     const std::vector<int64_t> &group = members.elements();
+    if (meta->kind == Kind::Activation || meta->kind == Kind::ActGrad)
+      return activationCollective(meta, kind, v, group);
+    const DeviceFlat *in = P::flat(v);
     DType type = typeOf(meta->kind);
     if (kind == sim::CollectiveKind::AllGather)
       return withData(meta, allGather(in, group, type));
@@ -413,6 +436,38 @@ private:
     Buffer part = buffer(count, type);
     nccl_.reduceScatter(whole->raw(), part->raw(), type, weightElements(), group, current_);
     return withData(meta, DeviceFlat{{DevicePiece{begin, part}}});
+  }
+
+  // All-reduce and reduce-scatter of partial sums, all-gather of sequence shards (the
+  // layouts of backend/Tensors.h), on current_.
+  ValuePtr activationCollective(const ValuePtr &meta, sim::CollectiveKind kind, const ValuePtr &v,
+                                const std::vector<int64_t> &group) {
+    int64_t batches = static_cast<int64_t>(meta->batches->size()), rows = batches * d_.tokens, h = d_.hidden;
+    if (kind == sim::CollectiveKind::AllReduce) { // partial sums, completed
+      Buffer sum = copyOf(rowsOf(P::rows(v), rows));
+      nccl_.allReduce(sum->raw(), low_, rows * h, group, current_);
+      return withData(meta, DeviceRows{rows, sum});
+    }
+    if (kind == sim::CollectiveKind::ReduceScatter) { // completed as sequence shards
+      int64_t chunk = sequenceRows(meta->total), block = chunk * h;
+      Buffer in = rowsOf(P::rows(v), rows), byShard = buffer(rows * h, low_), mine = buffer(batches * block, low_);
+      for (int64_t s = 0; s < meta->total; ++s) // shard s's rows of every micro-batch, then shard s + 1's
+        for (int64_t b = 0; b < batches; ++b)
+          copy(byShard->at((s * batches + b) * block), in, block, (b * d_.tokens + s * chunk) * h);
+      nccl_.reduceScatter(byShard->raw(), mine->raw(), low_, rows * h, group, current_);
+      return withData(meta, DeviceRows{batches * chunk, mine});
+    }
+    // All-gather: each member's shard, placed by the shard index it says it holds.
+    int64_t chunk = sequenceRows(v->total), block = chunk * h, each = batches * block;
+    std::vector<std::vector<int64_t>> shards = comm_.allgatherInts({v->shards->min()}, group);
+    Buffer in = P::rows(v) && P::rows(v)->rows == batches * chunk ? P::rows(v)->values : zeros(each, low_);
+    Buffer gathered = buffer(each * static_cast<int64_t>(group.size()), low_), whole = buffer(rows * h, low_);
+    nccl_.gather(in->raw(), gathered->raw(), low_, std::vector<int64_t>(group.size(), each), group, current_);
+    for (size_t k = 0; k < group.size(); ++k)
+      for (int64_t b = 0; b < batches; ++b)
+        copy(whole->at((b * d_.tokens + shards[k].at(0) * chunk) * h), gathered, block,
+             static_cast<int64_t>(k) * each + b * block);
+    return withData(meta, DeviceRows{rows, whole});
   }
 
   // Every member's pieces, put together: sorted by position, one contiguous piece when
@@ -468,37 +523,46 @@ private:
   }
 
   // C (m x n) = op(A) op(B), column-major (the row-major tensors seen transposed), A and B
-  // of one type, C fp32 or that type; fp32 accumulation. Its FLOPs count for --stats (timed
+  // of one type, C fp32 or that type; fp32 accumulation. Each operand is a buffer, the
+  // element it starts at and its leading dimension. Its FLOPs count for --stats (timed
   // over the whole step, not per call: no event per GEMM).
-  void gemm(cublasOperation_t ta, cublasOperation_t tb, int64_t m, int64_t n, int64_t k, const Buffer &a,
-            const Buffer &b, const Buffer &c) {
+  void gemm(cublasOperation_t ta, cublasOperation_t tb, int64_t m, int64_t n, int64_t k, const Buffer &a, int64_t aAt,
+            int64_t lda, const Buffer &b, int64_t bAt, int64_t ldb, const Buffer &c, int64_t cAt, int64_t ldc) {
     if (m == 0 || n == 0 || k == 0)
       return;
-    gemmRaw(ta, tb, m, n, k, a->raw(), b->raw(), a->type(), c->raw(), c->type());
+    gemmRaw(ta, tb, m, n, k, a->at(aAt), lda, b->at(bAt), ldb, a->type(), c->at(cAt), ldc, c->type());
     gemmFlops_ += 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
   }
-  void gemmRaw(cublasOperation_t ta, cublasOperation_t tb, int64_t m, int64_t n, int64_t k, const void *a,
-               const void *b, DType ab, void *c, DType ct) {
+  void gemmRaw(cublasOperation_t ta, cublasOperation_t tb, int64_t m, int64_t n, int64_t k, const void *a, int64_t lda,
+               const void *b, int64_t ldb, DType ab, void *c, int64_t ldc, DType ct) {
     const float one = 1.0f, zero = 0.0f;
-    int lda = static_cast<int>(d_.hidden), ldb = static_cast<int>(d_.hidden), ldc = static_cast<int>(d_.hidden);
+    int im = static_cast<int>(m), in = static_cast<int>(n), ik = static_cast<int>(k);
+    int ia = static_cast<int>(lda), ib = static_cast<int>(ldb), ic = static_cast<int>(ldc);
     if (ab == DType::F32 && ct == DType::F32) {
-      checkBlas(cublasSgemm(blas_, ta, tb, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), &one,
-                            static_cast<const float *>(a), lda, static_cast<const float *>(b), ldb, &zero,
-                            static_cast<float *>(c), ldc),
+      checkBlas(cublasSgemm(blas_, ta, tb, im, in, ik, &one, static_cast<const float *>(a), ia,
+                            static_cast<const float *>(b), ib, &zero, static_cast<float *>(c), ic),
                 "cublasSgemm");
       return;
     }
     auto cudaType = [](DType t) { return t == DType::BF16 ? CUDA_R_16BF : CUDA_R_32F; };
-    checkBlas(cublasGemmEx(blas_, ta, tb, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), &one, a,
-                           cudaType(ab), lda, b, cudaType(ab), ldb, &zero, c, cudaType(ct), ldc, CUBLAS_COMPUTE_32F,
-                           CUBLAS_GEMM_DEFAULT),
+    checkBlas(cublasGemmEx(blas_, ta, tb, im, in, ik, &one, a, cudaType(ab), ia, b, cudaType(ab), ib, &zero, c,
+                           cudaType(ct), ic, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
               "cublasGemmEx");
+  }
+
+  // h = tanh(x W1) over the units (fp32, row-major m x units).
+  Buffer innerActivations(const Buffer &weight, int64_t units, const Buffer &x, int64_t m) {
+    int64_t h = d_.hidden;
+    Buffer inner = zeros(m * units, DType::F32);
+    gemm(CUBLAS_OP_T, CUBLAS_OP_N, units, m, h, weight, 0, 2 * h, x, 0, h, inner, 0, units);
+    tanhInto(inner->raw(), DType::F32, inner->f32(), m * units, current_);
+    return inner;
   }
 
   // cuBLAS's own rate on n x n x n in this run at the run's precision, in GFLOP/s.
   double referenceRate(int64_t n) {
     Buffer a = zeros(n * n, low_), b = zeros(n * n, low_), c = zeros(n * n, low_);
-    auto once = [&] { gemmRaw(CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, a->raw(), b->raw(), low_, c->raw(), low_); };
+    auto once = [&] { gemmRaw(CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, a->raw(), n, b->raw(), n, low_, c->raw(), n, low_); };
     cudaEvent_t start, end;
     cudaEventCreate(&start);
     cudaEventCreate(&end);

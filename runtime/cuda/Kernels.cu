@@ -57,6 +57,17 @@ template <class T> __global__ void generate(T *out, uint64_t key, uint64_t first
   SCHEDC_EACH(i, n) store(out, i, uniform(key, first + static_cast<uint64_t>(i), scale));
 }
 
+// A layer's initial weight: each unit's first h elements (W1's column) and last h (W2's
+// row) at their own scales (backend/Tensors.h).
+__global__ void generateWeight(float *out, uint64_t key, uint64_t first, int64_t n, int64_t h, float w1Scale,
+                               float w2Scale) {
+  SCHEDC_EACH(i, n) {
+    uint64_t element = first + static_cast<uint64_t>(i);
+    out[i] = uniform(key, element, element % static_cast<uint64_t>(2 * h) < static_cast<uint64_t>(h) ? w1Scale
+                                                                                                    : w2Scale);
+  }
+}
+
 template <class To, class From> __global__ void convertKernel(To *out, const From *in, int64_t n) {
   SCHEDC_EACH(i, n) store(out, i, load(in, i));
 }
@@ -109,9 +120,9 @@ template <class F> void byType(DType t, F f) {
 
 void initialWeight(float *out, const backend::Dims &d, int64_t layer, int64_t begin, int64_t count,
                    cudaStream_t stream) {
-  float scale = 1.0f / std::sqrt(static_cast<float>(d.hidden));
-  generate<<<blocks(count), kThreads, 0, stream>>>(out, streamKey(d, 1, static_cast<uint64_t>(layer)),
-                                                   static_cast<uint64_t>(begin), count, scale);
+  generateWeight<<<blocks(count), kThreads, 0, stream>>>(
+      out, streamKey(d, 1, static_cast<uint64_t>(layer)), static_cast<uint64_t>(begin), count, d.hidden,
+      backend::initialWeightScale(d, 0), backend::initialWeightScale(d, d.hidden));
 }
 
 void inputRows(void *out, DType type, const backend::Dims &d, int64_t batch, cudaStream_t stream) {

@@ -1,10 +1,9 @@
 // Kernels — the cuda backend's element-wise arithmetic (the GEMMs are cuBLAS's, in
-// CudaRank): the model's tanh and its derivative, the loss gradient, the optimizers, type
-// conversion, and the deterministic data, made on the device by the same counter-based
-// generator as the cpu backend's (cpu/Tensors.cpp), so both backends start from identical
-// weights, inputs and targets. Arithmetic is fp32; values typed `DType` are read from and
-// written to fp32 or bf16 (rounded to nearest even, as the cpu backend's bf16 emulation
-// rounds). Every function enqueues on `stream` and returns at once.
+// CudaRank): the model's tanh and its derivative (the layer is cpu/Kernels.h's), the loss gradient, the optimizers,
+// type conversion, and the deterministic data, made on the device by the same counter-based generator as the cpu
+// backend's (cpu/Tensors.cpp), so both backends start from identical weights, inputs and targets. Arithmetic is fp32;
+// values typed `DType` are read from and written to fp32 or bf16 (rounded to nearest even, as the cpu backend's bf16
+// emulation rounds). Every function enqueues on `stream` and returns at once.
 #pragma once
 
 #include "backend/Tensors.h"
@@ -16,7 +15,8 @@
 
 namespace schedc::cuda {
 
-// Elements [begin, begin + count) of layer `layer`'s initial H x H weight (fp32 masters).
+// Elements [begin, begin + count) of layer `layer`'s initial H x H weight (fp32 masters;
+// the layout and scales of backend/Tensors.h).
 void initialWeight(float *out, const backend::Dims &d, int64_t layer, int64_t begin, int64_t count,
                    cudaStream_t stream);
 // The T x H input rows of micro-batch `batch`, stored as `type`.

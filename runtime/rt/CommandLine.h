@@ -19,7 +19,7 @@ struct CommandLine {
   bool computing = false; // --backend=cpu or cuda
   bool help = false;      // --help: print helpText() and stop
   // --hardware=NAME|FILE (with --hardware-set=KEY=VALUE): time the run with the hardware
-  // cost model (the tanh(xW) layers of --hidden and --tokens on that machine), which
+  // cost model (the tanh(xW1)W2 layers of --hidden and --tokens on that machine), which
   // options.costModel then points to.
   std::string hardware;
   std::vector<std::string> hardwareSettings;

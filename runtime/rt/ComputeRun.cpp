@@ -79,9 +79,7 @@ private:
     std::ostringstream report;
     sim::RunOptions verifyOptions;
     verifyOptions.limits = options_.limits; // no files: this run only decides
-    bool tensorParts = false;
     verifyOptions.afterRun = [&](const sim::World &world, sim::CheckResult &) {
-      tensorParts = world.splitsLayers();
       config.routes.assign(world.routes().begin(), world.routes().end());
       config.groups = world.collectiveGroups();
       return std::string();
@@ -91,15 +89,6 @@ private:
     MPI_Allreduce(MPI_IN_PLACE, &verdict, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     // A run stopped at a resource limit was not judged: the real run would stop there too.
     bool stopped = verdict == kExitLimit;
-    if (tensorParts && !stopped) { // every rank loads alike
-      diags_.error({}, "`" + d_.setup.schedule +
-                           "` splits layers into tensor-parallel parts (`load(..., part =, parts =)`) or activations "
-                           "along the sequence (`shard`); the " +
-                           run_.name() +
-                           " backend computes whole layers and activations only, so far: `schedc check` " +
-                           "verifies and predicts it");
-      return kExitNoDevice;
-    }
     if (verdict == kExitOk || (run_.noVerify && !stopped))
       return kExitOk;
     for (const Diagnostic &diag : quiet.diagnostics()) {

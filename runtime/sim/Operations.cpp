@@ -206,7 +206,6 @@ std::pair<ValuePtr, ValuePtr> Rank::load(SourceRange at, int64_t layer, int64_t 
   w.shards = singleSet(!ok ? 0 : tensor ? part : shard);
   w.total = !ok ? 1 : tensor ? parts : of;
   w.split = ok && tensor ? Split::Part : Split::None;
-  world_.splitsLayers_ |= w.split == Split::Part;
   if (ok)
     storage_.setLayerParts(layer, tensor ? parts : 1);
   w.batches = emptySet();
@@ -526,10 +525,8 @@ ValuePtr Rank::shard(SourceRange at, const ValuePtr &v, int64_t shard, int64_t o
   Value s = *v;
   s.shards = singleSet(ok ? shard : 0);
   s.total = ok ? of : 1;
-  if (activation && ok) {
+  if (activation && ok)
     s.split = Split::Sequence;
-    world_.splitsLayers_ = true;
-  }
   s.poisoned = !ok || v->poisoned;
   s.payload.reset();
   s.payloadBytes = 0;

@@ -300,9 +300,6 @@ public:
   // real backend that needs a channel per route (the cuda backend's NCCL pairs) makes them
   // before it runs, from a verification run of the same schedule.
   const std::set<std::pair<int64_t, int64_t>> &routes() const { return routes_; }
-  // Whether any rank loaded a tensor-parallel part or split an activation along the
-  // sequence (the real backends compute whole layers and activations).
-  bool splitsLayers() const { return splitsLayers_; }
   // The members (ascending) of every group a collective was called over: the channels of
   // collectives such a backend opens before it runs, likewise.
   std::vector<std::vector<int64_t>> collectiveGroups() const;
@@ -377,7 +374,6 @@ private:
   };
   int32_t flows_ = 0; // messages sent so far
   std::set<std::pair<int64_t, int64_t>> routes_;
-  bool splitsLayers_ = false;
   // inbox_[to][{from, tag}]: messages in the order they were sent.
   std::vector<std::map<std::pair<int64_t, int64_t>, std::deque<Message>>> inbox_;
   Budget budget_;

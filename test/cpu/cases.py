@@ -10,12 +10,18 @@ puzzles = {  # name: (layers, batches, ranks) at the defaults
     "zero1": (4, 8, 4), "zero2": (4, 8, 4),  # from stdlib/: `shard` on real tensors
     "zbh1": (8, 8, 4),  # from stdlib/: the split backward on real tensors
     "interleaved": (8, 8, 2), "breadth_first": (8, 8, 4), "gpipe_recompute": (8, 8, 4),
+    # Megatron-LM's 3D schedule, dp 2 x stage 2 x tp 2 with sequence parallelism, and
+    # dp 1 x stage 2 x tp 4 with the tensor-parallel all-reduces: tensor parallelism on
+    # real tensors (a part's partial sums, completed by real collectives).
+    "megatron": (8, 8, 8), "megatron_tp4": (8, 8, 8),
 }
 from_stdlib = {"zero1": "zero1", "zero2": "zero2", "zbh1": "zbh1", "interleaved": "interleaved",
-               "breadth_first": "breadth_first", "gpipe_recompute": "gpipe"}
+               "breadth_first": "breadth_first", "gpipe_recompute": "gpipe", "megatron": "megatron",
+               "megatron_tp4": "megatron"}
 # Parameters the stdlib ones run with (besides their defaults).
 parameters = {"interleaved": ["-D", "ranks=2"], "breadth_first": ["-D", "stages=2"],
-              "gpipe_recompute": ["-D", "segment=2"]}
+              "gpipe_recompute": ["-D", "segment=2"],
+              "megatron_tp4": ["-D", "tensors=4", "-D", "sequence=0"]}
 
 
 def source(name, examples, inputs):
