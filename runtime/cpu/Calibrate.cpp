@@ -34,35 +34,34 @@ double medianSeconds(int repeats, const std::function<void()> &work) {
   return times[times.size() / 2];
 }
 
-// Elements/s of what the backend's forward and backward do besides their GEMMs (tanh, dz,
-// their results' allocation): their median times less their GEMMs' at `gemm` FLOP/s (a
-// forward's 2TH², a backward's 5TH²), over the 3 T H / 2 elements cost/LayerModel.h counts
-// for them.
-double elementwiseRate(int64_t h, int64_t t, double gemm) {
+// The rates of the backend's own layer at H, T: FLOP/s of its forward's and backward's
+// GEMMs (every shape they use, timed inside sgemm: cpu/Kernels.h's GemmStats), and
+// elements/s of the rest of that work (tanh, dz, fresh result arrays) over the 3 T H / 2
+// elements cost/LayerModel.h counts for it; medians of repetitions after a warm-up.
+struct LayerRates {
+  double gemm = 0, elementwise = 0;
+};
+LayerRates layerRates(int64_t h, int64_t t) {
   std::vector<float> x(static_cast<size_t>(t * h), 0.5f), w(static_cast<size_t>(h * h), 0.25f), g(x.size(), 0.1f);
   int64_t units = innerUnits(h);
-  double seconds = medianSeconds(5, [&] {
+  auto once = [&] {
     std::vector<float> dw, dx;
     (void)forward(x, t, w.data(), units, h, false);
     backward(x, g, t, w.data(), units, h, &dw, &dx, false, false);
-  });
-  double th = static_cast<double>(t) * static_cast<double>(h);
-  double rest = seconds - 7 * th * static_cast<double>(h) / gemm;
-  return 1.5 * th / std::max(rest, 1e-9);
-}
-
-// FLOP/s of the forward's first GEMM, x W1 with x of T rows and W1 of H x H/2 (read from
-// the layer's weight, unit after unit: backend/Tensors.h).
-double gemmRate(int64_t h, int64_t t) {
-  int64_t units = innerUnits(h);
-  std::vector<float> x(static_cast<size_t>(t * h), 0.5f), w(static_cast<size_t>(h * h), 0.25f),
-      y(static_cast<size_t>(t * units));
-  int ih = static_cast<int>(h), it = static_cast<int>(t), iu = static_cast<int>(units);
-  double seconds = medianSeconds(5, [&] {
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, it, iu, ih, 1.0f, x.data(), ih, w.data(), 2 * ih, 0.0f,
-                y.data(), iu);
-  });
-  return 2.0 * static_cast<double>(t) * static_cast<double>(units) * static_cast<double>(h) / seconds;
+  };
+  once();
+  std::vector<double> gemm, elementwise;
+  for (int r = 0; r < 5; ++r) {
+    GemmStats before = gemmStats();
+    double start = now();
+    once();
+    double seconds = now() - start, inGemm = gemmStats().seconds - before.seconds;
+    gemm.push_back((gemmStats().flops - before.flops) / std::max(inGemm, 1e-9));
+    elementwise.push_back(1.5 * static_cast<double>(t) * static_cast<double>(h) / std::max(seconds - inGemm, 1e-9));
+  }
+  std::sort(gemm.begin(), gemm.end());
+  std::sort(elementwise.begin(), elementwise.end());
+  return {gemm[gemm.size() / 2], elementwise[elementwise.size() / 2]};
 }
 
 // Bytes/s of a = b + s c over arrays of `n` floats (two read, one written), `a` fresh each
@@ -120,9 +119,9 @@ std::string calibrate(const backend::Dims &dims) {
   // Every rank measures at once, as they compute in a run (they share the machine's cores
   // and memory); rank 0's figures are written.
   MPI_Barrier(MPI_COMM_WORLD);
-  double gemm = gemmRate(dims.hidden, dims.tokens);
+  LayerRates layer = layerRates(dims.hidden, dims.tokens);
+  double gemm = layer.gemm, elementwise = layer.elementwise;
   double memory = memoryBandwidth(std::max<int64_t>(dims.hidden * dims.hidden, 1 << 22));
-  double elementwise = elementwiseRate(dims.hidden, dims.tokens, gemm);
   double latency = 0, bandwidth = 0;
   if (size > 1) {
     latency = oneWaySeconds(rank, 8, 200);
@@ -135,13 +134,13 @@ std::string calibrate(const backend::Dims &dims) {
   char text[1400];
   std::snprintf(text, sizeof text,
                 "# This machine as the cpu backend uses it, measured by `--calibrate` with %d rank%s at\n"
-                "# H = %lld, T = %lld: OpenBLAS sgemm of the forward shape (T x H)(H x H/2), the rest of\n"
-                "# the forward, a STREAM-like triad into fresh memory, an MPI ping-pong between ranks\n"
+                "# H = %lld, T = %lld: the layer's forward and backward GEMMs (OpenBLAS sgemm), the rest\n"
+                "# of that work, a STREAM-like triad into fresh memory, an MPI ping-pong between ranks\n"
                 "# 0 and 1 (latency) and an all-reduce of a weight (bandwidth); medians of repetitions.\n"
                 "name = \"cpu-calibrated\"\n"
                 "peak_tflops_fp32 = %.6g\n"
                 "peak_tflops_bf16 = %.6g  # emulated in fp32: the same GEMMs\n"
-                "gemm_efficiency = 1.0  # the peak above is the rate measured at this shape\n"
+                "gemm_efficiency = 1.0  # the peak above is the rate measured on the layer's GEMMs\n"
                 "memory_gb = %.6g\n"
                 "memory_bandwidth_gbs = %.6g\n"
                 "elementwise_gelems = %.6g  # the forward's and backward's work beside their GEMMs\n"

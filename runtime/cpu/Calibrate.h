@@ -1,7 +1,7 @@
 // Calibrate — measures this machine as the cpu backend uses it and describes it as a
-// hardware file (cost/Hardware.h) for the hardware cost model: the GEMM rate of the
-// backend's forward shape (T x H)(H x H) in OpenBLAS, the rate of the forward's other work
-// (tanh, allocation) in elements/s, the memory bandwidth of a STREAM-like triad into fresh
+// hardware file (cost/Hardware.h) for the hardware cost model: the rate of the backend
+// layer's forward and backward GEMMs in OpenBLAS, the rate of their other work (tanh, dz,
+// allocation) in elements/s, the memory bandwidth of a STREAM-like triad into fresh
 // memory, the MPI latency of a ping-pong between ranks 0 and 1 and the bandwidth an
 // all-reduce of a weight implies, the ranks on a node and the memory each can have; and
 // that communication does not overlap compute (one thread per rank). Collective over every
