@@ -13,10 +13,8 @@ void ComputeRank::execute(OpKind op, sim::Results &r, const sim::Operands &a, co
   }
   switch (op) {
   case OpKind::Load:
-    if (result->split == sim::Split::Part && innerUnits(d_.hidden) % result->total != 0)
-      comm_.abort("layer " + std::to_string(result->layer) + " is split into " + std::to_string(result->total) +
-                  " tensor-parallel parts, but its " + std::to_string(innerUnits(d_.hidden)) +
-                  " inner units (--hidden / 2) do not divide evenly among them");
+    if (result->split == sim::Split::Part)
+      requireWholeUnits(result->layer, result->total);
     if (!result->poisoned) {
       r.values[0] = loadWeight(r.values[0]);
       r.values[1] = loadOptState(r.values[1]);
@@ -67,10 +65,26 @@ void ComputeRank::execute(OpKind op, sim::Results &r, const sim::Operands &a, co
   SCHEDC_UNREACHABLE("an operation no real backend computes");
 }
 
+void ComputeRank::requireWholeUnits(int64_t layer, int64_t parts) {
+  if (innerUnits(d_.hidden) % parts != 0)
+    comm_.abort("layer " + std::to_string(layer) + " is split into " + std::to_string(parts) +
+                " tensor-parallel parts, but its " + std::to_string(innerUnits(d_.hidden)) +
+                " inner units (--hidden / 2) do not divide evenly among them");
+}
+
+std::pair<int64_t, int64_t> ComputeRank::heldRange(const ValuePtr &v) {
+  auto [slice, slices] = sim::singleSlice(*v->shards, v->total);
+  if (slice < 0)
+    return {0, weightElements()};
+  return shard(slice, slices);
+}
+
 std::pair<int64_t, int64_t> ComputeRank::unitRange(const ValuePtr &w) {
-  if (w->split == sim::Split::Part)
-    return shard(w->shards->min(), w->total);
-  return {0, weightElements()};
+  auto [slice, slices] = sim::singleSlice(*w->shards, w->total);
+  if (slice < 0)
+    return {0, weightElements()};
+  requireWholeUnits(w->layer, slices);
+  return shard(slice, slices);
 }
 
 int64_t ComputeRank::sequenceRows(int64_t shards) {

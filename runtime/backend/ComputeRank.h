@@ -95,9 +95,15 @@ protected:
   // when H x H is not a multiple of `total`.
   std::pair<int64_t, int64_t> shard(int64_t s, int64_t total);
   int64_t weightElements() const { return d_.weightElements(); }
-  // The flat range (begin, count) of the inner units a weight (or its gradient) covers: a
-  // tensor-parallel part's, else the whole layer's.
+  // The flat range (begin, count) a weight, optimizer state or weight gradient holds as
+  // one slice (the whole, a ZeRO shard, a tensor-parallel part or a part's shard:
+  // sim::singleSlice); the whole array when its shards are not one slice.
+  std::pair<int64_t, int64_t> heldRange(const ValuePtr &v);
+  // The same for a weight the GEMMs read (a tensor-parallel part, or the whole layer),
+  // which must be whole inner units.
   std::pair<int64_t, int64_t> unitRange(const ValuePtr &w);
+  // Ends the job unless the layer's inner units divide evenly among `parts`.
+  void requireWholeUnits(int64_t layer, int64_t parts);
   // Rows of a micro-batch in each of `shards` sequence shards; ends the job unless they
   // divide T.
   int64_t sequenceRows(int64_t shards);

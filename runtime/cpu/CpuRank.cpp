@@ -179,7 +179,7 @@ ValuePtr CpuRank::addGrad(const ValuePtr &meta, const ValuePtr &a, const ValuePt
 }
 
 ValuePtr CpuRank::fakeGrad(const ValuePtr &meta) {
-  auto [begin, count] = unitRange(meta);
+  auto [begin, count] = heldRange(meta);
   Flat zero;
   zero.pieces.push_back(Piece{begin, std::vector<float>(static_cast<size_t>(count), 0.0f)});
   return with(meta, std::move(zero));
@@ -230,10 +230,11 @@ ValuePtr CpuRank::collective(const ValuePtr &meta, sim::CollectiveKind kind, con
     gathered.pieces = comm_.allgather(in ? in->pieces : std::vector<Piece>{}, group);
     std::sort(gathered.pieces.begin(), gathered.pieces.end(),
               [](const Piece &a, const Piece &b) { return a.begin < b.begin; });
-    // Whole: one contiguous piece, ready for GEMMs.
-    if (gathered.elements() == weightElements()) {
-      std::vector<float> all = gathered.whole(weightElements());
-      gathered.pieces.assign(1, Piece{0, std::move(all)});
+    // Contiguous (the whole, or a tensor-parallel part): one piece, ready for GEMMs.
+    int64_t begin = gathered.pieces.empty() ? 0 : gathered.pieces.front().begin, n = gathered.elements();
+    if (gathered.pieces.size() > 1 && gathered.covers(begin, n)) {
+      std::vector<float> all = gathered.range(begin, n);
+      gathered.pieces.assign(1, Piece{begin, std::move(all)});
     }
     return with(meta, std::move(gathered));
   }
@@ -262,13 +263,14 @@ ValuePtr CpuRank::collective(const ValuePtr &meta, sim::CollectiveKind kind, con
     }
     return with(meta, std::move(data));
   }
-  auto [begin, count] = shard(meta->shards->min(), meta->total);
-  if (static_cast<int64_t>(buffer.size()) != weightElements())
-    buffer = in ? in->whole(weightElements()) : std::vector<float>(static_cast<size_t>(weightElements()), 0.0f);
+  // A reduce-scatter sums the operand's slice (the whole gradient, or a tensor-parallel
+  // part's) and keeps this member's share of it.
+  auto [from, size] = heldRange(v);
+  if (static_cast<int64_t>(buffer.size()) != size)
+    buffer = in ? in->range(from, size) : std::vector<float>(static_cast<size_t>(size), 0.0f);
   Flat part;
-  part.pieces.push_back(Piece{begin, comm_.reduceScatter(buffer, group)});
+  part.pieces.push_back(Piece{heldRange(meta).first, comm_.reduceScatter(buffer, group)});
   roundAll(part.pieces[0].values, meta->kind == Kind::WeightGrad ? bf16Gradients() : bf16());
-  (void)count;
   return with(meta, std::move(part));
 }
 

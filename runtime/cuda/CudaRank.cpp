@@ -191,7 +191,7 @@ public:
   }
 
   ValuePtr fakeGrad(const ValuePtr &meta) override {
-    auto [begin, count] = unitRange(meta);
+    auto [begin, count] = heldRange(meta);
     return withData(meta, DeviceFlat{{DevicePiece{begin, zeros(count, gradType_)}}});
   }
 
@@ -431,10 +431,13 @@ private:
       }
       return withData(meta, std::move(data));
     }
-    auto [begin, count] = shard(meta->shards->min(), meta->total);
-    Buffer whole = rangeOf(in, 0, weightElements(), type);
+    // The operand's slice (the whole gradient, or a tensor-parallel part's), summed; this
+    // member keeps its share.
+    auto [from, size] = heldRange(v);
+    auto [begin, count] = heldRange(meta);
+    Buffer operand = rangeOf(in, from, size, type);
     Buffer part = buffer(count, type);
-    nccl_.reduceScatter(whole->raw(), part->raw(), type, weightElements(), group, current_);
+    nccl_.reduceScatter(operand->raw(), part->raw(), type, size, group, current_);
     return withData(meta, DeviceFlat{{DevicePiece{begin, part}}});
   }
 
@@ -470,8 +473,8 @@ private:
     return withData(meta, DeviceRows{rows, whole});
   }
 
-  // Every member's pieces, put together: sorted by position, one contiguous piece when
-  // they make the whole array; the elements as `type`.
+  // Every member's pieces, put together: sorted by position, one piece when they are
+  // contiguous (the whole array, or a tensor-parallel part); the elements as `type`.
   DeviceFlat allGather(const DeviceFlat *in, const std::vector<int64_t> &group, DType type) {
     std::vector<int64_t> header;
     if (in)
@@ -498,7 +501,10 @@ private:
         at += h[i + 1];
       }
     std::sort(places.begin(), places.end());
-    bool whole = total == weightElements(); // one contiguous piece, ready for GEMMs
+    // Contiguous (the whole, or a tensor-parallel part): one piece, ready for GEMMs.
+    bool contiguous = !places.empty();
+    for (size_t i = 1; i < places.size(); ++i)
+      contiguous &= places[i].first == places[i - 1].first + places[i - 1].second.second;
     int64_t mine = in ? in->elements() : 0;
     Buffer packed = buffer(mine, type), out = buffer(total, type);
     int64_t offset = 0;
@@ -510,11 +516,12 @@ private:
       }
     nccl_.gather(packed->raw(), out->raw(), type, counts, group, current_);
     DeviceFlat gathered;
-    if (whole) {
+    if (contiguous) {
       Buffer all = buffer(total, type);
+      int64_t first = places.front().first;
       for (auto &[begin, where] : places)
-        copy(all->at(begin), out, where.second, where.first);
-      gathered.pieces.push_back(DevicePiece{0, all});
+        copy(all->at(begin - first), out, where.second, where.first);
+      gathered.pieces.push_back(DevicePiece{first, all});
     } else {
       for (auto &[begin, where] : places)
         gathered.pieces.push_back(DevicePiece{begin, copyOf(out, where.first, where.second)});

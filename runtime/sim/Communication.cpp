@@ -115,7 +115,12 @@ void World::combine(Collective &c, const IntSet &members, Rank &reporter, Source
       if (v.total != first.total || *v.shards != *first.shards)
         fail("collective-shards", std::string(op) + " of layer " + std::to_string(c.layer) +
                                       " sums gradients of different shards (" + who() + " has " + v.describe() + ")");
-      else if (c.kind == CollectiveKind::ReduceScatter && !v.complete())
+      else if (c.kind == CollectiveKind::ReduceScatter && v.split == Split::Part &&
+               singleSlice(*v.shards, v.total).first < 0)
+        fail("collective-shards", "reducescatter of layer " + std::to_string(c.layer) +
+                                      " needs the gradient of one whole tensor-parallel part, but " + who() + " has " +
+                                      v.describe());
+      else if (c.kind == CollectiveKind::ReduceScatter && v.split != Split::Part && !v.complete())
         fail("collective-shards", "reducescatter of layer " + std::to_string(c.layer) +
                                       " needs complete gradients, but " + who() + " has " + v.describe());
       all.insert(all.end(), v.batches->elements().begin(), v.batches->elements().end());
@@ -151,10 +156,21 @@ void World::combine(Collective &c, const IntSet &members, Rank &reporter, Source
   Value out = first;
   out.forged = forged;
   out.poisoned = poisoned;
-  if (c.kind == CollectiveKind::AllGather)
-    out.shards = setOf(std::move(united));
-  else
+  if (c.kind != CollectiveKind::AllGather) {
     out.batches = setOf(std::move(united));
+  } else if (first.split != Split::Part) {
+    out.shards = setOf(std::move(united));
+  } else { // a part's shards gathered: the part itself, or the whole layer once every part is in
+    auto [slice, slices] = singleSlice(united, first.total);
+    if (slice < 0) {
+      out.shards = setOf(std::move(united));
+    } else {
+      out.shards = singleSet(slice);
+      out.total = slices;
+      if (slices == 1)
+        out.split = Split::None;
+    }
+  }
   c.result = std::move(out);
 }
 
@@ -208,10 +224,18 @@ Value World::unitePieces(const Collective &c, const IntSet &members, bool poison
 Value World::Collective::resultFor(size_t position) const {
   Value mine = result;
   if (kind == CollectiveKind::ReduceScatter) { // each member keeps its own shard of the sum
-    mine.shards = singleSet(static_cast<int64_t>(position));
-    mine.total = static_cast<int64_t>(inputs.size());
-    if (mine.kind == Kind::Activation || mine.kind == Kind::ActGrad) // split along the sequence
+    int64_t n = static_cast<int64_t>(inputs.size()), pos = static_cast<int64_t>(position);
+    if (mine.kind == Kind::Activation || mine.kind == Kind::ActGrad) { // split along the sequence
+      mine.shards = singleSet(pos);
+      mine.total = n;
       mine.split = Split::Sequence;
+    } else { // of the gradient's one slice (the whole, or a tensor-parallel part): slice p·n + pos of t·n
+      auto [slice, slices] = singleSlice(*mine.shards, mine.total);
+      if (slice < 0) // a poisoned input
+        slice = 0, slices = 1;
+      mine.shards = singleSet(slice * n + pos);
+      mine.total = slices * n;
+    }
   }
   return mine;
 }
@@ -249,16 +273,16 @@ void World::matchCalls(Collective &c, const IntSet &members, Rank &reporter) {
 // collective does not take such a value. An all-reduce takes weight gradients (a
 // tensor-parallel part's too) and tensor-parallel partial sums; a reduce-scatter weight
 // gradients and partial sums (which it splits along the sequence); an all-gather weights'
-// shards and activations' sequence shards. ZeRO over tensor-parallel parts: not yet.
+// shards and activations' sequence shards. A tensor-parallel part's gradient is
+// reduce-scattered into shards of the part, which all-gather back into it (the
+// distributed optimizer: ZeRO over the data-parallel replicas of a part).
 ValuePtr Rank::collectiveInput(SourceRange at, CollectiveKind kind, const ValuePtr &v) {
   if (v->poisoned)
     return v;
   std::string wrong;
   bool activation = v->kind == Kind::Activation || v->kind == Kind::ActGrad;
   std::string name = opInfo(kind).name, has = "rank " + std::to_string(id_) + " has " + v->describe();
-  if (v->split == Split::Part && kind != CollectiveKind::AllReduce)
-    wrong = name + " of a tensor-parallel part is not supported yet: " + has;
-  else if (kind == CollectiveKind::AllGather && (activation ? v->split != Split::Sequence : v->kind != Kind::Weight))
+  if (kind == CollectiveKind::AllGather && (activation ? v->split != Split::Sequence : v->kind != Kind::Weight))
     wrong = "allgather takes a weight's shards or an activation's sequence shards, but " + has;
   else if (kind != CollectiveKind::AllGather &&
            (activation ? v->split != Split::PartialSum : v->kind != Kind::WeightGrad))

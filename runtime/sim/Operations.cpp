@@ -396,14 +396,16 @@ std::pair<ValuePtr, ValuePtr> Rank::update(SourceRange at, int64_t layer, const 
       ok = false;
     }
     if (ok && g->total > 1 &&
-        (g->total != w->total || !w->shards->subsetOf(*g->shards) || !o->shards->subsetOf(*g->shards))) {
+        (!slicesCover(*g->shards, g->total, *w->shards, w->total) ||
+         !slicesCover(*g->shards, g->total, *o->shards, o->total))) {
       error(at, "update-shards",
             "update of " + layerOf(layer) + " has the gradient of shards " + g->shards->str() + " of " +
                 std::to_string(g->total) + " for a weight of shards " + w->shards->str() + " of " +
                 std::to_string(w->total));
       ok = false;
     }
-    if (ok && (w->total != o->total || *w->shards != *o->shards)) {
+    if (ok && (!slicesCover(*w->shards, w->total, *o->shards, o->total) ||
+               !slicesCover(*o->shards, o->total, *w->shards, w->total))) {
       error(at, "update-opt-shards",
             "update of " + layerOf(layer) + " has a weight of shards " + w->shards->str() + " of " +
                 std::to_string(w->total) + " but an optimizer state of shards " + o->shards->str() + " of " +
@@ -515,7 +517,12 @@ ValuePtr Rank::shard(SourceRange at, const ValuePtr &v, int64_t shard, int64_t o
             "`shard` of the " + what + " needs the whole value, but rank " + std::to_string(id_) + " has " +
                 v->describe());
       ok = false;
-    } else if (!activation && !v->complete()) {
+    } else if (!activation && v->split == Split::Part && singleSlice(*v->shards, v->total).first < 0) {
+      error(at, "shard-partial",
+            "`shard` of the " + what + " needs one whole tensor-parallel part, but rank " + std::to_string(id_) +
+                " has " + v->describe());
+      ok = false;
+    } else if (!activation && v->split != Split::Part && !v->complete()) {
       error(at, "shard-partial",
             "`shard` of the " + what + " needs the complete value, but rank " + std::to_string(id_) +
                 " holds only shards " + v->shards->str() + " of " + std::to_string(v->total));
@@ -523,8 +530,12 @@ ValuePtr Rank::shard(SourceRange at, const ValuePtr &v, int64_t shard, int64_t o
     }
   }
   Value s = *v;
-  s.shards = singleSet(ok ? shard : 0);
-  s.total = ok ? of : 1;
+  // A tensor-parallel part's shard (the distributed optimizer) is a finer part: slice
+  // p·of + shard of total·of.
+  auto [part, parts] = !activation && v->split == Split::Part && ok ? singleSlice(*v->shards, v->total)
+                                                                    : std::pair<int64_t, int64_t>{0, 1};
+  s.shards = singleSet(ok ? part * of + shard : 0);
+  s.total = ok ? parts * of : 1;
   if (activation && ok)
     s.split = Split::Sequence;
   s.poisoned = !ok || v->poisoned;

@@ -1,6 +1,8 @@
 // Value implementation: memory units and descriptions.
 #include "sim/Value.h"
 
+#include <algorithm>
+
 #include <vector>
 
 namespace schedc::sim {
@@ -47,6 +49,35 @@ std::string Value::describe() const {
              ")";
     return s + " (batches " + batches->str() + ")";
   }
+}
+
+std::pair<int64_t, int64_t> singleSlice(const IntSet &shards, int64_t total) {
+  int64_t count = static_cast<int64_t>(shards.size());
+  if (count == 0 || total % count != 0 || shards.min() % count != 0 || shards.max() - shards.min() + 1 != count)
+    return {-1, 0};
+  return {shards.min() / count, total / count};
+}
+
+bool slicesCover(const IntSet &a, int64_t aTotal, const IntSet &b, int64_t bTotal) {
+  if (aTotal == bTotal)
+    return b.subsetOf(a);
+  // In units of 1 / (aTotal bTotal): a's slice i is [i bTotal, (i + 1) bTotal), b's slice j
+  // [j aTotal, (j + 1) aTotal). a's slices are merged into runs; each of b's must lie in one.
+  std::vector<std::pair<int64_t, int64_t>> runs;
+  for (int64_t i : a.elements()) {
+    if (!runs.empty() && runs.back().second == i * bTotal)
+      runs.back().second = (i + 1) * bTotal;
+    else
+      runs.push_back({i * bTotal, (i + 1) * bTotal});
+  }
+  for (int64_t j : b.elements()) {
+    int64_t lo = j * aTotal, hi = (j + 1) * aTotal;
+    auto run = std::upper_bound(runs.begin(), runs.end(), lo,
+                                [](int64_t x, const std::pair<int64_t, int64_t> &r) { return x < r.first; });
+    if (run == runs.begin() || std::prev(run)->second < hi)
+      return false;
+  }
+  return true;
 }
 
 std::shared_ptr<const IntSet> emptySet() {

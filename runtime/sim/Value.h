@@ -81,6 +81,15 @@ struct Value {
 
 using ValuePtr = std::shared_ptr<const Value>;
 
+// Shards `shards` of `total` as one slice of a coarser split, when they are one aligned run
+// of slices: {2, 3} of 4 is slice 1 of 2, {0, 1} of 2 is slice 0 of 1 (the whole); a
+// weight's shards and tensor-parallel parts are equal slices of one flat array, so a ZeRO
+// shard of part p of t is slice p·n + s of t·n. {-1, 0} when they are not.
+std::pair<int64_t, int64_t> singleSlice(const IntSet &shards, int64_t total);
+// Whether slices `a` of `aTotal` cover every element slices `b` of `bTotal` hold (slices of
+// different counts compared as parts of the one flat array).
+bool slicesCover(const IntSet &a, int64_t aTotal, const IntSet &b, int64_t bTotal);
+
 // The one way values are made: fixes the value's memory and shares it.
 ValuePtr makeValue(Value v);
 

@@ -12,16 +12,21 @@ puzzles = {  # name: (layers, batches, ranks) at the defaults
     "interleaved": (8, 8, 2), "breadth_first": (8, 8, 4), "gpipe_recompute": (8, 8, 4),
     # Megatron-LM's 3D schedule, dp 2 x stage 2 x tp 2 with sequence parallelism, and
     # dp 1 x stage 2 x tp 4 with the tensor-parallel all-reduces: tensor parallelism on
-    # real tensors (a part's partial sums, completed by real collectives).
-    "megatron": (8, 8, 8), "megatron_tp4": (8, 8, 8),
+    # real tensors (a part's partial sums, completed by real collectives); and the first
+    # with two model chunks per stage (interleaved 1F1B), or with the distributed optimizer
+    # (each part's optimizer state sharded over the replicas).
+    "megatron": (8, 8, 8), "megatron_tp4": (8, 8, 8), "megatron_interleaved": (8, 8, 8),
+    "megatron_distributed": (8, 8, 8),
 }
 from_stdlib = {"zero1": "zero1", "zero2": "zero2", "zbh1": "zbh1", "interleaved": "interleaved",
                "breadth_first": "breadth_first", "gpipe_recompute": "gpipe", "megatron": "megatron",
-               "megatron_tp4": "megatron"}
+               "megatron_tp4": "megatron", "megatron_interleaved": "megatron",
+               "megatron_distributed": "megatron"}
 # Parameters the stdlib ones run with (besides their defaults).
 parameters = {"interleaved": ["-D", "ranks=2"], "breadth_first": ["-D", "stages=2"],
               "gpipe_recompute": ["-D", "segment=2"],
-              "megatron_tp4": ["-D", "tensors=4", "-D", "sequence=0"]}
+              "megatron_tp4": ["-D", "tensors=4", "-D", "sequence=0"], "megatron_interleaved": ["-D", "chunks=2"],
+              "megatron_distributed": ["-D", "distributed=1"]}
 
 
 def source(name, examples, inputs):

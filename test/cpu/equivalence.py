@@ -5,8 +5,9 @@ The cpu backend's proofs, run under MPI (one process per rank, oversubscribed):
 1. Equivalence: each of the eight puzzle schedules and the stdlib's ZeRO-1, ZeRO-2, ZB-H1,
    interleaved 1F1B (two stages: activations and gradients both ways, told apart by tag),
    Breadth-First on a dp x stage mesh, GPipe with recomputation and Megatron's dp x stage x
-   tp mesh (2 x 2 x 2 with sequence parallelism, 1 x 2 x 4 with all-reduces: tensor
-   parallelism on real tensors), run with --backend=cpu at small sizes
+   tp mesh (2 x 2 x 2 with sequence parallelism, also with two model chunks per stage or
+   with the distributed optimizer, and 1 x 2 x 4 with all-reduces: tensor parallelism on
+   real tensors), run with --backend=cpu at small sizes
    (H = 16, T = 8), ends with the same weights as `basic` on the same layers, batches, H,
    T and seed, to a relative error max|a - b| / max|b| of at most 1e-5, for SGD and Adam.
    With --precision=bf16 (emulated: rounded where bf16 is stored) and SGD each ends with

@@ -18,7 +18,12 @@ The hardware cost model's claims about real schedules, each checked on the figur
 4. Tensor parallelism written in the schedule (stdlib/megatron, tensors = 8, no sequence
    parallelism; Megatron 175B, 8 stages, DGX A100) holds per GPU what the model-level
    account (1f1b with tensor_parallel = 8, Korthikanti et al.'s formulas) predicts, within
-   3%; with sequence parallelism, less."""
+   3%; with sequence parallelism, less.
+5. Interleaved stages in stdlib/megatron (Megatron 175B, p = 8, t = 8, v = 2 and 3 model
+   chunks per stage): a shorter step than without, and the first stage's extra activation
+   bytes are Korthikanti et al.'s (p - 1)/(p v) of the L layers' activations, within 1%.
+6. The distributed optimizer in stdlib/megatron (Megatron 175B, 2 replicas): the first
+   stage's peak drops by exactly the half of its optimizer state a replica no longer keeps."""
 import json
 import os
 import subprocess
@@ -85,6 +90,54 @@ report(abs(written / model_level - 1) < 0.03,
        f"megatron 175B, tensor parallelism in the schedule: {written / 1e9:.1f} GB per GPU, "
        f"the model-level account {model_level / 1e9:.1f} GB")
 report(sequence < written, f"with sequence parallelism: {sequence / 1e9:.1f} GB per GPU")
+
+
+def megatron_175b(chunks):
+    args = [schedc, "check", os.path.join(stdlib, "megatron.sched"), "--format=json", "--model=megatron-175b",
+            "--hardware=dgx-a100-80gb", "--precision=bf16", "--optimizer=adam", "-D", "batches=32", *mesh,
+            "-D", "sequence=0", "-D", f"chunks={chunks}"]
+    return json.loads(subprocess.run(args, capture_output=True, text=True).stdout)
+
+
+# Interleaving (Narayanan et al. 2021): v model chunks per stage shrink the bubble, and the
+# first stage keeps (1 + (p - 1)/(p v)) times the activations of 1F1B's p micro-batches
+# (Korthikanti et al. 2022, section 4.2.3). One layer of one micro-batch keeps
+# sbh(10 + 24/t + 5as/(ht)) bytes (their Table 2, tensor parallelism only).
+p, layers, seq, hidden, heads = 8, 96, 2048, 12288, 96
+per_layer = seq * hidden * (10 + 24 / 8 + 5 * heads * seq / (hidden * 8))
+plain = megatron_175b(1)
+for v in (2, 3):
+    inter = megatron_175b(v)
+    if not inter.get("correct"):
+        report(False, f"megatron 175B with {v} chunks per stage is not correct")
+        continue
+    report(inter["hardware"]["step_seconds"] < plain["hardware"]["step_seconds"],
+           f"megatron 175B, {v} model chunks per stage: step {inter['hardware']['step_seconds']:.3f} s, "
+           f"without {plain['hardware']['step_seconds']:.3f} s")
+    extra, expected = inter["max_bytes"] - plain["max_bytes"], layers * per_layer * (p - 1) / (p * v)
+    report(abs(extra / expected - 1) < 0.01,
+           f"  and keeps {extra / 1e9:.2f} GB more activations on the first stage; (p - 1)/(p v) of L layers' "
+           f"is {expected / 1e9:.2f} GB")
+
+# The distributed optimizer (megatron `distributed = 1`) on d = 2 replicas: each GPU keeps
+# the optimizer state (fp32 master and two Adam moments, 12 bytes a parameter) of 1/d of
+# its part, so the first stage's peak drops by 12 (1 - 1/d) bytes per parameter it holds:
+# a GPT layer's 12h² + 13h (matrices, biases, two LayerNorms) for each of its L/p layers
+# and the token and position embeddings (Vh + sh), split t = 8 ways in the schedule.
+def megatron_175b_dp2(distributed):
+    args = [schedc, "check", os.path.join(stdlib, "megatron.sched"), "--format=json", "--model=megatron-175b",
+            "--hardware=dgx-a100-80gb", "--precision=bf16", "--optimizer=adam", "-D", "batches=32",
+            "-D", "ranks=128", "-D", "stages=8", "-D", "tensors=8", "-D", "sequence=0", "-D", f"distributed={distributed}"]
+    doc = json.loads(subprocess.run(args, capture_output=True, text=True).stdout)
+    return doc["max_bytes"] if doc.get("correct") else float("nan")
+
+
+stage_parameters = (layers // p * (12 * hidden * hidden + 13 * hidden) + 51200 * hidden + seq * hidden) / 8
+saved = megatron_175b_dp2(0) - megatron_175b_dp2(1)
+expected = 12 * (1 - 1 / 2) * stage_parameters
+report(abs(saved / expected - 1) < 1e-6,
+       f"megatron 175B on 2 replicas, the distributed optimizer saves {saved / 1e9:.3f} GB per GPU of the first "
+       f"stage; 12 (1 - 1/d) bytes a parameter of its part is {expected / 1e9:.3f} GB")
 
 print("all passed" if not failures else f"{failures} failed")
 sys.exit(1 if failures else 0)

@@ -14,7 +14,8 @@ state: DDP (stage 0) holds 3 L W; ZeRO-1 (sharded optimizer state) 2 L W + L W /
 without prefetching (fsdp_prefetch).
 
 Megatron's 3D schedule with one tensor-parallel part is hybrid's schedule exactly (step,
-peak memory, events).
+peak memory, events); with model chunks on one replica, interleaved 1F1B's (step under
+compute-only, peak memory).
 
 Last, activation recomputation's trade against ddp: under `--cost-model=compute-only` its
 step is longer by exactly the recomputed forwards, (L - ceil(L / k)) * (B / N) steps for
@@ -67,8 +68,10 @@ grid = {
                     for v in (1, 2, 3) for c in (1, 2) for m in (1, 3, 4, 8) for s in (0, 1)],
     "breadth_first": [dict(layers=s * v * c, batches=(r // s) * k, ranks=r, stages=s, chunks=v) for s in (1, 2, 4)
                       for r in (s, 2 * s) for v in (1, 2, 3) for c in (1, 2) for k in (1, 3, 4)],
-    "megatron": [dict(layers=s * c, batches=d * k, ranks=d * s * t, stages=s, tensors=t, sequence=q)
-                 for s in (1, 2) for t in (1, 2, 4) for d in (1, 2) for c in (1, 2) for k in (1, 2) for q in (0, 1)],
+    "megatron": [dict(layers=s * v * c, batches=d * k, ranks=d * s * t, stages=s, tensors=t, sequence=q, chunks=v,
+                      distributed=o)
+                 for s in (1, 2) for t in (1, 2, 4) for d in (1, 2) for c in (1, 2) for k in (1, 2) for q in (0, 1)
+                 for v in ((1, 2) if s > 1 else (1,)) for o in (0, 1)],  # interleaving needs two stages
 }
 runs = 0
 for schedule, cases in grid.items():
@@ -110,6 +113,20 @@ for s in (1, 2, 4):
             if hybrid[key] != megatron[key]:
                 failures.append(f"megatron tensors=1 {params}: {key} {megatron[key]}, hybrid's {hybrid[key]}")
         print(f"megatron tensors=1 {params}: step {megatron['timesteps']}, as hybrid's")
+# With model chunks and one replica it is interleaved 1F1B (Megatron-LM's warm-up: slack
+# 1): the same step when collectives are free (megatron still all-reduces its gradients
+# over the one-rank dp group) and the same peak memory.
+for s in (2, 4):
+    for v in (2, 3):
+        for b in (s, 2 * s, 3 * s):  # interleaving needs whole groups of `stages` micro-batches
+            params = dict(layers=s * v, batches=b, chunks=v)
+            inter = figures("interleaved", "--cost-model=compute-only", ranks=s, slack=1, **params)
+            megatron = figures("megatron", "--cost-model=compute-only", tensors=1, ranks=s, stages=s, **params)
+            for key in ("timesteps", "max_memory"):
+                if inter[key] is None or inter[key] != megatron[key]:
+                    failures.append(f"megatron tensors=1 stages={s} {params}: {key} {megatron[key]}, "
+                                    f"interleaved's {inter[key]}")
+            print(f"megatron tensors=1 stages={s} {params}: step {megatron['timesteps']}, as interleaved's")
 
 for layers in (4, 8):
     for share in (1, 2, 8):
