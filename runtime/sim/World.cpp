@@ -15,7 +15,7 @@ EventKind eventOf(CollectiveKind k) {
 }
 
 const char *collectiveName(CollectiveKind k) {
-  return eventName(eventOf(k));
+  return opInfo(k).name; // the source's spelling (events keep the puzzle's: scatterreduce)
 }
 
 const Model &Rank::model() const {

@@ -85,7 +85,7 @@ using EventLog = memory::ChunkedLog<Event>;
 // A collective is the operation that calls it (OpKind::AllReduce, ...).
 using CollectiveKind = OpKind;
 EventKind eventOf(CollectiveKind k);
-const char *collectiveName(CollectiveKind k); // as the events call them: allreduce, allgather, scatterreduce
+const char *collectiveName(CollectiveKind k); // as the source spells them: allreduce, allgather, reducescatter
 
 // A rank's figures, kept as it logs its events (the samples of memory are the events').
 struct RankFigures {
