@@ -21,7 +21,7 @@ block       : LBRACE stmt* RBRACE ;
 stmt
   : LET ID ASSIGN expr SEMI                                   # letStmt
   | target (COMMA target)* ASSIGN expr SEMI                   # assignStmt
-  | FREE target (COMMA target)* SEMI                          # freeStmt
+  | (FREE | DEL) target (COMMA target)* SEMI                  # freeStmt
   | ifChain                                                   # ifStmt
   | FOR ID IN (REVERSED LPAREN expr RPAREN | expr) block      # forStmt
   | MESH LPAREN axis (COMMA axis)* RPAREN SEMI                # meshStmt
@@ -33,21 +33,22 @@ target      : ID (LBRACKET expr (COMMA expr)* RBRACKET)? ;
 axis        : ID ASSIGN expr ;
 
 expr
-  : op=(NOT | MINUS) expr                                     # unaryExpr
+  : op=(NOT | MINUS | PY_NOT) expr                            # unaryExpr
   | expr op=(STAR | SLASH | PERCENT) expr                     # binaryExpr
   | expr op=(PLUS | MINUS) expr                               # binaryExpr
   | expr op=DOTDOT expr                                       # binaryExpr
   | expr op=(LT | LE | GT | GE) expr                          # binaryExpr
   | expr op=IN expr                                           # binaryExpr
   | expr op=(EQ | NE) expr                                    # binaryExpr
-  | expr op=AND expr                                          # binaryExpr
-  | expr op=OR expr                                           # binaryExpr
+  | expr op=(AND | PY_AND) expr                               # binaryExpr
+  | expr op=(OR | PY_OR) expr                                 # binaryExpr
   | ID LPAREN (arg (COMMA arg)*)? RPAREN                      # callExpr
   | ID LBRACKET expr (COMMA expr)* RBRACKET                   # indexExpr
   | ID                                                        # nameExpr
   | INT                                                       # intExpr
   | (TRUE | FALSE)                                            # boolExpr
   | LBRACE (expr (COMMA expr)*)? RBRACE                       # setExpr
+  | LBRACKET (expr (COMMA expr)*)? RBRACKET                   # listExpr
   | LPAREN expr RPAREN                                        # parenExpr
   ;
 arg         : (ID ASSIGN)? expr ;
@@ -66,6 +67,12 @@ REVERSED : 'reversed' ;
 MESH     : 'mesh' ;
 TRUE     : 'true' ;
 FALSE    : 'false' ;
+// Python's spellings, reserved so that a schedule written from the puzzles' Python form
+// gets one located error saying what to write instead (ParseTreeToAST.cpp).
+DEL      : 'del' ;
+PY_AND   : 'and' ;
+PY_OR    : 'or' ;
+PY_NOT   : 'not' ;
 
 // Punctuation and operators.
 LPAREN   : '(' ;

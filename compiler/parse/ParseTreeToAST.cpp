@@ -34,6 +34,20 @@ public:
 private:
   SourceRange range(antlr4::ParserRuleContext *ctx) const { return rangeOf(ctx, file_); }
   SourceRange range(antlr4::tree::TerminalNode *n) const { return rangeOf(n->getSymbol(), file_); }
+  // The source text of `ctx`, as written (spaces and all).
+  static std::string sourceText(antlr4::ParserRuleContext *ctx) {
+    return ctx->start->getInputStream()->getText(
+        antlr4::misc::Interval(ctx->start->getStartIndex(), ctx->stop->getStopIndex()));
+  }
+  // Reports Python's `and`, `or`, `not` (read as `&&`, `||`, `!`).
+  void pythonOperator(antlr4::Token *op) {
+    const char *instead = op->getType() == P::PY_AND   ? "&&"
+                          : op->getType() == P::PY_OR  ? "||"
+                          : op->getType() == P::PY_NOT ? "!"
+                                                       : nullptr;
+    if (instead)
+      diags_.error(rangeOf(op, file_), "Python's `" + op->getText() + "` is `" + instead + "` in a schedule");
+  }
 
   // importDecl : IMPORT STRING SEMI ;
   Import buildImport(P::ImportDeclContext *ctx) {
@@ -136,6 +150,9 @@ private:
       return s;
     }
     if (auto *c = dynamic_cast<P::FreeStmtContext *>(ctx)) {
+      if (c->DEL())
+        diags_.error(range(c->DEL()),
+                     "Python's `del` is `free` in a schedule: `free " + sourceText(c->target(0)) + ";`");
       auto s = std::make_unique<FreeStmt>(r);
       for (P::TargetContext *t : c->target())
         s->targets.push_back(buildTarget(t));
@@ -190,19 +207,24 @@ private:
     case P::IN: return BinaryOp::In;
     case P::EQ: return BinaryOp::Eq;
     case P::NE: return BinaryOp::Ne;
-    case P::AND: return BinaryOp::And;
+    case P::AND:
+    case P::PY_AND: return BinaryOp::And;
     default: return BinaryOp::Or;
     }
   }
 
   ExprPtr buildExpr(P::ExprContext *ctx) {
     SourceRange r = range(ctx);
-    if (auto *c = dynamic_cast<P::BinaryExprContext *>(ctx))
+    if (auto *c = dynamic_cast<P::BinaryExprContext *>(ctx)) {
+      pythonOperator(c->op);
       return std::make_unique<BinaryExpr>(r, binaryOp(c->op->getType()), rangeOf(c->op, file_), buildExpr(c->expr(0)),
                                           buildExpr(c->expr(1)));
-    if (auto *c = dynamic_cast<P::UnaryExprContext *>(ctx))
+    }
+    if (auto *c = dynamic_cast<P::UnaryExprContext *>(ctx)) {
+      pythonOperator(c->op);
       return std::make_unique<UnaryExpr>(r, c->op->getType() == P::MINUS ? UnaryOp::Neg : UnaryOp::Not,
                                          buildExpr(c->expr()));
+    }
     if (auto *c = dynamic_cast<P::CallExprContext *>(ctx)) {
       auto e = std::make_unique<CallExpr>(r);
       e->callee = c->ID()->getText();
@@ -226,6 +248,16 @@ private:
     if (auto *c = dynamic_cast<P::BoolExprContext *>(ctx))
       return std::make_unique<BoolExpr>(r, c->TRUE() != nullptr);
     if (auto *c = dynamic_cast<P::SetExprContext *>(ctx)) {
+      auto e = std::make_unique<SetExpr>(r);
+      for (P::ExprContext *i : c->expr())
+        e->elems.push_back(buildExpr(i));
+      return e;
+    }
+    if (auto *c = dynamic_cast<P::ListExprContext *>(ctx)) { // Python's list: reported, read as the set
+      std::string inner = sourceText(ctx);
+      inner = inner.substr(1, inner.size() - 2);
+      diags_.error(r, "a set is written in braces in a schedule: `{" + inner +
+                          "}` (square brackets only index storage, as in `act[l]`)");
       auto e = std::make_unique<SetExpr>(r);
       for (P::ExprContext *i : c->expr())
         e->elems.push_back(buildExpr(i));

@@ -252,7 +252,12 @@ std::optional<ir::Group> FunctionLowering::group(const ast::Expr &e) {
   if (v.bad)
     return std::nullopt;
   if (v.isValue() || v.type != Type::Set) {
-    diags_.error(e.range, "a group must be a set of ranks or a mesh axis, but this is " + withArticle(v.type));
+    std::string layerHint = v.type == Type::Int && !v.isValue()
+                                ? " (a collective takes its layer from the value it is given, as in "
+                                  "`allreduce(gw[l])`; a group is a set such as `{0, 1}` or a mesh axis)"
+                                : "";
+    diags_.error(e.range,
+                 "a group must be a set of ranks or a mesh axis, but this is " + withArticle(v.type) + layerHint);
     return std::nullopt;
   }
   g.kind = ir::Group::Ranks;
