@@ -75,7 +75,7 @@ std::string IntSet::str() const {
       ++j;
     if (i)
       s += ", ";
-    if (j - i >= 3) { // a run of 4 or more: `0, 1, ..., 511`
+    if (j - i >= 4) { // a run of 5 or more, where it is shorter: `0, 1, ..., 511`
       s += std::to_string(elems_[i]) + ", " + std::to_string(elems_[i + 1]) + ", ..., " + std::to_string(elems_[j]);
       i = j + 1;
     } else {

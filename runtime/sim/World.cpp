@@ -284,10 +284,18 @@ void World::checkEnd() {
                "a message sent here from rank " + std::to_string(route.first) + " to rank " + std::to_string(to) +
                    (route.second ? " with tag " + std::to_string(route.second) : "") + " is never received",
                route.first);
-  // Activations and gradients still held (weights and optimizer states are the model).
+  // Activations and gradients still held (weights and optimizer states are the model),
+  // by the statement that stored them; each warning names the first four slots in order
+  // of rank, then index.
+  struct Slot {
+    int64_t rank;
+    uint32_t array;
+    SlotIndex index;
+    bool operator<(const Slot &o) const { return std::tie(rank, index) < std::tie(o.rank, o.index); }
+  };
   struct Leftover {
     Kind kind;
-    std::vector<std::string> slots; // the first four named
+    std::vector<Slot> first; // the four smallest, sorted
     size_t count = 0;
   };
   std::map<std::tuple<uint32_t, uint32_t, uint32_t, int>, Leftover> leftovers;
@@ -302,21 +310,31 @@ void World::checkEnd() {
       auto [it, inserted] = leftovers.emplace(key, Leftover{k, {}});
       if (inserted)
         order.push_back(key);
-      if (++it->second.count <= 4) {
-        StorageKey slot = h.key();
-        it->second.slots.push_back(r->slotName(slot.array, slot.index) + " on rank " + std::to_string(r->id_));
+      ++it->second.count;
+      StorageKey stored = h.key();
+      Slot slot{r->id_, stored.array, std::move(stored.index)};
+      std::vector<Slot> &first = it->second.first;
+      if (first.size() < 4 || slot < first.back()) {
+        first.insert(std::upper_bound(first.begin(), first.end(), slot), std::move(slot));
+        if (first.size() > 4)
+          first.pop_back();
       }
     });
   for (const auto &key : order) {
     const Leftover &l = leftovers[key];
     std::string list;
-    for (size_t i = 0; i < l.slots.size(); ++i)
-      list += (i ? ", " : "") + l.slots[i];
+    for (size_t i = 0; i < l.first.size(); ++i) {
+      const Slot &slot = l.first[i];
+      list += (i ? ", " : "") + ranks_[static_cast<size_t>(slot.rank)]->slotName(slot.array, slot.index) + " on rank " +
+              std::to_string(slot.rank);
+    }
     if (l.count > 4)
       list += " and " + std::to_string(l.count - 4) + " more";
     SourceRange at{{std::get<0>(key), std::get<1>(key), std::get<2>(key)}};
     record(Severity::Warning, at, "leftover",
-           std::string(kindPlural(l.kind)) + " stored here are still held at the end of the step: " + list, -1);
+           std::string(kindPlural(l.kind)) + " stored here are still held at the end of the step: " + list +
+               " (`free` them once the step no longer needs them)",
+           -1);
   }
   checkFinalModel();
 }

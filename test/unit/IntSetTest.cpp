@@ -34,6 +34,9 @@ TEST(IntSet, PrintsRunsShortened) {
   EXPECT_EQ(IntSet().str(), "{}");
   EXPECT_EQ(IntSet({2, 0, 1}).str(), "{0, 1, 2}");
   EXPECT_EQ(IntSet::range(0, 512).unite(IntSet::single(600)).str(), "{0, 1, ..., 511, 600}");
+  // Only where it is shorter: four in a row are written out, five are not.
+  EXPECT_EQ(IntSet::range(0, 4).str(), "{0, 1, 2, 3}");
+  EXPECT_EQ(IntSet::range(4, 9).str(), "{4, 5, ..., 8}");
 }
 
 } // namespace
