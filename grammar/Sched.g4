@@ -25,6 +25,7 @@ stmt
   | ifChain                                                   # ifStmt
   | FOR ID IN (REVERSED LPAREN expr RPAREN | expr) block      # forStmt
   | MESH LPAREN axis (COMMA axis)* RPAREN SEMI                # meshStmt
+  | REQUIRE LPAREN expr COMMA STRING RPAREN SEMI              # requireStmt
   | expr SEMI                                                 # exprStmt
   | block                                                     # blockStmt
   ;
@@ -65,6 +66,7 @@ FOR      : 'for' ;
 IN       : 'in' ;
 REVERSED : 'reversed' ;
 MESH     : 'mesh' ;
+REQUIRE  : 'require' ;
 TRUE     : 'true' ;
 FALSE    : 'false' ;
 // Python's spellings, reserved so that a schedule written from the puzzles' Python form

@@ -104,7 +104,7 @@ const char *spelling(BinaryOp op);
 
 // ---- Statements ----------------------------------------------------------------------------
 
-enum class StmtKind { Let, Assign, Free, If, For, Mesh, Expr, Block };
+enum class StmtKind { Let, Assign, Free, If, For, Mesh, Require, Expr, Block };
 
 struct Stmt {
   explicit Stmt(StmtKind k, SourceRange r) : kind(k), range(r) {}
@@ -181,6 +181,14 @@ struct MeshStmt : Stmt {
   static constexpr StmtKind kKind = StmtKind::Mesh;
   MeshStmt(SourceRange r) : Stmt(kKind, r) {}
   std::vector<MeshAxis> axes;
+};
+
+// `require(cond, "message");`: the run stops with the message where `cond` does not hold.
+struct RequireStmt : Stmt {
+  static constexpr StmtKind kKind = StmtKind::Require;
+  RequireStmt(SourceRange r) : Stmt(kKind, r) {}
+  ExprPtr cond;
+  std::string message;
 };
 
 struct ExprStmt : Stmt {

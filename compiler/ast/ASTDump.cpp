@@ -132,6 +132,10 @@ private:
       }
       break;
     }
+    case StmtKind::Require:
+      line(d, s.range) << "Require \"" << s.dyn<RequireStmt>()->message << "\"\n";
+      expr(d + 1, *s.dyn<RequireStmt>()->cond);
+      break;
     case StmtKind::Expr:
       line(d, s.range) << "ExprStmt\n";
       expr(d + 1, *s.dyn<ExprStmt>()->expr);

@@ -262,6 +262,8 @@ private:
       call(*x);
     } else if (auto *x = std::get_if<ir::MeshStmt>(&s.node)) {
       mesh(*x, s.range);
+    } else if (auto *x = std::get_if<ir::RequireStmt>(&s.node)) {
+      rank_.require(s.range, eval(x->cond).i != 0, x->message);
     }
   }
 

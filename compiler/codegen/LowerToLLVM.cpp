@@ -39,7 +39,8 @@ public:
     llvm::LLVMContext &c = m.getContext();
     llvm::Type *none = llvm::Type::getVoidTy(c), *i32 = llvm::Type::getInt32Ty(c), *u32 = i32;
     llvm::Type *i64 = llvm::Type::getInt64Ty(c), *handle = i64;
-    llvm::Type *rank = llvm::PointerType::getUnqual(c), *i64s = rank, *u32s = rank, *args = rank, *out = rank;
+    llvm::Type *rank = llvm::PointerType::getUnqual(c), *i64s = rank, *u32s = rank, *str = rank, *args = rank,
+               *out = rank;
 #define SCHEDC_DECLARE(name, result, params) add(#name, result, {SCHEDC_UNPARENTHESIZE params});
 #define SCHEDC_UNPARENTHESIZE(...) __VA_ARGS__
     SCHEDC_RUNTIME_FUNCTIONS(SCHEDC_DECLARE)
@@ -229,6 +230,9 @@ private:
         b_.CreateStore(loc(x->sizes[i].range), b_.CreateConstGEP1_32(i32_, locs, i));
       }
       b_.CreateCall(s_.rt("schedc_mesh"), {rank_, loc(s.range), sizes, locs, b_.getInt32(n)});
+    } else if (auto *x = std::get_if<ir::RequireStmt>(&s.node)) {
+      b_.CreateCall(s_.rt("schedc_require"),
+                    {rank_, loc(s.range), integer(x->cond), b_.CreateGlobalString(x->message, "require")});
     }
   }
 

@@ -165,9 +165,14 @@ struct CallStmt {
 struct MeshStmt {
   std::vector<Expr> sizes; // one per axis of the enclosing schedule, in declaration order
 };
+// Stops the run with `message` where `cond` (a Bool) is false.
+struct RequireStmt {
+  Expr cond;
+  std::string message;
+};
 
 struct Stmt {
-  std::variant<LetStmt, StoreStmt, FreeStmt, IfStmt, ForStmt, CallStmt, MeshStmt> node;
+  std::variant<LetStmt, StoreStmt, FreeStmt, IfStmt, ForStmt, CallStmt, MeshStmt, RequireStmt> node;
   SourceRange range;
 };
 

@@ -238,6 +238,8 @@ private:
       for (size_t i = 0; i < x->sizes.size(); ++i)
         os_ << (i ? ", " : "") << fn_->axes[i] << " = " << expr(x->sizes[i]);
       os_ << ")" << loc(s);
+    } else if (auto *x = std::get_if<RequireStmt>(&s.node)) {
+      start(s, d) << "require " << expr(x->cond) << ", \"" << x->message << "\"" << loc(s);
     }
   }
 

@@ -211,6 +211,8 @@ private:
         check(fn_->isSchedule && x->sizes.size() == fn_->axes.size(), "mesh does not match the axes");
         for (const Expr &e : x->sizes)
           expr(e, Type::Int);
+      } else if (auto *x = std::get_if<RequireStmt>(&s.node)) {
+        expr(x->cond, Type::Bool);
       }
     }
   }

@@ -175,6 +175,13 @@ private:
         s->axes.push_back(MeshAxis{a->ID()->getText(), range(a->ID()), buildExpr(a->expr())});
       return s;
     }
+    if (auto *c = dynamic_cast<P::RequireStmtContext *>(ctx)) {
+      auto s = std::make_unique<RequireStmt>(r);
+      s->cond = buildExpr(c->expr());
+      std::string text = c->STRING()->getText();
+      s->message = text.substr(1, text.size() - 2);
+      return s;
+    }
     if (auto *c = dynamic_cast<P::ExprStmtContext *>(ctx))
       return std::make_unique<ExprStmt>(r, buildExpr(c->expr()));
     auto *c = dynamic_cast<P::BlockStmtContext *>(ctx);

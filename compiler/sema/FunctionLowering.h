@@ -76,6 +76,7 @@ private:
   void ifStmt(const ast::IfStmt &s, ir::Block &out);
   void forStmt(const ast::ForStmt &s, ir::Block &out);
   void meshStmt(const ast::MeshStmt &s, ir::Block &out, bool topLevel);
+  void requireStmt(const ast::RequireStmt &s, ir::Block &out);
   void exprStmt(const ast::ExprStmt &s, ir::Block &out);
   void procCall(const ast::CallExpr &call, uint32_t callee, ir::Block &out);
 

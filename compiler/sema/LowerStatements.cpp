@@ -1,5 +1,5 @@
 // FunctionLowering's statements (FunctionLowering.h): blocks and their scopes, `let`,
-// assignment to storage, `free`, `if`, `for`, `mesh`, expression statements and procedure
+// assignment to storage, `free`, `if`, `for`, `mesh`, `require`, expression statements and procedure
 // calls, and the storage targets they name; each as docs/language.md states it.
 #include "sema/FunctionLowering.h"
 
@@ -27,6 +27,7 @@ void FunctionLowering::statement(const ast::Stmt &s, ir::Block &out, bool topLev
   case ast::StmtKind::If: return ifStmt(*s.dyn<ast::IfStmt>(), out);
   case ast::StmtKind::For: return forStmt(*s.dyn<ast::ForStmt>(), out);
   case ast::StmtKind::Mesh: return meshStmt(*s.dyn<ast::MeshStmt>(), out, topLevel);
+  case ast::StmtKind::Require: return requireStmt(*s.dyn<ast::RequireStmt>(), out);
   case ast::StmtKind::Expr: return exprStmt(*s.dyn<ast::ExprStmt>(), out);
   case ast::StmtKind::Block: {
     ir::Block inner = block(*s.dyn<ast::BlockStmt>());
@@ -152,6 +153,11 @@ void FunctionLowering::meshStmt(const ast::MeshStmt &s, ir::Block &out, bool top
   }
   if (ok)
     emit(out, s.range, std::move(mesh));
+}
+
+void FunctionLowering::requireStmt(const ast::RequireStmt &s, ir::Block &out) {
+  if (std::optional<ir::Expr> cond = boolExpr(*s.cond))
+    emit(out, s.range, ir::RequireStmt{std::move(*cond), s.message});
 }
 
 void FunctionLowering::exprStmt(const ast::ExprStmt &s, ir::Block &out) {

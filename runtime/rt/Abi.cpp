@@ -229,6 +229,11 @@ void schedc_mesh(schedc_rank *r, uint32_t loc, const int64_t *sizes, const uint3
   c.rank->declareMesh(c.at(loc), c.axes, std::vector<int64_t>(sizes, sizes + n), at);
 }
 
+void schedc_require(schedc_rank *r, uint32_t loc, int64_t holds, const char *message) {
+  RankContext &c = ctx(r);
+  c.rank->require(c.at(loc), holds != 0, message);
+}
+
 int64_t schedc_axis_coord(schedc_rank *r, uint32_t loc, uint32_t axis) {
   return ctx(r).rank->axisCoord(axis, ctx(r).at(loc));
 }
@@ -282,6 +287,7 @@ using i64 = int64_t;
 using handle = int64_t;
 using i64s = const int64_t *;
 using u32s = const uint32_t *;
+using str = const char *;
 using args = const schedc_operand *;
 using out = schedc_value *;
 using none = void;

@@ -204,6 +204,11 @@ void Rank::fatal(SourceRange at, std::string message) {
   world_.cancelled_ = true;
 }
 
+void Rank::require(SourceRange at, bool holds, const std::string &message) {
+  if (!holds && !world_.cancelled_)
+    fatal(at, "requirement not met on rank " + std::to_string(id_) + ": " + message);
+}
+
 // ---- Deadlock --------------------------------------------------------------------------------
 
 void World::reportDeadlock() {
@@ -311,8 +316,8 @@ void World::checkEnd() {
       if (inserted)
         order.push_back(key);
       ++it->second.count;
-      StorageKey stored = h.key();
-      Slot slot{r->id_, stored.array, std::move(stored.index)};
+      const StorageKey stored = h.key();
+      Slot slot{r->id_, stored.array, stored.index};
       std::vector<Slot> &first = it->second.first;
       if (first.size() < 4 || slot < first.back()) {
         first.insert(std::upper_bound(first.begin(), first.end(), slot), std::move(slot));
