@@ -398,18 +398,18 @@ std::pair<ValuePtr, ValuePtr> Rank::update(SourceRange at, int64_t layer, const 
     if (ok && g->total > 1 &&
         (!slicesCover(*g->shards, g->total, *w->shards, w->total) ||
          !slicesCover(*g->shards, g->total, *o->shards, o->total))) {
+      bool weightCovered = slicesCover(*g->shards, g->total, *w->shards, w->total);
+      const Value &uncovered = weightCovered ? *o : *w;
       error(at, "update-shards",
-            "update of " + layerOf(layer) + " has the gradient of shards " + g->shards->str() + " of " +
-                std::to_string(g->total) + " for a weight of shards " + w->shards->str() + " of " +
-                std::to_string(w->total));
+            "update of " + layerOf(layer) + " has the gradient of " + g->slices() + " for " +
+                (weightCovered ? "an optimizer state of " : "a weight of ") + uncovered.slices());
       ok = false;
     }
     if (ok && (!slicesCover(*w->shards, w->total, *o->shards, o->total) ||
                !slicesCover(*o->shards, o->total, *w->shards, w->total))) {
       error(at, "update-opt-shards",
-            "update of " + layerOf(layer) + " has a weight of shards " + w->shards->str() + " of " +
-                std::to_string(w->total) + " but an optimizer state of shards " + o->shards->str() + " of " +
-                std::to_string(o->total));
+            "update of " + layerOf(layer) + " has a weight of " + w->slices() + " but an optimizer state of " +
+                o->slices());
       ok = false;
     }
     if (ok && w->step != o->step) {

@@ -29,13 +29,16 @@ Number Value::computeMemory() const {
   }
 }
 
+std::string Value::slices() const {
+  return std::string(split == Split::Part ? "tensor-parallel part " : "shards ") + shards->str() + " of " +
+         std::to_string(total);
+}
+
 std::string Value::describe() const {
   std::string s =
       std::string(kind == Kind::OptState || kind == Kind::Activation || kind == Kind::ActGrad ? "an " : "a ") +
       kindName(kind) + " of layer " + std::to_string(layer);
-  // "tensor-parallel part {1} of 4", "shards {1} of 4"
-  std::string pieces = std::string(split == Split::Part ? "tensor-parallel part " : "shards ") + shards->str() +
-                       " of " + std::to_string(total);
+  std::string pieces = slices();
   switch (kind) {
   case Kind::Weight:
   case Kind::OptState: return s + " (" + pieces + ", step " + std::to_string(step) + ")";

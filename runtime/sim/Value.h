@@ -75,6 +75,9 @@ struct Value {
   bool complete() const { return static_cast<int64_t>(shards->size()) == total; }
   // "a weight of layer 2 (shards {0} of 4, step 0)".
   std::string describe() const;
+  // A weight's, optimizer state's or weight gradient's slices: "shards {1} of 4", or
+  // "tensor-parallel part {1} of 4" (a part, or a part's shard).
+  std::string slices() const;
 
   Number memory_;
 };
