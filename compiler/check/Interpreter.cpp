@@ -48,6 +48,12 @@ public:
     case ir::ExprOp::Batches: return {model_ ? model_->batches : 0, {}};
     case ir::ExprOp::AxisCoord: return {axisCoord(static_cast<size_t>(e.value), e.range), {}};
     case ir::ExprOp::AxisSize: return {axisSize(static_cast<size_t>(e.value), e.range), {}};
+    case ir::ExprOp::Held: {
+      sim::SlotIndex index;
+      for (const ir::Expr &o : e.operands)
+        index.push_back(eval(o).i);
+      return {held(static_cast<uint32_t>(e.value), index) ? 1 : 0, {}};
+    }
     case ir::ExprOp::RankAt: {
       std::vector<int64_t> coords;
       for (const ir::Expr &o : e.operands)
@@ -155,6 +161,7 @@ protected:
   virtual int64_t axisCoord(size_t axis, SourceRange at) = 0;
   virtual int64_t axisSize(size_t axis, SourceRange at) = 0;
   virtual int64_t rankAt(const std::vector<int64_t> &coords, SourceRange at) = 0;
+  virtual bool held(uint32_t array, const sim::SlotIndex &index) = 0;
 
   RtValue tooLarge(int64_t n, SourceRange at) {
     fail(at, "this set has " + std::to_string(n) + " elements, more than the limit of " + std::to_string(kMaxSetSize));
@@ -201,6 +208,7 @@ protected:
   int64_t axisCoord(size_t, SourceRange) override { return 0; }
   int64_t axisSize(size_t, SourceRange) override { return 0; }
   int64_t rankAt(const std::vector<int64_t> &, SourceRange) override { return 0; }
+  bool held(uint32_t, const sim::SlotIndex &) override { return false; }
 
 private:
   DiagnosticEngine &diags_;
@@ -223,6 +231,7 @@ protected:
   int64_t axisCoord(size_t axis, SourceRange at) override { return rank_.axisCoord(axis, at); }
   int64_t rankAt(const std::vector<int64_t> &coords, SourceRange at) override { return rank_.rankAt(coords, at); }
   int64_t axisSize(size_t axis, SourceRange at) override { return rank_.axisSize(axis, at); }
+  bool held(uint32_t array, const sim::SlotIndex &index) override { return rank_.holds(array, index); }
 
 private:
   // Runs the statements of a block; false once the run is cancelled.

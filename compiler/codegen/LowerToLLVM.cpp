@@ -387,6 +387,11 @@ private:
       return b_.CreateCall(s_.rt("schedc_axis_coord"), {rank_, loc(e.range), b_.getInt32(e.value)});
     case ir::ExprOp::AxisSize:
       return b_.CreateCall(s_.rt("schedc_axis_size"), {rank_, loc(e.range), b_.getInt32(e.value)});
+    case ir::ExprOp::Held: {
+      auto [index, n] = int64Array(e.operands);
+      Value *held = b_.CreateCall(s_.rt("schedc_held"), {rank_, b_.getInt32(static_cast<uint32_t>(e.value)), index, n});
+      return b_.CreateZExt(held, i64_);
+    }
     case ir::ExprOp::RankAt: {
       auto [coords, n] = int64Array(e.operands);
       return b_.CreateCall(s_.rt("schedc_rank_at"), {rank_, loc(e.range), n, coords});

@@ -71,6 +71,7 @@ enum class ExprOp : uint8_t {
   Max,    // of one or more Ints
   Size,   // number of elements of a Set
   RankAt, // the rank at the mesh coordinates given by the operands, one per axis in order
+  Held,   // whether this rank holds slot operands (the indices) of storage array `value`
 };
 const char *exprOpName(ExprOp op);
 

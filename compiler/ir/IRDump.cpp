@@ -71,6 +71,7 @@ const char *exprOpName(ExprOp op) {
   case ExprOp::Max: return "max";
   case ExprOp::Size: return "size";
   case ExprOp::RankAt: return "rank_at";
+  case ExprOp::Held: return "held";
   }
   SCHEDC_UNREACHABLE("an expression operator without a name");
 }
@@ -129,6 +130,12 @@ private:
     case ExprOp::Batches: return exprOpName(e.op);
     case ExprOp::AxisCoord: return "coord(" + fn_->axes[e.value] + ")";
     case ExprOp::AxisSize: return "size(" + fn_->axes[e.value] + ")";
+    case ExprOp::Held: {
+      std::string s = "held(" + p_.arrays[e.value].name + "[";
+      for (size_t i = 0; i < e.operands.size(); ++i)
+        s += (i ? ", " : "") + expr(e.operands[i]);
+      return s + "])";
+    }
     case ExprOp::RankAt: {
       std::string s = "rank_at(";
       for (size_t i = 0; i < e.operands.size(); ++i)

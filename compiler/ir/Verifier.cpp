@@ -58,6 +58,11 @@ private:
     case ExprOp::AxisSize:
       check(e.value >= 0 && static_cast<size_t>(e.value) < fn_->axes.size(), "axis out of range");
       break;
+    case ExprOp::Held:
+      check(e.type == Type::Bool && e.value >= 0 && static_cast<size_t>(e.value) < p_.arrays.size(),
+            "held of an unknown array");
+      all(Type::Int);
+      break;
     case ExprOp::RankAt:
       check(e.type == Type::Int && !e.operands.empty() && e.operands.size() == fn_->axes.size(),
             "rank_at needs one coordinate per mesh axis");

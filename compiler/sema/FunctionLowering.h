@@ -109,6 +109,7 @@ private:
   // rank_at(axis = coordinate, ...): the rank at those coordinates of the mesh, this rank's
   // own on the axes not named (a neighbour along an axis: rank_at(stage = stage + 1)).
   Typed rankAt(const ast::CallExpr &c);
+  Typed held(const ast::CallExpr &c);
   static std::string joinNames(const std::vector<std::string> &names);
 
   // Matches call arguments to the signature's parameters (positional, then named).

@@ -32,6 +32,8 @@ Typed FunctionLowering::call(const ast::CallExpr &c) {
 Typed FunctionLowering::builtinFunction(const ast::CallExpr &c) {
   if (c.callee == "rank_at")
     return rankAt(c);
+  if (c.callee == "held")
+    return held(c);
   for (const ast::Arg &a : c.args)
     if (!a.name.empty()) {
       diags_.error(a.nameRange, "`" + c.callee + "` takes no named arguments");
@@ -62,6 +64,21 @@ Typed FunctionLowering::builtinFunction(const ast::CallExpr &c) {
       return Typed::error();
     e.operands.push_back(std::move(*x));
   }
+  return plain(std::move(e));
+}
+
+// held(act[l, mb]): whether this rank holds a value in the slot.
+Typed FunctionLowering::held(const ast::CallExpr &c) {
+  const ast::IndexExpr *slot =
+      c.args.size() == 1 && c.args[0].name.empty() ? c.args[0].value->dyn<ast::IndexExpr>() : nullptr;
+  if (!slot) {
+    diags_.error(c.range, "`held` takes one storage slot, as in `held(act[l, mb])`");
+    return Typed::error();
+  }
+  std::optional<ir::StorageRef> r = storageRef(slot->name, slot->nameRange, slot->indices, slot->range);
+  if (!r)
+    return Typed::error();
+  ir::Expr e{ir::ExprOp::Held, Type::Bool, static_cast<int64_t>(r->array), std::move(r->indices), c.range};
   return plain(std::move(e));
 }
 

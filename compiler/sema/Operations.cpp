@@ -13,7 +13,7 @@ std::vector<ir::Type> resultTypes(OpKind kind) {
 }
 
 const std::vector<std::string_view> &builtinFunctionNames() {
-  static const std::vector<std::string_view> names = {"min", "max", "size", "rank_at"};
+  static const std::vector<std::string_view> names = {"min", "max", "size", "rank_at", "held"};
   return names;
 }
 

@@ -256,6 +256,10 @@ schedc_value schedc_read(schedc_rank *r, uint32_t loc, uint32_t array, const int
   return c.keep(c.rank->read(array, indexOf(index, n), c.at(loc)));
 }
 
+int32_t schedc_held(schedc_rank *r, uint32_t array, const int64_t *index, uint32_t n) {
+  return ctx(r).rank->holds(array, indexOf(index, n)) ? 1 : 0;
+}
+
 void schedc_free(schedc_rank *r, uint32_t loc, uint32_t array, const int64_t *index, uint32_t n) {
   RankContext &c = ctx(r);
   c.rank->free(array, indexOf(index, n), c.at(loc));

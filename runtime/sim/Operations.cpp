@@ -133,6 +133,10 @@ void Rank::store(uint32_t array, const SlotIndex &index, ValuePtr v, SourceRange
   storage_.store(array, indexSpan(index), std::move(v), world_.sites_.intern(at));
 }
 
+bool Rank::holds(uint32_t array, const SlotIndex &index) const {
+  return storage_.find(array, indexSpan(index)) != nullptr;
+}
+
 ValuePtr Rank::read(uint32_t array, const SlotIndex &index, SourceRange at) {
   if (const ValuePtr *v = storage_.find(array, indexSpan(index)))
     return *v;

@@ -139,6 +139,8 @@ public:
   // ---- Storage ----
   void store(uint32_t array, const SlotIndex &index, ValuePtr v, SourceRange at);
   ValuePtr read(uint32_t array, const SlotIndex &index, SourceRange at);
+  // Whether this rank holds a value in the slot (`held(...)`: no error either way).
+  bool holds(uint32_t array, const SlotIndex &index) const;
   void free(uint32_t array, const SlotIndex &index, SourceRange at);
 
   // ---- Operations (each checks its inputs; see docs/checks.md) ----

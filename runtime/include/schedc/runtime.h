@@ -119,6 +119,8 @@ void schedc_require(schedc_rank *r, uint32_t loc, int64_t holds, const char *mes
 void schedc_store(schedc_rank *r, uint32_t loc, uint32_t array, const int64_t *index, uint32_t n, schedc_value v);
 schedc_value schedc_read(schedc_rank *r, uint32_t loc, uint32_t array, const int64_t *index, uint32_t n);
 void schedc_free(schedc_rank *r, uint32_t loc, uint32_t array, const int64_t *index, uint32_t n);
+/* `held(array[index])`: 1 if this rank holds a value in that slot, else 0. */
+int32_t schedc_held(schedc_rank *r, uint32_t array, const int64_t *index, uint32_t n);
 
 /* ---- Operations ---------------------------------------------------------------------------- */
 
@@ -174,6 +176,7 @@ void schedc_operation(schedc_rank *r, uint32_t loc, int32_t op, const schedc_ope
   X(schedc_store, none, (rank, u32, u32, i64s, u32, handle))                                                           \
   X(schedc_read, handle, (rank, u32, u32, i64s, u32))                                                                  \
   X(schedc_free, none, (rank, u32, u32, i64s, u32))                                                                    \
+  X(schedc_held, i32, (rank, u32, i64s, u32))                                                                          \
   X(schedc_operation, none, (rank, u32, i32, args, out))
 
 #ifdef __cplusplus
