@@ -65,7 +65,7 @@ grid = {
     "hybrid": [dict(layers=s * c, batches=(r // s) * k, ranks=r, stages=s) for s in (1, 2, 4) for r in (s, 2 * s, 4 * s)
                for c in (1, 2) for k in (1, 3)],
     "interleaved": [dict(layers=p * v * c, batches=m, ranks=p, chunks=v, slack=s) for p in (1, 2, 3, 4)
-                    for v in (1, 2, 3) for c in (1, 2) for m in (1, 3, 4, 8) for s in (0, 1)],
+                    for v in (1, 2, 3) for c in (1, 2) for m in (1, 3, 4, 5, 8, 9) for s in (0, 1)],
     "breadth_first": [dict(layers=s * v * c, batches=(r // s) * k, ranks=r, stages=s, chunks=v) for s in (1, 2, 4)
                       for r in (s, 2 * s) for v in (1, 2, 3) for c in (1, 2) for k in (1, 3, 4)],
     "megatron": [dict(layers=s * v * c, batches=d * k, ranks=d * s * t, stages=s, tensors=t, sequence=q, chunks=v,
@@ -118,7 +118,7 @@ for s in (1, 2, 4):
 # over the one-rank dp group) and the same peak memory.
 for s in (2, 4):
     for v in (2, 3):
-        for b in (s, 2 * s, 3 * s):  # interleaving needs whole groups of `stages` micro-batches
+        for b in (s, 2 * s, 3 * s, s + 1, 2 * s + 1):
             params = dict(layers=s * v, batches=b, chunks=v)
             inter = figures("interleaved", "--cost-model=compute-only", ranks=s, slack=1, **params)
             megatron = figures("megatron", "--cost-model=compute-only", tensors=1, ranks=s, stages=s, **params)
