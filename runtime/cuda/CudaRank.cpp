@@ -463,7 +463,10 @@ private:
     // All-gather: each member's shard, placed by the shard index it says it holds.
     int64_t chunk = sequenceRows(v->total), block = chunk * h, each = batches * block;
     std::vector<std::vector<int64_t>> shards = comm_.allgatherInts({v->shards->min()}, group);
-    Buffer in = P::rows(v) && P::rows(v)->rows == batches * chunk ? P::rows(v)->values : zeros(each, low_);
+    const DeviceRows *mine = P::rows(v);
+    Buffer in = mine && mine->rows == batches * chunk && mine->values && mine->values->type() == low_
+                    ? mine->values
+                    : zeros(each, low_);
     Buffer gathered = buffer(each * static_cast<int64_t>(group.size()), low_), whole = buffer(rows * h, low_);
     nccl_.gather(in->raw(), gathered->raw(), low_, std::vector<int64_t>(group.size(), each), group, current_);
     for (size_t k = 0; k < group.size(); ++k)
