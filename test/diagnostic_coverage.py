@@ -51,8 +51,8 @@ for path in sorted(p for d in sources for p in d.rglob("*.cpp")):
         literals = [s.replace('\\"', '"') for s in LITERAL.findall(message_text(src, m.end()))]
         literals = [s for s in literals if not CODE.match(s)]
         # The signature: the longest constant stretch of the message, with the non-literal
-        # parts and every `quoted` span (names, which vary) cut out.
-        joined = re.sub(r"`[^`]*`", "\0", "\0".join(literals))
+        # parts, every `quoted` span (names, which vary) and fmt's {} fields cut out.
+        joined = re.sub(r"`[^`]*`|\{\d*\}", "\0", "\0".join(literals))
         pieces = [p.strip(" `;:,.()") for p in joined.split("\0")]
         pieces = [p for p in pieces if len(p) >= 6]
         if not pieces:

@@ -8,7 +8,7 @@ namespace schedc::check {
 sim::RunSetup setupOf(const ir::Program &program, const ir::Function &schedule, const SourceManager &sources) {
   sim::RunSetup setup;
   setup.schedule = schedule.name;
-  setup.file = sources.name(schedule.range.begin.file);
+  setup.file = sources.name(sources.shown(schedule.range).begin.file); // an imported CSV: its name
   for (const ir::Param &p : schedule.params)
     setup.params.push_back(sim::ParamSpec{p.name, p.defaultValue.has_value(), p.range});
   for (const ir::Array &a : program.arrays)

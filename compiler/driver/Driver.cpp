@@ -8,6 +8,7 @@
 #include "driver/CostModels.h"
 #include "driver/FrontEnd.h"
 #include "driver/HandOff.h"
+#include "driver/Interop.h"
 #include "driver/Options.h"
 #include "ir/IR.h"
 #include "sim/Run.h"
@@ -78,6 +79,8 @@ int runDriver(const std::vector<std::string> &args, const Compiler *compiler) {
     return failed(code);
   if (opts.command == Command::Compare)
     return runCompare(opts, sources, diags);
+  if (opts.command == Command::Import)
+    return runImport(opts, sources, diags);
   int exitCode = kExitOk;
   std::optional<LoadedProgram> loaded = loadProgram(opts.input, opts, sources, diags, exitCode);
   if (!loaded)
@@ -90,11 +93,14 @@ int runDriver(const std::vector<std::string> &args, const Compiler *compiler) {
   runOptions.lastRun = true; // check, draw and run run the schedule once, then the process exits
   switch (opts.command) {
   case Command::Draw:
-  case Command::Check: {
+  case Command::Check:
+  case Command::Export: {
     sim::RunSetup setup = check::setupOf(program, schedule, sources);
     std::optional<std::map<std::string, int64_t>> params = sim::resolveDefines(setup, opts.defines, diags);
     if (!params || !applyModelLayers(opts, sim::hasParameter(setup, "layers"), *params, diags))
       return failed(kExitUsage, schedule.name);
+    if (opts.command == Command::Export)
+      return runExport(opts, program, schedule, *params, sources, diags);
     return check::runCheck(program, schedule, *params, runOptions, sources, diags, std::cout);
   }
   case Command::Run: // -D is read by the compiled program, as an executable reads it

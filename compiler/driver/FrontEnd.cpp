@@ -1,6 +1,7 @@
 // FrontEnd implementation: the front-end half of the pipeline as one readable function.
 #include "driver/FrontEnd.h"
 
+#include "interop/ImportSchedule.h"
 #include "sema/Imports.h"
 #include "sema/Sema.h"
 
@@ -40,6 +41,12 @@ std::optional<LoadedProgram> loadProgram(const std::string &file, const Options 
     std::cerr << "schedc: error: cannot read `" << file << "`: " << error << "\n";
     exitCode = kExitIoError;
     return std::nullopt;
+  }
+  if (interop::isPytorchSchedule(file)) { // a PyTorch schedule: its imported schedule
+    mainFile = interop::addImported(*mainFile, sources, diags);
+    exitCode = kExitSourceError;
+    if (!mainFile)
+      return std::nullopt;
   }
   LoadedProgram loaded;
   sema::ImportOptions importOptions{opts.includes, sema::defaultStdlibDir()};

@@ -2,6 +2,8 @@
 // positional file; `-D x=1` and `-Dx=1`, `--opt=value` and `--opt value` both accepted).
 #include "driver/Options.h"
 
+#include "interop/ImportSchedule.h"
+
 #include "options/ArgumentList.h"
 #include "options/OptionValues.h"
 #include "sim/SharedOptions.h"
@@ -25,6 +27,11 @@ COMMANDS
   run FILE      Compile the schedule and run it in-process (LLVM ORC JIT)
   compare FILE...  Check several schedules with the same -D parameters and print a table:
                 step time, bubble fraction, peak memory, communication volume
+  import FILE.csv  Write a PyTorch pipeline schedule (torch.distributed.pipelining's CSV:
+                a row of actions per rank) as a .sched schedule, to -o FILE or stdout;
+                check, draw and compare also read .csv files directly (docs/pytorch.md)
+  export FILE   Check the schedule, then write it as a PyTorch pipeline schedule CSV (to
+                -o FILE or stdout) for torchtitan; --comms adds the sends and receives
   help          Show this text (also --help); `schedc --version` prints the version
 
 OPTIONS
@@ -83,6 +90,10 @@ std::optional<Command> commandNamed(const std::string &s) {
     return Command::Run;
   if (s == "compare")
     return Command::Compare;
+  if (s == "import")
+    return Command::Import;
+  if (s == "export")
+    return Command::Export;
   if (s == "help" || s == "--help" || s == "-h")
     return Command::Help;
   if (s == "--version")
@@ -165,6 +176,10 @@ bool readOutputOption(ArgumentList &args, Options &o, std::string &error) {
     o.optLevel = static_cast<unsigned>(a[2] - '0');
   } else if (a == "--emit-llvm" || a == "-c" || a == "--cuda") {
     (a == "-c" ? o.objectOnly : a == "--cuda" ? o.cuda : o.emitLLVM) = true;
+  } else if (a == "--comms") {
+    o.comms = true;
+    if (o.command != Command::Export)
+      error = "--comms is an option of export";
   } else {
     return false;
   }
@@ -208,6 +223,15 @@ std::string checkTogether(Options &o) {
     return "no input file (usage: schedc <command> FILE [options]; see schedc --help)";
   if (std::string wrong = checkHardwareOptions(o); !wrong.empty())
     return wrong;
+  if (o.command == Command::Import && !interop::isPytorchSchedule(o.input))
+    return "import reads a PyTorch schedule file (FILE.csv); `" + o.input + "` is not one";
+  if (o.command == Command::Import && (!o.defines.empty() || o.emit != Emit::None || o.format != Format::Text))
+    return "import writes the schedule as it is; -D, --emit and --format belong to check";
+  if (o.command == Command::Export && (o.emit != Emit::None || o.format != Format::Text))
+    return "export writes a CSV file; --emit and --format belong to check";
+  if ((o.command == Command::Build || o.command == Command::Run) && interop::isPytorchSchedule(o.input))
+    return "build and run compile .sched files: write the PyTorch schedule as one with `schedc import " + o.input +
+           " -o FILE.sched` first";
   if (o.command != Command::Compare)
     return {};
   // The table is the output: options that write other outputs belong to check and draw.
@@ -232,7 +256,7 @@ std::optional<Options> parseOptions(const std::vector<std::string> &argv, std::s
     return o; // help
   std::optional<Command> cmd = commandNamed(argv[0]);
   if (!cmd) {
-    error = "unknown command `" + argv[0] + "` (expected check, draw, build, run, compare or help)";
+    error = "unknown command `" + argv[0] + "` (expected check, draw, build, run, compare, import, export or help)";
     return std::nullopt;
   }
   o.command = *cmd;

@@ -1,4 +1,5 @@
-// Options — the command line of `schedc`: a subcommand (check, draw, build, run, compare),
+// Options — the command line of `schedc`: a subcommand (check, draw, build, run, compare,
+// import, export),
 // its input file(s) and options in the style of clang/LLVM tools. Parsing never exits the process: it
 // returns the options or an error message for the driver to report with exit code 2.
 #pragma once
@@ -14,7 +15,7 @@
 
 namespace schedc::driver {
 
-enum class Command { Help, Version, Check, Draw, Build, Run, Compare };
+enum class Command { Help, Version, Check, Draw, Build, Run, Compare, Import, Export };
 enum class Emit { None, Ast, Ir };
 enum class Format { Text, Json, Svg, Html };
 
@@ -43,6 +44,7 @@ struct Options {
   bool emitLLVM = false;                     // --emit-llvm (build): textual LLVM IR
   bool objectOnly = false;                   // -c (build): an object file, not linked
   bool cuda = false;                         // --cuda (build): link the cuda backend in
+  bool comms = false;                        // --comms (export): the sends and receives too
   sim::Limits limits = sim::defaultLimits(); // --max-steps, --time-limit, --memory-limit
   sim::ByteModel bytes;                      // --hidden, --tokens, --optimizer, --precision: bytes to predict
 };

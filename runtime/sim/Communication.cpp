@@ -381,6 +381,8 @@ void Rank::send(SourceRange at, int64_t to, const ValuePtr &v, int64_t tag) {
   int32_t nodes = model.placesRanksOnNodes() && model.nodeOf(id_) != model.nodeOf(to) ? 2 : 1;
   logEvent({.kind = EventKind::Pass, .data = dataOf(v->kind), .nodes = nodes, .volume = v->memory().asDouble()},
            nullptr, at, v->made, {}, flow);
+  if (world_.options_.recordTransfers)
+    transfers_.push_back({figures_.events - 1, to, true, v->kind, v->layer, v->batches});
   world_.inbox_[to][{id_, tag}].push_back(World::Message{v, at, flow, clock_.lastEnd()});
   Rank &peer = *world_.ranks_[to];
   if (peer.blocked_ && peer.wait_.peer == id_)
@@ -397,6 +399,8 @@ ValuePtr Rank::recv(SourceRange at, int64_t from, int64_t tag) {
   queue.pop_front();
   cost::Producers made =
       logEvent({.kind = EventKind::Pass}, nullptr, at, {}, cost::AlsoWaits::message(m.sentEnd), m.flow);
+  if (world_.options_.recordTransfers)
+    transfers_.push_back({figures_.events - 1, from, false, m.value->kind, m.value->layer, m.value->batches});
   return madeBy(m.value, made);
 }
 

@@ -123,9 +123,10 @@ std::string hardwareJson(const CheckResult &r, const Report &rep) {
          ", \"ranks_over_memory\": [" + over + "], \"per_rank\": [" + ranks + "]},\n";
 }
 
-std::string location(const SourceRange &r, const SourceManager &sources) {
-  if (!r.valid())
+std::string location(const SourceRange &at, const SourceManager &sources) {
+  if (!at.valid())
     return "null";
+  SourceRange r = sources.shown(at);
   return "{\"file\": " + quote(sources.name(r.begin.file)) + ", \"line\": " + std::to_string(r.begin.line) +
          ", \"column\": " + std::to_string(r.begin.col) + "}";
 }

@@ -211,6 +211,7 @@ int runAndReport(const RunSetup &setup, const std::optional<std::vector<int64_t>
   simOptions.bytes = options.bytes;
   simOptions.keepEvents =
       options.keepEvents || !options.eventsFile.empty() || !options.traceFile.empty() || !options.timelineFile.empty();
+  simOptions.recordTransfers = options.recordTransfers;
   auto owned = std::make_unique<World>(*model, setup.arrays, simOptions);
   World &world = *owned;
   if (options.lastRun)

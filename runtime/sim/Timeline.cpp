@@ -183,9 +183,7 @@ std::string timelineSvg(const World &world, const Report &report, const SourceMa
                             (measured  ? std::to_string((*measured)[r][i].memory)
                              : inBytes ? gigabytes(e.bytes)
                                        : e.memory.str()) +
-                            (at.valid() ? ", " + sources.name(at.begin.file) + ":" + std::to_string(at.begin.line) +
-                                              ":" + std::to_string(at.begin.col)
-                                        : "");
+                            (at.valid() ? ", " + sources.where(at) : "");
       double lane = y + (cost.oneStream() ? 0 : laneH * static_cast<double>(e.stream));
       s += "<rect class=\"event\" x=\"" + num(x0) + "\" y=\"" + num(lane) + "\" width=\"" + num(w) + "\" height=\"" +
            num(laneH) + "\" fill=\"" + colourOf(e.kind, e.layer) + "\" stroke=\"white\" stroke-width=\"0.5\"><title>" +

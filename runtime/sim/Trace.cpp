@@ -27,11 +27,6 @@ std::string micros(const Number &t) {
   return buf;
 }
 
-std::string where(const SourceRange &r, const SourceManager &sources) {
-  return r.valid() ? sources.name(r.begin.file) + ":" + std::to_string(r.begin.line) + ":" + std::to_string(r.begin.col)
-                   : "";
-}
-
 } // namespace
 
 std::vector<std::vector<const char *>> eventNames(const World &world) {
@@ -108,7 +103,7 @@ std::string chromeTrace(const World &world, const SourceManager &sources, const 
         dur = seconds(m.length);
         memory = std::to_string(m.memory);
       }
-      std::string args = "\"memory\": " + memory + ", \"source\": " + quote(where(world.site(e.site), sources));
+      std::string args = "\"memory\": " + memory + ", \"source\": " + quote(sources.where(world.site(e.site)));
       if (e.layer >= 0)
         args += ", \"layer\": " + std::to_string(e.layer);
       if (e.batches) {

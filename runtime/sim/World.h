@@ -62,6 +62,19 @@ struct Options {
   // events' CSV). Without, a rank keeps only its figures and each event's end (16 bytes
   // instead of 128).
   bool keepEvents = true;
+  // Record what each send and receive moves (Rank::transfers; `schedc export`).
+  bool recordTransfers = false;
+};
+
+// What a send or a receive moved (recorded with Options::recordTransfers): the rank's
+// event of it, the other rank and the value.
+struct Transfer {
+  size_t event = 0;
+  int64_t peer = 0;
+  bool sent = false; // a send (else a receive)
+  Kind kind = Kind::Activation;
+  int64_t layer = 0;
+  std::shared_ptr<const IntSet> batches;
 };
 
 // What an event is (EventKind, support/ops/Operations.def): its name (eventName) is what the
@@ -135,6 +148,8 @@ public:
   // Also record, at every event, the bytes of real data held (the cpu backend); turned on
   // before the rank logs its first event.
   void measurePayloads(bool on) { measure_ = on; }
+  // Its sends and receives, in order (only with Options::recordTransfers).
+  const std::vector<Transfer> &transfers() const { return transfers_; }
 
   // ---- Storage ----
   void store(uint32_t array, const SlotIndex &index, ValuePtr v, SourceRange at);
@@ -248,6 +263,7 @@ private:
   cost::RankClock clock_;
   RankFigures figures_;
   memory::ChunkedLog<int64_t, 9> measured_; // by event, while measuring payloads
+  std::vector<Transfer> transfers_;         // with Options::recordTransfers
   // Per layer: the shards this rank has updated, their shard count, and where.
   struct Updated {
     IntSet shards;

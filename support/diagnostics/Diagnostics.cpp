@@ -89,19 +89,18 @@ std::string caretLine(std::string_view line, const SourceRange &r) {
 std::string DiagnosticEngine::format(const Diagnostic &d) const {
   std::string s;
   auto one = [&](const Diagnostic &x) {
-    if (x.range.valid()) {
-      const SourceLoc &b = x.range.begin;
-      s += sources_.name(b.file) + ":" + std::to_string(b.line) + ":" + std::to_string(b.col) + ": ";
-    } else if (x.severity != Severity::Note) {
+    SourceRange at = sources_.shown(x.range);
+    if (at.valid())
+      s += sources_.where(at) + ": ";
+    else if (x.severity != Severity::Note)
       s += "schedc: ";
-    }
     s += severityName(x.severity);
     s += ": " + x.message + "\n";
-    if (x.range.valid()) {
-      std::string_view line = sources_.lineText(x.range.begin.file, x.range.begin.line);
+    if (at.valid()) {
+      std::string_view line = sources_.lineText(at.begin.file, at.begin.line);
       s += "  ";
       s += line;
-      s += "\n  " + caretLine(line, x.range) + "\n";
+      s += "\n  " + caretLine(line, at) + "\n";
     }
   };
   one(d);

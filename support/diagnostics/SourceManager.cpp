@@ -48,7 +48,7 @@ bool readAll(int fd, std::string &text, std::string &error) {
 
 // File id 0 is reserved for "no file" so that a default SourceLoc never names a real file.
 SourceManager::SourceManager() {
-  files_.push_back(File{"<none>", "", {0}});
+  files_.push_back(File{"<none>", "", {0}, {}});
 }
 
 std::optional<uint32_t> SourceManager::load(const std::string &path, std::string &error) {
@@ -82,12 +82,32 @@ std::optional<uint32_t> SourceManager::load(const std::string &path, std::string
 }
 
 uint32_t SourceManager::addBuffer(std::string name, std::string text) {
-  File f{std::move(name), std::move(text), {0}};
+  File f{std::move(name), std::move(text), {0}, {}};
   for (size_t i = 0; i < f.text.size(); ++i)
     if (f.text[i] == '\n')
       f.lineStarts.push_back(i + 1);
   files_.push_back(std::move(f));
   return static_cast<uint32_t>(files_.size() - 1);
+}
+
+uint32_t SourceManager::addDerived(std::string name, std::string text, std::vector<SourceRange> origins) {
+  uint32_t id = addBuffer(std::move(name), std::move(text));
+  files_[id].origins = std::move(origins);
+  return id;
+}
+
+SourceRange SourceManager::shown(const SourceRange &r) const {
+  if (!r.valid() || r.begin.file >= files_.size())
+    return r;
+  const std::vector<SourceRange> &origins = files_[r.begin.file].origins;
+  return r.begin.line <= origins.size() && origins[r.begin.line - 1].valid() ? origins[r.begin.line - 1] : r;
+}
+
+std::string SourceManager::where(const SourceRange &r) const {
+  if (!r.valid())
+    return "";
+  SourceLoc b = shown(r).begin;
+  return name(b.file) + ":" + std::to_string(b.line) + ":" + std::to_string(b.col);
 }
 
 std::string_view SourceManager::lineText(uint32_t file, uint32_t line) const {

@@ -47,6 +47,15 @@ public:
   std::optional<uint32_t> load(const std::string &path, std::string &error);
   // Registers text that did not come from a file (tests, -D values).
   uint32_t addBuffer(std::string name, std::string text);
+  // Registers text made from another file (`schedc import`: a schedule written from a
+  // PyTorch CSV): whatever is on its line i is shown at origins[i - 1], the part of the file
+  // the user wrote that the line came from (lines past the end are shown as they are).
+  uint32_t addDerived(std::string name, std::string text, std::vector<SourceRange> origins);
+
+  // Where `r` is shown to the user: itself, or for derived text the range its line came from.
+  SourceRange shown(const SourceRange &r) const;
+  // "file:line:col" of where `r` is shown ("" for no location).
+  std::string where(const SourceRange &r) const;
 
   const std::string &name(uint32_t file) const { return files_[file].name; }
   const std::string &text(uint32_t file) const { return files_[file].text; }
@@ -59,6 +68,7 @@ private:
     std::string name;
     std::string text;
     std::vector<size_t> lineStarts;
+    std::vector<SourceRange> origins; // derived text: where each line came from
   };
   std::vector<File> files_;
 };

@@ -30,6 +30,23 @@ TEST(SourceManager, FileIdZeroIsReserved) {
   EXPECT_FALSE(SourceLoc{}.valid());
 }
 
+TEST(SourceManager, DerivedTextIsShownWhereItCameFrom) {
+  SourceManager sm;
+  uint32_t csv = sm.addBuffer("s.csv", "0F0,0B0\n1F0,1B0\n");
+  SourceRange cell{{csv, 2, 5}, {csv, 2, 7}};
+  uint32_t made = sm.addDerived("s.csv.sched", "header\nline from the cell\nunmapped\n", {SourceRange(), cell});
+  SourceRange onLine2{{made, 2, 10}, {made, 2, 12}};
+  EXPECT_EQ(sm.shown(onLine2).begin, cell.begin);
+  EXPECT_EQ(sm.shown(onLine2).end, cell.end);
+  EXPECT_EQ(sm.where(onLine2), "s.csv:2:5");
+  SourceRange onLine1{{made, 1, 3}}; // an invalid origin: shown as it is
+  EXPECT_EQ(sm.where(onLine1), "s.csv.sched:1:3");
+  SourceRange pastOrigins{{made, 3, 1}}; // no origin recorded
+  EXPECT_EQ(sm.where(pastOrigins), "s.csv.sched:3:1");
+  EXPECT_EQ(sm.where(SourceRange()), "");
+  EXPECT_EQ(sm.where(cell), "s.csv:2:5"); // ordinary text is shown as it is
+}
+
 TEST(Utf8, AcceptsValidText) {
   EXPECT_EQ(findInvalidUtf8("plain ascii"), std::string_view::npos);
   EXPECT_EQ(findInvalidUtf8("caf\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x98\x80"), std::string_view::npos);

@@ -1,0 +1,224 @@
+// ExportSchedule implementation: each rank's computations as runs of layers, the stages as
+// the layers no run starts or ends inside, then each rank's actions in the order of its
+// events (a run at its first event, a transfer at its own).
+#include "interop/ExportSchedule.h"
+
+#include "interop/PytorchCsv.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+namespace schedc::interop {
+
+namespace {
+
+// Consecutive computations of one kind and micro-batch through consecutive layers.
+struct Run {
+  size_t event = 0; // its first event
+  EventKind kind = EventKind::Forward;
+  int64_t microBatch = 0;
+  int64_t lo = 0, hi = 0; // layers lo .. hi - 1
+};
+
+ActionType actionOf(EventKind k) {
+  switch (k) {
+  case EventKind::Forward: return ActionType::Forward;
+  case EventKind::BackwardInput: return ActionType::BackwardInput;
+  case EventKind::BackwardWeight: return ActionType::BackwardWeight;
+  default: return ActionType::Backward;
+  }
+}
+
+class Exporter {
+public:
+  Exporter(const sim::World &world, std::vector<Diagnostic> &problems) : world_(world), problems_(problems) {}
+
+  std::optional<std::string> run(bool comms) {
+    int64_t ranks = world_.model().ranks;
+    runs_.resize(static_cast<size_t>(ranks));
+    for (int64_t r = 0; r < ranks; ++r)
+      collectRuns(r);
+    if (!problems_.empty())
+      return std::nullopt;
+    findStages();
+    std::vector<std::vector<Cell>> rows(static_cast<size_t>(ranks));
+    for (int64_t r = 0; r < ranks; ++r)
+      rows[static_cast<size_t>(r)] = rowOf(r, comms);
+    if (!problems_.empty())
+      return std::nullopt;
+    return writeActionTable(rows);
+  }
+
+private:
+  // Reports what has no action, once per statement (the first case of it).
+  void problem(const sim::Event &e, std::string message) {
+    if (problems_.size() < 20 && reported_.insert(e.site).second)
+      problems_.push_back(Diagnostic{Severity::Error, world_.site(e.site), std::move(message), {}});
+  }
+
+  // Rank r's runs; what has no action is a problem.
+  void collectRuns(int64_t r) {
+    const sim::EventLog &events = world_.events(r);
+    std::vector<Run> &runs = runs_[static_cast<size_t>(r)];
+    std::set<std::pair<int64_t, int64_t>> forwarded; // (layer, micro-batch)
+    for (size_t i = 0; i < events.size(); ++i) {
+      const sim::Event &e = events[i];
+      if (isCollective(e.kind)) {
+        problem(e, fmt::format("a PyTorch pipeline schedule has no {} (its data or tensor parallelism is set up "
+                               "outside the file): only pipelines export",
+                               collectiveName(e.kind)));
+        continue;
+      }
+      if (!isComputeEvent(e.kind))
+        continue;
+      if (!e.batches || e.batches->size() != 1) {
+        problem(e, fmt::format("this {} of layer {} computes micro-batches {} at once; a PyTorch action computes one",
+                               eventName(e.kind), e.layer, e.batches ? e.batches->str() : "{}"));
+        continue;
+      }
+      if (e.tensorParts != 1) {
+        problem(e, "a tensor-parallel part has no PyTorch pipeline action");
+        continue;
+      }
+      int64_t mb = e.batches->min();
+      if (e.kind == EventKind::Forward && !forwarded.insert({e.layer, mb}).second) {
+        problem(e, fmt::format("this recomputes layer {}'s forward of micro-batch {}; PyTorch's pipeline actions "
+                               "have no recomputation",
+                               e.layer, mb));
+        continue;
+      }
+      bool up = e.kind == EventKind::Forward;
+      if (!runs.empty()) {
+        Run &last = runs.back();
+        bool continues = last.kind == e.kind && last.microBatch == mb && last.event + (last.hi - last.lo) == i &&
+                         (up ? e.layer == last.hi : e.layer == last.lo - 1);
+        if (continues) {
+          (up ? last.hi : last.lo) = up ? last.hi + 1 : last.lo - 1;
+          continue;
+        }
+      }
+      runs.push_back(Run{i, e.kind, mb, e.layer, e.layer + 1});
+      owners_[e.layer].insert(r);
+      if (owners_[e.layer].size() == 2)
+        problem(e, fmt::format("layer {} is computed on ranks {} and {}: a PyTorch pipeline stage is on one rank",
+                               e.layer, *owners_[e.layer].begin(), *owners_[e.layer].rbegin()));
+    }
+  }
+
+  // Stage boundaries: 0, L and every run's ends.
+  void findStages() {
+    bounds_ = {0, world_.model().layers};
+    for (const std::vector<Run> &runs : runs_)
+      for (const Run &run : runs) {
+        bounds_.insert(run.lo);
+        bounds_.insert(run.hi);
+      }
+    stageOwner_.assign(bounds_.size() - 1, -1);
+    for (size_t r = 0; r < runs_.size(); ++r)
+      for (const Run &run : runs_[r])
+        for (int64_t s = stageAt(run.lo); s <= stageAt(run.hi, true); ++s)
+          stageOwner_[static_cast<size_t>(s)] = static_cast<int64_t>(r);
+  }
+  // The stage starting at layer `l` (or, with `ending`, ending there); -1 if none.
+  int64_t stageAt(int64_t l, bool ending = false) const {
+    auto it = bounds_.find(l);
+    if (it == bounds_.end() || (ending ? it == bounds_.begin() : std::next(it) == bounds_.end()))
+      return -1;
+    return std::distance(bounds_.begin(), it) - (ending ? 1 : 0);
+  }
+
+  std::string boundsText() const {
+    std::string s;
+    for (auto it = bounds_.begin(); std::next(it) != bounds_.end(); ++it)
+      s += (s.empty() ? "" : ", ") + std::to_string(*it);
+    return s;
+  }
+
+  std::vector<Cell> rowOf(int64_t r, bool comms) {
+    std::map<size_t, std::vector<Cell>> at; // by event
+    for (const Run &run : runs_[static_cast<size_t>(r)]) {
+      std::vector<Cell> &cells = at[run.event];
+      int64_t first = stageAt(run.lo), last = stageAt(run.hi, true);
+      for (int64_t k = 0; k <= last - first; ++k) {
+        int64_t s = run.kind == EventKind::Forward ? first + k : last - k;
+        cells.push_back(Cell{{Action{s, actionOf(run.kind), run.microBatch}}, {}});
+      }
+    }
+    if (comms)
+      for (const sim::Transfer &t : world_.rank(r).transfers())
+        if (std::optional<Action> a = transferAction(r, t))
+          at[t.event].push_back(Cell{{*a}, {}});
+    std::vector<Cell> row;
+    for (auto &[event, cells] : at)
+      row.insert(row.end(), cells.begin(), cells.end());
+    return row;
+  }
+
+  std::optional<Action> transferAction(int64_t r, const sim::Transfer &t) {
+    const sim::Event &e = world_.events(r)[t.event];
+    bool gradient = t.kind == ValueKind::ActGrad;
+    if ((t.kind != ValueKind::Activation && !gradient) || !t.batches || t.batches->size() != 1) {
+      problem(e, fmt::format("PyTorch's pipeline actions pass one micro-batch's activation or its gradient; this "
+                             "{} moves {}",
+                             t.sent ? "send" : "receive", valueKindPlural(t.kind)));
+      return std::nullopt;
+    }
+    // An activation at layer L is the output of the stage ending at L, the input of the one
+    // starting there; a gradient at L is the input gradient of the stage starting at L.
+    // The slot's layer index L: an activation's value is of layer L, a gradient's of L - 1
+    // (the layer whose backward takes it).
+    int64_t L = gradient ? t.layer + 1 : t.layer;
+    bool ending = t.sent != gradient; // the stage is the one ending at L
+    int64_t s = stageAt(L, ending);
+    if (s < 0) {
+      problem(e, fmt::format("this {} passes {} at layer {}, inside a stage (stages start at layers {})",
+                             t.sent ? "send" : "receive", gradient ? "a gradient" : "an activation", L, boundsText()));
+      return std::nullopt;
+    }
+    if (stageOwner_[static_cast<size_t>(s)] != r) {
+      problem(e, fmt::format("this {} passes stage {}'s {}, but stage {} is on rank {}", t.sent ? "send" : "receive", s,
+                             t.sent == gradient ? "input" : "output", s, stageOwner_[static_cast<size_t>(s)]));
+      return std::nullopt;
+    }
+    // The stage at the other end: the next one for a forward message, the previous for a gradient.
+    int64_t other = s + (t.sent == gradient ? -1 : 1);
+    int64_t otherRank =
+        other >= 0 && other < static_cast<int64_t>(stageOwner_.size()) ? stageOwner_[static_cast<size_t>(other)] : -1;
+    if (otherRank != t.peer) {
+      std::string which = otherRank < 0 ? "no stage" : fmt::format("stage {}, on rank {}", other, otherRank);
+      problem(e, t.sent
+                     ? fmt::format("this send goes to rank {}, but what takes its value is {}", t.peer, which)
+                     : fmt::format("this receive comes from rank {}, but what makes its value is {}", t.peer, which));
+      return std::nullopt;
+    }
+    ActionType type = t.sent ? (gradient ? ActionType::SendB : ActionType::SendF)
+                             : (gradient ? ActionType::RecvB : ActionType::RecvF);
+    return Action{s, type, t.batches->min()};
+  }
+
+  static bool isCollective(EventKind k) {
+    return k == EventKind::AllReduce || k == EventKind::AllGather || k == EventKind::ReduceScatter;
+  }
+  static const char *collectiveName(EventKind k) {
+    return k == EventKind::AllReduce ? "allreduce" : k == EventKind::AllGather ? "allgather" : "reducescatter";
+  }
+
+  const sim::World &world_;
+  std::vector<Diagnostic> &problems_;
+  std::vector<std::vector<Run>> runs_;
+  std::map<int64_t, std::set<int64_t>> owners_; // layer -> the ranks computing it
+  std::set<int64_t> bounds_;
+  std::vector<int64_t> stageOwner_; // stage -> the rank computing it
+  std::set<sim::Sites::Id> reported_;
+};
+
+} // namespace
+
+std::optional<std::string> exportSchedule(const sim::World &world, bool comms, std::vector<Diagnostic> &problems) {
+  return Exporter(world, problems).run(comms);
+}
+
+} // namespace schedc::interop

@@ -1,0 +1,383 @@
+// ImportSchedule implementation: first the table's shape (stages, their ranks, micro-batches,
+// which backwards are halves), then one line of schedule per cell.
+#include "interop/ImportSchedule.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <filesystem>
+#include <map>
+#include <set>
+#include <string_view>
+#include <tuple>
+
+namespace schedc::interop {
+
+namespace {
+
+constexpr int64_t kTags = 32768; // tags 0 .. 32767, as the language allows
+
+bool isCompute(ActionType t) {
+  return t == ActionType::Forward || t == ActionType::BackwardInput || t == ActionType::BackwardWeight ||
+         t == ActionType::Backward || t == ActionType::FullBackward;
+}
+
+bool isTransfer(ActionType t) {
+  return t == ActionType::SendF || t == ActionType::RecvF || t == ActionType::SendB || t == ActionType::RecvB;
+}
+
+struct Shape {
+  int64_t stages = 0, microBatches = 0, ranks = 0;
+  std::vector<int64_t> owner;         // stage -> rank
+  std::set<int64_t> weightHalves;     // stages with a W
+  bool inputActions = false;          // the file writes input halves as I (then B is whole)
+  std::vector<int64_t> firstGradient; // stage -> the micro-batch of its first weight gradient
+  bool comms = false;                 // the file has sends and receives
+
+  bool inputHalf(const Action &a) const {
+    return a.type == ActionType::BackwardInput ||
+           (a.type == ActionType::Backward && !inputActions && weightHalves.count(a.stage));
+  }
+  bool makesWeightGradient(const Action &a) const {
+    return a.type == ActionType::BackwardWeight || a.type == ActionType::FullBackward ||
+           (a.type == ActionType::Backward && !inputHalf(a));
+  }
+  // Tags: a forward message into stage s, and a gradient into stage s, per micro-batch.
+  int64_t forwardTag(int64_t s, int64_t mb) const { return 2 * s * microBatches + mb; }
+  int64_t gradientTag(int64_t s, int64_t mb) const { return (2 * s + 1) * microBatches + mb; }
+  std::string placement() const;
+};
+
+std::string Shape::placement() const {
+  bool looped = true, vShaped = stages == 2 * ranks;
+  for (int64_t s = 0; s < stages; ++s) {
+    looped = looped && owner[static_cast<size_t>(s)] == s % ranks;
+    vShaped = vShaped && owner[static_cast<size_t>(s)] == (s < ranks ? s : 2 * ranks - 1 - s);
+  }
+  return looped ? "looped" : vShaped ? "V-shaped" : "as the file places them";
+}
+
+// Which rank computes each stage, and the rest of the shape; reports what cannot be imported.
+std::optional<Shape> shapeOf(const ActionTable &table, DiagnosticEngine &diags) {
+  Shape shape;
+  shape.ranks = static_cast<int64_t>(table.rows.size());
+  std::vector<std::pair<int64_t, SourceRange>> owner; // stage -> (rank, where first seen)
+  bool ok = true;
+  for (size_t r = 0; r < table.rows.size(); ++r)
+    for (const Cell &cell : table.rows[r])
+      for (const Action &a : cell.actions) {
+        if (!hasMicroBatch(a.type)) {
+          diags.error(cell.range, std::string("`") + spell(cell) +
+                                      "`: FSDP's UNSHARD, RESHARD and REDUCE_GRAD are not imported yet (the file's "
+                                      "stages would be sharded over data-parallel replicas it does not describe)");
+          ok = false;
+          continue;
+        }
+        shape.stages = std::max(shape.stages, a.stage + 1);
+        shape.microBatches = std::max(shape.microBatches, a.microBatch + 1);
+        shape.comms = shape.comms || isTransfer(a.type);
+        if (a.type == ActionType::BackwardWeight)
+          shape.weightHalves.insert(a.stage);
+        shape.inputActions = shape.inputActions || a.type == ActionType::BackwardInput;
+        if (!isCompute(a.type))
+          continue;
+        if (owner.size() <= static_cast<size_t>(a.stage))
+          owner.resize(static_cast<size_t>(a.stage) + 1, {-1, {}});
+        auto &[rank, seen] = owner[static_cast<size_t>(a.stage)];
+        if (rank >= 0 && rank != static_cast<int64_t>(r)) {
+          diags
+              .error(cell.range, fmt::format("stage {} is computed on rank {} (row {}) and here on rank {} (row {}): "
+                                             "a stage belongs to one rank",
+                                             a.stage, rank, rank + 1, r, r + 1))
+              .note(seen, "stage " + std::to_string(a.stage) + " first computed here");
+          ok = false;
+        } else if (rank < 0) {
+          rank = static_cast<int64_t>(r);
+          seen = cell.range;
+        }
+      }
+  if (!ok)
+    return std::nullopt;
+  owner.resize(static_cast<size_t>(shape.stages), {-1, {}});
+  for (int64_t s = 0; s < shape.stages; ++s)
+    if (owner[static_cast<size_t>(s)].first < 0) {
+      diags.error(table.rowRanges.front(), fmt::format("stage {} is computed in no row: the file's stages are "
+                                                       "numbered 0 to {}, and each needs a forward",
+                                                       s, shape.stages - 1));
+      ok = false;
+    }
+  if (ok && 2 * shape.stages * shape.microBatches > kTags) {
+    diags.error(table.rowRanges.front(),
+                fmt::format("{} stages x {} micro-batches need {} message tags; a schedule has {}", shape.stages,
+                            shape.microBatches, 2 * shape.stages * shape.microBatches, kTags));
+    ok = false;
+  }
+  if (!ok || shape.stages == 0) {
+    if (ok)
+      diags.error(table.rowRanges.front(), "the file has no forward or backward: nothing to import");
+    return std::nullopt;
+  }
+  for (const auto &[rank, seen] : owner)
+    shape.owner.push_back(rank);
+  shape.firstGradient.assign(static_cast<size_t>(shape.stages), -1);
+  for (const std::vector<Cell> &row : table.rows)
+    for (const Cell &cell : row)
+      for (const Action &a : cell.actions)
+        if (shape.makesWeightGradient(a) && shape.firstGradient[static_cast<size_t>(a.stage)] < 0)
+          shape.firstGradient[static_cast<size_t>(a.stage)] = a.microBatch;
+  return shape;
+}
+
+// Writes the schedule, one cell a line.
+class Writer {
+public:
+  Writer(const Shape &shape, DiagnosticEngine &diags) : shape_(shape), diags_(diags) {}
+
+  void line(const std::string &code, SourceRange origin) {
+    out_.text += code + "\n";
+    out_.origins.push_back(origin);
+  }
+  // One cell of rank `rank`'s row; false if it cannot mean anything (reported).
+  bool cell(int64_t rank, const Cell &cell) {
+    std::string code;
+    for (const Action &a : cell.actions) {
+      std::optional<std::string> one = action(rank, a, cell.range);
+      if (!one)
+        return false;
+      if (!one->empty())
+        code += (code.empty() ? "" : " ") + *one;
+    }
+    line("    " + code + (code.empty() ? "" : " ") + "// " + spell(cell) +
+             (code.empty() ? ": a receive posted; the computation that needs it waits for it" : ""),
+         cell.range);
+    return true;
+  }
+  // The end of a row: a receive posted and never waited for is waited for here.
+  void endRow() {
+    for (const auto &[key, at] : posted_) {
+      const auto &[gradient, s, mb] = key;
+      line("    " + (gradient ? recvB(s, mb) : recvF(s, mb)) + " // never waited for", at);
+    }
+    posted_.clear();
+  }
+  ImportedSchedule take() { return std::move(out_); }
+
+private:
+  static std::string first(int64_t s) { return std::to_string(s) + " * per"; }
+  static std::string end(int64_t s) { return std::to_string(s + 1) + " * per"; }
+  static std::string layersOf(int64_t s) { return first(s) + ".." + end(s); }
+  int64_t owner(int64_t s) const { return shape_.owner[static_cast<size_t>(s)]; }
+  // Whether this file lets the schedule pass stage s's messages itself (compute only) to a rank.
+  bool implied(int64_t rank, int64_t s) const { return !shape_.comms && owner(s) != rank; }
+  std::string accumulate(const Action &a) const {
+    bool firstOne = shape_.firstGradient[static_cast<size_t>(a.stage)] == a.microBatch;
+    return firstOne ? fmt::format("gw[l] = gw[l, {0}]; free gw[l, {0}];", a.microBatch)
+                    : fmt::format("gw[l] = gw[l] + gw[l, {0}]; free gw[l, {0}];", a.microBatch);
+  }
+
+  std::string sendF(int64_t s, int64_t mb) const {
+    return fmt::format("send({0}, act[{1}, {2}], tag = {3}); free act[{1}, {2}];", owner(s + 1), end(s), mb,
+                       shape_.forwardTag(s + 1, mb));
+  }
+  std::string recvF(int64_t s, int64_t mb) const {
+    return fmt::format("act[{}, {}] = recv({}, tag = {});", first(s), mb, owner(s - 1), shape_.forwardTag(s, mb));
+  }
+  std::string sendB(int64_t s, int64_t mb) const {
+    return fmt::format("send({0}, gact[{1}, {2}], tag = {3}); free gact[{1}, {2}];", owner(s - 1), first(s), mb,
+                       shape_.gradientTag(s - 1, mb));
+  }
+  std::string recvB(int64_t s, int64_t mb) const {
+    return fmt::format("gact[{}, {}] = recv({}, tag = {});", end(s), mb, owner(s + 1), shape_.gradientTag(s, mb));
+  }
+
+  // Whether the file posted the receive (gradient or not, stage, micro-batch) that a
+  // computation waits for; it is then done.
+  bool waitFor(bool gradient, int64_t s, int64_t mb) { return posted_.erase({gradient, s, mb}) > 0; }
+  // In a file with its sends and receives, a computation whose input (or gradient) comes from
+  // another rank needs its receive posted earlier in the row, as PyTorch's runtime asserts.
+  bool received(int64_t rank, bool gradient, int64_t s, int64_t mb, SourceRange at) {
+    int64_t from = gradient ? s + 1 : s - 1;
+    if (!shape_.comms || from < 0 || from >= shape_.stages || owner(from) == rank || waitFor(gradient, s, mb))
+      return true;
+    diags_.error(at, fmt::format("stage {}'s {} of micro-batch {} needs {} from rank {} (stage {}), but no `{}{}{}` "
+                                 "earlier in this row receives it",
+                                 s, gradient ? "backward" : "forward", mb, gradient ? "its gradient" : "its input",
+                                 owner(from), from, s, gradient ? "RECV_B" : "RECV_F", mb));
+    return false;
+  }
+
+  std::string forward(int64_t rank, int64_t s, int64_t mb) {
+    std::string code;
+    if (s == 0)
+      code = fmt::format("act[0, {0}] = input({{{0}}}); ", mb);
+    else if (owner(s - 1) != rank) // received here (a file with receives posted it before)
+      code = recvF(s, mb) + " ";
+    code += fmt::format("for l in {0} {{ act[l + 1, {1}] = forward(l, act[l, {1}], w[l]); }}", layersOf(s), mb);
+    if (s + 1 < shape_.stages && implied(rank, s + 1))
+      code += " " + sendF(s, mb);
+    return code;
+  }
+  // What a backward (or its input half) starts with: the loss, or the gradient received.
+  std::string gradientIn(int64_t rank, int64_t s, int64_t mb) {
+    if (s + 1 == shape_.stages)
+      return fmt::format("gact[layers, {0}] = loss(act[layers, {0}]); free act[layers, {0}]; ", mb);
+    return owner(s + 1) != rank ? recvB(s, mb) + " " : "";
+  }
+  // What it ends with: the input's gradient dropped (stage 0) or sent back.
+  std::string gradientOut(int64_t rank, int64_t s, int64_t mb) const {
+    if (s == 0)
+      return fmt::format(" free gact[0, {}];", mb);
+    return implied(rank, s - 1) ? " " + sendB(s, mb) : "";
+  }
+
+  // The code of one action ("" for a receive posted), or nullopt if it means nothing (reported).
+  std::optional<std::string> action(int64_t rank, const Action &a, SourceRange at) {
+    int64_t s = a.stage, mb = a.microBatch;
+    bool backward = a.type != ActionType::Forward && a.type != ActionType::BackwardWeight && isCompute(a.type);
+    if ((a.type == ActionType::Forward || backward) && !received(rank, backward, s, mb, at))
+      return std::nullopt;
+    switch (a.type) {
+    case ActionType::Forward: return forward(rank, s, mb);
+    case ActionType::BackwardWeight:
+      return fmt::format("for l in reversed({0}) {{ gw[l, {1}] = backward_weight(l, act[l, {1}], gact[l + 1, {1}], "
+                         "w[l]); free act[l, {1}], gact[l + 1, {1}]; {2} }}",
+                         layersOf(s), mb, accumulate(a));
+    case ActionType::SendF:
+      if (!exchanges(rank, s, s + 1, at))
+        return std::nullopt;
+      return sendF(s, mb);
+    case ActionType::SendB:
+      if (!exchanges(rank, s, s - 1, at))
+        return std::nullopt;
+      return sendB(s, mb);
+    case ActionType::RecvF:
+    case ActionType::RecvB: {
+      bool gradient = a.type == ActionType::RecvB;
+      if (!exchanges(rank, s, gradient ? s + 1 : s - 1, at))
+        return std::nullopt;
+      posted_.emplace(std::tuple{gradient, s, mb}, at);
+      return "";
+    }
+    default: break;
+    }
+    if (shape_.inputHalf(a))
+      return gradientIn(rank, s, mb) +
+             fmt::format("for l in reversed({0}) {{ gact[l, {1}] = backward_input(l, act[l, {1}], gact[l + 1, {1}], "
+                         "w[l]); }}",
+                         layersOf(s), mb) +
+             gradientOut(rank, s, mb);
+    return gradientIn(rank, s, mb) +
+           fmt::format("for l in reversed({0}) {{ gw[l, {1}], gact[l, {1}] = backward(l, act[l, {1}], gact[l + 1, "
+                       "{1}], w[l]); free gact[l + 1, {1}], act[l, {1}]; {2} }}",
+                       layersOf(s), mb, accumulate(a)) +
+           gradientOut(rank, s, mb);
+  }
+
+  // Whether stage s of this rank can exchange with stage `other` (reported if not): there is
+  // one, and it is on another rank.
+  bool exchanges(int64_t rank, int64_t s, int64_t other, SourceRange at) {
+    if (other < 0 || other >= shape_.stages) {
+      diags_.error(at, fmt::format("stage {} has no {} stage to exchange with (stages 0 to {})", s,
+                                   other < s ? "previous" : "next", shape_.stages - 1));
+      return false;
+    }
+    if (owner(other) != rank)
+      return true;
+    diags_.error(at, fmt::format("stage {} is on this rank too (rank {}): its values stay in the rank's storage, "
+                                 "there is nothing to send or receive",
+                                 other, rank));
+    return false;
+  }
+
+  const Shape &shape_;
+  DiagnosticEngine &diags_;
+  ImportedSchedule out_;
+  std::map<std::tuple<bool, int64_t, int64_t>, SourceRange> posted_; // receives the row posted
+};
+
+constexpr std::array<std::string_view, 24> kReserved{
+    "import", "schedule", "proc", "let", "free", "if",  "else", "for",   "in",     "reversed", "mesh", "require",
+    "true",   "false",    "del",  "and", "or",   "not", "rank", "ranks", "layers", "batches",  "held", "size"};
+
+} // namespace
+
+std::string scheduleNameFor(const std::string &path) {
+  std::string stem = std::filesystem::path(path).stem().string(), name;
+  for (char c : stem)
+    name += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  bool plain = !name.empty() && std::isalpha(static_cast<unsigned char>(name[0])) &&
+               std::find(kReserved.begin(), kReserved.end(), name) == kReserved.end();
+  return plain ? name : "csv_" + name;
+}
+
+std::optional<ImportedSchedule> importSchedule(const ActionTable &table, const std::string &name,
+                                               const std::string &from, DiagnosticEngine &diags) {
+  std::optional<Shape> shape = shapeOf(table, diags);
+  if (!shape)
+    return std::nullopt;
+  const Shape &sh = *shape;
+  SourceRange top = table.rowRanges.front();
+  Writer w(sh, diags);
+  w.line(fmt::format("// {}: imported by `schedc import` from {} (a PyTorch pipeline schedule: {} ranks, {} "
+                     "stages placed {}, {} micro-batches, {}).",
+                     name, from, sh.ranks, sh.stages, sh.placement(), sh.microBatches,
+                     sh.comms ? "with its sends and receives" : "compute only; the sends and receives are implied"),
+         top);
+  w.line("// Each line in a rank's block is one cell of its row; an OVERLAP_F_B pair runs one after the other.", top);
+  w.line(
+      fmt::format("schedule {}(layers = {}, batches = {}, ranks = {}) {{", name, sh.stages, sh.microBatches, sh.ranks),
+      top);
+  w.line(fmt::format("  require(layers % {0} == 0, \"the file has {0} stages: `layers` must be a multiple of {0}\");",
+                     sh.stages),
+         top);
+  w.line(fmt::format("  require(batches == {0}, \"the file schedules {0} micro-batches\");", sh.microBatches), top);
+  w.line(fmt::format("  require(ranks == {0}, \"the file has {0} ranks (rows)\");", sh.ranks), top);
+  w.line("  let per = layers / " + std::to_string(sh.stages) + ";", top);
+  bool ok = true;
+  for (int64_t r = 0; r < sh.ranks; ++r) {
+    SourceRange row = table.rowRanges[static_cast<size_t>(r)];
+    std::vector<int64_t> mine;
+    for (int64_t s = 0; s < sh.stages; ++s)
+      if (sh.owner[static_cast<size_t>(s)] == r)
+        mine.push_back(s);
+    w.line(fmt::format("  if rank == {} {{", r), row);
+    for (int64_t s : mine)
+      w.line(fmt::format("    for l in {} * per..{} * per {{ w[l], opt[l] = load(l); }}", s, s + 1), row);
+    for (const Cell &cell : table.rows[static_cast<size_t>(r)])
+      ok = w.cell(r, cell) && ok;
+    w.endRow();
+    for (int64_t s : mine)
+      w.line(fmt::format("    for l in {} * per..{} * per {{ w[l], opt[l] = update(l, gw[l], w[l], opt[l]); free "
+                         "gw[l]; }}",
+                         s, s + 1),
+             row);
+    w.line("  }", row);
+  }
+  w.line("}", top);
+  if (!ok)
+    return std::nullopt;
+  return w.take();
+}
+
+} // namespace schedc::interop
+
+namespace schedc::interop {
+
+bool isPytorchSchedule(const std::string &path) {
+  return path.size() > 4 && path.compare(path.size() - 4, 4, ".csv") == 0;
+}
+
+std::optional<uint32_t> addImported(uint32_t csv, SourceManager &sources, DiagnosticEngine &diags) {
+  std::optional<ActionTable> table = readActionTable(csv, sources, diags);
+  if (!table)
+    return std::nullopt;
+  const std::string &path = sources.name(csv);
+  std::optional<ImportedSchedule> imported =
+      importSchedule(*table, scheduleNameFor(path), std::filesystem::path(path).filename().string(), diags);
+  if (!imported)
+    return std::nullopt;
+  return sources.addDerived(path + ".sched", std::move(imported->text), std::move(imported->origins));
+}
+
+} // namespace schedc::interop

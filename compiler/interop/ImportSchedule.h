@@ -1,0 +1,47 @@
+// ImportSchedule — a PyTorch pipeline schedule (an ActionTable) as a .sched schedule that
+// does what the file says, cell by cell: each cell becomes one line of the schedule, so that
+// whatever the checker finds there is reported at the cell (SourceManager::addDerived).
+//
+// The model: S stages (the file's stage numbers), each `layers / S` consecutive layers
+// (by default one), M micro-batches, R ranks (one per row). A stage belongs to the rank
+// whose row computes it (looped, V-shaped or any other placement). A compute-only file gets
+// the sends and receives the placement implies (an F receives its input from the previous
+// stage's rank and sends its output on; a backward likewise with gradients); a file with
+// SEND_/RECV_ actions gets exactly those. B is the input half where the file also has a W of
+// the same stage and micro-batch (older files), else the whole backward, as are BW. Every
+// rank loads its stages' weights first and updates them last. Each message has its own tag,
+// so a receive takes the stage and micro-batch it names, as PyTorch matches them.
+#pragma once
+
+#include "interop/PytorchCsv.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace schedc::interop {
+
+struct ImportedSchedule {
+  std::string text;                 // the .sched source
+  std::vector<SourceRange> origins; // origins[i]: the part of the file line i + 1 came from
+};
+
+// `name` is the schedule's name, `from` the file's name for its header comment. Reports what
+// the table cannot mean (a stage on two ranks, a send from the last stage, ...) at its cell
+// and returns nullopt.
+std::optional<ImportedSchedule> importSchedule(const ActionTable &table, const std::string &name,
+                                               const std::string &from, DiagnosticEngine &diags);
+
+// Whether `path` names a PyTorch schedule file (it ends in .csv).
+bool isPytorchSchedule(const std::string &path);
+
+// Reads the loaded file `csv` as a PyTorch schedule and registers its schedule as text
+// derived from it (named `csv`'s name + ".sched"); the new file's id, or nullopt after
+// reporting why not.
+std::optional<uint32_t> addImported(uint32_t csv, SourceManager &sources, DiagnosticEngine &diags);
+
+// A schedule name made from a file's name (letters, digits and `_`; `csv_` first where it
+// would not start with a letter).
+std::string scheduleNameFor(const std::string &path);
+
+} // namespace schedc::interop

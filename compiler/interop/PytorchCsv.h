@@ -1,0 +1,65 @@
+// PytorchCsv — PyTorch's pipeline schedule files (torch.distributed.pipelining writes them
+// with _dump_csv and reads them with _load_csv; torchtitan runs one from
+// parallelism.pipeline_parallel_schedule_csv): one row per rank, one action per cell, an
+// empty cell an idle slot. An action is <stage><type><micro-batch>, e.g. `0F1`, `2I3`,
+// `3SEND_F1`, `1UNSHARD`; `(0F7;7B3)OVERLAP_F_B` runs a forward and a backward together.
+// This file reads such a table (every problem located at its row and cell) and writes one.
+#pragma once
+
+#include "diagnostics/Diagnostics.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace schedc::interop {
+
+enum class ActionType : uint8_t {
+  Forward,        // F
+  BackwardInput,  // I
+  BackwardWeight, // W
+  Backward,       // B: the whole backward, or (older files) the input half where a W of
+                  // the same stage and micro-batch follows
+  FullBackward,   // BW (older files' whole backward)
+  SendF,          // SEND_F: a stage's output to the next stage
+  RecvF,          // RECV_F: a stage's input from the previous stage
+  SendB,          // SEND_B: a stage's input gradient to the previous stage
+  RecvB,          // RECV_B: a stage's output gradient from the next stage
+  Unshard,        // UNSHARD: FSDP's all-gather of a stage's parameters (no micro-batch)
+  Reshard,        // RESHARD: FSDP's free of them
+  ReduceGrad,     // REDUCE_GRAD: a stage's gradient reduction
+};
+
+// The type's spelling in a file.
+const char *spelling(ActionType t);
+// Whether a type names a micro-batch.
+bool hasMicroBatch(ActionType t);
+
+struct Action {
+  int64_t stage = 0;
+  ActionType type = ActionType::Forward;
+  int64_t microBatch = -1; // -1: none
+};
+
+// A non-empty cell: one action, or two run together (OVERLAP_F_B: a forward, then a backward).
+struct Cell {
+  std::vector<Action> actions;
+  SourceRange range; // the cell in the file
+};
+
+// The table: rows[r] is rank r's cells in order (idle slots dropped).
+struct ActionTable {
+  std::vector<std::vector<Cell>> rows;
+  std::vector<SourceRange> rowRanges; // each row's text (for what belongs to a row, not a cell)
+};
+
+// Reads the file `file` of `sources` as a table. Reports every malformed cell (its row and
+// column) and returns nullopt if there was one.
+std::optional<ActionTable> readActionTable(uint32_t file, const SourceManager &sources, DiagnosticEngine &diags);
+
+// The table as a file: rows of comma-separated actions, "\n" after each row.
+std::string writeActionTable(const std::vector<std::vector<Cell>> &rows);
+std::string spell(const Cell &cell);
+
+} // namespace schedc::interop
