@@ -6,6 +6,7 @@
 #include "RuntimeArchives.h"
 #include "codegen/LowerToLLVM.h"
 #include "codegen/Pipeline.h"
+#include "install/Installation.h"
 
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
@@ -160,11 +161,12 @@ int build(const ir::Program &program, const ir::Function &entry, const SourceMan
   // MPI and BLAS, (CUDA's libraries,) threads.
   const char *cxx = std::getenv("CXX");
   std::vector<std::string> argv{cxx && *cxx ? cxx : "c++", "-o", options.output, objectPath};
-  auto add = [&argv](const char *list) {
+  std::string runtime = install::runtimeDir(SCHEDC_RUNTIME_BUILD_DIR);
+  auto add = [&argv, &runtime](const char *list) {
     std::stringstream items(list);
     for (std::string a; std::getline(items, a, ';');)
-      if (!a.empty())
-        argv.push_back(a);
+      if (!a.empty()) // a bare name is one of schedc's archives, in the runtime folder
+        argv.push_back(a[0] == '/' || a[0] == '-' ? a : runtime + "/" + a);
   };
   if (options.cuda)
     add(SCHEDC_CUDA_ARCHIVE);

@@ -10,7 +10,11 @@
 #include "driver/HandOff.h"
 #include "driver/Interop.h"
 #include "driver/Options.h"
+#include "install/Installation.h"
 #include "ir/IR.h"
+#include "sema/Imports.h"
+
+#include "RuntimeArchives.h"
 #include "sim/Run.h"
 
 #include <filesystem>
@@ -55,8 +59,9 @@ int runDriver(const std::vector<std::string> &args, const Compiler *compiler) {
     std::cout << helpText();
     return kExitOk;
   }
-  if (opts.command == Command::Version) {
-    std::cout << "schedc 0.1.0\n";
+  if (opts.command == Command::Version) { // and where its own files are (an install's, or the build tree's)
+    std::cout << "schedc 0.1.0\nstdlib: " << sema::defaultStdlibDir()
+              << "\nruntime: " << install::runtimeDir(SCHEDC_RUNTIME_BUILD_DIR) << "\n";
     return kExitOk;
   }
   bool compiles = opts.command == Command::Build || opts.command == Command::Run;

@@ -1,8 +1,9 @@
-// HandOff implementation: /proc/self/exe names this executable; execv keeps the process (its
+// HandOff implementation: schedc-llvm is beside this executable; execv keeps the process (its
 // id, environment and open files, so an MPI launcher's ranks stay its ranks).
 #include "driver/HandOff.h"
 
 #include "diagnostics/Diagnostics.h"
+#include "install/Installation.h"
 
 #include <cerrno>
 #include <cstring>
@@ -16,11 +17,8 @@ namespace {
 
 // The program `build` and `run` are handed to: schedc-llvm beside this executable.
 std::string compilerPath() {
-  std::error_code error;
-  std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", error);
-  if (error)
-    return "schedc-llvm";
-  return (self.parent_path() / "schedc-llvm").string();
+  std::string dir = install::executableDir();
+  return dir.empty() ? "schedc-llvm" : (std::filesystem::path(dir) / "schedc-llvm").string();
 }
 
 } // namespace

@@ -2,6 +2,7 @@
 // stack of files being loaded, so a cycle is seen the moment it closes.
 #include "sema/Imports.h"
 
+#include "install/Installation.h"
 #include "parse/Parser.h"
 
 #include <cstdlib>
@@ -16,9 +17,9 @@ std::string defaultStdlibDir() {
   if (const char *env = std::getenv("SCHEDC_STDLIB"))
     return env;
 #ifdef SCHEDC_STDLIB_DIR
-  return SCHEDC_STDLIB_DIR;
+  return install::stdlibDir(SCHEDC_STDLIB_DIR);
 #else
-  return "stdlib";
+  return install::stdlibDir("stdlib");
 #endif
 }
 
