@@ -43,8 +43,10 @@ OPTIONS
                        draw: svg (default) or html (a page with details on hover)
   --trace=FILE         check, draw, run: write a Chrome trace (open it in Perfetto)
   --cost-model=NAME    puzzle (default: the puzzles' exact model), compute-only
-                       (communication takes no time) or hardware (seconds of --model on
-                       --hardware, communication overlapping compute; docs/costs.md)
+                       (communication takes no time), equal-phases (forward, B and W
+                       one step each, communication free: the zero-bubble papers' times)
+                       or hardware (seconds of --model on --hardware, communication
+                       overlapping compute; docs/costs.md)
   --model=NAME|FILE    the hardware model's transformer: a preset (gpt3-175b, llama3-8b,
                        llama3-70b, llama3-405b, megatron-22b/175b/530b/1t) or a TOML file;
                        without it, the real backends' tanh(xW1)W2 layer of --hidden, --tokens

@@ -1,4 +1,4 @@
-// The puzzle and compute-only cost models. Their lengths keep Python's int/float-ness: forward
+// The puzzle, compute-only and equal-phases cost models. Their lengths keep Python's int/float-ness: forward
 // and backward lengths are integers, the rest are doubles, as in the puzzle library, so the
 // figures print digit for digit as it prints them (SEMANTICS.md, "Printing").
 #include "cost/CostModel.h"
@@ -42,9 +42,33 @@ public:
   }
 };
 
+// The zero-bubble papers' idealisation (Qi et al. 2023, "assuming T_F = T_B = T_W"): a
+// forward, an input-gradient half and a weight-gradient half take one step each (so a whole
+// backward two) per micro-batch, and communication is free. Under it their bubble figures —
+// ZB-V's zero bubble, ZB-H1's third of 1F1B's — can be checked as published.
+class EqualPhasesCost : public ComputeOnlyCost {
+public:
+  std::string_view name() const override { return "equal-phases"; }
+  Number length(const Work &w) const override {
+    double parts = static_cast<double>(w.tensorParts);
+    switch (w.kind) {
+    case EventKind::Forward:
+    case EventKind::BackwardInput:
+    case EventKind::BackwardWeight:
+      return w.tensorParts == 1 ? Number::integer(w.microBatches)
+                                : Number::real(static_cast<double>(w.microBatches) / parts);
+    case EventKind::Backward:
+      return w.tensorParts == 1 ? Number::integer(2 * w.microBatches)
+                                : Number::real(2.0 * static_cast<double>(w.microBatches) / parts);
+    default: return ComputeOnlyCost::length(w);
+    }
+  }
+};
+
 const PuzzleCost kPuzzle;
 const ComputeOnlyCost kComputeOnly;
-const CostModel *const kModels[] = {&kPuzzle, &kComputeOnly};
+const EqualPhasesCost kEqualPhases;
+const CostModel *const kModels[] = {&kPuzzle, &kComputeOnly, &kEqualPhases};
 
 } // namespace
 

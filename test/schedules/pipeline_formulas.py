@@ -31,18 +31,41 @@ from, over a grid of stage counts p and micro-batch counts m, under
   never above 1F1B's; with one chunk and slack 0 it is 1F1B, figure for figure;
 - Breadth-First (Lamy-Poirier, 2022): bubble (p - 1) / (v m + p - 1) when m >= p, with all
   m micro-batches in flight on every stage, as GPipe.
+- under `--cost-model=equal-phases` (T_F = T_B = T_W, communication free: the zero-bubble
+  paper's idealisation; Qi et al. 2023, and the table of its authors' schedule comparison),
+  with bubble rate = idle / useful time = b / (1 - b) of the bubble fraction b: 1F1B's is
+  (p - 1) / m and ZB-H1's (p - 1) / (3m) when m >= p; ZB-V (2p chunks of one layer, V-shaped)
+  has zero bubble when m >= 2p — every rank computes without a gap from its first operation
+  to its last (the paper's parallelogram), so the whole step's bubble fraction is only the
+  staggered start, (p - 1) / (6m + p - 1) — and passes exactly twice 1F1B's messages.
 
 Prints one line per case and exits 1 on the first mismatch list."""
+import csv
 import json
 import os
 import subprocess
 import sys
+import tempfile
 
 schedc, stdlib = sys.argv[1:3]
 failures = []
 
 
 A = 512 * 256
+
+
+EVENTS = os.path.join(tempfile.mkdtemp(), "events.csv")
+
+
+def rank_gaps(events, p):
+    """Each rank's idle time between the start of its first computation and the end of its last."""
+    gaps = []
+    for r in range(p):
+        rows = [row for row in csv.DictReader(open(events, newline=""))
+                if row["rank"] == str(r) and row["typ"] in ("forward", "backward", "backward_input", "backward_weight")]
+        span = max(float(x["time"]) + float(x["length"]) for x in rows) - min(float(x["time"]) for x in rows)
+        gaps.append(round(span - sum(float(x["length"]) for x in rows), 9))
+    return gaps
 
 
 def check(schedule, p, m, *extra, layers=None):
@@ -120,6 +143,23 @@ for p in (1, 2, 3, 4, 8):
                 failures.append(f"breadth_first p={p} m={m} v={v}: in flight {in_flight}, expected {[m] * p}")
             print(f"p={p} m={m} v={v}: bubble interleaved/breadth-first {bubble:.6f} / "
                   f"{doc['bubble_fraction']:.6f} (expected {looped:.6f} when m is a multiple of p)")
+        # The zero-bubble papers' equal phases.
+        equal = "--cost-model=equal-phases"
+        for name, expected in (("1f1b", (p - 1) / m), ("zbh1", (p - 1) / (3 * m))):
+            b = check(name, p, m, equal)["bubble_fraction"]
+            if m >= p and abs(b / (1 - b) - expected) > 1e-9:
+                failures.append(f"{name} p={p} m={m} equal phases: bubble rate {b / (1 - b)}, expected {expected}")
+        zbv = check("zbv", p, m, equal, "--events=" + EVENTS)
+        gaps = rank_gaps(EVENTS, p)
+        if m >= 2 * p and (gaps != [0] * p or abs(zbv["bubble_fraction"] - (p - 1) / (6 * m + p - 1)) > 1e-9):
+            failures.append(f"zbv p={p} m={m} equal phases: gaps {gaps}, bubble {zbv['bubble_fraction']}, expected none "
+                            f"and {(p - 1) / (6 * m + p - 1)}")
+        volume = check("1f1b", p, m, equal)["communication_volume"]
+        if zbv["communication_volume"] != 2 * volume:
+            failures.append(f"zbv p={p} m={m}: communication {zbv['communication_volume']}, expected 2 x 1f1b's {volume}")
+        print(f"p={p} m={m}: zbv under equal phases: idle between each rank's first and last computation {gaps}, "
+              f"bubble {zbv['bubble_fraction']:.6f}")
+
         # One chunk and the lean warm-up: 1F1B itself, every figure equal.
         for extra in ([], ["--cost-model=compute-only"]):
             same = check("interleaved", p, m, "-D", "chunks=1", "-D", "slack=0", *extra)

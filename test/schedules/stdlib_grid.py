@@ -62,6 +62,8 @@ grid = {
     "recompute": [dict(layers=l, batches=r * k, ranks=r, segment=s) for l in (1, 4, 5) for r in (1, 4)
                   for k in (1, 2) for s in (1, 2, 3)],
     "zbh1": [dict(layers=p * c, batches=m, ranks=p) for p in (1, 2, 4) for c in (1, 2) for m in (1, 4, 8)],
+    "zbv": [dict(layers=2 * p * c, batches=m, ranks=p) for p in (1, 2, 3, 4) for c in (1, 2)
+            for m in (1, 2, 3, 5, 8, 9)],
     "hybrid": [dict(layers=s * c, batches=(r // s) * k, ranks=r, stages=s) for s in (1, 2, 4) for r in (s, 2 * s, 4 * s)
                for c in (1, 2) for k in (1, 3)],
     "interleaved": [dict(layers=p * v * c, batches=m, ranks=p, chunks=v, slack=s) for p in (1, 2, 3, 4)
