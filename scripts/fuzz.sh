@@ -2,7 +2,8 @@
 # Builds the libFuzzer targets under AddressSanitizer + UndefinedBehaviorSanitizer (clang-19,
 # into build-fuzz/) and runs each: first over its regression inputs (test/fuzz/regressions:
 # every finding ever fixed), then fuzzing from a seed corpus of every .sched file in the
-# repository, with the language's dictionary, RSS and time limits.
+# repository (for FuzzPytorchCsv, every .csv: PyTorch schedule files), with the dictionary of
+# the language (or of the CSV actions), RSS and time limits.
 #   scripts/fuzz.sh                              a smoke run: 120 s per target (CI)
 #   scripts/fuzz.sh --runs=1000000 --jobs=2      a long run (figures in docs/fuzzing.md)
 #   scripts/fuzz.sh --seconds=600 FuzzCheck
@@ -24,12 +25,12 @@ for a in "$@"; do
     --runs=*) runs=${a#--runs=} ;;
     --seconds=*) seconds=${a#--seconds=} ;;
     --jobs=*) jobs=${a#--jobs=} ;;
-    FuzzFrontEnd | FuzzCheck) targets+=("$a") ;;
-    *) echo "usage: scripts/fuzz.sh [--runs=N | --seconds=S] [--jobs=N] [FuzzFrontEnd] [FuzzCheck]" >&2; exit 2 ;;
+    FuzzFrontEnd | FuzzCheck | FuzzPytorchCsv) targets+=("$a") ;;
+    *) echo "usage: scripts/fuzz.sh [--runs=N | --seconds=S] [--jobs=N] [FuzzFrontEnd] [FuzzCheck] [FuzzPytorchCsv]" >&2; exit 2 ;;
   esac
 done
 if [[ -n "$runs" ]]; then limit=(-runs="$runs"); else limit=(-max_total_time="$seconds"); fi
-((${#targets[@]})) || targets=(FuzzFrontEnd FuzzCheck)
+((${#targets[@]})) || targets=(FuzzFrontEnd FuzzCheck FuzzPytorchCsv)
 
 if [[ ! -f build-fuzz/build.ninja ]]; then
   cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
@@ -53,10 +54,13 @@ for t in "${targets[@]}"; do
   corpus=build-fuzz/corpus/$t
   mkdir -p "$corpus"
   seeds=$(mktemp -d)
-  find examples stdlib test/lit -name '*.sched' | while read -r f; do cp "$f" "$seeds/${f//\//_}"; done
+  # Seeds: the schedules, or for the CSV target the PyTorch files (and their dictionary).
+  kind=sched dict=test/fuzz/sched.dict
+  [[ $t == FuzzPytorchCsv ]] && kind=csv dict=test/fuzz/csv.dict
+  find examples stdlib test/lit -name "*.$kind" | while read -r f; do cp "$f" "$seeds/${f//\//_}"; done
   echo "== $t: fuzzing (${limit[*]}, $jobs process(es))"
   rm -f build-fuzz/findings/"$t"-*
-  args=("$corpus" "$seeds" -dict=test/fuzz/sched.dict -max_len=8192 -rss_limit_mb=2048 -timeout=30
+  args=("$corpus" "$seeds" -dict="$dict" -max_len=8192 -rss_limit_mb=2048 -timeout=30
     -artifact_prefix="build-fuzz/findings/$t-" -print_final_stats=1 "${limit[@]}")
   log=build-fuzz/$t.log
   status=0

@@ -40,6 +40,7 @@ cases = {
     os.path.join(stdlib, "recompute.sched"): ["-D layers=5 -D segment=2"],
     os.path.join(stdlib, "zbh1.sched"): ["", "-D ranks=3 -D layers=6 -D batches=5"],
     os.path.join(stdlib, "zbv.sched"): ["", "-D ranks=3 -D layers=12 -D batches=7"],
+    os.path.join(stdlib, "dualpipev.sched"): ["", "-D ranks=3 -D layers=6 -D batches=7"],
     os.path.join(stdlib, "interleaved.sched"): ["-D ranks=2 -D batches=3", "-D ranks=1 -D chunks=3 -D layers=6"],
     os.path.join(stdlib, "breadth_first.sched"): ["-D stages=2", "-D layers=12 -D chunks=3 -D batches=4 -D stages=2"],
     os.path.join(stdlib, "gpipe.sched"): ["-D segment=2 -D layers=12"],

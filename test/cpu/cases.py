@@ -10,6 +10,7 @@ puzzles = {  # name: (layers, batches, ranks) at the defaults
     "zero1": (4, 8, 4), "zero2": (4, 8, 4),  # from stdlib/: `shard` on real tensors
     "zbh1": (8, 8, 4),  # from stdlib/: the split backward on real tensors
     "zbv": (8, 8, 4),  # from stdlib/: V-shaped placement, two chunks a rank, split backward
+    "dualpipev": (8, 8, 4),  # from stdlib/: the same placement, whole and split backwards mixed
     "interleaved": (8, 8, 2), "breadth_first": (8, 8, 4), "gpipe_recompute": (8, 8, 4),
     # Megatron-LM's 3D schedule, dp 2 x stage 2 x tp 2 with sequence parallelism, and
     # dp 1 x stage 2 x tp 4 with the tensor-parallel all-reduces: tensor parallelism on
@@ -19,7 +20,7 @@ puzzles = {  # name: (layers, batches, ranks) at the defaults
     "megatron": (8, 8, 8), "megatron_tp4": (8, 8, 8), "megatron_interleaved": (8, 8, 8),
     "megatron_distributed": (8, 8, 8),
 }
-from_stdlib = {"zero1": "zero1", "zero2": "zero2", "zbh1": "zbh1", "zbv": "zbv", "interleaved": "interleaved",
+from_stdlib = {"zero1": "zero1", "zero2": "zero2", "zbh1": "zbh1", "zbv": "zbv", "dualpipev": "dualpipev", "interleaved": "interleaved",
                "breadth_first": "breadth_first", "gpipe_recompute": "gpipe", "megatron": "megatron",
                "megatron_tp4": "megatron", "megatron_interleaved": "megatron",
                "megatron_distributed": "megatron"}

@@ -3,7 +3,7 @@
 
 The cpu backend's proofs, run under MPI (one process per rank, oversubscribed):
 1. Equivalence: each of the eight puzzle schedules and the stdlib's ZeRO-1, ZeRO-2, ZB-H1,
-   ZB-V (V-shaped: two chunks a rank, the middle handed over in storage),
+   ZB-V and DualPipeV (V-shaped: two chunks a rank, the middle handed over in storage),
    interleaved 1F1B (two stages: activations and gradients both ways, told apart by tag),
    Breadth-First on a dp x stage mesh, GPipe with recomputation and Megatron's dp x stage x
    tp mesh (2 x 2 x 2 with sequence parallelism, also with two model chunks per stage or

@@ -68,7 +68,7 @@ def worst(out, ref, tolerance):
 one_rank = {
     "ddp-1": ("ddp", []), "recompute-1": ("recompute", []), "zero1-1": ("zero1", []), "zero2-1": ("zero2", []),
     "zero3-1": ("zero3", []), "gpipe-1": ("gpipe", ["-D", "segment=2"]), "1f1b-1": ("1f1b", []),
-    "zbh1-1": ("zbh1", []), "zbv-1": ("zbv", []), "interleaved-1": ("interleaved", ["-D", "chunks=2"]),
+    "zbh1-1": ("zbh1", []), "zbv-1": ("zbv", []), "dualpipev-1": ("dualpipev", []), "interleaved-1": ("interleaved", ["-D", "chunks=2"]),
     "breadth_first-1": ("breadth_first", ["-D", "stages=1", "-D", "chunks=2"]), "hybrid-1": ("hybrid", ["-D", "stages=1"]),
 }
 stdlib = os.path.join(os.path.dirname(os.path.abspath(examples)), "stdlib")

@@ -13,10 +13,10 @@
 #include "sema/Imports.h"
 #include "sema/Sema.h"
 #include "sim/Run.h"
+#include "SmallCheck.h"
 
 #include <cstdio>
 #include <cstdlib>
-#include <sstream>
 #include <string>
 
 using namespace schedc;
@@ -67,16 +67,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   options.costModel = flags & 2 ? cost::findCostModel("compute-only") : &cost::puzzleCost();
   options.bytes.given = flags & 4;
   options.bytes.precision = flags & 8 ? sim::Precision::Bf16 : sim::Precision::Fp32;
-  options.limits.maxSteps = 20'000;
-  options.limits.maxSeconds = 5;
-  options.limits.maxMemoryMiB = 0; // libFuzzer's -rss_limit_mb watches memory
-  std::ostringstream out;
-  int code = check::runCheck(*program, schedule, *params, options, sources, diags, out);
-  for (const Diagnostic &d : diags.diagnostics())
-    (void)diags.format(d);
-  if (code == kExitInternal) {
-    std::fprintf(stderr, "check exited %d (internal error) on this input:\n%s\n", code, out.str().c_str());
-    std::abort();
-  }
+  fuzz::runSmallCheck(*program, schedule, *params, options, sources, diags);
   return 0;
 }

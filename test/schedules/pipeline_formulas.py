@@ -37,7 +37,12 @@ from, over a grid of stage counts p and micro-batch counts m, under
   (p - 1) / m and ZB-H1's (p - 1) / (3m) when m >= p; ZB-V (2p chunks of one layer, V-shaped)
   has zero bubble when m >= 2p — every rank computes without a gap from its first operation
   to its last (the paper's parallelogram), so the whole step's bubble fraction is only the
-  staggered start, (p - 1) / (6m + p - 1) — and passes exactly twice 1F1B's messages.
+  staggered start, (p - 1) / (6m + p - 1) — and passes exactly twice 1F1B's messages;
+- DualPipeV (two chunks of one layer a rank, V-shaped; m >= 2p) holds at most
+  ((p + 1) c + 1) A of activations on a rank, c = 2 its layers: PP + 1 micro-batches of a
+  rank's layers against 1F1B's PP, the activation column of DualPipe's published table
+  (github.com/deepseek-ai/DualPipe); its bubble formula needs an overlapped forward and
+  backward, which the cost models do not have yet (docs/schedules.md).
 
 Prints one line per case and exits 1 on the first mismatch list."""
 import csv
@@ -157,6 +162,11 @@ for p in (1, 2, 3, 4, 8):
         volume = check("1f1b", p, m, equal)["communication_volume"]
         if zbv["communication_volume"] != 2 * volume:
             failures.append(f"zbv p={p} m={m}: communication {zbv['communication_volume']}, expected 2 x 1f1b's {volume}")
+        if p > 1 and m >= 2 * p:
+            dualpipev = check("dualpipev", p, m, "--cost-model=compute-only")
+            most = max(r["peak_activation_memory"] for r in dualpipev["per_rank"])
+            if most != ((p + 1) * 2 + 1) * A:
+                failures.append(f"dualpipev p={p} m={m}: peak activations {most}, expected {((p + 1) * 2 + 1) * A}")
         print(f"p={p} m={m}: zbv under equal phases: idle between each rank's first and last computation {gaps}, "
               f"bubble {zbv['bubble_fraction']:.6f}")
 

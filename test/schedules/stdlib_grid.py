@@ -64,6 +64,8 @@ grid = {
     "zbh1": [dict(layers=p * c, batches=m, ranks=p) for p in (1, 2, 4) for c in (1, 2) for m in (1, 4, 8)],
     "zbv": [dict(layers=2 * p * c, batches=m, ranks=p) for p in (1, 2, 3, 4) for c in (1, 2)
             for m in (1, 2, 3, 5, 8, 9)],
+    "dualpipev": [dict(layers=2 * p * c, batches=2 * p + k, ranks=p) for p in (1, 2, 3, 4, 5) for c in (1, 2)
+                  for k in (0, 1, 2, 3, 7)],
     "hybrid": [dict(layers=s * c, batches=(r // s) * k, ranks=r, stages=s) for s in (1, 2, 4) for r in (s, 2 * s, 4 * s)
                for c in (1, 2) for k in (1, 3)],
     "interleaved": [dict(layers=p * v * c, batches=m, ranks=p, chunks=v, slack=s) for p in (1, 2, 3, 4)

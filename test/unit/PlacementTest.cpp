@@ -190,11 +190,31 @@ TEST(Placement, FiguresDoNotNeedTheEvents) {
 }
 
 TEST(Placement, CostModelsByName) {
-  EXPECT_EQ(cost::costModelNames(), "puzzle, compute-only");
+  EXPECT_EQ(cost::costModelNames(), "puzzle, compute-only, equal-phases");
   ASSERT_NE(cost::findCostModel("compute-only"), nullptr);
   EXPECT_EQ(cost::findCostModel("compute-only")->length({.kind = EventKind::AllReduce}).str(), "0");
   EXPECT_EQ(cost::findCostModel("puzzle"), &cost::puzzleCost());
   EXPECT_EQ(cost::findCostModel("hardware"), nullptr);
+}
+
+// The zero-bubble papers' times: F = B = W, a whole backward B + W, communication free; a
+// tensor-parallel part computes its share.
+TEST(Placement, EqualPhases) {
+  const cost::CostModel *model = cost::findCostModel("equal-phases");
+  ASSERT_NE(model, nullptr);
+  auto length = [model](EventKind kind, int64_t microBatches, int16_t parts = 1) {
+    return model->length({.kind = kind, .tensorParts = parts, .microBatches = microBatches}).str();
+  };
+  EXPECT_EQ(length(EventKind::Forward, 1), "1");
+  EXPECT_EQ(length(EventKind::BackwardInput, 1), "1");
+  EXPECT_EQ(length(EventKind::BackwardWeight, 3), "3");
+  EXPECT_EQ(length(EventKind::Backward, 2), "4");
+  EXPECT_EQ(length(EventKind::Backward, 1, 2), "1.0");
+  EXPECT_EQ(length(EventKind::Forward, 1, 2), "0.5");
+  EXPECT_EQ(length(EventKind::AllReduce, 1), "0");
+  EXPECT_EQ(length(EventKind::Pass, 1), "0");
+  EXPECT_EQ(length(EventKind::Update, 0), "0.5");
+  EXPECT_TRUE(model->oneStream());
 }
 
 } // namespace
