@@ -58,6 +58,42 @@ std::string Shape::placement() const {
   return looped ? "looped" : vShaped ? "V-shaped" : "as the file places them";
 }
 
+// Whether every action that takes a value has an action in the file that makes it: a
+// backward or SEND_F its forward, a W or SEND_B the input half (I, B or BW) of the same stage
+// and micro-batch; reports each that has not. (A file of forwards alone, or of Ws alone, is
+// no training step: this says so at the cell, where the schedule would read values nothing
+// in it makes.)
+bool eachActionHasItsMaker(const ActionTable &table, DiagnosticEngine &diags) {
+  std::set<std::pair<int64_t, int64_t>> forwards, inputGradients;
+  for (const std::vector<Cell> &row : table.rows)
+    for (const Cell &cell : row)
+      for (const Action &a : cell.actions) {
+        if (a.type == ActionType::Forward)
+          forwards.insert({a.stage, a.microBatch});
+        if (isCompute(a.type) && a.type != ActionType::Forward && a.type != ActionType::BackwardWeight)
+          inputGradients.insert({a.stage, a.microBatch});
+      }
+  bool ok = true;
+  for (const std::vector<Cell> &row : table.rows)
+    for (const Cell &cell : row)
+      for (const Action &a : cell.actions) {
+        bool needsGradient = a.type == ActionType::BackwardWeight || a.type == ActionType::SendB;
+        bool needsForward = a.type == ActionType::SendF || (isCompute(a.type) && a.type != ActionType::Forward &&
+                                                            a.type != ActionType::BackwardWeight);
+        std::pair<int64_t, int64_t> key{a.stage, a.microBatch};
+        if ((!needsGradient || inputGradients.count(key)) && (!needsForward || forwards.count(key)))
+          continue;
+        diags.error(cell.range, needsGradient
+                                    ? fmt::format("`{}` has no input-gradient half (`{}I{}` or `{}B{}`) anywhere in "
+                                                  "the file: it takes the gradient that computes",
+                                                  spell(Cell{{a}, {}}), a.stage, a.microBatch, a.stage, a.microBatch)
+                                    : fmt::format("`{}` has no forward `{}F{}` anywhere in the file",
+                                                  spell(Cell{{a}, {}}), a.stage, a.microBatch));
+        ok = false;
+      }
+  return ok;
+}
+
 // Which rank computes each stage, and the rest of the shape; reports what cannot be imported.
 std::optional<Shape> shapeOf(const ActionTable &table, DiagnosticEngine &diags) {
   Shape shape;
@@ -100,13 +136,18 @@ std::optional<Shape> shapeOf(const ActionTable &table, DiagnosticEngine &diags) 
   if (!ok)
     return std::nullopt;
   owner.resize(static_cast<size_t>(shape.stages), {-1, {}});
+  int64_t missing = 0, first = -1; // stages no row computes (one message for all)
   for (int64_t s = 0; s < shape.stages; ++s)
-    if (owner[static_cast<size_t>(s)].first < 0) {
-      diags.error(table.rowRanges.front(), fmt::format("stage {} is computed in no row: the file's stages are "
-                                                       "numbered 0 to {}, and each needs a forward",
-                                                       s, shape.stages - 1));
-      ok = false;
-    }
+    if (owner[static_cast<size_t>(s)].first < 0 && missing++ == 0)
+      first = s;
+  if (missing > 0) {
+    diags.error(table.rowRanges.front(),
+                fmt::format("stage {} is computed in no row{}: the file's stages are numbered 0 to {}, and each "
+                            "needs a forward",
+                            first, missing > 1 ? fmt::format(" (nor are {} more)", missing - 1) : "",
+                            shape.stages - 1));
+    ok = false;
+  }
   if (ok && 2 * shape.stages * shape.microBatches > kTags) {
     diags.error(table.rowRanges.front(),
                 fmt::format("{} stages x {} micro-batches need {} message tags; a schedule has {}", shape.stages,
@@ -126,6 +167,8 @@ std::optional<Shape> shapeOf(const ActionTable &table, DiagnosticEngine &diags) 
       for (const Action &a : cell.actions)
         if (shape.makesWeightGradient(a) && shape.firstGradient[static_cast<size_t>(a.stage)] < 0)
           shape.firstGradient[static_cast<size_t>(a.stage)] = a.microBatch;
+  if (!eachActionHasItsMaker(table, diags))
+    return std::nullopt;
   return shape;
 }
 
@@ -347,11 +390,12 @@ std::optional<ImportedSchedule> importSchedule(const ActionTable &table, const s
     for (const Cell &cell : table.rows[static_cast<size_t>(r)])
       ok = w.cell(r, cell) && ok;
     w.endRow();
-    for (int64_t s : mine)
-      w.line(fmt::format("    for l in {} * per..{} * per {{ w[l], opt[l] = update(l, gw[l], w[l], opt[l]); free "
-                         "gw[l]; }}",
-                         s, s + 1),
-             row);
+    for (int64_t s : mine) // a stage with no weight gradient is not updated (the check says so)
+      if (sh.firstGradient[static_cast<size_t>(s)] >= 0)
+        w.line(fmt::format("    for l in {} * per..{} * per {{ w[l], opt[l] = update(l, gw[l], w[l], opt[l]); free "
+                           "gw[l]; }}",
+                           s, s + 1),
+               row);
     w.line("  }", row);
   }
   w.line("}", top);

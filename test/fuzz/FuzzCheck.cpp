@@ -6,6 +6,7 @@
 // most 8 ranks, 16 layers and micro-batches, 20 000 statements, 5 s); larger parameters
 // are skipped, not run. Nothing may crash or trip a sanitizer, and an exit code the docs
 // reserve for compiler bugs (70) aborts the target.
+#include "SmallCheck.h"
 #include "check/Check.h"
 #include "check/Interpreter.h"
 #include "diagnostics/Diagnostics.h"
@@ -13,7 +14,6 @@
 #include "sema/Imports.h"
 #include "sema/Sema.h"
 #include "sim/Run.h"
-#include "SmallCheck.h"
 
 #include <cstdio>
 #include <cstdlib>

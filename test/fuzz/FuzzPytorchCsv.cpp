@@ -4,6 +4,7 @@
 // importer bug: the target aborts), and if small enough (at most 8 ranks and 16
 // micro-batches) it runs under the checker, where nothing may crash, trip a sanitizer or
 // exit 70. Every diagnostic is formatted, through the derived text's mapping to the CSV.
+#include "SmallCheck.h"
 #include "check/Check.h"
 #include "check/Interpreter.h"
 #include "diagnostics/Diagnostics.h"
@@ -12,7 +13,6 @@
 #include "sema/Imports.h"
 #include "sema/Sema.h"
 #include "sim/Run.h"
-#include "SmallCheck.h"
 
 #include <cstdio>
 #include <cstdlib>
