@@ -142,6 +142,7 @@ int runCompare(const Options &opts, SourceManager &sources, DiagnosticEngine &di
   runOptions.limits = opts.limits;
   runOptions.costModel = opts.costModel;
   runOptions.bytes = opts.bytes;
+  runOptions.silenced = opts.silenced;
   std::vector<Row> rows;
   bool allCorrect = true;
   for (size_t i = 0; i < programs.size(); ++i) {

@@ -34,6 +34,7 @@ sim::RunOptions runOptionsOf(const Options &opts) {
   runOptions.traceFile = opts.traceFile;
   runOptions.costModel = opts.costModel;
   runOptions.bytes = opts.bytes;
+  runOptions.silenced = opts.silenced;
   if (opts.command != Command::Draw)
     return runOptions;
   runOptions.timelineFile = opts.output;

@@ -61,7 +61,8 @@ OPTIONS
   --error-limit=N      Stop after N errors (default 20, 0 means no limit)
   --events=FILE        check, run: write every event (rank, kind, layer, batches,
                        start, length, memory) as CSV, in the format of the reference traces
-
+)" + std::string(sim::kWarningsHelp) +
+         R"(
 LIMITS (check, draw, run, compare; compiled programs take the same options): a run that
 reaches one stops with an error naming it, and exit code 6
 )" + std::string(sim::kLimitsHelp) +
@@ -273,7 +274,7 @@ std::optional<Options> parseOptions(const std::vector<std::string> &argv, std::s
     }
     if (readInputOption(args, o, error) || readOutputOption(args, o, error))
       continue;
-    if (std::string flag = sim::readSharedOption(args, o.bytes, o.limits, error); !flag.empty()) {
+    if (std::string flag = sim::readSharedOption(args, o.bytes, o.limits, o.silenced, error); !flag.empty()) {
       if (error.empty() && o.command == Command::Build)
         error = flag + " is an option of the compiled program, not of build (pass it when it runs)";
     } else {

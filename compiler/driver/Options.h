@@ -7,6 +7,7 @@
 #include "cost/CostModel.h"
 #include "sim/Budget.h"
 #include "sim/Bytes.h"
+#include "sim/SharedOptions.h"
 
 #include <memory>
 #include <optional>
@@ -47,6 +48,7 @@ struct Options {
   bool comms = false;                        // --comms (export): the sends and receives too
   sim::Limits limits = sim::defaultLimits(); // --max-steps, --time-limit, --memory-limit
   sim::ByteModel bytes;                      // --hidden, --tokens, --optimizer, --precision: bytes to predict
+  sim::SilencedWarnings silenced;            // --no-warn=leftover,unreceived
 };
 
 // Parses argv. On error returns nullopt and sets `error`.

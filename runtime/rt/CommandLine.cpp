@@ -138,7 +138,7 @@ std::optional<CommandLine> readCommandLine(const std::vector<std::string> &argv,
       return line;
     }
     if (!readBackendOption(args, line, error) && !readReportOption(args, line, error) &&
-        sim::readSharedOption(args, line.options.bytes, line.options.limits, error).empty())
+        sim::readSharedOption(args, line.options.bytes, line.options.limits, line.options.silenced, error).empty())
       error = "unknown option `" + a + "`";
   }
   if (!args.error().empty()) // a flag last on the line, whose reader saw an empty value
@@ -199,7 +199,8 @@ bytes of it, and cpu and cuda measure them):
   --trace=FILE         write a Chrome trace of the run (open it in Perfetto)
   --draw=FILE          draw the run's timeline (SVG, or HTML when FILE ends in .html);
                        on the cpu and cuda backends both show measured times and memory
-)" + sim::kLimitsHelp +
+)" + sim::kWarningsHelp +
+         sim::kLimitsHelp +
          R"(  --help               this text
 
 Exit codes: 0 correct, 1 not a correct training step, 2 bad command line or parameters,

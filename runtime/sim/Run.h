@@ -54,6 +54,7 @@ struct RunOptions {
   // afterRun reads the events (World::events); they are kept anyway for the files above.
   bool keepEvents = false;
   bool recordTransfers = false; // and what each send and receive moved (Rank::transfers)
+  SilencedWarnings silenced;    // --no-warn
   // The process exits after this run: its World is left to the exit, not torn down (freeing
   // every event and value one by one was 5% of checking fsdp on 1024 ranks).
   bool lastRun = false;

@@ -132,6 +132,8 @@ void World::record(Severity s, SourceRange at, const char *code, std::string mes
                    std::vector<Diagnostic> notes) {
   if (cancelled_) // the run is being abandoned: what follows a fatal error is its echo
     return;
+  if (s == Severity::Warning && options_.silenced.silences(code))
+    return;
   // Problems of the whole run (rank -1) are each their own report.
   auto key = std::make_pair(std::string(code), std::make_tuple(at.begin.file, at.begin.line, at.begin.col));
   auto it = rank < 0 ? diagIndex_.end() : diagIndex_.find(key);
@@ -287,7 +289,8 @@ void World::checkEnd() {
       for (const Message &m : queue)
         record(Severity::Warning, m.sentAt, "unreceived",
                "a message sent here from rank " + std::to_string(route.first) + " to rank " + std::to_string(to) +
-                   (route.second ? " with tag " + std::to_string(route.second) : "") + " is never received",
+                   (route.second ? " with tag " + std::to_string(route.second) : "") +
+                   " is never received (receive it, or pass --no-warn=unreceived if it is meant)",
                route.first);
   // Activations and gradients still held (weights and optimizer states are the model),
   // by the statement that stored them; each warning names the first four slots in order
@@ -338,7 +341,8 @@ void World::checkEnd() {
     SourceRange at{{std::get<0>(key), std::get<1>(key), std::get<2>(key)}};
     record(Severity::Warning, at, "leftover",
            std::string(kindPlural(l.kind)) + " stored here are still held at the end of the step: " + list +
-               " (`free` them once the step no longer needs them)",
+               " (`free` them once the step no longer needs them, or pass --no-warn=leftover if they are meant "
+               "to stay)",
            -1);
   }
   checkFinalModel();

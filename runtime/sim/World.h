@@ -19,6 +19,7 @@
 #include "sim/Budget.h"
 #include "sim/Bytes.h"
 #include "sim/Fiber.h"
+#include "sim/SharedOptions.h"
 #include "sim/Sites.h"
 #include "sim/Storage.h"
 #include "sim/Value.h"
@@ -64,6 +65,7 @@ struct Options {
   bool keepEvents = true;
   // Record what each send and receive moves (Rank::transfers; `schedc export`).
   bool recordTransfers = false;
+  SilencedWarnings silenced; // --no-warn
 };
 
 // What a send or a receive moved (recorded with Options::recordTransfers): the rank's
