@@ -60,16 +60,19 @@ std::string Shape::placement() const {
 
 // Whether every action that takes a value has an action in the file that makes it: a
 // backward or SEND_F its forward, a W or SEND_B the input half (I, B or BW) of the same stage
-// and micro-batch; reports each that has not. (A file of forwards alone, or of Ws alone, is
+// and micro-batch; and every input half its W (else a weight gradient misses a micro-batch);
+// reports each that has not. (A file of forwards alone, or of Ws alone, is
 // no training step: this says so at the cell, where the schedule would read values nothing
 // in it makes.)
-bool eachActionHasItsMaker(const ActionTable &table, DiagnosticEngine &diags) {
-  std::set<std::pair<int64_t, int64_t>> forwards, inputGradients;
+bool eachActionHasItsMaker(const ActionTable &table, const Shape &shape, DiagnosticEngine &diags) {
+  std::set<std::pair<int64_t, int64_t>> forwards, inputGradients, weightHalves;
   for (const std::vector<Cell> &row : table.rows)
     for (const Cell &cell : row)
       for (const Action &a : cell.actions) {
         if (a.type == ActionType::Forward)
           forwards.insert({a.stage, a.microBatch});
+        if (a.type == ActionType::BackwardWeight)
+          weightHalves.insert({a.stage, a.microBatch});
         if (isCompute(a.type) && a.type != ActionType::Forward && a.type != ActionType::BackwardWeight)
           inputGradients.insert({a.stage, a.microBatch});
       }
@@ -81,6 +84,13 @@ bool eachActionHasItsMaker(const ActionTable &table, DiagnosticEngine &diags) {
         bool needsForward = a.type == ActionType::SendF || (isCompute(a.type) && a.type != ActionType::Forward &&
                                                             a.type != ActionType::BackwardWeight);
         std::pair<int64_t, int64_t> key{a.stage, a.microBatch};
+        if (shape.inputHalf(a) && !weightHalves.count(key)) { // its weight gradient is never computed
+          diags.error(cell.range, fmt::format("`{}` is an input-gradient half with no weight half `{}W{}` anywhere in "
+                                              "the file: stage {}'s weight gradient would miss micro-batch {}",
+                                              spell(Cell{{a}, {}}), a.stage, a.microBatch, a.stage, a.microBatch));
+          ok = false;
+          continue;
+        }
         if ((!needsGradient || inputGradients.count(key)) && (!needsForward || forwards.count(key)))
           continue;
         diags.error(cell.range, needsGradient
@@ -167,7 +177,7 @@ std::optional<Shape> shapeOf(const ActionTable &table, DiagnosticEngine &diags) 
       for (const Action &a : cell.actions)
         if (shape.makesWeightGradient(a) && shape.firstGradient[static_cast<size_t>(a.stage)] < 0)
           shape.firstGradient[static_cast<size_t>(a.stage)] = a.microBatch;
-  if (!eachActionHasItsMaker(table, diags))
+  if (!eachActionHasItsMaker(table, shape, diags))
     return std::nullopt;
   return shape;
 }
