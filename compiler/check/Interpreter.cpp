@@ -38,30 +38,49 @@ public:
   virtual ~Evaluator() = default;
 
   RtValue eval(const ir::Expr &e) {
+    if (e.type != ir::Type::Set)
+      return {evalInt(e), {}};
+    switch (e.op) {
+    case ir::ExprOp::Var: return slots_[static_cast<size_t>(e.value)];
+    case ir::ExprOp::Range: {
+      RtValue v;
+      v.set.lo = evalInt(e.operands[0]);
+      v.set.hi = evalInt(e.operands[1]);
+      return v;
+    }
+    case ir::ExprOp::SetLit: return setLiteral(e);
+    default: break;
+    }
+    SCHEDC_UNREACHABLE("a set expression the interpreter does not know");
+  }
+
+  // An integer or boolean expression (0 or 1): the hot path of every index, condition and
+  // argument, without a set-carrying RtValue for each node.
+  int64_t evalInt(const ir::Expr &e) {
     switch (e.op) {
     case ir::ExprOp::Int:
-    case ir::ExprOp::Bool: return {e.value, {}};
-    case ir::ExprOp::Var: return slots_[static_cast<size_t>(e.value)];
-    case ir::ExprOp::Rank: return {rankId(e.range), {}};
-    case ir::ExprOp::Ranks: return {model_ ? model_->ranks : 1, {}};
-    case ir::ExprOp::Layers: return {model_ ? model_->layers : 0, {}};
-    case ir::ExprOp::Batches: return {model_ ? model_->batches : 0, {}};
-    case ir::ExprOp::AxisCoord: return {axisCoord(static_cast<size_t>(e.value), e.range), {}};
-    case ir::ExprOp::AxisSize: return {axisSize(static_cast<size_t>(e.value), e.range), {}};
+    case ir::ExprOp::Bool: return e.value;
+    case ir::ExprOp::Var: return slots_[static_cast<size_t>(e.value)].i;
+    case ir::ExprOp::Rank: return rankId(e.range);
+    case ir::ExprOp::Ranks: return model_ ? model_->ranks : 1;
+    case ir::ExprOp::Layers: return model_ ? model_->layers : 0;
+    case ir::ExprOp::Batches: return model_ ? model_->batches : 0;
+    case ir::ExprOp::AxisCoord: return axisCoord(static_cast<size_t>(e.value), e.range);
+    case ir::ExprOp::AxisSize: return axisSize(static_cast<size_t>(e.value), e.range);
     case ir::ExprOp::Held: {
       sim::SlotIndex index;
       for (const ir::Expr &o : e.operands)
-        index.push_back(eval(o).i);
-      return {held(static_cast<uint32_t>(e.value), index) ? 1 : 0, {}};
+        index.push_back(evalInt(o));
+      return held(static_cast<uint32_t>(e.value), index) ? 1 : 0;
     }
     case ir::ExprOp::RankAt: {
       std::vector<int64_t> coords;
       for (const ir::Expr &o : e.operands)
-        coords.push_back(eval(o).i);
-      return {rankAt(coords, e.range), {}};
+        coords.push_back(evalInt(o));
+      return rankAt(coords, e.range);
     }
-    case ir::ExprOp::Neg: return {checked(0, eval(e.operands[0]).i, '-', e.range), {}};
-    case ir::ExprOp::Not: return {!eval(e.operands[0]).i, {}};
+    case ir::ExprOp::Neg: return checked(0, evalInt(e.operands[0]), '-', e.range);
+    case ir::ExprOp::Not: return !evalInt(e.operands[0]);
     case ir::ExprOp::Add:
     case ir::ExprOp::Sub:
     case ir::ExprOp::Mul:
@@ -73,56 +92,52 @@ public:
     case ir::ExprOp::Ge: return compare(e, [](int64_t a, int64_t b) { return a >= b; });
     case ir::ExprOp::Eq:
     case ir::ExprOp::Ne: return equality(e);
-    case ir::ExprOp::And: return {eval(e.operands[0]).i && eval(e.operands[1]).i, {}};
-    case ir::ExprOp::Or: return {eval(e.operands[0]).i || eval(e.operands[1]).i, {}};
-    case ir::ExprOp::Range: {
-      RtValue v;
-      v.set.lo = eval(e.operands[0]).i;
-      v.set.hi = eval(e.operands[1]).i;
-      return v;
-    }
-    case ir::ExprOp::SetLit: return setLiteral(e);
+    case ir::ExprOp::And: return evalInt(e.operands[0]) && evalInt(e.operands[1]);
+    case ir::ExprOp::Or: return evalInt(e.operands[0]) || evalInt(e.operands[1]);
     case ir::ExprOp::In: { // the set first, as compiled code does
       SetValue s = eval(e.operands[1]).set;
-      return {s.contains(eval(e.operands[0]).i), {}};
+      return s.contains(evalInt(e.operands[0]));
     }
     case ir::ExprOp::Min:
     case ir::ExprOp::Max: {
-      int64_t best = eval(e.operands[0]).i;
+      int64_t best = evalInt(e.operands[0]);
       for (size_t i = 1; i < e.operands.size(); ++i) {
-        int64_t v = eval(e.operands[i]).i;
+        int64_t v = evalInt(e.operands[i]);
         best = e.op == ir::ExprOp::Min ? std::min(best, v) : std::max(best, v);
       }
-      return {best, {}};
+      return best;
     }
-    case ir::ExprOp::Size: return {eval(e.operands[0]).set.size(), {}};
+    case ir::ExprOp::Size: return eval(e.operands[0]).set.size();
+    case ir::ExprOp::Range:
+    case ir::ExprOp::SetLit: break;
     }
-    SCHEDC_UNREACHABLE("an expression operator the interpreter does not know");
+    SCHEDC_UNREACHABLE("an integer expression the interpreter does not know");
   }
 
   // a + b, a - b, a * b, a / b, a % b: checked as compiled code checks them.
-  RtValue arithmetic(const ir::Expr &e) {
-    int64_t a = eval(e.operands[0]).i, b = eval(e.operands[1]).i;
+  int64_t arithmetic(const ir::Expr &e) {
+    int64_t a = evalInt(e.operands[0]), b = evalInt(e.operands[1]);
     char op = e.op == ir::ExprOp::Add   ? '+'
               : e.op == ir::ExprOp::Sub ? '-'
               : e.op == ir::ExprOp::Mul ? '*'
               : e.op == ir::ExprOp::Div ? '/'
                                         : '%';
-    return {checked(a, b, op, e.range), {}};
+    return checked(a, b, op, e.range);
   }
 
   // == and != of integers or sets.
-  RtValue equality(const ir::Expr &e) {
+  int64_t equality(const ir::Expr &e) {
     bool eq;
-    RtValue a = eval(e.operands[0]);
-    RtValue b = eval(e.operands[1]);
     if (e.operands[0].type == ir::Type::Set) {
+      RtValue a = eval(e.operands[0]);
+      RtValue b = eval(e.operands[1]);
       IntSet x = materialize(a.set, e.range);
       eq = x == materialize(b.set, e.range);
     } else {
-      eq = a.i == b.i;
+      int64_t a = evalInt(e.operands[0]);
+      eq = a == evalInt(e.operands[1]);
     }
-    return {e.op == ir::ExprOp::Eq ? eq : !eq, {}};
+    return e.op == ir::ExprOp::Eq ? eq : !eq;
   }
 
   // {a, b, s...}: integers and the elements of sets, within the size limit.
@@ -130,7 +145,7 @@ public:
     std::vector<int64_t> elems;
     for (const ir::Expr &o : e.operands) {
       if (o.type == ir::Type::Int) {
-        elems.push_back(eval(o).i);
+        elems.push_back(evalInt(o));
       } else {
         const IntSet &s = materialize(eval(o).set, o.range);
         elems.insert(elems.end(), s.elements().begin(), s.elements().end());
@@ -172,10 +187,10 @@ protected:
   }
 
   // Both operands, left to right, then the comparison.
-  template <class Cmp> RtValue compare(const ir::Expr &e, Cmp cmp) {
-    int64_t a = eval(e.operands[0]).i;
-    int64_t b = eval(e.operands[1]).i;
-    return {cmp(a, b), {}};
+  template <class Cmp> int64_t compare(const ir::Expr &e, Cmp cmp) {
+    int64_t a = evalInt(e.operands[0]);
+    int64_t b = evalInt(e.operands[1]);
+    return cmp(a, b);
   }
 
   // Integer arithmetic, with the language's rules (sim/Arith.h).
@@ -247,7 +262,7 @@ private:
   sim::SlotIndex indices(const ir::StorageRef &r) {
     sim::SlotIndex out;
     for (const ir::Expr &e : r.indices)
-      out.push_back(eval(e).i);
+      out.push_back(evalInt(e));
     return out;
   }
 
@@ -264,7 +279,7 @@ private:
       for (const ir::StorageRef &r : x->refs)
         rank_.free(r.array, indices(r), r.range);
     } else if (auto *x = std::get_if<ir::IfStmt>(&s.node)) {
-      block(eval(x->cond).i ? x->then : x->otherwise);
+      block(evalInt(x->cond) ? x->then : x->otherwise);
     } else if (auto *x = std::get_if<ir::ForStmt>(&s.node)) {
       loop(*x);
     } else if (auto *x = std::get_if<ir::CallStmt>(&s.node)) {
@@ -272,7 +287,7 @@ private:
     } else if (auto *x = std::get_if<ir::MeshStmt>(&s.node)) {
       mesh(*x, s.range);
     } else if (auto *x = std::get_if<ir::RequireStmt>(&s.node)) {
-      rank_.require(s.range, eval(x->cond).i != 0, x->message);
+      rank_.require(s.range, evalInt(x->cond) != 0, x->message);
     }
   }
 
@@ -321,7 +336,7 @@ private:
     std::vector<int64_t> sizes;
     std::vector<SourceRange> sizeAt;
     for (const ir::Expr &e : m.sizes) {
-      sizes.push_back(eval(e).i);
+      sizes.push_back(evalInt(e));
       sizeAt.push_back(e.range);
     }
     rank_.declareMesh(at, schedule_.axes, sizes, sizeAt);
@@ -347,7 +362,7 @@ private:
     for (size_t i = 0; i < params.size(); ++i) {
       sim::Operand &arg = operands.args[i];
       switch (params[i].kind) {
-      case ParamKind::Int: arg.integer = eval(op.exprAt(i)).i; break;
+      case ParamKind::Int: arg.integer = evalInt(op.exprAt(i)); break;
       case ParamKind::Set: arg.set = materialize(eval(op.exprAt(i)).set, op.exprAt(i).range); break;
       case ParamKind::Value: arg.value = value(op.valueAt(i)); break;
       case ParamKind::Group: arg.group = group(op.group); break;
@@ -372,7 +387,7 @@ std::optional<std::vector<int64_t>> evaluateParameters(const ir::Function &sched
   for (const ir::Param &p : schedule.params) {
     auto it = overrides.find(p.name);
     SCHEDC_ASSERT(it != overrides.end() || p.defaultValue, "a parameter with neither a default nor a value");
-    int64_t v = it != overrides.end() ? it->second : eval.eval(*p.defaultValue).i;
+    int64_t v = it != overrides.end() ? it->second : eval.evalInt(*p.defaultValue);
     if (eval.failed)
       return std::nullopt;
     slots[p.slot] = RtValue{v, {}};
