@@ -106,7 +106,7 @@ int runDriver(const std::vector<std::string> &args, const Compiler *compiler) {
     if (!params || !applyModelLayers(opts, sim::hasParameter(setup, "layers"), *params, diags))
       return failed(kExitUsage, schedule.name);
     if (opts.command == Command::Export)
-      return runExport(opts, program, schedule, *params, sources, diags);
+      return runExport(opts, runOptions, program, schedule, *params, sources, diags);
     return check::runCheck(program, schedule, *params, runOptions, sources, diags, std::cout);
   }
   case Command::Run: // -D is read by the compiled program, as an executable reads it

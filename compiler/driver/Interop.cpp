@@ -40,12 +40,8 @@ int runImport(const Options &opts, SourceManager &sources, DiagnosticEngine &dia
   return writeOutput(opts, sources.text(*imported));
 }
 
-int runExport(const Options &opts, const ir::Program &program, const ir::Function &schedule,
+int runExport(const Options &opts, sim::RunOptions run, const ir::Program &program, const ir::Function &schedule,
               const std::map<std::string, int64_t> &params, SourceManager &sources, DiagnosticEngine &diags) {
-  sim::RunOptions run;
-  run.limits = opts.limits;
-  run.costModel = opts.costModel;
-  run.bytes = opts.bytes;
   run.keepEvents = run.recordTransfers = true;
   std::optional<std::string> csv;
   std::vector<Diagnostic> problems;

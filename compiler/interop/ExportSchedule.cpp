@@ -41,9 +41,9 @@ public:
     runs_.resize(static_cast<size_t>(ranks));
     for (int64_t r = 0; r < ranks; ++r)
       collectRuns(r);
+    findStages();
     if (!problems_.empty())
       return std::nullopt;
-    findStages();
     std::vector<std::vector<Cell>> rows(static_cast<size_t>(ranks));
     for (int64_t r = 0; r < ranks; ++r)
       rows[static_cast<size_t>(r)] = rowOf(r, comms);
@@ -66,7 +66,7 @@ private:
     std::set<std::pair<int64_t, int64_t>> forwarded; // (layer, micro-batch)
     for (size_t i = 0; i < events.size(); ++i) {
       const sim::Event &e = events[i];
-      if (isCollective(e.kind)) {
+      if (eventInfo(e.kind).eventClass == EventClass::Collective) {
         problem(e, fmt::format("a PyTorch pipeline schedule has no {} (its data or tensor parallelism is set up "
                                "outside the file): only pipelines export",
                                collectiveName(e.kind)));
@@ -96,15 +96,14 @@ private:
         bool continues = last.kind == e.kind && last.microBatch == mb && last.event + (last.hi - last.lo) == i &&
                          (up ? e.layer == last.hi : e.layer == last.lo - 1);
         if (continues) {
-          (up ? last.hi : last.lo) = up ? last.hi + 1 : last.lo - 1;
+          if (up)
+            ++last.hi;
+          else
+            --last.lo;
           continue;
         }
       }
       runs.push_back(Run{i, e.kind, mb, e.layer, e.layer + 1});
-      owners_[e.layer].insert(r);
-      if (owners_[e.layer].size() == 2)
-        problem(e, fmt::format("layer {} is computed on ranks {} and {}: a PyTorch pipeline stage is on one rank",
-                               e.layer, *owners_[e.layer].begin(), *owners_[e.layer].rbegin()));
     }
   }
 
@@ -116,11 +115,20 @@ private:
         bounds_.insert(run.lo);
         bounds_.insert(run.hi);
       }
+    // Each stage's rank: every run covers whole stages, so a layer computed on two ranks is a
+    // stage on two ranks.
     stageOwner_.assign(bounds_.size() - 1, -1);
     for (size_t r = 0; r < runs_.size(); ++r)
       for (const Run &run : runs_[r])
-        for (int64_t s = stageAt(run.lo); s <= stageAt(run.hi, true); ++s)
-          stageOwner_[static_cast<size_t>(s)] = static_cast<int64_t>(r);
+        for (int64_t s = stageAt(run.lo); s <= stageAt(run.hi, true); ++s) {
+          int64_t &owner = stageOwner_[static_cast<size_t>(s)];
+          if (owner >= 0 && owner != static_cast<int64_t>(r))
+            problem(world_.events(static_cast<int64_t>(r))[run.event],
+                    fmt::format("layer {} is computed on ranks {} and {}: a PyTorch pipeline stage is on one rank",
+                                *std::next(bounds_.begin(), s), owner, r));
+          else
+            owner = static_cast<int64_t>(r);
+        }
   }
   // The stage starting at layer `l` (or, with `ending`, ending there); -1 if none.
   int64_t stageAt(int64_t l, bool ending = false) const {
@@ -199,17 +207,17 @@ private:
     return Action{s, type, t.batches->min()};
   }
 
-  static bool isCollective(EventKind k) {
-    return k == EventKind::AllReduce || k == EventKind::AllGather || k == EventKind::ReduceScatter;
-  }
+  // A collective's name as the source spells it (sim::collectiveName of its operation).
   static const char *collectiveName(EventKind k) {
-    return k == EventKind::AllReduce ? "allreduce" : k == EventKind::AllGather ? "allgather" : "reducescatter";
+    for (OpKind op : {OpKind::AllReduce, OpKind::AllGather, OpKind::ReduceScatter})
+      if (sim::eventOf(op) == k)
+        return sim::collectiveName(op);
+    return eventName(k);
   }
 
   const sim::World &world_;
   std::vector<Diagnostic> &problems_;
   std::vector<std::vector<Run>> runs_;
-  std::map<int64_t, std::set<int64_t>> owners_; // layer -> the ranks computing it
   std::set<int64_t> bounds_;
   std::vector<int64_t> stageOwner_; // stage -> the rank computing it
   std::set<sim::Sites::Id> reported_;

@@ -2,6 +2,8 @@
 // which backwards are halves), then one line of schedule per cell.
 #include "interop/ImportSchedule.h"
 
+#include "sim/World.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -16,7 +18,7 @@ namespace schedc::interop {
 
 namespace {
 
-constexpr int64_t kTags = 32768; // tags 0 .. 32767, as the language allows
+constexpr int64_t kTags = sim::Rank::kMaxTag + 1; // the tags a schedule has
 
 bool isCompute(ActionType t) {
   return t == ActionType::Forward || t == ActionType::BackwardInput || t == ActionType::BackwardWeight ||
@@ -145,6 +147,10 @@ std::optional<Shape> shapeOf(const ActionTable &table, DiagnosticEngine &diags) 
       }
   if (!ok)
     return std::nullopt;
+  if (shape.stages == 0) {
+    diags.error(table.rowRanges.front(), "the file has no forward or backward: nothing to import");
+    return std::nullopt;
+  }
   owner.resize(static_cast<size_t>(shape.stages), {-1, {}});
   int64_t missing = 0, first = -1; // stages no row computes (one message for all)
   for (int64_t s = 0; s < shape.stages; ++s)
@@ -164,11 +170,8 @@ std::optional<Shape> shapeOf(const ActionTable &table, DiagnosticEngine &diags) 
                             shape.microBatches, 2 * shape.stages * shape.microBatches, kTags));
     ok = false;
   }
-  if (!ok || shape.stages == 0) {
-    if (ok)
-      diags.error(table.rowRanges.front(), "the file has no forward or backward: nothing to import");
+  if (!ok)
     return std::nullopt;
-  }
   for (const auto &[rank, seen] : owner)
     shape.owner.push_back(rank);
   shape.firstGradient.assign(static_cast<size_t>(shape.stages), -1);
@@ -309,7 +312,11 @@ private:
       bool gradient = a.type == ActionType::RecvB;
       if (!exchanges(rank, s, gradient ? s + 1 : s - 1, at))
         return std::nullopt;
-      posted_.emplace(std::tuple{gradient, s, mb}, at);
+      if (auto [it, fresh] = posted_.emplace(std::tuple{gradient, s, mb}, at); !fresh) {
+        diags_.error(at, fmt::format("`{}` is posted again before anything waits for the first", spell(Cell{{a}, {}})))
+            .note(it->second, "first posted here");
+        return std::nullopt;
+      }
       return "";
     }
     default: break;

@@ -32,18 +32,22 @@ constexpr std::array<TypeName, 12> kTypes{{{ActionType::ReduceGrad, "REDUCE_GRAD
 constexpr std::string_view kOverlap = "OVERLAP_F_B";
 constexpr int64_t kMaxNumber = 1'000'000; // stages and micro-batches past this are refused
 
-// Reads the decimal number at the front of `s` (nullopt: none, or too large).
-std::optional<int64_t> number(std::string_view &s) {
+// Reads the decimal number at the front of `s` (nullopt: none, or too large: `why` says which).
+std::optional<int64_t> number(std::string_view &s, const char *what, std::string &why) {
   size_t n = 0;
   int64_t v = 0;
   while (n < s.size() && s[n] >= '0' && s[n] <= '9') {
     v = v * 10 + (s[n] - '0');
-    if (v > kMaxNumber)
+    if (v > kMaxNumber) {
+      why = std::string(what) + " numbers go up to " + std::to_string(kMaxNumber);
       return std::nullopt;
+    }
     ++n;
   }
-  if (n == 0)
+  if (n == 0) {
+    why = std::string("expected a ") + what + " number";
     return std::nullopt;
+  }
   s.remove_prefix(n);
   return v;
 }
@@ -51,11 +55,9 @@ std::optional<int64_t> number(std::string_view &s) {
 // One action (`2SEND_F3`, `1UNSHARD`), or nullopt with `why` set.
 std::optional<Action> parseAction(std::string_view s, std::string &why) {
   Action a;
-  std::optional<int64_t> stage = number(s);
-  if (!stage) {
-    why = "expected a stage number first";
+  std::optional<int64_t> stage = number(s, "stage", why);
+  if (!stage)
     return std::nullopt;
-  }
   a.stage = *stage;
   const TypeName *found = nullptr;
   for (const TypeName &t : kTypes)
@@ -74,9 +76,10 @@ std::optional<Action> parseAction(std::string_view s, std::string &why) {
       why = std::string(found->name) + " takes no micro-batch";
     return s.empty() ? std::optional<Action>(a) : std::nullopt;
   }
-  std::optional<int64_t> mb = number(s);
+  std::optional<int64_t> mb = number(s, "micro-batch", why);
   if (!mb || !s.empty()) {
-    why = std::string(found->name) + " needs a micro-batch number after it";
+    if (mb || why.rfind("expected", 0) == 0)
+      why = std::string(found->name) + " needs a micro-batch number after it";
     return std::nullopt;
   }
   a.microBatch = *mb;
@@ -161,7 +164,8 @@ std::optional<ActionTable> readActionTable(uint32_t file, const SourceManager &s
       end = text.size();
     std::string_view row(text.data() + start, end - start);
     auto line = static_cast<uint32_t>(lines + 1);
-    table.rowRanges.push_back(cellRange(file, line, 0, trimmed(row).size()));
+    std::string_view whole = row.substr(0, row.find_last_not_of(" \t\r") + 1); // npos + 1 == 0: empty
+    table.rowRanges.push_back(cellRange(file, line, 0, whole.size()));
     std::vector<Cell> cells;
     for (size_t at = 0; at <= row.size();) {
       size_t comma = row.find(',', at);

@@ -2,6 +2,8 @@
 // is a missing value, not an unknown option), then its value is parsed by its owner.
 #include "sim/SharedOptions.h"
 
+#include <sstream>
+
 namespace schedc::sim {
 
 const char *const kWarningsHelp =
@@ -14,18 +16,13 @@ namespace {
 
 // --no-warn's value: codes separated by commas.
 void parseSilenced(const std::string &value, SilencedWarnings &silenced, std::string &error) {
-  size_t start = 0;
-  do {
-    size_t comma = value.find(',', start);
-    std::string code = value.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-    if (code == "leftover")
-      silenced.leftover = true;
-    else if (code == "unreceived")
-      silenced.unreceived = true;
+  std::stringstream codes(value + ",");
+  for (std::string code; error.empty() && std::getline(codes, code, ',');) {
+    if (code == "leftover" || code == "unreceived")
+      (code == "leftover" ? silenced.leftover : silenced.unreceived) = true;
     else
       error = "--no-warn takes leftover or unreceived (separated by commas), not `" + code + "`";
-    start = comma == std::string::npos ? value.size() + 1 : comma + 1;
-  } while (start <= value.size() && error.empty());
+  }
 }
 
 } // namespace
