@@ -279,17 +279,16 @@ void World::matchCalls(Collective &c, const IntSet &members, Rank &reporter) {
 ValuePtr Rank::collectiveInput(SourceRange at, CollectiveKind kind, const ValuePtr &v) {
   if (v->poisoned)
     return v;
-  std::string wrong;
   bool activation = v->kind == Kind::Activation || v->kind == Kind::ActGrad;
-  std::string name = opInfo(kind).name, has = "rank " + std::to_string(id_) + " has " + v->describe();
-  if (kind == CollectiveKind::AllGather && (activation ? v->split != Split::Sequence : v->kind != Kind::Weight))
-    wrong = "allgather takes a weight's shards or an activation's sequence shards, but " + has;
-  else if (kind != CollectiveKind::AllGather &&
-           (activation ? v->split != Split::PartialSum : v->kind != Kind::WeightGrad))
-    wrong = name + " takes a weight gradient or a tensor-parallel partial sum, but " + has;
-  if (wrong.empty())
-    return v;
-  error(at, "collective-value", wrong);
+  bool gather = kind == CollectiveKind::AllGather;
+  bool takes = gather ? (activation ? v->split == Split::Sequence : v->kind == Kind::Weight)
+                      : (activation ? v->split == Split::PartialSum : v->kind == Kind::WeightGrad);
+  if (takes)
+    return v; // (the words of the error are put together only for one)
+  std::string has = "rank " + std::to_string(id_) + " has " + v->describe();
+  error(at, "collective-value",
+        gather ? "allgather takes a weight's shards or an activation's sequence shards, but " + has
+               : std::string(opInfo(kind).name) + " takes a weight gradient or a tensor-parallel partial sum, but " + has);
   Value poisoned = *v;
   poisoned.poisoned = true;
   return makeValue(std::move(poisoned));

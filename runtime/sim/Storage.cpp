@@ -19,13 +19,35 @@ void Storage::count(const ValuePtr &v, int delta) {
   if (v->kind != Kind::Activation || !v->batches)
     return;
   for (int64_t b : v->batches->elements()) {
-    int64_t &n = batchCount_[b];
+    int64_t &n = batchCount(b);
     if (n == 0 && delta > 0)
       ++inFlight_;
     n += delta;
     if (n == 0 && delta < 0)
       --inFlight_;
   }
+}
+
+int64_t &Storage::batchCount(int64_t batch) {
+  if (batchCounts_.empty())
+    batchBase_ = batch;
+  uint64_t offset = static_cast<uint64_t>(batch) - static_cast<uint64_t>(batchBase_); // wraps below base
+  if (offset < batchCounts_.size())
+    return batchCounts_[offset];
+  // Grow to cover it while the table stays at least about half used.
+  __int128 lo = std::min<__int128>(batchBase_, batch);
+  __int128 hi =
+      std::max<__int128>(static_cast<__int128>(batchBase_) + batchCounts_.size(), static_cast<__int128>(batch) + 1);
+  if (hi - lo > 2 * static_cast<__int128>(batchesSeen_ + 1) + 64)
+    return farBatchCounts_[batch];
+  if (batch < batchBase_) {
+    batchCounts_.insert(batchCounts_.begin(), static_cast<size_t>(batchBase_ - batch), 0);
+    batchBase_ = batch;
+  } else {
+    batchCounts_.resize(static_cast<size_t>(hi - lo), 0);
+  }
+  ++batchesSeen_;
+  return batchCounts_[static_cast<size_t>(batch - batchBase_)];
 }
 
 void Storage::store(uint32_t array, std::span<const int64_t> index, ValuePtr v, Sites::Id storedAt) {

@@ -91,8 +91,14 @@ private:
   std::array<std::vector<Entry>, kKinds> classes_;
   std::array<size_t, kKinds> dead_{};
   SlotDirectory names_;
-  std::vector<Place> places_{1};                    // by slot id (0: none)
-  std::unordered_map<int64_t, int64_t> batchCount_; // micro-batch -> activations held of it
+  std::vector<Place> places_{1}; // by slot id (0: none)
+  // Micro-batch -> activations held of it: a dense table over the micro-batches seen (a
+  // rank's are few and close together), the far ones (a poisoned value's) in a map.
+  int64_t &batchCount(int64_t batch);
+  std::vector<int64_t> batchCounts_;
+  int64_t batchBase_ = 0;
+  size_t batchesSeen_ = 0; // distinct micro-batches given a cell in batchCounts_
+  std::unordered_map<int64_t, int64_t> farBatchCounts_;
   int64_t inFlight_ = 0;
   int64_t activationMemory_ = 0;
   // Running totals of the held memories: integers exactly; floats as exact multiples of
