@@ -25,7 +25,7 @@ stmt
   | ifChain                                                   # ifStmt
   | FOR ID IN (REVERSED LPAREN expr RPAREN | expr) block      # forStmt
   | MESH LPAREN axis (COMMA axis)* RPAREN SEMI                # meshStmt
-  | REQUIRE LPAREN expr COMMA STRING RPAREN SEMI              # requireStmt
+  | REQUIRE LPAREN expr (COMMA (STRING | message=expr))? RPAREN SEMI # requireStmt
   | expr SEMI                                                 # exprStmt
   | block                                                     # blockStmt
   ;
@@ -105,7 +105,7 @@ PERCENT  : '%' ;
 
 ID       : [a-zA-Z_] [a-zA-Z_0-9]* ;
 INT      : [0-9]+ ;
-STRING   : '"' ~["\r\n]* '"' ;
+STRING   : '"' ( '\\' ~[\r\n] | ~["\\\r\n] )* '"' ;  // escapes: \" and \\ (others are reported)
 
 LINE_COMMENT  : '//' ~[\r\n]* -> channel(HIDDEN) ;
 BLOCK_COMMENT : '/*' .*? '*/' -> channel(HIDDEN) ;
@@ -114,5 +114,5 @@ WS            : [ \t\r\n\f]+ -> channel(HIDDEN) ;
 // Never matched by the parser: the front end reports these with a precise message.
 // Cannot contain `*/` (the lexer prefers the longest match, which would swallow comments).
 UNTERMINATED_COMMENT : '/*' ( ~[*] | '*'+ ~[*/] )* '*'* EOF ;
-UNTERMINATED_STRING  : '"' ~["\r\n]* ;
+UNTERMINATED_STRING  : '"' ( '\\' ~[\r\n] | ~["\\\r\n] )* '\\'? ;
 ERROR_CHAR           : . ;

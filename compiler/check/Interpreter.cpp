@@ -287,7 +287,7 @@ private:
     } else if (auto *x = std::get_if<ir::MeshStmt>(&s.node)) {
       mesh(*x, s.range);
     } else if (auto *x = std::get_if<ir::RequireStmt>(&s.node)) {
-      rank_.require(s.range, evalInt(x->cond) != 0, x->message);
+      rank_.require(s.range, evalInt(x->cond) != 0, x->sameOnEveryRank, x->message);
     }
   }
 

@@ -232,7 +232,8 @@ private:
       b_.CreateCall(s_.rt("schedc_mesh"), {rank_, loc(s.range), sizes, locs, b_.getInt32(n)});
     } else if (auto *x = std::get_if<ir::RequireStmt>(&s.node)) {
       b_.CreateCall(s_.rt("schedc_require"),
-                    {rank_, loc(s.range), integer(x->cond), b_.CreateGlobalString(x->message, "require")});
+                    {rank_, loc(s.range), integer(x->cond), b_.getInt32(x->sameOnEveryRank ? 1 : 0),
+                     b_.CreateGlobalString(x->message, "require")});
     }
   }
 

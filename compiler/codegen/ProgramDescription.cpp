@@ -74,9 +74,11 @@ void emitProgramDescription(llvm::Module &module, const ir::Program &program, co
   for (uint32_t id = 1; id < sources.fileCount(); ++id)
     files.push_back(llvm::ConstantStruct::get(fileType, {t.str(sources.name(id)), t.str(sources.text(id))}));
   std::vector<llvm::Constant *> locs;
-  for (const SourceRange &r : locations.ranges())
+  for (const SourceRange &located : locations.ranges()) {
+    SourceRange r = sources.shown(located); // an imported PyTorch schedule's line: its cell
     locs.push_back(llvm::ConstantStruct::get(locationType, {t.u32(r.begin.file - 1), t.u32(r.begin.line),
                                                             t.u32(r.begin.col), t.u32(r.end.line), t.u32(r.end.col)}));
+  }
   std::vector<llvm::Constant *> arrays;
   for (const ir::Array &a : program.arrays)
     arrays.push_back(

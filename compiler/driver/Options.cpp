@@ -29,7 +29,7 @@ COMMANDS
                 step time, bubble fraction, peak memory, communication volume
   import FILE.csv  Write a PyTorch pipeline schedule (torch.distributed.pipelining's CSV:
                 a row of actions per rank) as a .sched schedule, to -o FILE or stdout;
-                check, draw and compare also read .csv files directly (docs/pytorch.md)
+                every other command reads .csv files directly (docs/pytorch.md)
   export FILE   Check the schedule, then write it as a PyTorch pipeline schedule CSV (to
                 -o FILE or stdout) for torchtitan; --comms adds the sends and receives
   help          Show this text (also --help); `schedc --version` prints the version
@@ -232,9 +232,6 @@ std::string checkTogether(Options &o) {
     return "import writes the schedule as it is; -D, --emit and --format belong to check";
   if (o.command == Command::Export && (o.emit != Emit::None || o.format != Format::Text))
     return "export writes a CSV file; --emit and --format belong to check";
-  if ((o.command == Command::Build || o.command == Command::Run) && interop::isPytorchSchedule(o.input))
-    return "build and run compile .sched files: write the PyTorch schedule as one with `schedc import " + o.input +
-           " -o FILE.sched` first";
   if (o.command != Command::Compare)
     return {};
   // The table is the output: options that write other outputs belong to check and draw.

@@ -170,6 +170,7 @@ struct MeshStmt {
 struct RequireStmt {
   Expr cond;
   std::string message;
+  bool sameOnEveryRank = false; // the condition reads nothing that differs between ranks
 };
 
 struct Stmt {

@@ -246,7 +246,11 @@ private:
         os_ << (i ? ", " : "") << fn_->axes[i] << " = " << expr(x->sizes[i]);
       os_ << ")" << loc(s);
     } else if (auto *x = std::get_if<RequireStmt>(&s.node)) {
-      start(s, d) << "require " << expr(x->cond) << ", \"" << x->message << "\"" << loc(s);
+      std::string quoted; // as the source spells it
+      for (char c : x->message)
+        quoted += c == '"' || c == '\\' ? std::string("\\") + c : std::string(1, c);
+      start(s, d) << "require" << (x->sameOnEveryRank ? " (every rank) " : " ") << expr(x->cond) << ", \"" << quoted
+                  << "\"" << loc(s);
     }
   }
 

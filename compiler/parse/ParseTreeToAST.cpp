@@ -49,11 +49,36 @@ private:
       diags_.error(rangeOf(op, file_), "Python's `" + op->getText() + "` is `" + instead + "` in a schedule");
   }
 
-  // importDecl : IMPORT STRING SEMI ;
-  Import buildImport(P::ImportDeclContext *ctx) {
-    std::string text = ctx->STRING()->getText();
-    return Import{text.substr(1, text.size() - 2), range(ctx)};
+  // The text of a string literal: its quotes dropped, `\"` and `\\` read as `"` and `\`;
+  // any other escape is reported where it is (columns count code points, as tokens' do).
+  std::string unquote(antlr4::tree::TerminalNode *n) {
+    std::string text = n->getText();
+    SourceLoc at = beginOf(n->getSymbol(), file_);
+    std::string out;
+    uint32_t col = at.col + 1; // after the opening quote
+    for (size_t i = 1; i + 1 < text.size(); ++i) {
+      if (text[i] == '\\' && (text[i + 1] == '"' || text[i + 1] == '\\')) {
+        out += text[++i];
+        col += 2;
+        continue;
+      }
+      if (text[i] == '\\') {
+        size_t next = i + 1; // the escaped character, whole (UTF-8)
+        while (next + 1 < text.size() - 1 && (static_cast<unsigned char>(text[next + 1]) & 0xC0) == 0x80)
+          ++next;
+        diags_.error(SourceRange({file_, at.line, col}, {file_, at.line, col + 1}),
+                     "unknown escape `" + text.substr(i, next - i + 1) +
+                         "` in a string: `\\\"` is a quote and `\\\\` a backslash");
+      }
+      out += text[i];
+      if ((static_cast<unsigned char>(text[i]) & 0xC0) != 0x80)
+        ++col;
+    }
+    return out;
   }
+
+  // importDecl : IMPORT STRING SEMI ;
+  Import buildImport(P::ImportDeclContext *ctx) { return Import{unquote(ctx->STRING()), range(ctx)}; }
 
   // scheduleDecl : attribute* SCHEDULE ID LPAREN paramList? RPAREN block ;
   std::unique_ptr<Function> buildSchedule(P::ScheduleDeclContext *ctx) {
@@ -177,9 +202,14 @@ private:
     }
     if (auto *c = dynamic_cast<P::RequireStmtContext *>(ctx)) {
       auto s = std::make_unique<RequireStmt>(r);
-      s->cond = buildExpr(c->expr());
-      std::string text = c->STRING()->getText();
-      s->message = text.substr(1, text.size() - 2);
+      s->cond = buildExpr(c->expr(0));
+      if (c->STRING())
+        s->message = unquote(c->STRING());
+      else if (c->message)
+        diags_.error(range(c->message), "the message of `require` is a string in double quotes, as in "
+                                        "`require(layers % ranks == 0, \"layers must divide among the ranks\")`");
+      else // no message: the condition, as written
+        s->message = sourceText(c->expr(0));
       return s;
     }
     if (auto *c = dynamic_cast<P::ExprStmtContext *>(ctx))

@@ -2,6 +2,8 @@
 // parameters and defaults, a schedule's attributes — and lowerFunction, sema's entry to it.
 #include "sema/FunctionLowering.h"
 
+#include <algorithm>
+
 namespace schedc::sema {
 
 void FunctionLowering::run() {
@@ -37,9 +39,21 @@ bool FunctionLowering::define(const std::string &name, SourceRange at, Symbol sy
   return true;
 }
 
-uint32_t FunctionLowering::newSlot(const std::string &name) {
+uint32_t FunctionLowering::newSlot(const std::string &name, bool sameOnEveryRank) {
   out_.slotNames.push_back(name);
+  slotSameOnEveryRank_.push_back(sameOnEveryRank);
   return static_cast<uint32_t>(out_.slotNames.size() - 1);
+}
+
+bool FunctionLowering::sameOnEveryRank(const ir::Expr &e) const {
+  switch (e.op) {
+  case ir::ExprOp::Rank:
+  case ir::ExprOp::AxisCoord:
+  case ir::ExprOp::Held: return false;
+  case ir::ExprOp::Var: return slotSameOnEveryRank_[static_cast<size_t>(e.value)];
+  default: break;
+  }
+  return std::all_of(e.operands.begin(), e.operands.end(), [this](const ir::Expr &o) { return sameOnEveryRank(o); });
 }
 
 void FunctionLowering::params() {
@@ -59,7 +73,7 @@ void FunctionLowering::params() {
         laterParams_.clear();
       }
     }
-    param.slot = newSlot(p.name);
+    param.slot = newSlot(p.name, ast_.isSchedule); // a procedure's arguments may differ by rank
     hasLayers |= p.name == "layers";
     hasBatches |= p.name == "batches";
     if (define(p.name, p.range, Symbol{Symbol::Slot, param.slot, Type::Int, p.range}))

@@ -58,7 +58,12 @@ private:
 
   // Defines a name in the innermost scope; reports a clash with any visible name.
   bool define(const std::string &name, SourceRange at, Symbol sym);
-  uint32_t newSlot(const std::string &name);
+  // A new slot; `sameOnEveryRank`: what it holds does not depend on the rank (a schedule's
+  // parameter, or a `let` or loop variable computed from such values alone).
+  uint32_t newSlot(const std::string &name, bool sameOnEveryRank = false);
+  // Whether `e` has the same value on every rank: it reads no `rank`, mesh coordinate or
+  // storage (`held`), and only slots that are the same on every rank.
+  bool sameOnEveryRank(const ir::Expr &e) const;
 
   // ---- Header ------------------------------------------------------------------------------
 
@@ -128,7 +133,8 @@ private:
   ir::Function &out_;
   DiagnosticEngine &diags_;
   std::vector<std::map<std::string, Symbol>> scopes_;
-  std::vector<std::string> laterParams_; // while checking a default: this and later parameters
+  std::vector<bool> slotSameOnEveryRank_; // by slot
+  std::vector<std::string> laterParams_;  // while checking a default: this and later parameters
   bool definingParams_ = false;
   SourceRange meshAt_;
 };

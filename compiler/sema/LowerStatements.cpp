@@ -46,7 +46,7 @@ void FunctionLowering::letStmt(const ast::LetStmt &s, ir::Block &out) {
                                      "; store values in indexed storage, e.g. `" + s.name + "[0] = ...`");
     v = Typed::error();
   }
-  uint32_t slot = newSlot(s.name);
+  uint32_t slot = newSlot(s.name, !v.bad && sameOnEveryRank(*v.expr));
   if (!define(s.name, s.nameRange, Symbol{Symbol::Slot, slot, v.bad ? Type::Int : v.type, s.nameRange}) || v.bad)
     return;
   emit(out, s.range, ir::LetStmt{slot, std::move(*v.expr)});
@@ -118,7 +118,7 @@ void FunctionLowering::forStmt(const ast::ForStmt &s, ir::Block &out) {
       diags_.error(s.domain->range, "`for` iterates over a set or a range like `0..n`, not " + withArticle(d.type));
   }
   scopes_.emplace_back();
-  uint32_t slot = newSlot(s.var);
+  uint32_t slot = newSlot(s.var, domain && sameOnEveryRank(*domain));
   define(s.var, s.varRange, Symbol{Symbol::Slot, slot, Type::Int, s.varRange});
   ir::Block body = block(*s.body);
   scopes_.pop_back();
@@ -156,8 +156,10 @@ void FunctionLowering::meshStmt(const ast::MeshStmt &s, ir::Block &out, bool top
 }
 
 void FunctionLowering::requireStmt(const ast::RequireStmt &s, ir::Block &out) {
-  if (std::optional<ir::Expr> cond = boolExpr(*s.cond))
-    emit(out, s.range, ir::RequireStmt{std::move(*cond), s.message});
+  if (std::optional<ir::Expr> cond = boolExpr(*s.cond)) {
+    bool everyRank = sameOnEveryRank(*cond);
+    emit(out, s.range, ir::RequireStmt{std::move(*cond), s.message, everyRank});
+  }
 }
 
 void FunctionLowering::exprStmt(const ast::ExprStmt &s, ir::Block &out) {

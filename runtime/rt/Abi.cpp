@@ -229,9 +229,9 @@ void schedc_mesh(schedc_rank *r, uint32_t loc, const int64_t *sizes, const uint3
   c.rank->declareMesh(c.at(loc), c.axes, std::vector<int64_t>(sizes, sizes + n), at);
 }
 
-void schedc_require(schedc_rank *r, uint32_t loc, int64_t holds, const char *message) {
+void schedc_require(schedc_rank *r, uint32_t loc, int64_t holds, uint32_t same_on_every_rank, const char *message) {
   RankContext &c = ctx(r);
-  c.rank->require(c.at(loc), holds != 0, message);
+  c.rank->require(c.at(loc), holds != 0, same_on_every_rank != 0, message);
 }
 
 int64_t schedc_axis_coord(schedc_rank *r, uint32_t loc, uint32_t axis) {

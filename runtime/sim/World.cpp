@@ -206,9 +206,10 @@ void Rank::fatal(SourceRange at, std::string message) {
   world_.cancelled_ = true;
 }
 
-void Rank::require(SourceRange at, bool holds, const std::string &message) {
+void Rank::require(SourceRange at, bool holds, bool sameOnEveryRank, const std::string &message) {
   if (!holds && !world_.cancelled_)
-    fatal(at, "requirement not met on rank " + std::to_string(id_) + ": " + message);
+    fatal(at, "requirement not met" + (sameOnEveryRank ? std::string() : " on rank " + std::to_string(id_)) + ": " +
+                  message);
 }
 
 // ---- Deadlock --------------------------------------------------------------------------------

@@ -210,8 +210,9 @@ public:
   void warning(SourceRange at, const char *code, std::string message);
   // An error after which the run cannot go on (a limit, a bad argument to the runtime).
   void fatal(SourceRange at, std::string message);
-  // `require(cond, "message")`: where it does not hold, the run stops with the message.
-  void require(SourceRange at, bool holds, const std::string &message);
+  // `require(cond, "message")`: where it does not hold, the run stops with the message
+  // (naming this rank unless the condition is the same on every rank).
+  void require(SourceRange at, bool holds, bool sameOnEveryRank, const std::string &message);
   // True once the run is being abandoned: every call returns at once, the caller unwinds.
   bool cancelled() const;
   // Counts one executed statement; false (after a fatal error) once a resource limit is

@@ -19,7 +19,13 @@ puzzles = {  # name: (layers, batches, ranks) at the defaults
     # (each part's optimizer state sharded over the replicas).
     "megatron": (8, 8, 8), "megatron_tp4": (8, 8, 8), "megatron_interleaved": (8, 8, 8),
     "megatron_distributed": (8, 8, 8),
+    # PyTorch's own pipeline schedule files (examples/pytorch/), compiled from the CSV:
+    # ZB1P compute-only and lowered (2 ranks, 4 looped stages), DualPipeV (4 ranks, 8 stages
+    # placed V-shaped, overlapped pairs run one after the other).
+    "zb1p_2rank_2stagep_compute": (4, 8, 2), "zb1p_2rank_2stagep_comms": (4, 8, 2),
+    "dualpipev_4rank_10mb": (8, 10, 4),
 }
+from_pytorch = {"zb1p_2rank_2stagep_compute", "zb1p_2rank_2stagep_comms", "dualpipev_4rank_10mb"}
 from_stdlib = {"zero1": "zero1", "zero2": "zero2", "zbh1": "zbh1", "zbv": "zbv", "dualpipev": "dualpipev", "interleaved": "interleaved",
                "breadth_first": "breadth_first", "gpipe_recompute": "gpipe", "megatron": "megatron",
                "megatron_tp4": "megatron", "megatron_interleaved": "megatron",
@@ -32,7 +38,10 @@ parameters = {"interleaved": ["-D", "ranks=2"], "breadth_first": ["-D", "stages=
 
 
 def source(name, examples, inputs):
-    """The .sched file of case `name` (`missing-batches` is the wrong schedule of the inputs)."""
+    """The .sched (or PyTorch .csv) file of case `name` (`missing-batches` is the wrong
+    schedule of the inputs)."""
+    if name in from_pytorch:
+        return os.path.join(examples, "pytorch", name + ".csv")
     if name == "missing-batches":
         return os.path.join(inputs, name + ".sched")
     if name in from_stdlib:

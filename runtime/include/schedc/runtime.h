@@ -23,7 +23,7 @@
 extern "C" {
 #endif
 
-#define SCHEDC_ABI_VERSION 4
+#define SCHEDC_ABI_VERSION 5
 
 typedef struct schedc_rank schedc_rank;
 typedef int64_t schedc_value;
@@ -113,8 +113,10 @@ int64_t schedc_axis_size(schedc_rank *r, uint32_t loc, uint32_t axis);
 /* The rank at mesh coordinates coords[0..n) (one per axis); an error stops the run if one
    is off the mesh. */
 int64_t schedc_rank_at(schedc_rank *r, uint32_t loc, uint32_t n, const int64_t *coords);
-/* `require(cond, "message")`: where `holds` is 0, an error with the message stops the run. */
-void schedc_require(schedc_rank *r, uint32_t loc, int64_t holds, const char *message);
+/* `require(cond, "message")`: where `holds` is 0, an error with the message stops the run;
+   `same_on_every_rank` (1): the condition reads nothing that differs between ranks, so the
+   error names no rank. */
+void schedc_require(schedc_rank *r, uint32_t loc, int64_t holds, uint32_t same_on_every_rank, const char *message);
 
 void schedc_store(schedc_rank *r, uint32_t loc, uint32_t array, const int64_t *index, uint32_t n, schedc_value v);
 schedc_value schedc_read(schedc_rank *r, uint32_t loc, uint32_t array, const int64_t *index, uint32_t n);
@@ -172,7 +174,7 @@ void schedc_operation(schedc_rank *r, uint32_t loc, int32_t op, const schedc_ope
   X(schedc_axis_coord, i64, (rank, u32, u32))                                                                          \
   X(schedc_axis_size, i64, (rank, u32, u32))                                                                           \
   X(schedc_rank_at, i64, (rank, u32, u32, i64s))                                                                       \
-  X(schedc_require, none, (rank, u32, i64, str))                                                                       \
+  X(schedc_require, none, (rank, u32, i64, u32, str))                                                                  \
   X(schedc_store, none, (rank, u32, u32, i64s, u32, handle))                                                           \
   X(schedc_read, handle, (rank, u32, u32, i64s, u32))                                                                  \
   X(schedc_free, none, (rank, u32, u32, i64s, u32))                                                                    \
