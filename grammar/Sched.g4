@@ -26,6 +26,7 @@ stmt
   | FOR ID IN (REVERSED LPAREN expr RPAREN | expr) block      # forStmt
   | MESH LPAREN axis (COMMA axis)* RPAREN SEMI                # meshStmt
   | REQUIRE LPAREN expr (COMMA (STRING | message=expr))? RPAREN SEMI # requireStmt
+  | OVERLAP block WITH block                                  # overlapStmt
   | expr SEMI                                                 # exprStmt
   | block                                                     # blockStmt
   ;
@@ -67,6 +68,8 @@ IN       : 'in' ;
 REVERSED : 'reversed' ;
 MESH     : 'mesh' ;
 REQUIRE  : 'require' ;
+OVERLAP  : 'overlap' ;
+WITH     : 'with' ;
 TRUE     : 'true' ;
 FALSE    : 'false' ;
 // Python's spellings, reserved so that a schedule written from the puzzles' Python form

@@ -104,7 +104,7 @@ const char *spelling(BinaryOp op);
 
 // ---- Statements ----------------------------------------------------------------------------
 
-enum class StmtKind { Let, Assign, Free, If, For, Mesh, Require, Expr, Block };
+enum class StmtKind { Let, Assign, Free, If, For, Mesh, Require, Overlap, Expr, Block };
 
 struct Stmt {
   explicit Stmt(StmtKind k, SourceRange r) : kind(k), range(r) {}
@@ -189,6 +189,14 @@ struct RequireStmt : Stmt {
   RequireStmt(SourceRange r) : Stmt(kKind, r) {}
   ExprPtr cond;
   std::string message;
+};
+
+// `overlap { first } with { second }`: two computations run as one overlapped pair
+// (DualPipe's F&B, PyTorch's OVERLAP_F_B).
+struct OverlapStmt : Stmt {
+  static constexpr StmtKind kKind = StmtKind::Overlap;
+  OverlapStmt(SourceRange r) : Stmt(kKind, r) {}
+  std::unique_ptr<BlockStmt> first, second;
 };
 
 struct ExprStmt : Stmt {

@@ -136,6 +136,11 @@ private:
       line(d, s.range) << "Require \"" << s.dyn<RequireStmt>()->message << "\"\n";
       expr(d + 1, *s.dyn<RequireStmt>()->cond);
       break;
+    case StmtKind::Overlap:
+      line(d, s.range) << "Overlap\n";
+      stmt(d + 1, *s.dyn<OverlapStmt>()->first);
+      stmt(d + 1, *s.dyn<OverlapStmt>()->second);
+      break;
     case StmtKind::Expr:
       line(d, s.range) << "ExprStmt\n";
       expr(d + 1, *s.dyn<ExprStmt>()->expr);

@@ -288,6 +288,14 @@ private:
       mesh(*x, s.range);
     } else if (auto *x = std::get_if<ir::RequireStmt>(&s.node)) {
       rank_.require(s.range, evalInt(x->cond) != 0, x->sameOnEveryRank, x->message);
+    } else if (auto *x = std::get_if<ir::OverlapStmt>(&s.node)) {
+      using Phase = sim::Rank::PairPhase;
+      rank_.overlap(s.range, Phase::Begin);
+      if (!block(x->first))
+        return;
+      rank_.overlap(s.range, Phase::Second);
+      if (block(x->second))
+        rank_.overlap(s.range, Phase::End);
     }
   }
 

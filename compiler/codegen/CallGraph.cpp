@@ -18,6 +18,9 @@ void forEachCall(const ir::Block &block, const std::function<void(uint32_t)> &on
       forEachCall(x->otherwise, onCall);
     } else if (auto *x = std::get_if<ir::ForStmt>(&s.node)) {
       forEachCall(x->body, onCall);
+    } else if (auto *x = std::get_if<ir::OverlapStmt>(&s.node)) {
+      forEachCall(x->first, onCall);
+      forEachCall(x->second, onCall);
     }
   }
 }

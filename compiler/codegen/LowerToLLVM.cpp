@@ -156,6 +156,9 @@ private:
         scanSlotTypes(x->otherwise);
       } else if (auto *x = std::get_if<ir::ForStmt>(&s.node)) {
         scanSlotTypes(x->body);
+      } else if (auto *x = std::get_if<ir::OverlapStmt>(&s.node)) {
+        scanSlotTypes(x->first);
+        scanSlotTypes(x->second);
       }
     }
   }
@@ -230,6 +233,13 @@ private:
         b_.CreateStore(loc(x->sizes[i].range), b_.CreateConstGEP1_32(i32_, locs, i));
       }
       b_.CreateCall(s_.rt("schedc_mesh"), {rank_, loc(s.range), sizes, locs, b_.getInt32(n)});
+    } else if (auto *x = std::get_if<ir::OverlapStmt>(&s.node)) {
+      // A cancelled run leaves at the next schedc_step; the pair is never closed then.
+      b_.CreateCall(s_.rt("schedc_overlap"), {rank_, loc(s.range), b_.getInt32(0)});
+      block(x->first);
+      b_.CreateCall(s_.rt("schedc_overlap"), {rank_, loc(s.range), b_.getInt32(1)});
+      block(x->second);
+      b_.CreateCall(s_.rt("schedc_overlap"), {rank_, loc(s.range), b_.getInt32(2)});
     } else if (auto *x = std::get_if<ir::RequireStmt>(&s.node)) {
       b_.CreateCall(s_.rt("schedc_require"),
                     {rank_, loc(s.range), integer(x->cond), b_.getInt32(x->sameOnEveryRank ? 1 : 0),

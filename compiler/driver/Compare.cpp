@@ -143,6 +143,7 @@ int runCompare(const Options &opts, SourceManager &sources, DiagnosticEngine &di
   runOptions.costModel = opts.costModel;
   runOptions.bytes = opts.bytes;
   runOptions.silenced = opts.silenced;
+  runOptions.overlapHidden = opts.overlapHidden;
   std::vector<Row> rows;
   bool allCorrect = true;
   for (size_t i = 0; i < programs.size(); ++i) {

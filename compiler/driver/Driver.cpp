@@ -35,6 +35,7 @@ sim::RunOptions runOptionsOf(const Options &opts) {
   runOptions.costModel = opts.costModel;
   runOptions.bytes = opts.bytes;
   runOptions.silenced = opts.silenced;
+  runOptions.overlapHidden = opts.overlapHidden;
   if (opts.command != Command::Draw)
     return runOptions;
   runOptions.timelineFile = opts.output;

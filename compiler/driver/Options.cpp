@@ -271,7 +271,8 @@ std::optional<Options> parseOptions(const std::vector<std::string> &argv, std::s
     }
     if (readInputOption(args, o, error) || readOutputOption(args, o, error))
       continue;
-    if (std::string flag = sim::readSharedOption(args, o.bytes, o.limits, o.silenced, error); !flag.empty()) {
+    if (std::string flag = sim::readSharedOption(args, o.bytes, o.limits, o.silenced, o.overlapHidden, error);
+        !flag.empty()) {
       if (error.empty() && o.command == Command::Build)
         error = flag + " is an option of the compiled program, not of build (pass it when it runs)";
     } else {

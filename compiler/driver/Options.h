@@ -49,6 +49,7 @@ struct Options {
   sim::Limits limits = sim::defaultLimits(); // --max-steps, --time-limit, --memory-limit
   sim::ByteModel bytes;                      // --hidden, --tokens, --optimizer, --precision: bytes to predict
   sim::SilencedWarnings silenced;            // --no-warn=leftover,unreceived
+  double overlapHidden = 0;                  // --overlap=SHARE
 };
 
 // Parses argv. On error returns nullopt and sets `error`.

@@ -155,6 +155,8 @@ private:
         cells.push_back(Cell{{Action{s, actionOf(run.kind), run.microBatch}}, {}});
       }
     }
+    for (const sim::PairSpan &pair : world_.rank(r).pairs())
+      overlapped(r, pair, at);
     if (comms)
       for (const sim::Transfer &t : world_.rank(r).transfers())
         if (std::optional<Action> a = transferAction(r, t))
@@ -163,6 +165,35 @@ private:
     for (auto &[event, cells] : at)
       row.insert(row.end(), cells.begin(), cells.end());
     return row;
+  }
+
+  // An overlapped pair's cells, one action a side, made one OVERLAP_F_B cell: its forward
+  // first, as PyTorch writes it. A side with no action (a micro-batch past the last) leaves
+  // the other's cell alone.
+  void overlapped(int64_t r, const sim::PairSpan &pair, std::map<size_t, std::vector<Cell>> &at) {
+    std::vector<Action> sides[2];
+    for (auto it = at.lower_bound(pair.first); it != at.end() && it->first < pair.end; it = at.erase(it))
+      for (const Cell &c : it->second)
+        sides[it->first >= pair.second ? 1 : 0].push_back(c.actions[0]);
+    const sim::Event &e = world_.events(r)[pair.first];
+    if (sides[0].size() > 1 || sides[1].size() > 1) {
+      problem(e, "a side of this `overlap` computes more than one stage or micro-batch; PyTorch's OVERLAP_F_B pairs "
+                 "one forward action with one backward action");
+      return;
+    }
+    std::vector<Action> actions;
+    for (auto &side : sides)
+      actions.insert(actions.end(), side.begin(), side.end());
+    if (actions.size() == 2 && actions[1].type == ActionType::Forward)
+      std::swap(actions[0], actions[1]);
+    if (actions.size() == 2 && (actions[0].type != ActionType::Forward || actions[1].type == ActionType::Forward ||
+                                actions[1].type == ActionType::BackwardWeight)) {
+      problem(e, "this `overlap` pairs two computations other than a forward and a backward (B, BW or I); PyTorch's "
+                 "OVERLAP_F_B pairs one of each");
+      return;
+    }
+    if (!actions.empty())
+      at[pair.first].push_back(Cell{actions, {}});
   }
 
   std::optional<Action> transferAction(int64_t r, const sim::Transfer &t) {

@@ -194,15 +194,27 @@ public:
     out_.text += code + "\n";
     out_.origins.push_back(origin);
   }
-  // One cell of rank `rank`'s row; false if it cannot mean anything (reported).
+  // One cell of rank `rank`'s row; false if it cannot mean anything (reported). An
+  // overlapped pair's receives come first, its computations overlapped, then its sends.
   bool cell(int64_t rank, const Cell &cell) {
-    std::string code;
+    std::vector<Code> codes;
     for (const Action &a : cell.actions) {
-      std::optional<std::string> one = action(rank, a, cell.range);
+      std::optional<Code> one = action(rank, a, cell.range);
       if (!one)
         return false;
-      if (!one->empty())
-        code += (code.empty() ? "" : " ") + *one;
+      codes.push_back(std::move(*one));
+    }
+    std::string code;
+    auto add = [&code](const std::string &part) {
+      if (!part.empty())
+        code += (code.empty() ? "" : " ") + part;
+    };
+    if (codes.size() == 1) {
+      add(codes[0].before), add(codes[0].compute), add(codes[0].after);
+    } else {
+      add(codes[0].before), add(codes[1].before);
+      add("overlap { " + codes[0].compute + " } with { " + codes[1].compute + " }");
+      add(codes[0].after), add(codes[1].after);
     }
     line("    " + code + (code.empty() ? "" : " ") + "// " + spell(cell) +
              (code.empty() ? ": a receive posted; the computation that needs it waits for it" : ""),
@@ -263,32 +275,43 @@ private:
     return false;
   }
 
-  std::string forward(int64_t rank, int64_t s, int64_t mb) {
-    std::string code;
+  // The code of an action: what comes before its computation (its input, a message
+  // received), the computation (what an overlapped pair overlaps), and what comes after (a
+  // message sent).
+  struct Code {
+    std::string before, compute, after;
+  };
+
+  Code forward(int64_t rank, int64_t s, int64_t mb) {
+    Code code;
     if (s == 0)
-      code = fmt::format("act[0, {0}] = input({{{0}}}); ", mb);
+      code.before = fmt::format("act[0, {0}] = input({{{0}}});", mb);
     else if (owner(s - 1) != rank) // received here (a file with receives posted it before)
-      code = recvF(s, mb) + " ";
-    code += fmt::format("for l in {0} {{ act[l + 1, {1}] = forward(l, act[l, {1}], w[l]); }}", layersOf(s), mb);
+      code.before = recvF(s, mb);
+    code.compute = fmt::format("for l in {0} {{ act[l + 1, {1}] = forward(l, act[l, {1}], w[l]); }}", layersOf(s), mb);
     if (s + 1 < shape_.stages && implied(rank, s + 1))
-      code += " " + sendF(s, mb);
+      code.after = sendF(s, mb);
     return code;
   }
-  // What a backward (or its input half) starts with: the loss, or the gradient received.
-  std::string gradientIn(int64_t rank, int64_t s, int64_t mb) {
+  // A backward (or its input half) `compute` with what it starts with (the loss, or the
+  // gradient received) and ends with (the input's gradient dropped at stage 0, or sent back).
+  Code backwardOf(int64_t rank, int64_t s, int64_t mb, const std::string &compute) const {
+    Code code;
     if (s + 1 == shape_.stages)
-      return fmt::format("gact[layers, {0}] = loss(act[layers, {0}]); free act[layers, {0}]; ", mb);
-    return owner(s + 1) != rank ? recvB(s, mb) + " " : "";
-  }
-  // What it ends with: the input's gradient dropped (stage 0) or sent back.
-  std::string gradientOut(int64_t rank, int64_t s, int64_t mb) const {
+      code.compute = fmt::format("gact[layers, {0}] = loss(act[layers, {0}]); free act[layers, {0}]; ", mb);
+    else if (owner(s + 1) != rank)
+      code.before = recvB(s, mb);
+    code.compute += compute;
     if (s == 0)
-      return fmt::format(" free gact[0, {}];", mb);
-    return implied(rank, s - 1) ? " " + sendB(s, mb) : "";
+      code.compute += fmt::format(" free gact[0, {}];", mb);
+    else if (implied(rank, s - 1))
+      code.after = sendB(s, mb);
+    return code;
   }
 
-  // The code of one action ("" for a receive posted), or nullopt if it means nothing (reported).
-  std::optional<std::string> action(int64_t rank, const Action &a, SourceRange at) {
+  // The code of one action (none for a receive posted), or nullopt if it means nothing
+  // (reported).
+  std::optional<Code> action(int64_t rank, const Action &a, SourceRange at) {
     int64_t s = a.stage, mb = a.microBatch;
     bool backward = a.type != ActionType::Forward && a.type != ActionType::BackwardWeight && isCompute(a.type);
     if ((a.type == ActionType::Forward || backward) && !received(rank, backward, s, mb, at))
@@ -296,17 +319,19 @@ private:
     switch (a.type) {
     case ActionType::Forward: return forward(rank, s, mb);
     case ActionType::BackwardWeight:
-      return fmt::format("for l in reversed({0}) {{ gw[l, {1}] = backward_weight(l, act[l, {1}], gact[l + 1, {1}], "
-                         "w[l]); free act[l, {1}], gact[l + 1, {1}]; {2} }}",
-                         layersOf(s), mb, accumulate(a));
+      return Code{{},
+                  fmt::format("for l in reversed({0}) {{ gw[l, {1}] = backward_weight(l, act[l, {1}], gact[l + 1, "
+                              "{1}], w[l]); free act[l, {1}], gact[l + 1, {1}]; {2} }}",
+                              layersOf(s), mb, accumulate(a)),
+                  {}};
     case ActionType::SendF:
       if (!exchanges(rank, s, s + 1, at))
         return std::nullopt;
-      return sendF(s, mb);
+      return Code{{}, {}, sendF(s, mb)};
     case ActionType::SendB:
       if (!exchanges(rank, s, s - 1, at))
         return std::nullopt;
-      return sendB(s, mb);
+      return Code{{}, {}, sendB(s, mb)};
     case ActionType::RecvF:
     case ActionType::RecvB: {
       bool gradient = a.type == ActionType::RecvB;
@@ -317,21 +342,19 @@ private:
             .note(it->second, "first posted here");
         return std::nullopt;
       }
-      return "";
+      return Code{};
     }
     default: break;
     }
     if (shape_.inputHalf(a))
-      return gradientIn(rank, s, mb) +
-             fmt::format("for l in reversed({0}) {{ gact[l, {1}] = backward_input(l, act[l, {1}], gact[l + 1, {1}], "
-                         "w[l]); }}",
-                         layersOf(s), mb) +
-             gradientOut(rank, s, mb);
-    return gradientIn(rank, s, mb) +
-           fmt::format("for l in reversed({0}) {{ gw[l, {1}], gact[l, {1}] = backward(l, act[l, {1}], gact[l + 1, "
-                       "{1}], w[l]); free gact[l + 1, {1}], act[l, {1}]; {2} }}",
-                       layersOf(s), mb, accumulate(a)) +
-           gradientOut(rank, s, mb);
+      return backwardOf(rank, s, mb,
+                        fmt::format("for l in reversed({0}) {{ gact[l, {1}] = backward_input(l, act[l, {1}], gact[l + "
+                                    "1, {1}], w[l]); }}",
+                                    layersOf(s), mb));
+    return backwardOf(rank, s, mb,
+                      fmt::format("for l in reversed({0}) {{ gw[l, {1}], gact[l, {1}] = backward(l, act[l, {1}], "
+                                  "gact[l + 1, {1}], w[l]); free gact[l + 1, {1}], act[l, {1}]; {2} }}",
+                                  layersOf(s), mb, accumulate(a)));
   }
 
   // Whether stage s of this rank can exchange with stage `other` (reported if not): there is
@@ -384,7 +407,7 @@ std::optional<ImportedSchedule> importSchedule(const ActionTable &table, const s
                      name, from, sh.ranks, sh.stages, sh.placement(), sh.microBatches,
                      sh.comms ? "with its sends and receives" : "compute only; the sends and receives are implied"),
          top);
-  w.line("// Each line in a rank's block is one cell of its row; an OVERLAP_F_B pair runs one after the other.", top);
+  w.line("// Each line in a rank's block is one cell of its row; an OVERLAP_F_B pair is an `overlap`.", top);
   w.line(
       fmt::format("schedule {}(layers = {}, batches = {}, ranks = {}) {{", name, sh.stages, sh.microBatches, sh.ranks),
       top);

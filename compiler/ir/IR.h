@@ -173,8 +173,14 @@ struct RequireStmt {
   bool sameOnEveryRank = false; // the condition reads nothing that differs between ranks
 };
 
+// `overlap { first } with { second }`: the two sides run one after the other (values and
+// checks), as one overlapped pair in time (sim::Rank::overlap).
+struct OverlapStmt {
+  Block first, second;
+};
+
 struct Stmt {
-  std::variant<LetStmt, StoreStmt, FreeStmt, IfStmt, ForStmt, CallStmt, MeshStmt, RequireStmt> node;
+  std::variant<LetStmt, StoreStmt, FreeStmt, IfStmt, ForStmt, CallStmt, MeshStmt, RequireStmt, OverlapStmt> node;
   SourceRange range;
 };
 

@@ -235,6 +235,12 @@ private:
                   << loc(s);
       block(x->body, d + 1);
       start(s, d) << "}\n";
+    } else if (auto *x = std::get_if<OverlapStmt>(&s.node)) {
+      start(s, d) << "overlap {" << loc(s);
+      block(x->first, d + 1);
+      start(s, d) << "} with {\n";
+      block(x->second, d + 1);
+      start(s, d) << "}\n";
     } else if (auto *x = std::get_if<CallStmt>(&s.node)) {
       start(s, d) << "call " << p_.functions[x->callee].name << "(";
       for (size_t i = 0; i < x->args.size(); ++i)

@@ -218,6 +218,9 @@ private:
           expr(e, Type::Int);
       } else if (auto *x = std::get_if<RequireStmt>(&s.node)) {
         expr(x->cond, Type::Bool);
+      } else if (auto *x = std::get_if<OverlapStmt>(&s.node)) {
+        block(x->first);
+        block(x->second);
       }
     }
   }

@@ -212,6 +212,12 @@ private:
         s->message = sourceText(c->expr(0));
       return s;
     }
+    if (auto *c = dynamic_cast<P::OverlapStmtContext *>(ctx)) {
+      auto s = std::make_unique<OverlapStmt>(r);
+      s->first = buildBlock(c->block(0));
+      s->second = buildBlock(c->block(1));
+      return s;
+    }
     if (auto *c = dynamic_cast<P::ExprStmtContext *>(ctx))
       return std::make_unique<ExprStmt>(r, buildExpr(c->expr()));
     auto *c = dynamic_cast<P::BlockStmtContext *>(ctx);

@@ -82,6 +82,7 @@ private:
   void forStmt(const ast::ForStmt &s, ir::Block &out);
   void meshStmt(const ast::MeshStmt &s, ir::Block &out, bool topLevel);
   void requireStmt(const ast::RequireStmt &s, ir::Block &out);
+  void overlapStmt(const ast::OverlapStmt &s, ir::Block &out);
   void exprStmt(const ast::ExprStmt &s, ir::Block &out);
   void procCall(const ast::CallExpr &call, uint32_t callee, ir::Block &out);
 
@@ -136,6 +137,7 @@ private:
   std::vector<bool> slotSameOnEveryRank_; // by slot
   std::vector<std::string> laterParams_;  // while checking a default: this and later parameters
   bool definingParams_ = false;
+  bool inOverlap_ = false; // lowering a side of an `overlap`
   SourceRange meshAt_;
 };
 

@@ -28,6 +28,7 @@ void FunctionLowering::statement(const ast::Stmt &s, ir::Block &out, bool topLev
   case ast::StmtKind::For: return forStmt(*s.dyn<ast::ForStmt>(), out);
   case ast::StmtKind::Mesh: return meshStmt(*s.dyn<ast::MeshStmt>(), out, topLevel);
   case ast::StmtKind::Require: return requireStmt(*s.dyn<ast::RequireStmt>(), out);
+  case ast::StmtKind::Overlap: return overlapStmt(*s.dyn<ast::OverlapStmt>(), out);
   case ast::StmtKind::Expr: return exprStmt(*s.dyn<ast::ExprStmt>(), out);
   case ast::StmtKind::Block: {
     ir::Block inner = block(*s.dyn<ast::BlockStmt>());
@@ -160,6 +161,17 @@ void FunctionLowering::requireStmt(const ast::RequireStmt &s, ir::Block &out) {
     bool everyRank = sameOnEveryRank(*cond);
     emit(out, s.range, ir::RequireStmt{std::move(*cond), s.message, everyRank});
   }
+}
+
+void FunctionLowering::overlapStmt(const ast::OverlapStmt &s, ir::Block &out) {
+  if (inOverlap_) { // one pair at a time: a side is one stream of work
+    diags_.error(s.range, "an `overlap` cannot hold another: a pair has two sides, each run in order");
+    return;
+  }
+  inOverlap_ = true;
+  ir::Block first = block(*s.first), second = block(*s.second);
+  inOverlap_ = false;
+  emit(out, s.range, ir::OverlapStmt{std::move(first), std::move(second)});
 }
 
 void FunctionLowering::exprStmt(const ast::ExprStmt &s, ir::Block &out) {

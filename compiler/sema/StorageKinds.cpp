@@ -50,6 +50,10 @@ private:
       break;
     }
     case ast::StmtKind::For: stmt(*s.dyn<ast::ForStmt>()->body); break;
+    case ast::StmtKind::Overlap:
+      stmt(*s.dyn<ast::OverlapStmt>()->first);
+      stmt(*s.dyn<ast::OverlapStmt>()->second);
+      break;
     case ast::StmtKind::Block:
       for (const auto &c : s.dyn<ast::BlockStmt>()->stmts)
         stmt(*c);

@@ -1,6 +1,8 @@
 // Placement implementation: a rank's clock places each event as it is logged.
 #include "cost/Placement.h"
 
+#include <algorithm>
+
 namespace schedc::cost {
 
 Number RankClock::ready(EventKind kind, const Producers &after) const {
@@ -24,6 +26,41 @@ Placed RankClock::place(const Work &work, const Producers &after, const AlsoWait
   free_[static_cast<size_t>(p.stream)] = end;
   ends_.emplace_back() = end;
   return p;
+}
+
+std::vector<Placed> RankClock::placePair(const std::vector<PairEvent> &pair, double hidden) {
+  auto first = static_cast<int32_t>(ends_.size()); // the pair's first event
+  Number start = Number::integer(0), sides[2] = {Number::integer(0), Number::integer(0)};
+  std::vector<Number> lengths;
+  for (const PairEvent &e : pair) {
+    Number t = free_[static_cast<size_t>(model_->stream(e.work.kind))];
+    for (int32_t maker : e.after.latest)
+      if (maker >= 0 && maker < first) // the pair's own events are inside the block
+        t = Number::pythonMax(t, end(maker));
+    start = Number::pythonMax(start, t);
+    lengths.push_back(model_->length(e.work));
+    sides[e.second ? 1 : 0] += lengths.back();
+  }
+  Number sum = sides[0] + sides[1];
+  Number block = sum;
+  if (hidden > 0) {
+    double a = sides[0].asDouble(), b = sides[1].asDouble();
+    block = Number::real(std::max(a, b) + (1 - hidden) * std::min(a, b));
+  }
+  double scale = hidden > 0 && sum.asDouble() > 0 ? block.asDouble() / sum.asDouble() : 1;
+  Number end = start + block, at = start;
+  std::vector<Placed> placed;
+  for (size_t i = 0; i < pair.size(); ++i) {
+    Placed p;
+    p.stream = model_->stream(pair[i].work.kind);
+    p.start = at;
+    p.length = scale == 1 ? lengths[i] : Number::real(lengths[i].asDouble() * scale);
+    at = at + p.length;
+    placed.push_back(p);
+    free_[static_cast<size_t>(p.stream)] = end;
+    ends_.emplace_back() = end;
+  }
+  return placed;
 }
 
 } // namespace schedc::cost

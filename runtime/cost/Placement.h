@@ -22,6 +22,7 @@
 #include "memory/ChunkedLog.h"
 
 #include <array>
+#include <vector>
 
 namespace schedc::cost {
 
@@ -55,6 +56,14 @@ private:
   bool joined_ = false;
 };
 
+// An event of an overlapped pair (`overlap { first } with { second }`), placed with the
+// rest of its pair when the pair closes.
+struct PairEvent {
+  Work work;
+  Producers after;
+  bool second = false; // of the pair's second side
+};
+
 // One rank's streams in time: when each is next free, and when each event logged so far ends.
 class RankClock {
 public:
@@ -64,6 +73,15 @@ public:
   Number ready(EventKind kind, const Producers &after) const;
   // Places the rank's next event (index: the number placed before it).
   Placed place(const Work &work, const Producers &after, const AlsoWaits &also = {});
+  // Places the events of an overlapped pair, the rank's next events, in their order, as one
+  // block (DualPipe's F&B, PyTorch's OVERLAP_F_B): it starts when every event of it could
+  // (the streams it uses free, what each waits for outside the pair ended) and takes
+  // F&B = max(a, b) + (1 - hidden) min(a, b), a and b the lengths of its sides' events
+  // summed: `hidden` is the share of the shorter side the pair hides (0: the sum, as
+  // without the pair; 1: the longer side alone). Its events are laid out in the block in
+  // order, first side then second, their lengths scaled to fill it; each ends, for what
+  // waits for it, when the block ends.
+  std::vector<Placed> placePair(const std::vector<PairEvent> &pair, double hidden);
   // When the rank's event `event` ends.
   const Number &end(int32_t event) const { return ends_[static_cast<size_t>(event)]; }
   // When the event placed last ends (one must have been).

@@ -229,6 +229,13 @@ void schedc_mesh(schedc_rank *r, uint32_t loc, const int64_t *sizes, const uint3
   c.rank->declareMesh(c.at(loc), c.axes, std::vector<int64_t>(sizes, sizes + n), at);
 }
 
+void schedc_overlap(schedc_rank *r, uint32_t loc, uint32_t phase) {
+  RankContext &c = ctx(r);
+  c.rank->overlap(c.at(loc), phase == 0   ? sim::Rank::PairPhase::Begin
+                             : phase == 1 ? sim::Rank::PairPhase::Second
+                                          : sim::Rank::PairPhase::End);
+}
+
 void schedc_require(schedc_rank *r, uint32_t loc, int64_t holds, uint32_t same_on_every_rank, const char *message) {
   RankContext &c = ctx(r);
   c.rank->require(c.at(loc), holds != 0, same_on_every_rank != 0, message);

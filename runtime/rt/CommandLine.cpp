@@ -138,7 +138,9 @@ std::optional<CommandLine> readCommandLine(const std::vector<std::string> &argv,
       return line;
     }
     if (!readBackendOption(args, line, error) && !readReportOption(args, line, error) &&
-        sim::readSharedOption(args, line.options.bytes, line.options.limits, line.options.silenced, error).empty())
+        sim::readSharedOption(args, line.options.bytes, line.options.limits, line.options.silenced,
+                              line.options.overlapHidden, error)
+            .empty())
       error = "unknown option `" + a + "`";
   }
   if (!args.error().empty()) // a flag last on the line, whose reader saw an empty value

@@ -287,8 +287,9 @@ ValuePtr Rank::collectiveInput(SourceRange at, CollectiveKind kind, const ValueP
     return v; // (the words of the error are put together only for one)
   std::string has = "rank " + std::to_string(id_) + " has " + v->describe();
   error(at, "collective-value",
-        gather ? "allgather takes a weight's shards or an activation's sequence shards, but " + has
-               : std::string(opInfo(kind).name) + " takes a weight gradient or a tensor-parallel partial sum, but " + has);
+        gather
+            ? "allgather takes a weight's shards or an activation's sequence shards, but " + has
+            : std::string(opInfo(kind).name) + " takes a weight gradient or a tensor-parallel partial sum, but " + has);
   Value poisoned = *v;
   poisoned.poisoned = true;
   return makeValue(std::move(poisoned));
@@ -296,6 +297,8 @@ ValuePtr Rank::collectiveInput(SourceRange at, CollectiveKind kind, const ValueP
 
 ValuePtr Rank::collective(SourceRange at, CollectiveKind kind, const ValuePtr &v, std::shared_ptr<const IntSet> group) {
   const char *name = collectiveName(kind);
+  if (refusedInPair(at, name))
+    return poison(v->kind, v->layer);
   if (group->empty() || group->min() < 0 || group->max() >= world_.model_.ranks) {
     error(at, "group-range",
           std::string(name) + " over ranks " + group->str() + ": there are " + std::to_string(world_.model_.ranks) +
@@ -373,7 +376,7 @@ bool Rank::badRoute(SourceRange at, bool sending, int64_t peer, int64_t tag) {
 void Rank::send(SourceRange at, int64_t to, const ValuePtr &v, int64_t tag) {
   if (canExchange(to, tag)) // a real backend sends whenever the route is valid (rt/Abi.cpp)
     world_.routes_.insert({id_, to});
-  if (cancelled() || badRoute(at, true, to, tag))
+  if (cancelled() || refusedInPair(at, "send") || badRoute(at, true, to, tag))
     return;
   int32_t flow = world_.flows_++;
   const cost::CostModel &model = *world_.options_.costModel;
@@ -389,7 +392,7 @@ void Rank::send(SourceRange at, int64_t to, const ValuePtr &v, int64_t tag) {
 }
 
 ValuePtr Rank::recv(SourceRange at, int64_t from, int64_t tag) {
-  if (badRoute(at, false, from, tag))
+  if (refusedInPair(at, "recv") || badRoute(at, false, from, tag))
     return poison(Kind::Activation);
   std::deque<World::Message> &queue = world_.inbox_[id_][{from, tag}];
   if (!waitUntil([&queue] { return !queue.empty(); }, Wait{.at = at, .peer = from, .tag = tag}))

@@ -36,30 +36,46 @@ int16_t tensorParts(const Value &w) {
 cost::Producers Rank::logEvent(const cost::Work &work, std::shared_ptr<const IntSet> batches, SourceRange at,
                                cost::Producers after, const cost::AlsoWaits &also, int32_t flow) {
   auto index = static_cast<int64_t>(figures_.events);
+  if (pair_) { // placed with the rest of the pair when it closes
+    index += static_cast<int64_t>(pair_->events.size());
+    pair_->events.push_back(
+        {{work, after, pair_->second}, std::move(batches), world_.sites_.intern(at), flow, heldNow()});
+    return cost::Producers::of(cost::streamOfClass(work.kind), index);
+  }
   cost::Placed placed = clock_.place(work, after, also);
-  Number memory = storage_.memory();
-  addToFigures(work, placed, memory);
+  HeldSample held = heldNow();
+  addToFigures(work, placed, held);
+  keepEvent(work, placed, held, std::move(batches), world_.sites_.intern(at), flow);
+  memory::useHugePagesOnceLarge();
+  return cost::Producers::of(cost::streamOfClass(work.kind), index);
+}
+
+HeldSample Rank::heldNow() const {
+  return {storage_.memory(), storage_.bytes(), storage_.microBatchesInFlight(), storage_.activationMemory(),
+          measure_ ? storage_.payloadBytes() : -1};
+}
+
+void Rank::keepEvent(const cost::Work &work, const cost::Placed &placed, const HeldSample &held,
+                     std::shared_ptr<const IntSet> batches, Sites::Id site, int32_t flow) {
   if (world_.options_.keepEvents) {
     Event &e = events_.emplace_back();
     static_cast<cost::Work &>(e) = work;
     static_cast<cost::Placed &>(e) = placed;
     e.batches = std::move(batches);
-    e.memory = memory;
-    e.bytes = storage_.bytes();
-    e.site = world_.sites_.intern(at);
+    e.memory = held.memory;
+    e.bytes = held.bytes;
+    e.site = site;
     e.flow = flow;
   }
   if (measure_) {
-    SCHEDC_ASSERT(measured_.size() == static_cast<size_t>(index), "payloads measured from a rank's first event only");
-    measured_.emplace_back() = storage_.payloadBytes();
+    SCHEDC_ASSERT(measured_.size() + 1 == figures_.events, "payloads measured from a rank's first event only");
+    measured_.emplace_back() = held.payloadBytes;
   }
-  memory::useHugePagesOnceLarge();
-  return cost::Producers::of(cost::streamOfClass(work.kind), index);
 }
 
 // In the order the report's figures are defined (World::report): sums in event order, the
 // first strictly largest memory sample.
-void Rank::addToFigures(const cost::Work &work, const cost::Placed &placed, const Number &memory) {
+void Rank::addToFigures(const cost::Work &work, const cost::Placed &placed, const HeldSample &held) {
   RankFigures &f = figures_;
   ++f.events;
   Number end = placed.start + placed.length;
@@ -74,15 +90,15 @@ void Rank::addToFigures(const cost::Work &work, const cost::Placed &placed, cons
   f.flops += model.flops(work);
   f.busy[static_cast<size_t>(model.stream(work.kind))] += placed.length.asDouble();
   f.modelFlops += model.modelFlops(work);
-  if (memory > f.peakMemory) {
-    f.peakMemory = memory;
+  if (held.memory > f.peakMemory) {
+    f.peakMemory = held.memory;
     f.peakTime = placed.start;
   }
   f.lastStart = placed.start;
   f.end = end;
-  f.peakBytes = std::max(f.peakBytes, storage_.bytes());
-  f.peakInFlight = std::max(f.peakInFlight, storage_.microBatchesInFlight());
-  f.peakActivationMemory = std::max(f.peakActivationMemory, storage_.activationMemory());
+  f.peakBytes = std::max(f.peakBytes, held.bytes);
+  f.peakInFlight = std::max(f.peakInFlight, held.inFlight);
+  f.peakActivationMemory = std::max(f.peakActivationMemory, held.activationMemory);
 }
 
 ValuePtr Rank::madeBy(const ValuePtr &v, cost::Producers made) const {
@@ -130,6 +146,8 @@ void Rank::store(uint32_t array, const SlotIndex &index, ValuePtr v, SourceRange
   } else if (!kind) {
     kind = v->kind;
   }
+  if (pair_)
+    touchInPair(array, index, true, at);
   storage_.store(array, indexSpan(index), std::move(v), world_.sites_.intern(at));
 }
 
@@ -138,6 +156,8 @@ bool Rank::holds(uint32_t array, const SlotIndex &index) const {
 }
 
 ValuePtr Rank::read(uint32_t array, const SlotIndex &index, SourceRange at) {
+  if (pair_)
+    touchInPair(array, index, false, at);
   if (const ValuePtr *v = storage_.find(array, indexSpan(index)))
     return *v;
   Kind kind = world_.arrayKinds_[array].value_or(Kind::Activation);
@@ -154,6 +174,8 @@ ValuePtr Rank::read(uint32_t array, const SlotIndex &index, SourceRange at) {
 void Rank::free(uint32_t array, const SlotIndex &index, SourceRange at) {
   if (cancelled())
     return;
+  if (pair_)
+    touchInPair(array, index, true, at);
   if (storage_.erase(array, indexSpan(index), world_.sites_.intern(at)))
     return;
   if (std::optional<Sites::Id> freed = storage_.freedAt(array, indexSpan(index)))

@@ -213,6 +213,7 @@ int runAndReport(const RunSetup &setup, const std::optional<std::vector<int64_t>
       options.keepEvents || !options.eventsFile.empty() || !options.traceFile.empty() || !options.timelineFile.empty();
   simOptions.recordTransfers = options.recordTransfers;
   simOptions.silenced = options.silenced;
+  simOptions.overlapHidden = options.overlapHidden;
   auto owned = std::make_unique<World>(*model, setup.arrays, simOptions);
   World &world = *owned;
   if (options.lastRun)

@@ -55,6 +55,7 @@ struct RunOptions {
   bool keepEvents = false;
   bool recordTransfers = false; // and what each send and receive moved (Rank::transfers)
   SilencedWarnings silenced;    // --no-warn
+  double overlapHidden = 0;     // --overlap (Options::overlapHidden)
   // The process exits after this run: its World is left to the exit, not torn down (freeing
   // every event and value one by one was 5% of checking fsdp on 1024 ranks).
   bool lastRun = false;

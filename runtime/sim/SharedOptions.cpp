@@ -2,6 +2,7 @@
 // is a missing value, not an unknown option), then its value is parsed by its owner.
 #include "sim/SharedOptions.h"
 
+#include <cstdlib>
 #include <sstream>
 
 namespace schedc::sim {
@@ -10,6 +11,10 @@ const char *const kWarningsHelp =
     R"(  --no-warn=CODE,...   leave these end-of-step warnings unsaid, where the schedule means
                        it: leftover (activations or gradients still held), unreceived
                        (messages never received)
+  --overlap=SHARE      the share (0 to 1) of the shorter side of each `overlap` pair that
+                       the pair hides, as measured on the device (DualPipe's F&B = the
+                       longer side + (1 - SHARE) x the shorter); default 0: no overlap
+                       claimed, the pair takes the sum of its sides
 )";
 
 namespace {
@@ -25,11 +30,26 @@ void parseSilenced(const std::string &value, SilencedWarnings &silenced, std::st
   }
 }
 
+// --overlap's value: a share from 0 to 1.
+void parseOverlap(const std::string &value, double &hidden, std::string &error) {
+  char *end = nullptr;
+  double share = std::strtod(value.c_str(), &end);
+  if (value.empty() || *end != '\0' || !(share >= 0 && share <= 1))
+    error = "--overlap takes the share of a pair's shorter side it hides, from 0 to 1, not `" + value + "`";
+  else
+    hidden = share;
+}
+
 } // namespace
 
 std::string readSharedOption(ArgumentList &args, ByteModel &bytes, Limits &limits, SilencedWarnings &silenced,
-                             std::string &error) {
+                             double &overlapHidden, std::string &error) {
   std::string value;
+  if (args.current().rfind("--overlap", 0) == 0 && args.value("--overlap", value)) {
+    if (error.empty() && args.error().empty())
+      parseOverlap(value, overlapHidden, error);
+    return "--overlap";
+  }
   if (args.current().rfind("--no-warn", 0) == 0 && args.value("--no-warn", value)) {
     if (error.empty() && args.error().empty())
       parseSilenced(value, silenced, error);

@@ -1,7 +1,7 @@
 // SharedOptions — the options that `schedc check/draw/run/compare` and compiled programs both
 // take, read by one function so that both accept and refuse them alike: the byte model's
 // (--hidden, --tokens, --optimizer, --precision; Bytes.h), the limits' (--max-steps,
-// --time-limit, --memory-limit; Budget.h) and --no-warn.
+// --time-limit, --memory-limit; Budget.h), --no-warn and --overlap.
 #pragma once
 
 #include "options/ArgumentList.h"
@@ -24,9 +24,10 @@ struct SilencedWarnings {
 };
 extern const char *const kWarningsHelp;
 
-// If the current argument is one of those options, reads its value into `bytes`, `limits` or
-// `silenced` (a bad or missing value: `error`, unless already set) and returns the flag; else "".
+// If the current argument is one of those options, reads its value into `bytes`, `limits`,
+// `silenced` or `overlapHidden` (--overlap: Options::overlapHidden) (a bad or missing value:
+// `error`, unless already set) and returns the flag; else "".
 std::string readSharedOption(ArgumentList &args, ByteModel &bytes, Limits &limits, SilencedWarnings &silenced,
-                             std::string &error);
+                             double &overlapHidden, std::string &error);
 
 } // namespace schedc::sim

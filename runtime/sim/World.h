@@ -19,6 +19,7 @@
 #include "sim/Budget.h"
 #include "sim/Bytes.h"
 #include "sim/Fiber.h"
+#include "sim/Pair.h"
 #include "sim/SharedOptions.h"
 #include "sim/Sites.h"
 #include "sim/Storage.h"
@@ -66,6 +67,9 @@ struct Options {
   // Record what each send and receive moves (Rank::transfers; `schedc export`).
   bool recordTransfers = false;
   SilencedWarnings silenced; // --no-warn
+  // The share of an overlapped pair's shorter side that the pair hides (--overlap;
+  // cost::RankClock::placePair): 0, the default, claims no overlap.
+  double overlapHidden = 0;
 };
 
 // What a send or a receive moved (recorded with Options::recordTransfers): the rank's
@@ -77,6 +81,12 @@ struct Transfer {
   Kind kind = Kind::Activation;
   int64_t layer = 0;
   std::shared_ptr<const IntSet> batches;
+};
+
+// An overlapped pair's events (recorded with Options::recordTransfers): first side from
+// `first`, second side from `second`, up to `end` (exclusive).
+struct PairSpan {
+  size_t first = 0, second = 0, end = 0;
 };
 
 // What an event is (EventKind, support/ops/Operations.def): its name (eventName) is what the
@@ -152,6 +162,8 @@ public:
   void measurePayloads(bool on) { measure_ = on; }
   // Its sends and receives, in order (only with Options::recordTransfers).
   const std::vector<Transfer> &transfers() const { return transfers_; }
+  // Its overlapped pairs, in order (likewise).
+  const std::vector<PairSpan> &pairs() const { return pairs_; }
 
   // ---- Storage ----
   void store(uint32_t array, const SlotIndex &index, ValuePtr v, SourceRange at);
@@ -189,6 +201,14 @@ public:
   ValuePtr recv(SourceRange at, int64_t from, int64_t tag = 0);
   // Whether a message to or from `peer` with `tag` is valid (send and recv report why not).
   bool canExchange(int64_t peer, int64_t tag) const;
+
+  // ---- Overlapped pairs (`overlap { first } with { second }`) ----
+  enum class PairPhase { Begin, Second, End };
+  // Opens a pair, turns to its second side, or closes it: the two sides run one after the
+  // other here (values, checks, memory), and their events are placed in time as one block
+  // when the pair closes (cost::RankClock::placePair). A side holds computations only, and
+  // the two sides share no storage slot (each an error where it happens).
+  void overlap(SourceRange at, PairPhase phase);
 
   // ---- Mesh ----
   // Lays the ranks out on a mesh; false (after a fatal error) if it does not fit.
@@ -243,8 +263,18 @@ private:
   // the memory held now, and places it in time; returns what waits for its results.
   cost::Producers logEvent(const cost::Work &work, std::shared_ptr<const IntSet> batches, SourceRange at,
                            cost::Producers after = {}, const cost::AlsoWaits &also = {}, int32_t flow = -1);
-  // Counts the event in the rank's figures.
-  void addToFigures(const cost::Work &work, const cost::Placed &placed, const Number &memory);
+  // Counts the event in the rank's figures, with what the rank held when it was logged.
+  void addToFigures(const cost::Work &work, const cost::Placed &placed, const HeldSample &held);
+  // Records a placed event (Options::keepEvents, measured payloads).
+  void keepEvent(const cost::Work &work, const cost::Placed &placed, const HeldSample &held,
+                 std::shared_ptr<const IntSet> batches, Sites::Id site, int32_t flow);
+  // What the rank holds now.
+  HeldSample heldNow() const;
+  // Inside a pair: notes (first side) or checks (second side) an access to a slot.
+  void touchInPair(uint32_t array, const SlotIndex &index, bool writes, SourceRange at);
+  // Inside a pair, `what` (a communication) is an error; true if so.
+  bool refusedInPair(SourceRange at, const char *what);
+  void closePair();
   // A copy of `v` made by `made` (a received message: the sender's value is made by the
   // sender's events).
   ValuePtr madeBy(const ValuePtr &v, cost::Producers made) const;
@@ -267,6 +297,8 @@ private:
   RankFigures figures_;
   memory::ChunkedLog<int64_t, 9> measured_; // by event, while measuring payloads
   std::vector<Transfer> transfers_;         // with Options::recordTransfers
+  std::vector<PairSpan> pairs_;             // likewise
+  std::unique_ptr<PendingPair> pair_;       // while running an overlapped pair
   // Per layer: the shards this rank has updated, their shard count, and where.
   struct Updated {
     IntSet shards;

@@ -41,8 +41,11 @@ from, over a grid of stage counts p and micro-batch counts m, under
 - DualPipeV (two chunks of one layer a rank, V-shaped; m >= 2p) holds at most
   ((p + 1) c + 1) A of activations on a rank, c = 2 its layers: PP + 1 micro-batches of a
   rank's layers against 1F1B's PP, the activation column of DualPipe's published table
-  (github.com/deepseek-ai/DualPipe); its bubble formula needs an overlapped forward and
-  backward, which the cost models do not have yet (docs/schedules.md).
+  (github.com/deepseek-ai/DualPipe); and under equal phases (F = W = 1, a whole backward
+  B = 2) its bubble column, (PP/2 - 1)(F&B + B - 3W) with PP/2 = p ranks: the most idle
+  time of a rank from the first computation to the last, (p - 1)(F&B - 1), for the pair
+  times F&B = 3, 2.5 and 2 (--overlap 0, 0.5 and 1: each `overlap` pair one block of
+  max(F, B) + (1 - share) min(F, B)).
 
 Prints one line per case and exits 1 on the first mismatch list."""
 import csv
@@ -167,6 +170,15 @@ for p in (1, 2, 3, 4, 8):
             most = max(r["peak_activation_memory"] for r in dualpipev["per_rank"])
             if most != ((p + 1) * 2 + 1) * A:
                 failures.append(f"dualpipev p={p} m={m}: peak activations {most}, expected {((p + 1) * 2 + 1) * A}")
+            for share in (0, 0.5, 1):
+                doc = check("dualpipev", p, m, equal, f"--overlap={share}")
+                busy = [r["compute_time"] for r in doc["per_rank"]]
+                span = sum(busy) / (p * (1 - doc["bubble_fraction"]))
+                idle, expected = max(span - b for b in busy), (p - 1) * ((3 - share) + 2 - 3)
+                if abs(idle - expected) > 1e-9:
+                    failures.append(f"dualpipev p={p} m={m} equal phases, F&B = {3 - share}: bubble {idle}, expected "
+                                    f"(PP/2 - 1)(F&B + B - 3W) = {expected}")
+            print(f"p={p} m={m}: dualpipev under equal phases, F&B = 2: bubble {idle} = (p - 1)(F&B + B - 3W)")
         print(f"p={p} m={m}: zbv under equal phases: idle between each rank's first and last computation {gaps}, "
               f"bubble {zbv['bubble_fraction']:.6f}")
 

@@ -117,6 +117,9 @@ int64_t schedc_rank_at(schedc_rank *r, uint32_t loc, uint32_t n, const int64_t *
    `same_on_every_rank` (1): the condition reads nothing that differs between ranks, so the
    error names no rank. */
 void schedc_require(schedc_rank *r, uint32_t loc, int64_t holds, uint32_t same_on_every_rank, const char *message);
+/* `overlap { first } with { second }`: phase 0 opens the pair, 1 starts its second side, 2
+   closes it (sim::Rank::overlap). */
+void schedc_overlap(schedc_rank *r, uint32_t loc, uint32_t phase);
 
 void schedc_store(schedc_rank *r, uint32_t loc, uint32_t array, const int64_t *index, uint32_t n, schedc_value v);
 schedc_value schedc_read(schedc_rank *r, uint32_t loc, uint32_t array, const int64_t *index, uint32_t n);
@@ -175,6 +178,7 @@ void schedc_operation(schedc_rank *r, uint32_t loc, int32_t op, const schedc_ope
   X(schedc_axis_size, i64, (rank, u32, u32))                                                                           \
   X(schedc_rank_at, i64, (rank, u32, u32, i64s))                                                                       \
   X(schedc_require, none, (rank, u32, i64, u32, str))                                                                  \
+  X(schedc_overlap, none, (rank, u32, u32))                                                                            \
   X(schedc_store, none, (rank, u32, u32, i64s, u32, handle))                                                           \
   X(schedc_read, handle, (rank, u32, u32, i64s, u32))                                                                  \
   X(schedc_free, none, (rank, u32, u32, i64s, u32))                                                                    \
