@@ -43,7 +43,7 @@ std::optional<LoadedProgram> loadProgram(const std::string &file, const Options 
     return std::nullopt;
   }
   if (interop::isPytorchSchedule(file)) { // a PyTorch schedule: its imported schedule
-    mainFile = interop::addImported(*mainFile, sources, diags);
+    mainFile = interop::addImported(*mainFile, interop::ImportOptions{opts.fsdp}, sources, diags);
     exitCode = kExitSourceError;
     if (!mainFile)
       return std::nullopt;

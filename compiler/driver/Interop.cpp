@@ -34,7 +34,7 @@ int runImport(const Options &opts, SourceManager &sources, DiagnosticEngine &dia
     std::cerr << "schedc: error: cannot read `" << opts.input << "`: " << error << "\n";
     return kExitIoError;
   }
-  std::optional<uint32_t> imported = interop::addImported(*csv, sources, diags);
+  std::optional<uint32_t> imported = interop::addImported(*csv, interop::ImportOptions{opts.fsdp}, sources, diags);
   if (!imported)
     return kExitSourceError;
   return writeOutput(opts, sources.text(*imported));

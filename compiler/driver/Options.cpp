@@ -8,6 +8,7 @@
 #include "options/OptionValues.h"
 #include "sim/SharedOptions.h"
 
+#include <algorithm>
 #include <cstdlib>
 
 namespace schedc::driver {
@@ -58,6 +59,8 @@ OPTIONS
   -c                   build: write an object file instead of an executable
   --cuda               build: link the cuda backend in (run it with --backend=cuda;
                        only where schedc was built with CUDA and NCCL)
+  --fsdp               a compute-only .csv's stages are FSDP modules: add UNSHARD,
+                       RESHARD and REDUCE_GRAD as PyTorch does (-D dp=N replicas)
   --error-limit=N      Stop after N errors (default 20, 0 means no limit)
   --events=FILE        check, run: write every event (rank, kind, layer, batches,
                        start, length, memory) as CSV, in the format of the reference traces
@@ -179,6 +182,8 @@ bool readOutputOption(ArgumentList &args, Options &o, std::string &error) {
     o.optLevel = static_cast<unsigned>(a[2] - '0');
   } else if (a == "--emit-llvm" || a == "-c" || a == "--cuda") {
     (a == "-c" ? o.objectOnly : a == "--cuda" ? o.cuda : o.emitLLVM) = true;
+  } else if (a == "--fsdp") {
+    o.fsdp = true;
   } else if (a == "--comms") {
     o.comms = true;
     if (o.command != Command::Export)
@@ -228,6 +233,8 @@ std::string checkTogether(Options &o) {
     return wrong;
   if (o.command == Command::Import && !interop::isPytorchSchedule(o.input))
     return "import reads a PyTorch schedule file (FILE.csv); `" + o.input + "` is not one";
+  if (o.fsdp && std::none_of(o.inputs.begin(), o.inputs.end(), interop::isPytorchSchedule))
+    return "--fsdp lowers a PyTorch schedule file (FILE.csv) for FSDP stages; `" + o.input + "` is not one";
   if (o.command == Command::Import && (!o.defines.empty() || o.emit != Emit::None || o.format != Format::Text))
     return "import writes the schedule as it is; -D, --emit and --format belong to check";
   if (o.command == Command::Export && (o.emit != Emit::None || o.format != Format::Text))

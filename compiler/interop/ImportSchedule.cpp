@@ -2,6 +2,8 @@
 // which backwards are halves), then one line of schedule per cell.
 #include "interop/ImportSchedule.h"
 
+#include "interop/FsdpLowering.h"
+
 #include "sim/World.h"
 
 #include <fmt/format.h>
@@ -36,6 +38,7 @@ struct Shape {
   bool inputActions = false;          // the file writes input halves as I (then B is whole)
   std::vector<int64_t> firstGradient; // stage -> the micro-batch of its first weight gradient
   bool comms = false;                 // the file has sends and receives
+  bool fsdp = false;                  // stages sharded over data-parallel replicas (UNSHARD, ...)
 
   bool inputHalf(const Action &a) const {
     return a.type == ActionType::BackwardInput ||
@@ -115,11 +118,8 @@ std::optional<Shape> shapeOf(const ActionTable &table, DiagnosticEngine &diags) 
   for (size_t r = 0; r < table.rows.size(); ++r)
     for (const Cell &cell : table.rows[r])
       for (const Action &a : cell.actions) {
-        if (!hasMicroBatch(a.type)) {
-          diags.error(cell.range, std::string("`") + spell(cell) +
-                                      "`: FSDP's UNSHARD, RESHARD and REDUCE_GRAD are not imported yet (the file's "
-                                      "stages would be sharded over data-parallel replicas it does not describe)");
-          ok = false;
+        if (!hasMicroBatch(a.type)) { // FSDP's: checked where they come (Writer)
+          shape.fsdp = true;
           continue;
         }
         shape.stages = std::max(shape.stages, a.stage + 1);
@@ -217,17 +217,47 @@ public:
       add(codes[0].after), add(codes[1].after);
     }
     line("    " + code + (code.empty() ? "" : " ") + "// " + spell(cell) +
-             (code.empty() ? ": a receive posted; the computation that needs it waits for it" : ""),
+             (code.empty() ? ": a receive posted; the computation that needs it waits for it" : "") +
+             (cell.inserted ? " (added: PyTorch's lowering of FSDP stages)" : ""),
          cell.range);
     return true;
   }
-  // The end of a row: a receive posted and never waited for is waited for here.
-  void endRow() {
+  // The start of rank `rank`'s block (row `row` of the file): its stages' weights (or, with
+  // FSDP, their shards) loaded.
+  void startRow(int64_t rank, SourceRange row) {
+    line(shape_.fsdp ? fmt::format("  if pp == {} {{", rank) : fmt::format("  if rank == {} {{", rank), row);
+    for (int64_t s : stagesOf(rank))
+      line(fmt::format("    for l in {} {{ {}; }}", layersOf(s),
+                       shape_.fsdp ? "ws[l], opt[l] = load(l, shard = replica, of = dp)" : "w[l], opt[l] = load(l)"),
+           row);
+  }
+  // The end of the block: a receive posted and never waited for is waited for here, then
+  // each stage with a weight gradient is updated (a stage with none is not: the check says
+  // so); with FSDP, a stage's gradient must have been reduced (false, reported, if not).
+  bool endRow(int64_t rank, SourceRange row) {
     for (const auto &[key, at] : posted_) {
       const auto &[gradient, s, mb] = key;
       line("    " + (gradient ? recvB(s, mb) : recvF(s, mb)) + " // never waited for", at);
     }
-    posted_.clear();
+    bool ok = true;
+    for (int64_t s : stagesOf(rank)) {
+      if (shape_.firstGradient[static_cast<size_t>(s)] < 0)
+        continue;
+      if (shape_.fsdp && !reduced_.count(s)) {
+        diags_.error(row, fmt::format("stage {0}'s gradient is never reduced over the replicas: the row has no "
+                                      "`{0}REDUCE_GRAD` after its last weight gradient",
+                                      s));
+        ok = false;
+        continue;
+      }
+      line(fmt::format("    for l in {} {{ {}; free gw[l]; }}", layersOf(s),
+                       shape_.fsdp ? "ws[l], opt[l] = update(l, gw[l], ws[l], opt[l])"
+                                   : "w[l], opt[l] = update(l, gw[l], w[l], opt[l])"),
+           row);
+    }
+    line("  }", row);
+    posted_.clear(), unsharded_.clear(), reduced_.clear(), gradients_.clear();
+    return ok;
   }
   ImportedSchedule take() { return std::move(out_); }
 
@@ -236,6 +266,18 @@ private:
   static std::string end(int64_t s) { return std::to_string(s + 1) + " * per"; }
   static std::string layersOf(int64_t s) { return first(s) + ".." + end(s); }
   int64_t owner(int64_t s) const { return shape_.owner[static_cast<size_t>(s)]; }
+  std::vector<int64_t> stagesOf(int64_t rank) const {
+    std::vector<int64_t> mine;
+    for (int64_t s = 0; s < shape_.stages; ++s)
+      if (owner(s) == rank)
+        mine.push_back(s);
+    return mine;
+  }
+  // Rank `rank` of the file as a schedule's rank: itself, or with FSDP the rank of that
+  // pipeline position in this rank's replica.
+  std::string peer(int64_t rank) const {
+    return shape_.fsdp ? fmt::format("rank_at(pp = {})", rank) : std::to_string(rank);
+  }
   // Whether this file lets the schedule pass stage s's messages itself (compute only) to a rank.
   bool implied(int64_t rank, int64_t s) const { return !shape_.comms && owner(s) != rank; }
   std::string accumulate(const Action &a) const {
@@ -245,18 +287,18 @@ private:
   }
 
   std::string sendF(int64_t s, int64_t mb) const {
-    return fmt::format("send({0}, act[{1}, {2}], tag = {3}); free act[{1}, {2}];", owner(s + 1), end(s), mb,
+    return fmt::format("send({0}, act[{1}, {2}], tag = {3}); free act[{1}, {2}];", peer(owner(s + 1)), end(s), mb,
                        shape_.forwardTag(s + 1, mb));
   }
   std::string recvF(int64_t s, int64_t mb) const {
-    return fmt::format("act[{}, {}] = recv({}, tag = {});", first(s), mb, owner(s - 1), shape_.forwardTag(s, mb));
+    return fmt::format("act[{}, {}] = recv({}, tag = {});", first(s), mb, peer(owner(s - 1)), shape_.forwardTag(s, mb));
   }
   std::string sendB(int64_t s, int64_t mb) const {
-    return fmt::format("send({0}, gact[{1}, {2}], tag = {3}); free gact[{1}, {2}];", owner(s - 1), first(s), mb,
+    return fmt::format("send({0}, gact[{1}, {2}], tag = {3}); free gact[{1}, {2}];", peer(owner(s - 1)), first(s), mb,
                        shape_.gradientTag(s - 1, mb));
   }
   std::string recvB(int64_t s, int64_t mb) const {
-    return fmt::format("gact[{}, {}] = recv({}, tag = {});", end(s), mb, owner(s + 1), shape_.gradientTag(s, mb));
+    return fmt::format("gact[{}, {}] = recv({}, tag = {});", end(s), mb, peer(owner(s + 1)), shape_.gradientTag(s, mb));
   }
 
   // Whether the file posted the receive (gradient or not, stage, micro-batch) that a
@@ -284,7 +326,9 @@ private:
 
   Code forward(int64_t rank, int64_t s, int64_t mb) {
     Code code;
-    if (s == 0)
+    if (s == 0 && shape_.fsdp) // replica d takes micro-batches d M to d M + M - 1
+      code.before = fmt::format("act[0, {0}] = input({{replica * {1} + {0}}});", mb, shape_.microBatches);
+    else if (s == 0)
       code.before = fmt::format("act[0, {0}] = input({{{0}}});", mb);
     else if (owner(s - 1) != rank) // received here (a file with receives posted it before)
       code.before = recvF(s, mb);
@@ -315,6 +359,10 @@ private:
     int64_t s = a.stage, mb = a.microBatch;
     bool backward = a.type != ActionType::Forward && a.type != ActionType::BackwardWeight && isCompute(a.type);
     if ((a.type == ActionType::Forward || backward) && !received(rank, backward, s, mb, at))
+      return std::nullopt;
+    if (!hasMicroBatch(a.type))
+      return fsdpAction(rank, a, at);
+    if (isCompute(a.type) && !fsdpReady(a, at))
       return std::nullopt;
     switch (a.type) {
     case ActionType::Forward: return forward(rank, s, mb);
@@ -357,6 +405,75 @@ private:
                                   layersOf(s), mb, accumulate(a)));
   }
 
+  // With FSDP, whether a computation finds its stage's parameters gathered and, if it makes
+  // a weight gradient, the gradient not reduced yet (reported if not); counts the gradient.
+  bool fsdpReady(const Action &a, SourceRange at) {
+    if (!shape_.fsdp)
+      return true;
+    int64_t s = a.stage;
+    if (!unsharded_.count(s)) {
+      diags_.error(at, fmt::format("stage {0}'s parameters are sharded here: no `{0}UNSHARD` earlier in this row "
+                                   "gathers them (or a `{0}RESHARD` freed them)",
+                                   s));
+      return false;
+    }
+    if (!shape_.makesWeightGradient(a))
+      return true;
+    if (auto it = reduced_.find(s); it != reduced_.end()) {
+      diags_
+          .error(at, fmt::format("`{}` comes after stage {}'s REDUCE_GRAD: the gradient was reduced without it",
+                                 spell(Cell{{a}, {}, false}), s))
+          .note(it->second, "reduced here");
+      return false;
+    }
+    ++gradients_[s];
+    return true;
+  }
+
+  // UNSHARD (the stage's layers all-gathered over the replicas), RESHARD (freed) or
+  // REDUCE_GRAD (its gradient reduce-scattered over them), or nullopt (reported) where the
+  // row has no such stage or the action cannot come here.
+  std::optional<Code> fsdpAction(int64_t rank, const Action &a, SourceRange at) {
+    int64_t s = a.stage;
+    std::string spelt = spell(Cell{{a}, {}, false});
+    if (s >= shape_.stages || owner(s) != rank) {
+      diags_.error(at, fmt::format("`{}`: stage {} is not computed in this row (rank {}), so its parameters are not "
+                                   "this rank's",
+                                   spelt, s, rank));
+      return std::nullopt;
+    }
+    switch (a.type) {
+    case ActionType::Unshard:
+      if (auto [it, fresh] = unsharded_.emplace(s, at); !fresh) {
+        diags_.error(at, fmt::format("`{}`: stage {} is unsharded already", spelt, s))
+            .note(it->second, "unsharded here, and not resharded since");
+        return std::nullopt;
+      }
+      return Code{{}, fmt::format("for l in {} {{ w[l] = allgather(ws[l], group = replica); }}", layersOf(s)), {}};
+    case ActionType::Reshard:
+      if (!unsharded_.erase(s)) {
+        diags_.error(at, fmt::format("`{0}`: stage {1} is not unsharded here (no `{1}UNSHARD` since its last RESHARD)",
+                                     spelt, s));
+        return std::nullopt;
+      }
+      return Code{{}, fmt::format("for l in {} {{ free w[l]; }}", layersOf(s)), {}};
+    default: break;
+    }
+    if (auto it = reduced_.find(s); it != reduced_.end()) {
+      diags_.error(at, fmt::format("`{}`: stage {}'s gradient is reduced already", spelt, s))
+          .note(it->second, "reduced here");
+      return std::nullopt;
+    }
+    if (int64_t made = gradients_[s]; made < shape_.microBatches) {
+      diags_.error(at, fmt::format("`{}` comes after {} of stage {}'s {} weight gradients: the rest would miss the "
+                                   "reduction",
+                                   spelt, made, s, shape_.microBatches));
+      return std::nullopt;
+    }
+    reduced_.emplace(s, at);
+    return Code{{}, fmt::format("for l in {} {{ gw[l] = reducescatter(gw[l], group = replica); }}", layersOf(s)), {}};
+  }
+
   // Whether stage s of this rank can exchange with stage `other` (reported if not): there is
   // one, and it is on another rank.
   bool exchanges(int64_t rank, int64_t s, int64_t other, SourceRange at) {
@@ -377,6 +494,8 @@ private:
   DiagnosticEngine &diags_;
   ImportedSchedule out_;
   std::map<std::tuple<bool, int64_t, int64_t>, SourceRange> posted_; // receives the row posted
+  std::map<int64_t, SourceRange> unsharded_, reduced_;               // FSDP: stages gathered, gradients reduced (where)
+  std::map<int64_t, int64_t> gradients_;                             // stage -> weight gradients made so far
 };
 
 constexpr std::array<std::string_view, 24> kReserved{
@@ -394,49 +513,95 @@ std::string scheduleNameFor(const std::string &path) {
   return plain ? name : "csv_" + name;
 }
 
-std::optional<ImportedSchedule> importSchedule(const ActionTable &table, const std::string &name,
-                                               const std::string &from, DiagnosticEngine &diags) {
-  std::optional<Shape> shape = shapeOf(table, diags);
-  if (!shape)
-    return std::nullopt;
-  const Shape &sh = *shape;
-  SourceRange top = table.rowRanges.front();
-  Writer w(sh, diags);
+namespace {
+
+// A compute-only file lowered for FSDP stages (--fsdp), and a file whose FSDP actions lack
+// REDUCE_GRAD (PyTorch's before it had one reduced a stage's gradient with its last weight
+// gradient) given them, as PyTorch's runtime lowers them; false (reported) where --fsdp
+// meets a file that is not compute only.
+bool lowerFsdp(ActionTable &table, const ImportOptions &opts, Shape &shape, DiagnosticEngine &diags) {
+  if (opts.fsdp) {
+    for (const std::vector<Cell> &row : table.rows)
+      for (const Cell &cell : row)
+        for (const Action &a : cell.actions)
+          if (isTransfer(a.type) || !hasMicroBatch(a.type)) {
+            diags.error(cell.range, fmt::format("`{}`: --fsdp lowers a compute-only file, as PyTorch does; a file "
+                                                "with its {} writes its FSDP actions itself",
+                                                spell(cell), isTransfer(a.type) ? "sends and receives" : "UNSHARDs"));
+            return false;
+          }
+    addUnshardReshard(table);
+  }
+  shape.fsdp = hasFsdpActions(table);
+  if (shape.fsdp && !hasReduceGrad(table))
+    addReduceGrad(table, shape.microBatches, [&shape](const Action &a) { return shape.makesWeightGradient(a); });
+  return true;
+}
+
+// The schedule's header: its parameters, what it requires of them, and with FSDP its mesh.
+void writeHeader(Writer &w, const Shape &sh, const std::string &name, const std::string &from, SourceRange top) {
   w.line(fmt::format("// {}: imported by `schedc import` from {} (a PyTorch pipeline schedule: {} ranks, {} "
                      "stages placed {}, {} micro-batches, {}).",
                      name, from, sh.ranks, sh.stages, sh.placement(), sh.microBatches,
                      sh.comms ? "with its sends and receives" : "compute only; the sends and receives are implied"),
          top);
   w.line("// Each line in a rank's block is one cell of its row; an OVERLAP_F_B pair is an `overlap`.", top);
-  w.line(
-      fmt::format("schedule {}(layers = {}, batches = {}, ranks = {}) {{", name, sh.stages, sh.microBatches, sh.ranks),
-      top);
+  if (!sh.fsdp) {
+    w.line(fmt::format("schedule {}(layers = {}, batches = {}, ranks = {}) {{", name, sh.stages, sh.microBatches,
+                       sh.ranks),
+           top);
+  } else {
+    w.line("// FSDP: the file is one of `dp` data-parallel replicas (mesh axis `replica`), each the file's ranks "
+           "(axis `pp`);",
+           top);
+    w.line(fmt::format("// replica d takes micro-batches d * {0} to d * {0} + {1} and keeps a 1/dp shard of its "
+                       "stages' weights (ws).",
+                       sh.microBatches, sh.microBatches - 1),
+           top);
+    w.line(fmt::format("schedule {}(layers = {}, dp = 2, batches = {} * dp, ranks = {} * dp) {{", name, sh.stages,
+                       sh.microBatches, sh.ranks),
+           top);
+  }
   w.line(fmt::format("  require(layers % {0} == 0, \"the file has {0} stages: `layers` must be a multiple of {0}\");",
                      sh.stages),
          top);
-  w.line(fmt::format("  require(batches == {0}, \"the file schedules {0} micro-batches\");", sh.microBatches), top);
-  w.line(fmt::format("  require(ranks == {0}, \"the file has {0} ranks (rows)\");", sh.ranks), top);
+  if (!sh.fsdp) {
+    w.line(fmt::format("  require(batches == {0}, \"the file schedules {0} micro-batches\");", sh.microBatches), top);
+    w.line(fmt::format("  require(ranks == {0}, \"the file has {0} ranks (rows)\");", sh.ranks), top);
+  } else {
+    w.line("  require(dp >= 1, \"`dp`, the number of data-parallel replicas, must be at least 1\");", top);
+    w.line(fmt::format("  require(batches == {0} * dp, \"the file schedules {0} micro-batches in each replica\");",
+                       sh.microBatches),
+           top);
+    w.line(fmt::format("  require(ranks == {0} * dp, \"the file has {0} ranks (rows) in each replica\");", sh.ranks),
+           top);
+    w.line(fmt::format("  mesh (replica = dp, pp = {});", sh.ranks), top);
+  }
   w.line("  let per = layers / " + std::to_string(sh.stages) + ";", top);
+}
+
+} // namespace
+
+std::optional<ImportedSchedule> importSchedule(const ActionTable &file, const std::string &name,
+                                               const std::string &from, const ImportOptions &opts,
+                                               DiagnosticEngine &diags) {
+  std::optional<Shape> shape = shapeOf(file, diags);
+  if (!shape)
+    return std::nullopt;
+  ActionTable table = file;
+  if (!lowerFsdp(table, opts, *shape, diags))
+    return std::nullopt;
+  const Shape &sh = *shape;
+  SourceRange top = table.rowRanges.front();
+  Writer w(sh, diags);
+  writeHeader(w, sh, name, from, top);
   bool ok = true;
   for (int64_t r = 0; r < sh.ranks; ++r) {
     SourceRange row = table.rowRanges[static_cast<size_t>(r)];
-    std::vector<int64_t> mine;
-    for (int64_t s = 0; s < sh.stages; ++s)
-      if (sh.owner[static_cast<size_t>(s)] == r)
-        mine.push_back(s);
-    w.line(fmt::format("  if rank == {} {{", r), row);
-    for (int64_t s : mine)
-      w.line(fmt::format("    for l in {} * per..{} * per {{ w[l], opt[l] = load(l); }}", s, s + 1), row);
+    w.startRow(r, row);
     for (const Cell &cell : table.rows[static_cast<size_t>(r)])
       ok = w.cell(r, cell) && ok;
-    w.endRow();
-    for (int64_t s : mine) // a stage with no weight gradient is not updated (the check says so)
-      if (sh.firstGradient[static_cast<size_t>(s)] >= 0)
-        w.line(fmt::format("    for l in {} * per..{} * per {{ w[l], opt[l] = update(l, gw[l], w[l], opt[l]); free "
-                           "gw[l]; }}",
-                           s, s + 1),
-               row);
-    w.line("  }", row);
+    ok = w.endRow(r, row) && ok;
   }
   w.line("}", top);
   if (!ok)
@@ -452,13 +617,14 @@ bool isPytorchSchedule(const std::string &path) {
   return path.size() > 4 && path.compare(path.size() - 4, 4, ".csv") == 0;
 }
 
-std::optional<uint32_t> addImported(uint32_t csv, SourceManager &sources, DiagnosticEngine &diags) {
+std::optional<uint32_t> addImported(uint32_t csv, const ImportOptions &opts, SourceManager &sources,
+                                    DiagnosticEngine &diags) {
   std::optional<ActionTable> table = readActionTable(csv, sources, diags);
   if (!table)
     return std::nullopt;
   const std::string &path = sources.name(csv);
   std::optional<ImportedSchedule> imported =
-      importSchedule(*table, scheduleNameFor(path), std::filesystem::path(path).filename().string(), diags);
+      importSchedule(*table, scheduleNameFor(path), std::filesystem::path(path).filename().string(), opts, diags);
   if (!imported)
     return std::nullopt;
   return sources.addDerived(path + ".sched", std::move(imported->text), std::move(imported->origins));

@@ -11,6 +11,13 @@
 // the same stage and micro-batch (older files), else the whole backward, as are BW. Every
 // rank loads its stages' weights first and updates them last. Each message has its own tag,
 // so a receive takes the stage and micro-batch it names, as PyTorch matches them.
+//
+// FSDP (a file with UNSHARD, RESHARD or REDUCE_GRAD, or a compute-only file lowered with
+// --fsdp as PyTorch lowers one): the file is one of `dp` data-parallel replicas (a parameter,
+// 2 by default; mesh (replica = dp, pp = R)), replica d taking micro-batches dM to dM + M - 1;
+// a rank loads a 1/dp shard of its stages' weights, UNSHARD all-gathers a stage's layers over
+// the replicas, RESHARD frees them, REDUCE_GRAD reduce-scatters its gradient, and the update
+// is of the shard.
 #pragma once
 
 #include "interop/PytorchCsv.h"
@@ -21,6 +28,10 @@
 
 namespace schedc::interop {
 
+struct ImportOptions {
+  bool fsdp = false; // --fsdp: the stages of a compute-only file are FSDP modules
+};
+
 struct ImportedSchedule {
   std::string text;                 // the .sched source
   std::vector<SourceRange> origins; // origins[i]: the part of the file line i + 1 came from
@@ -30,7 +41,8 @@ struct ImportedSchedule {
 // the table cannot mean (a stage on two ranks, a send from the last stage, ...) at its cell
 // and returns nullopt.
 std::optional<ImportedSchedule> importSchedule(const ActionTable &table, const std::string &name,
-                                               const std::string &from, DiagnosticEngine &diags);
+                                               const std::string &from, const ImportOptions &opts,
+                                               DiagnosticEngine &diags);
 
 // Whether `path` names a PyTorch schedule file (it ends in .csv).
 bool isPytorchSchedule(const std::string &path);
@@ -38,7 +50,8 @@ bool isPytorchSchedule(const std::string &path);
 // Reads the loaded file `csv` as a PyTorch schedule and registers its schedule as text
 // derived from it (named `csv`'s name + ".sched"); the new file's id, or nullopt after
 // reporting why not.
-std::optional<uint32_t> addImported(uint32_t csv, SourceManager &sources, DiagnosticEngine &diags);
+std::optional<uint32_t> addImported(uint32_t csv, const ImportOptions &opts, SourceManager &sources,
+                                    DiagnosticEngine &diags);
 
 // A schedule name made from a file's name (letters, digits and `_`; `csv_` first where it
 // would not start with a letter).

@@ -45,7 +45,8 @@ struct Action {
 // A non-empty cell: one action, or two run together (OVERLAP_F_B: a forward, then a backward).
 struct Cell {
   std::vector<Action> actions;
-  SourceRange range; // the cell in the file
+  SourceRange range;     // the cell in the file (of the cell that caused it, if inserted)
+  bool inserted = false; // added by a lowering (FsdpLowering), not written in the file
 };
 
 // The table: rows[r] is rank r's cells in order (idle slots dropped).

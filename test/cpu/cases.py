@@ -24,8 +24,17 @@ puzzles = {  # name: (layers, batches, ranks) at the defaults
     # placed V-shaped, overlapped pairs run one after the other).
     "zb1p_2rank_2stagep_compute": (4, 8, 2), "zb1p_2rank_2stagep_comms": (4, 8, 2),
     "dualpipev_4rank_10mb": (8, 10, 4),
+    # The compute-only ZB1P with FSDP stages (--fsdp: UNSHARD, RESHARD and REDUCE_GRAD added
+    # as PyTorch lowers them): two replicas of its 2 ranks, each all-gathering its stages'
+    # shards and reduce-scattering their gradients over the other.
+    "zb1p_fsdp": (4, 16, 4),
 }
-from_pytorch = {"zb1p_2rank_2stagep_compute", "zb1p_2rank_2stagep_comms", "dualpipev_4rank_10mb"}
+# name: the file in examples/pytorch/ it is compiled from.
+from_pytorch = {"zb1p_2rank_2stagep_compute": "zb1p_2rank_2stagep_compute", "zb1p_2rank_2stagep_comms":
+                "zb1p_2rank_2stagep_comms", "dualpipev_4rank_10mb": "dualpipev_4rank_10mb",
+                "zb1p_fsdp": "zb1p_2rank_2stagep_compute"}
+# Options `schedc build` compiles them with (besides the file).
+build_options = {"zb1p_fsdp": ["--fsdp"]}
 from_stdlib = {"zero1": "zero1", "zero2": "zero2", "zbh1": "zbh1", "zbv": "zbv", "dualpipev": "dualpipev", "interleaved": "interleaved",
                "breadth_first": "breadth_first", "gpipe_recompute": "gpipe", "megatron": "megatron",
                "megatron_tp4": "megatron", "megatron_interleaved": "megatron",
@@ -41,7 +50,7 @@ def source(name, examples, inputs):
     """The .sched (or PyTorch .csv) file of case `name` (`missing-batches` is the wrong
     schedule of the inputs)."""
     if name in from_pytorch:
-        return os.path.join(examples, "pytorch", name + ".csv")
+        return os.path.join(examples, "pytorch", from_pytorch[name] + ".csv")
     if name == "missing-batches":
         return os.path.join(inputs, name + ".sched")
     if name in from_stdlib:

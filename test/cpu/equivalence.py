@@ -41,7 +41,7 @@ here = os.path.dirname(os.path.abspath(__file__))
 compare = os.path.join(here, "compare_weights.py")
 mpi = [mpiexec, "--allow-run-as-root", "--oversubscribe", "-x", "OPENBLAS_NUM_THREADS=1"]
 sys.path.insert(0, here)
-from cases import parameters, predicted_and_measured, puzzles, source  # noqa: E402 (the shared table)
+from cases import build_options, parameters, predicted_and_measured, puzzles, source  # noqa: E402 (the shared table)
 failures = 0
 
 def run(args, **kw):
@@ -56,7 +56,7 @@ with tempfile.TemporaryDirectory() as tmp:
     exe = {}
     for name in list(puzzles) + ["missing-batches"]:
         exe[name] = os.path.join(tmp, name)
-        build = run([schedc, "build", source(name, examples, inputs), "-o", exe[name]])
+        build = run([schedc, "build", source(name, examples, inputs), "-o", exe[name]] + build_options.get(name, []))
         if build.returncode != 0:
             sys.exit(f"cannot build {name}: {build.stderr}")
 

@@ -36,7 +36,7 @@ stand_in = "--stand-in=cpu" in sys.argv[5:]
 device = "cpu" if stand_in else "cuda"
 here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(here), "cpu"))
-from cases import parameters, predicted_and_measured, puzzles, source  # noqa: E402 (the shared table)
+from cases import build_options, parameters, predicted_and_measured, puzzles, source  # noqa: E402 (the shared table)
 
 compare = os.path.join(os.path.dirname(here), "cpu", "compare_weights.py")
 smi = shutil.which("nvidia-smi")
@@ -83,7 +83,8 @@ with tempfile.TemporaryDirectory() as tmp:
     for name in cases:
         exe[name] = os.path.join(tmp, name)
         file = os.path.join(stdlib, one_rank[name][0] + ".sched") if name in one_rank else source(name, examples, inputs)
-        built = run([schedc, "build", *([] if stand_in else ["--cuda"]), file, "-o", exe[name]])
+        built = run([schedc, "build", *([] if stand_in else ["--cuda"]), file, "-o", exe[name],
+                     *build_options.get(name, [])])
         if built.returncode != 0:
             sys.exit(f"cannot build {name}: {built.stderr}")
 

@@ -4,6 +4,7 @@
 // importer bug: the target aborts), and if small enough (at most 8 ranks and 16
 // micro-batches) it runs under the checker, where nothing may crash, trip a sanitizer or
 // exit 70. Every diagnostic is formatted, through the derived text's mapping to the CSV.
+// Inputs of odd length are lowered for FSDP stages (--fsdp), so both importers run.
 #include "SmallCheck.h"
 #include "check/Check.h"
 #include "check/Interpreter.h"
@@ -24,7 +25,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   SourceManager sources;
   DiagnosticEngine diags(sources, nullptr);
   uint32_t csv = sources.addBuffer("fuzz.csv", std::string(reinterpret_cast<const char *>(data), size));
-  std::optional<uint32_t> file = interop::addImported(csv, sources, diags);
+  std::optional<uint32_t> file = interop::addImported(csv, interop::ImportOptions{size % 2 == 1}, sources, diags);
   for (const Diagnostic &d : diags.diagnostics())
     (void)diags.format(d);
   if (!file)
