@@ -15,6 +15,26 @@ void FunctionLowering::run() {
   if (ast_.isSchedule)
     attributes();
   out_.body = block(*ast_.body, /*topLevel=*/true);
+  if (ast_.isSchedule)
+    hoistRequirements(out_.body);
+}
+
+void FunctionLowering::hoistRequirements(ir::Block &body) const {
+  auto rankIndependent = [this](const ir::Stmt &s) {
+    if (const auto *let = std::get_if<ir::LetStmt>(&s.node))
+      return static_cast<bool>(slotSameOnEveryRank_[let->slot]);
+    if (const auto *req = std::get_if<ir::RequireStmt>(&s.node))
+      return req->sameOnEveryRank;
+    if (const auto *mesh = std::get_if<ir::MeshStmt>(&s.node))
+      return std::all_of(mesh->sizes.begin(), mesh->sizes.end(),
+                         [this](const ir::Expr &e) { return sameOnEveryRank(e); });
+    return false;
+  };
+  // Up to the last such requirement only: what follows it keeps its place.
+  auto last = std::find_if(body.rbegin(), body.rend(), [&](const ir::Stmt &s) {
+    return std::holds_alternative<ir::RequireStmt>(s.node) && rankIndependent(s);
+  });
+  std::stable_partition(body.begin(), last.base(), rankIndependent);
 }
 
 const FunctionLowering::Symbol *FunctionLowering::lookup(const std::string &name) const {

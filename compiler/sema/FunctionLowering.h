@@ -64,6 +64,10 @@ private:
   // Whether `e` has the same value on every rank: it reads no `rank`, mesh coordinate or
   // storage (`held`), and only slots that are the same on every rank.
   bool sameOnEveryRank(const ir::Expr &e) const;
+  // Moves a schedule's top-level requirements that read only what is the same on every rank
+  // (and the lets and mesh they may read) before everything else in its body, keeping their
+  // order: a broken precondition is then reported before anything it would cause.
+  void hoistRequirements(ir::Block &body) const;
 
   // ---- Header ------------------------------------------------------------------------------
 
