@@ -68,7 +68,8 @@ private:
       const sim::Event &e = events[i];
       if (eventInfo(e.kind).eventClass == EventClass::Collective) {
         problem(e, fmt::format("a PyTorch pipeline schedule has no {} (its data or tensor parallelism is set up "
-                               "outside the file): only pipelines export",
+                               "outside the file; FSDP's UNSHARD and REDUCE_GRAD are read but not written yet): "
+                               "only pipelines export",
                                collectiveName(e.kind)));
         continue;
       }
