@@ -1,11 +1,20 @@
 // Fiber implementation on Boost.Context's fcontext (make_fcontext / jump_fcontext), stacks
 // from mmap with a PROT_NONE guard page, kept in a per-thread pool when their fiber ends.
+// A guarded stack is two memory mappings (the guard splits it), and the system limits a
+// process's mappings (vm.max_map_count, 65 530 by default), so after kGuardedStacks guarded
+// stacks in a thread (half the default limit), or once the limit refuses one, later stacks
+// come without a guard page from slabs, one mapping each, of 64 stacks, then 128, ... (a
+// 65 536-rank run takes a dozen). The guard is a safety net, not a need: a schedule's depth is bounded (sema allows
+// 10 000 nested calls and no recursion) and the stack is sized for it.
 #include "sim/Fiber.h"
 
+#include <algorithm>
 #include <boost/context/detail/fcontext.hpp>
+#include <cerrno>
 #include <cstdint>
 #include <sys/mman.h>
 #include <unistd.h>
+#include <utility>
 #include <vector>
 
 // Tell valgrind about fiber stacks (no cost outside valgrind), so it checks them as stacks.
@@ -37,6 +46,13 @@ namespace {
 
 thread_local Fiber *running = nullptr;
 
+// Unmaps a stack; where the system refuses (unmapping part of a merged mapping splits it,
+// which needs a mapping the limit may not allow), at least gives its pages back.
+void unmapStack(void *base, size_t bytes) {
+  if (munmap(base, bytes) != 0)
+    madvise(base, bytes, MADV_DONTNEED);
+}
+
 // Stacks of ended fibers, by size, for the next fibers of this thread. A reused stack's
 // touched pages are still there: no system call and no page fault to start a fiber on it.
 struct StackPool {
@@ -48,7 +64,7 @@ struct StackPool {
 
   ~StackPool() {
     for (const Stack &s : stacks)
-      munmap(s.base, s.bytes);
+      unmapStack(s.base, s.bytes);
   }
   void *take(size_t bytes) {
     for (size_t i = stacks.size(); i-- > 0;)
@@ -64,23 +80,64 @@ struct StackPool {
     if (stacks.size() < Fiber::kPooledStacks)
       stacks.push_back({base, bytes});
     else
-      munmap(base, bytes);
+      unmapStack(base, bytes);
   }
 };
 
 thread_local StackPool pool;
 
-// A fresh stack of `bytes` whose lowest page is a guard page; null if the system refuses.
-void *mapStack(size_t bytes) {
-  void *stack =
+void *mapAnonymous(size_t bytes) {
+  void *p =
       mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
-  if (stack == MAP_FAILED)
-    return nullptr;
-  if (mprotect(stack, static_cast<size_t>(sysconf(_SC_PAGESIZE)), PROT_NONE) != 0) {
-    munmap(stack, bytes);
-    return nullptr;
+  return p == MAP_FAILED ? nullptr : p;
+}
+
+// Unguarded stacks, carved from slabs once guarded ones have run out (see the top).
+constexpr size_t kGuardedStacks = 16384;
+struct Slabs {
+  size_t guarded = 0; // guarded stacks mapped so far
+  bool inUse = false; // take every later stack from a slab
+  char *next = nullptr;
+  size_t left = 0;  // stacks left in the current slab
+  size_t size = 32; // the last slab's stacks (each slab twice the last, up to 4096)
+  size_t bytes = 0;
+};
+thread_local Slabs slabs;
+
+void *slabStack(size_t bytes) {
+  if (slabs.left == 0 || slabs.bytes != bytes) {
+    size_t size = std::min<size_t>(slabs.size * 2, 4096);
+    auto *slab = static_cast<char *>(mapAnonymous(size * bytes));
+    if (!slab) // the address space may not hold a slab: one stack, then
+      slab = static_cast<char *>(mapAnonymous((size = 1) * bytes));
+    if (!slab)
+      return nullptr;
+    slabs.next = slab, slabs.left = size, slabs.size = size, slabs.bytes = bytes;
   }
-  return stack;
+  --slabs.left;
+  return std::exchange(slabs.next, slabs.next + bytes);
+}
+
+// A fresh stack of `bytes`: its lowest page a guard page, or from a slab without one once
+// the mapping limit refused a guard (ENOMEM); null if the system refuses the memory.
+void *mapStack(size_t bytes) {
+  if (slabs.inUse || slabs.guarded >= kGuardedStacks) {
+    slabs.inUse = true;
+    return slabStack(bytes);
+  }
+  void *stack = mapAnonymous(bytes);
+  if (!stack)
+    return nullptr;
+  if (mprotect(stack, static_cast<size_t>(sysconf(_SC_PAGESIZE)), PROT_NONE) == 0) {
+    ++slabs.guarded;
+    return stack;
+  }
+  bool tooManyMappings = errno == ENOMEM; // the guard would split the mapping in two
+  munmap(stack, bytes);
+  if (!tooManyMappings)
+    return nullptr;
+  slabs.inUse = true;
+  return slabStack(bytes);
 }
 
 } // namespace
