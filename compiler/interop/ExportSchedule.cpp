@@ -1,6 +1,8 @@
-// ExportSchedule implementation: each rank's computations as runs of layers, the stages as
-// the layers no run starts or ends inside, then each rank's actions in the order of its
-// events (a run at its first event, a transfer at its own).
+// ExportSchedule implementation: which ranks are the file's rows (all, or with FSDP one
+// data-parallel replica), each row's computations as runs of layers, the stages as the
+// layers no run starts or ends inside, then each row's actions in the order of its events
+// (a run at its first event, a transfer or a collective at its own, a RESHARD at the free
+// of a stage's last gathered layer, before the next event).
 #include "interop/ExportSchedule.h"
 
 #include "interop/PytorchCsv.h"
@@ -37,16 +39,19 @@ public:
   Exporter(const sim::World &world, std::vector<Diagnostic> &problems) : world_(world), problems_(problems) {}
 
   std::optional<std::string> run(bool comms) {
-    int64_t ranks = world_.model().ranks;
-    runs_.resize(static_cast<size_t>(ranks));
-    for (int64_t r = 0; r < ranks; ++r)
-      collectRuns(r);
+    findRows();
+    if (!problems_.empty())
+      return std::nullopt;
+    runs_.resize(rows_.size());
+    for (size_t i = 0; i < rows_.size(); ++i)
+      collectRuns(i);
+    renumberMicroBatches();
     findStages();
     if (!problems_.empty())
       return std::nullopt;
-    std::vector<std::vector<Cell>> rows(static_cast<size_t>(ranks));
-    for (int64_t r = 0; r < ranks; ++r)
-      rows[static_cast<size_t>(r)] = rowOf(r, comms);
+    std::vector<std::vector<Cell>> rows(rows_.size());
+    for (size_t i = 0; i < rows_.size(); ++i)
+      rows[i] = rowOf(i, comms);
     if (!problems_.empty())
       return std::nullopt;
     return writeActionTable(rows);
@@ -59,18 +64,66 @@ private:
       problems_.push_back(Diagnostic{Severity::Error, world_.site(e.site), std::move(message), {}});
   }
 
-  // Rank r's runs; what has no action is a problem.
-  void collectRuns(int64_t r) {
+  // FSDP's collectives: an allgather of a weight's shards (UNSHARD) or a reducescatter of
+  // a weight gradient (REDUCE_GRAD).
+  static bool isFsdp(const sim::CollectiveCall &c) {
+    return (c.kind == OpKind::AllGather && c.valueKind == ValueKind::Weight) ||
+           (c.kind == OpKind::ReduceScatter && c.valueKind == ValueKind::WeightGrad);
+  }
+
+  // The file's rows: every rank, or where ranks gather weights and reduce-scatter gradients
+  // over a data-parallel group (FSDP), the first rank of each group (one replica: PyTorch
+  // runs the same file on every replica; what the others do is not compared with it). A
+  // rank whose FSDP collectives use two groups is a problem.
+  void findRows() {
+    int64_t ranks = world_.model().ranks;
+    std::vector<std::shared_ptr<const sim::IntSet>> groupOf(static_cast<size_t>(ranks));
+    bool fsdp = false;
+    for (int64_t r = 0; r < ranks; ++r)
+      for (const sim::CollectiveCall &c : world_.rank(r).collectiveCalls()) {
+        if (!isFsdp(c))
+          continue;
+        fsdp = true;
+        std::shared_ptr<const sim::IntSet> &group = groupOf[static_cast<size_t>(r)];
+        if (!group)
+          group = c.group;
+        else if (*group != *c.group)
+          problem(world_.events(r)[c.event],
+                  fmt::format("this {} is over ranks {}, but rank {}'s other FSDP collectives are over {}: a PyTorch "
+                              "stage is sharded over one data-parallel group",
+                              sim::collectiveName(c.kind), c.group->str(), r, group->str()));
+      }
+    rowOf_.assign(static_cast<size_t>(ranks), -1);
+    for (int64_t r = 0; r < ranks; ++r) {
+      const auto &group = groupOf[static_cast<size_t>(r)];
+      if (!fsdp || !group || group->min() == r) {
+        rowOf_[static_cast<size_t>(r)] = static_cast<int64_t>(rows_.size());
+        rows_.push_back(r);
+      }
+    }
+    fsdp_ = fsdp;
+  }
+  // The row of rank r, or -1 (another replica's rank).
+  int64_t rowOfRank(int64_t r) const { return r >= 0 && r < static_cast<int64_t>(rowOf_.size()) ? rowOf_[r] : -1; }
+
+  // Row i's runs; what has no action is a problem.
+  void collectRuns(size_t row) {
+    int64_t r = rows_[row];
     const sim::EventLog &events = world_.events(r);
-    std::vector<Run> &runs = runs_[static_cast<size_t>(r)];
+    std::vector<Run> &runs = runs_[row];
     std::set<std::pair<int64_t, int64_t>> forwarded; // (layer, micro-batch)
+    std::set<size_t> fsdpCalls;                      // the events of its FSDP collectives
+    for (const sim::CollectiveCall &c : world_.rank(r).collectiveCalls())
+      if (isFsdp(c))
+        fsdpCalls.insert(c.event);
     for (size_t i = 0; i < events.size(); ++i) {
       const sim::Event &e = events[i];
       if (eventInfo(e.kind).eventClass == EventClass::Collective) {
-        problem(e, fmt::format("a PyTorch pipeline schedule has no {} (its data or tensor parallelism is set up "
-                               "outside the file; FSDP's UNSHARD and REDUCE_GRAD are read but not written yet): "
-                               "only pipelines export",
-                               collectiveName(e.kind)));
+        if (!fsdpCalls.count(i))
+          problem(e, fmt::format("a PyTorch pipeline schedule has no {} (its data or tensor parallelism is set up "
+                                 "outside the file): only pipelines export, with FSDP's all-gathers of weight "
+                                 "shards and reduce-scatters of weight gradients",
+                                 collectiveName(e.kind)));
         continue;
       }
       if (!isComputeEvent(e.kind))
@@ -119,16 +172,17 @@ private:
     // Each stage's rank: every run covers whole stages, so a layer computed on two ranks is a
     // stage on two ranks.
     stageOwner_.assign(bounds_.size() - 1, -1);
-    for (size_t r = 0; r < runs_.size(); ++r)
-      for (const Run &run : runs_[r])
+    for (size_t row = 0; row < runs_.size(); ++row)
+      for (const Run &run : runs_[row])
         for (int64_t s = stageAt(run.lo); s <= stageAt(run.hi, true); ++s) {
           int64_t &owner = stageOwner_[static_cast<size_t>(s)];
-          if (owner >= 0 && owner != static_cast<int64_t>(r))
-            problem(world_.events(static_cast<int64_t>(r))[run.event],
-                    fmt::format("layer {} is computed on ranks {} and {}: a PyTorch pipeline stage is on one rank",
-                                *std::next(bounds_.begin(), s), owner, r));
+          if (owner >= 0 && owner != static_cast<int64_t>(row))
+            problem(world_.events(rows_[row])[run.event],
+                    fmt::format("layer {} is computed on ranks {} and {}: a PyTorch pipeline stage is on one rank{}",
+                                *std::next(bounds_.begin(), s), rows_[static_cast<size_t>(owner)], rows_[row],
+                                fsdp_ ? " of a replica" : ""));
           else
-            owner = static_cast<int64_t>(r);
+            owner = static_cast<int64_t>(row);
         }
   }
   // The stage starting at layer `l` (or, with `ending`, ending there); -1 if none.
@@ -146,10 +200,24 @@ private:
     return s;
   }
 
-  std::vector<Cell> rowOf(int64_t r, bool comms) {
-    std::map<size_t, std::vector<Cell>> at; // by event
-    for (const Run &run : runs_[static_cast<size_t>(r)]) {
-      std::vector<Cell> &cells = at[run.event];
+  // The stage holding layer l (-1: none).
+  int64_t stageOfLayer(int64_t l) const {
+    auto it = bounds_.upper_bound(l);
+    if (it == bounds_.begin() || it == bounds_.end())
+      return -1;
+    return std::distance(bounds_.begin(), it) - 1;
+  }
+
+  // Where a cell goes in a row: at an event (odd keys, in event order), or just before one
+  // (even keys: what happened between events, a free).
+  static size_t atEvent(size_t event) { return 2 * event + 1; }
+  static size_t beforeEvent(size_t event) { return 2 * event; }
+
+  std::vector<Cell> rowOf(size_t row, bool comms) {
+    int64_t r = rows_[row];
+    std::map<size_t, std::vector<Cell>> at; // by atEvent / beforeEvent
+    for (const Run &run : runs_[row]) {
+      std::vector<Cell> &cells = at[atEvent(run.event)];
       int64_t first = stageAt(run.lo), last = stageAt(run.hi, true);
       for (int64_t k = 0; k <= last - first; ++k) {
         int64_t s = run.kind == EventKind::Forward ? first + k : last - k;
@@ -160,12 +228,14 @@ private:
       overlapped(r, pair, at);
     if (comms)
       for (const sim::Transfer &t : world_.rank(r).transfers())
-        if (std::optional<Action> a = transferAction(r, t))
-          at[t.event].push_back(Cell{{*a}, {}});
-    std::vector<Cell> row;
-    for (auto &[event, cells] : at)
-      row.insert(row.end(), cells.begin(), cells.end());
-    return row;
+        if (std::optional<Action> a = transferAction(row, t))
+          at[atEvent(t.event)].push_back(Cell{{*a}, {}});
+    if (fsdp_)
+      fsdpActions(row, at);
+    std::vector<Cell> out;
+    for (auto &[key, cells] : at)
+      out.insert(out.end(), cells.begin(), cells.end());
+    return out;
   }
 
   // An overlapped pair's cells, one action a side, made one OVERLAP_F_B cell: its forward
@@ -173,9 +243,10 @@ private:
   // the other's cell alone.
   void overlapped(int64_t r, const sim::PairSpan &pair, std::map<size_t, std::vector<Cell>> &at) {
     std::vector<Action> sides[2];
-    for (auto it = at.lower_bound(pair.first); it != at.end() && it->first < pair.end; it = at.erase(it))
+    for (auto it = at.lower_bound(atEvent(pair.first)); it != at.end() && it->first < atEvent(pair.end);
+         it = at.erase(it))
       for (const Cell &c : it->second)
-        sides[it->first >= pair.second ? 1 : 0].push_back(c.actions[0]);
+        sides[it->first >= atEvent(pair.second) ? 1 : 0].push_back(c.actions[0]);
     const sim::Event &e = world_.events(r)[pair.first];
     if (sides[0].size() > 1 || sides[1].size() > 1) {
       problem(e, "a side of this `overlap` computes more than one stage or micro-batch; PyTorch's OVERLAP_F_B pairs "
@@ -194,10 +265,45 @@ private:
       return;
     }
     if (!actions.empty())
-      at[pair.first].push_back(Cell{actions, {}});
+      at[atEvent(pair.first)].push_back(Cell{actions, {}});
   }
 
-  std::optional<Action> transferAction(int64_t r, const sim::Transfer &t) {
+  // Row `row`'s FSDP actions: UNSHARD where it gathers the first layer of a stage none of
+  // whose layers it holds gathered, RESHARD where it frees the last it holds, REDUCE_GRAD
+  // at its first reduce-scatter of a stage's gradient. A layer of a stage another rank
+  // computes is a problem (PyTorch unshards a rank's own stages).
+  void fsdpActions(size_t row, std::map<size_t, std::vector<Cell>> &at) {
+    int64_t r = rows_[row];
+    std::map<int64_t, int64_t> gathered; // stage -> its layers held gathered
+    std::set<int64_t> reduced;
+    auto ownStage = [&](int64_t layer, const sim::Event &e, const char *what) {
+      int64_t s = stageOfLayer(layer);
+      if (s >= 0 && stageOwner_[static_cast<size_t>(s)] == static_cast<int64_t>(row))
+        return s;
+      problem(e, fmt::format("rank {} {} layer {}, which it does not compute: PyTorch's FSDP actions are of a "
+                             "rank's own stages",
+                             r, what, layer));
+      return int64_t{-1};
+    };
+    for (const sim::CollectiveCall &c : world_.rank(r).collectiveCalls()) {
+      if (!isFsdp(c))
+        continue;
+      bool gather = c.kind == OpKind::AllGather;
+      int64_t s = ownStage(c.layer, world_.events(r)[c.event], gather ? "gathers" : "reduces the gradient of");
+      if (s >= 0 && (gather ? gathered[s]++ == 0 : reduced.insert(s).second))
+        at[atEvent(c.event)].push_back(
+            Cell{{Action{s, gather ? ActionType::Unshard : ActionType::ReduceGrad, -1}}, {}});
+    }
+    for (const sim::WeightFreed &f : world_.rank(r).weightsFreed()) {
+      int64_t s = f.whole ? stageOfLayer(f.layer) : -1;
+      auto it = s >= 0 ? gathered.find(s) : gathered.end();
+      if (it != gathered.end() && it->second > 0 && --it->second == 0)
+        at[beforeEvent(f.before)].push_back(Cell{{Action{s, ActionType::Reshard, -1}}, {}});
+    }
+  }
+
+  std::optional<Action> transferAction(size_t row, const sim::Transfer &t) {
+    int64_t r = rows_[row];
     const sim::Event &e = world_.events(r)[t.event];
     bool gradient = t.kind == ValueKind::ActGrad;
     if ((t.kind != ValueKind::Activation && !gradient) || !t.batches || t.batches->size() != 1) {
@@ -218,15 +324,14 @@ private:
                              t.sent ? "send" : "receive", gradient ? "a gradient" : "an activation", L, boundsText()));
       return std::nullopt;
     }
-    if (stageOwner_[static_cast<size_t>(s)] != r) {
+    if (stageOwner_[static_cast<size_t>(s)] != static_cast<int64_t>(row)) {
       problem(e, fmt::format("this {} passes stage {}'s {}, but stage {} is on rank {}", t.sent ? "send" : "receive", s,
-                             t.sent == gradient ? "input" : "output", s, stageOwner_[static_cast<size_t>(s)]));
+                             t.sent == gradient ? "input" : "output", s, rankOwning(s)));
       return std::nullopt;
     }
     // The stage at the other end: the next one for a forward message, the previous for a gradient.
     int64_t other = s + (t.sent == gradient ? -1 : 1);
-    int64_t otherRank =
-        other >= 0 && other < static_cast<int64_t>(stageOwner_.size()) ? stageOwner_[static_cast<size_t>(other)] : -1;
+    int64_t otherRank = other >= 0 && other < static_cast<int64_t>(stageOwner_.size()) ? rankOwning(other) : -1;
     if (otherRank != t.peer) {
       std::string which = otherRank < 0 ? "no stage" : fmt::format("stage {}, on rank {}", other, otherRank);
       problem(e, t.sent
@@ -236,7 +341,32 @@ private:
     }
     ActionType type = t.sent ? (gradient ? ActionType::SendB : ActionType::SendF)
                              : (gradient ? ActionType::RecvB : ActionType::RecvF);
-    return Action{s, type, t.batches->min()};
+    return Action{s, type, microBatch(t.batches->min())};
+  }
+
+  // The rank computing stage s (-1: none).
+  int64_t rankOwning(int64_t s) const {
+    int64_t row = stageOwner_[static_cast<size_t>(s)];
+    return row < 0 ? -1 : rows_[static_cast<size_t>(row)];
+  }
+
+  // With FSDP, a replica's micro-batches are numbered from 0 in the file, in their order.
+  void renumberMicroBatches() {
+    if (!fsdp_)
+      return;
+    for (const std::vector<Run> &runs : runs_)
+      for (const Run &run : runs)
+        microBatches_.emplace(run.microBatch, 0);
+    int64_t next = 0;
+    for (auto &[mb, number] : microBatches_)
+      number = next++;
+    for (std::vector<Run> &runs : runs_)
+      for (Run &run : runs)
+        run.microBatch = microBatches_[run.microBatch];
+  }
+  int64_t microBatch(int64_t mb) const {
+    auto it = microBatches_.find(mb);
+    return it == microBatches_.end() ? mb : it->second;
   }
 
   // A collective's name as the source spells it (sim::collectiveName of its operation).
@@ -251,7 +381,11 @@ private:
   std::vector<Diagnostic> &problems_;
   std::vector<std::vector<Run>> runs_;
   std::set<int64_t> bounds_;
-  std::vector<int64_t> stageOwner_; // stage -> the rank computing it
+  std::vector<int64_t> stageOwner_;         // stage -> the row computing it
+  std::vector<int64_t> rows_;               // row -> its rank
+  std::vector<int64_t> rowOf_;              // rank -> its row, or -1 (another replica's)
+  bool fsdp_ = false;                       // rows are one data-parallel replica's ranks
+  std::map<int64_t, int64_t> microBatches_; // with FSDP: a replica's micro-batch -> its number in the file
   std::set<sim::Sites::Id> reported_;
 };
 

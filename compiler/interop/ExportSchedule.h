@@ -5,9 +5,12 @@
 // computation starts or ends inside. Forward -> F, backward -> B (the whole backward),
 // backward_input -> I, backward_weight -> W; with sends and receives (`comms`), a send of a
 // stage's output -> SEND_F, of its input gradient -> SEND_B, and the receives likewise.
-// Loads, the loss, updates and frees have no action (PyTorch does them itself). What has no
-// action — a collective, a computation on several micro-batches at once, a recomputed
-// forward, a tensor-parallel part, a layer computed on two ranks — is an error at the
+// Loads, the loss, updates and frees have no action (PyTorch does them itself). With FSDP
+// (all-gathers of weight shards, reduce-scatters of weight gradients over a data-parallel
+// group) the rows are one replica's ranks, the all-gathers UNSHARD, the frees of gathered
+// layers RESHARD and the reduce-scatters REDUCE_GRAD. What has no action — another
+// collective, a computation on several micro-batches at once, a recomputed forward, a
+// tensor-parallel part, a layer computed on two ranks of a replica — is an error at the
 // statement that did it.
 #pragma once
 

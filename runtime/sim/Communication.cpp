@@ -341,6 +341,8 @@ ValuePtr Rank::collective(SourceRange at, CollectiveKind kind, const ValuePtr &v
                   .layer = v->layer,
                   .volume = v->memory().asDouble()};
   cost::Producers made = logEvent(work, nullptr, at, v->made, cost::AlsoWaits::call(c.ready.time()));
+  if (world_.options_.recordTransfers)
+    collectiveCalls_.push_back({figures_.events - 1, kind, v->kind, v->layer, g.members});
   Value mine = c.resultFor(pos);
   mine.made = made;
   ValuePtr result = makeValue(std::move(mine));

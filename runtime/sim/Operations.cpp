@@ -176,6 +176,9 @@ void Rank::free(uint32_t array, const SlotIndex &index, SourceRange at) {
     return;
   if (pair_)
     touchInPair(array, index, true, at);
+  if (world_.options_.recordTransfers)
+    if (const ValuePtr *v = storage_.find(array, indexSpan(index)); v && (*v)->kind == Kind::Weight)
+      weightsFreed_.push_back({figures_.events, (*v)->layer, (*v)->complete()});
   if (storage_.erase(array, indexSpan(index), world_.sites_.intern(at)))
     return;
   if (std::optional<Sites::Id> freed = storage_.freedAt(array, indexSpan(index)))

@@ -112,6 +112,23 @@ using CollectiveKind = OpKind;
 EventKind eventOf(CollectiveKind k);
 const char *collectiveName(CollectiveKind k); // as the source spells them: allreduce, allgather, reducescatter
 
+// A collective a rank called (recorded with Options::recordTransfers): its event, what it
+// combined (a value kind, a layer) and over which ranks; and a weight the rank freed, at
+// the number of events it had logged then (so before event `before`). Export reads FSDP's
+// UNSHARD, RESHARD and REDUCE_GRAD from them.
+struct CollectiveCall {
+  size_t event = 0;
+  CollectiveKind kind = CollectiveKind::AllReduce;
+  Kind valueKind = Kind::Weight;
+  int64_t layer = 0;
+  std::shared_ptr<const IntSet> group;
+};
+struct WeightFreed {
+  size_t before = 0;
+  int64_t layer = 0;
+  bool whole = false; // every shard (a gathered weight), not a shard of it
+};
+
 // A rank's figures, kept as it logs its events (the samples of memory are the events').
 struct RankFigures {
   int64_t rank = 0;
@@ -164,6 +181,9 @@ public:
   const std::vector<Transfer> &transfers() const { return transfers_; }
   // Its overlapped pairs, in order (likewise).
   const std::vector<PairSpan> &pairs() const { return pairs_; }
+  // Its collectives and the weights it freed, in order (likewise).
+  const std::vector<CollectiveCall> &collectiveCalls() const { return collectiveCalls_; }
+  const std::vector<WeightFreed> &weightsFreed() const { return weightsFreed_; }
 
   // ---- Storage ----
   void store(uint32_t array, const SlotIndex &index, ValuePtr v, SourceRange at);
@@ -295,10 +315,12 @@ private:
   EventLog events_;
   cost::RankClock clock_;
   RankFigures figures_;
-  memory::ChunkedLog<int64_t, 9> measured_; // by event, while measuring payloads
-  std::vector<Transfer> transfers_;         // with Options::recordTransfers
-  std::vector<PairSpan> pairs_;             // likewise
-  std::unique_ptr<PendingPair> pair_;       // while running an overlapped pair
+  memory::ChunkedLog<int64_t, 9> measured_;     // by event, while measuring payloads
+  std::vector<Transfer> transfers_;             // with Options::recordTransfers
+  std::vector<PairSpan> pairs_;                 // likewise
+  std::vector<CollectiveCall> collectiveCalls_; // likewise
+  std::vector<WeightFreed> weightsFreed_;       // likewise
+  std::unique_ptr<PendingPair> pair_;           // while running an overlapped pair
   // Per layer: the shards this rank has updated, their shard count, and where.
   struct Updated {
     IntSet shards;
