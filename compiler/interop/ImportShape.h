@@ -1,0 +1,51 @@
+// ImportShape — what a PyTorch schedule table is, before it becomes a schedule: its stages
+// and the rank whose row computes each, its micro-batches, which backwards are input halves,
+// whether it has its sends and receives or FSDP actions, and each message's tag; shapeOf
+// also checks that whatever an action takes is made somewhere in the file (reported at the
+// cell).
+#pragma once
+
+#include "interop/PytorchCsv.h"
+
+#include <cstdint>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace schedc::interop {
+
+// F, I, W, B and BW: a computation of a stage.
+bool isCompute(ActionType t);
+// SEND_F, RECV_F, SEND_B, RECV_B.
+bool isTransfer(ActionType t);
+
+struct Shape {
+  int64_t stages = 0, microBatches = 0, ranks = 0;
+  std::vector<int64_t> owner;         // stage -> rank
+  std::set<int64_t> weightHalves;     // stages with a W
+  bool inputActions = false;          // the file writes input halves as I (then B is whole)
+  std::vector<int64_t> firstGradient; // stage -> the micro-batch of its first weight gradient
+  bool comms = false;                 // the file has sends and receives
+  bool fsdp = false;                  // stages sharded over data-parallel replicas (UNSHARD, ...)
+
+  bool inputHalf(const Action &a) const {
+    return a.type == ActionType::BackwardInput ||
+           (a.type == ActionType::Backward && !inputActions && weightHalves.count(a.stage));
+  }
+  bool makesWeightGradient(const Action &a) const {
+    return a.type == ActionType::BackwardWeight || a.type == ActionType::FullBackward ||
+           (a.type == ActionType::Backward && !inputHalf(a));
+  }
+  // Tags: a forward message into stage s, and a gradient into stage s, per micro-batch.
+  int64_t forwardTag(int64_t s, int64_t mb) const { return 2 * s * microBatches + mb; }
+  int64_t gradientTag(int64_t s, int64_t mb) const { return (2 * s + 1) * microBatches + mb; }
+  // Where the stages are: "looped", "V-shaped" or "as the file places them".
+  std::string placement() const;
+};
+
+// The table's shape; reports what cannot be imported (a stage on two rows, a stage no row
+// computes, too many tags, an action whose input nothing makes) and returns nullopt.
+std::optional<Shape> shapeOf(const ActionTable &table, DiagnosticEngine &diags);
+
+} // namespace schedc::interop
