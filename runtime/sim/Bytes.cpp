@@ -68,6 +68,13 @@ double ByteModel::bytes(const Value &v, int64_t layerParts) const {
   return share * t.rankParameters(layer) * elementBytes(v.kind);
 }
 
+double ByteModel::tensorBytes(const Value &v) const {
+  if (!transformer)
+    return bytes(v);
+  double batches = static_cast<double>(v.batches ? v.batches->size() : 0);
+  return batches * transformer->boundaryElements() * elementBytes(v.kind) * sequenceShare(v);
+}
+
 std::string ByteModel::describe() const {
   std::string gradients = precision == Precision::Bf16 && fp32Gradients ? " with fp32 gradients" : "";
   std::string shape =

@@ -22,7 +22,8 @@
 // activation that is the input of layer l stands for what layer l keeps for its backward,
 // per micro-batch (Korthikanti et al. 2022, cost/Transformer.h; at 16 bits, twice that at
 // fp32), the loss's input and every activation gradient for one sequence x micro_batch x
-// hidden tensor per micro-batch. The sim backend sums
+// hidden tensor per micro-batch (a checkpoint of a recomputing schedule too, found after
+// the fact: sim/Recompute.h). The sim backend sums
 // these over what each rank holds at the events where it samples the puzzle's memory, so
 // the predicted peak bytes of a rank can be set beside what a real backend measured there.
 #pragma once
@@ -57,6 +58,10 @@ struct ByteModel {
   // transformer's activation there is what the part keeps (Korthikanti et al.'s per-GPU
   // bytes), not the whole layer's.
   double bytes(const Value &v, int64_t layerParts = 1) const;
+  // Under a transformer, the bytes of activation `v`'s tensor alone (what a checkpoint keeps:
+  // one sequence x micro_batch x hidden tensor per micro-batch, as the loss's input), where
+  // bytes() counts what its layer keeps for the backward (sim/Recompute.h).
+  double tensorBytes(const Value &v) const;
   // Whether weight gradients are bf16 (a bf16 run without --grad-precision=fp32).
   bool bf16Gradients() const { return precision == Precision::Bf16 && !fp32Gradients; }
   // "hidden 512, tokens 256, fp32, 1 optimizer state" ("bf16 with fp32 gradients"; a

@@ -97,6 +97,8 @@ void Rank::addToFigures(const cost::Work &work, const cost::Placed &placed, cons
   f.lastStart = placed.start;
   f.end = end;
   f.peakBytes = std::max(f.peakBytes, held.bytes);
+  if (recompute_)
+    recompute_->sampled(f.events - 1, held.bytes);
   f.peakInFlight = std::max(f.peakInFlight, held.inFlight);
   f.peakActivationMemory = std::max(f.peakActivationMemory, held.activationMemory);
 }
@@ -148,7 +150,34 @@ void Rank::store(uint32_t array, const SlotIndex &index, ValuePtr v, SourceRange
   }
   if (pair_)
     touchInPair(array, index, true, at);
+  if (recompute_) {
+    if (const ValuePtr *old = storage_.find(array, indexSpan(index)))
+      recompute_->dropped(old->get());
+    if (v->kind == Kind::Activation && !pair_)
+      recompute_->stored(v.get(), figures_.events);
+  }
   storage_.store(array, indexSpan(index), std::move(v), world_.sites_.intern(at));
+}
+
+void Rank::readsInput(const ValuePtr &a, bool backward) {
+  if (!recompute_ || pair_ || a->kind != Kind::Activation)
+    return;
+  if (backward)
+    recompute_->backwardReads(a.get(), figures_.events);
+  else
+    recompute_->forwardReads(a.get(), figures_.events, storage_.heldBytes(*a) - world_.options_.bytes.tensorBytes(*a));
+}
+
+void Rank::settleRecomputedBytes() {
+  if (!recompute_ || !recompute_->anyRecomputed())
+    return;
+  std::vector<double> settled = recompute_->settledSamples();
+  figures_.peakBytes = 0;
+  for (double b : settled)
+    figures_.peakBytes = std::max(figures_.peakBytes, b);
+  if (world_.options_.keepEvents)
+    for (size_t i = 0; i < settled.size() && i < events_.size(); ++i)
+      events_[i].bytes = settled[i];
 }
 
 bool Rank::holds(uint32_t array, const SlotIndex &index) const {
@@ -176,9 +205,13 @@ void Rank::free(uint32_t array, const SlotIndex &index, SourceRange at) {
     return;
   if (pair_)
     touchInPair(array, index, true, at);
-  if (world_.options_.recordTransfers)
-    if (const ValuePtr *v = storage_.find(array, indexSpan(index)); v && (*v)->kind == Kind::Weight)
-      weightsFreed_.push_back({figures_.events, (*v)->layer, (*v)->complete()});
+  if (world_.options_.recordTransfers || recompute_)
+    if (const ValuePtr *v = storage_.find(array, indexSpan(index))) {
+      if (recompute_)
+        recompute_->dropped(v->get());
+      if (world_.options_.recordTransfers && (*v)->kind == Kind::Weight)
+        weightsFreed_.push_back({figures_.events, (*v)->layer, (*v)->complete()});
+    }
   if (storage_.erase(array, indexSpan(index), world_.sites_.intern(at)))
     return;
   if (std::optional<Sites::Id> freed = storage_.freedAt(array, indexSpan(index)))
@@ -301,6 +334,7 @@ bool Rank::checkComputeInputs(SourceRange at, const char *op, int64_t layer, con
 }
 
 ValuePtr Rank::forward(SourceRange at, int64_t layer, const ValuePtr &a, const ValuePtr &w) {
+  readsInput(a, false);
   cost::Producers made = logEvent({.kind = EventKind::Forward,
                                    .tensorParts = tensorParts(*w),
                                    .layer = layer,
@@ -330,6 +364,7 @@ std::pair<ValuePtr, ValuePtr> Rank::backward(SourceRange at, int64_t layer, cons
                    : part == BackwardPart::Input ? EventKind::BackwardInput
                                                  : EventKind::BackwardWeight;
   const char *name = eventName(kind);
+  readsInput(a, true);
   cost::Producers made = logEvent({.kind = kind,
                                    .tensorParts = tensorParts(*w),
                                    .layer = layer,

@@ -12,7 +12,7 @@ void Storage::count(const ValuePtr &v, int delta) {
   if (!v)
     return;
   countMemory(v->memory(), delta);
-  bytes_ += delta * model_.bytes(*v, v->kind == Kind::Activation ? layerParts(v->layer) : 1);
+  bytes_ += delta * heldBytes(*v);
   if (v->kind != Kind::Activation && v->kind != Kind::ActGrad)
     return;
   activationMemory_ += delta * static_cast<int64_t>(v->memory().asDouble());

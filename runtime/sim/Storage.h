@@ -42,6 +42,11 @@ public:
   Number memory() const;
   // The bytes the held values take under the byte model (a prediction for a real run).
   double bytes() const { return bytes_; }
+  // The bytes `v` takes when held here (an activation of a layer this rank computes a
+  // tensor-parallel part of: the part's).
+  double heldBytes(const Value &v) const {
+    return model_.bytes(v, v.kind == Kind::Activation ? layerParts(v.layer) : 1);
+  }
   // This rank computes layer `layer` as one of `parts` tensor-parallel parts (set at its
   // load): the bytes of the activations it keeps for that layer are a part's
   // (ByteModel::bytes); those already held are counted again.

@@ -28,6 +28,8 @@ bool Rank::cancelled() const {
 Rank::Rank(World &world, int64_t id)
     : world_(world), id_(id), storage_(world.options_.bytes), clock_(*world.options_.costModel) {
   figures_.rank = id;
+  if (world.options_.bytes.transformer)
+    recompute_ = std::make_unique<RecomputedBytes>();
 }
 
 World::World(Model model, std::vector<ArrayInfo> arrays, Options options)
@@ -88,6 +90,8 @@ void World::run(const std::function<void(Rank &)> &body) {
       }
   }
   completed_ = !cancelled_;
+  for (auto &r : ranks_)
+    r->settleRecomputedBytes();
   if (completed_)
     checkEnd();
 }

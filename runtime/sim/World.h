@@ -20,6 +20,7 @@
 #include "sim/Bytes.h"
 #include "sim/Fiber.h"
 #include "sim/Pair.h"
+#include "sim/Recompute.h"
 #include "sim/SharedOptions.h"
 #include "sim/Sites.h"
 #include "sim/Storage.h"
@@ -321,6 +322,11 @@ private:
   std::vector<CollectiveCall> collectiveCalls_; // likewise
   std::vector<WeightFreed> weightsFreed_;       // likewise
   std::unique_ptr<PendingPair> pair_;           // while running an overlapped pair
+  std::unique_ptr<RecomputedBytes> recompute_;  // under a transformer byte model
+  // The input `a` of a forward (or, `backward`, of a backward) logged next: told to recompute_.
+  void readsInput(const ValuePtr &a, bool backward);
+  // At the end of the run: the bytes of recomputed inputs taken off (sim/Recompute.h).
+  void settleRecomputedBytes();
   // Per layer: the shards this rank has updated, their shard count, and where.
   struct Updated {
     IntSet shards;
