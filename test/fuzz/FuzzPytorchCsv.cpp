@@ -4,11 +4,15 @@
 // importer bug: the target aborts), and if small enough (at most 8 ranks and 16
 // micro-batches) it runs under the checker, where nothing may crash, trip a sanitizer or
 // exit 70. Every diagnostic is formatted, through the derived text's mapping to the CSV.
-// Inputs of odd length are lowered for FSDP stages (--fsdp), so both importers run.
+// Inputs of odd length are lowered for FSDP stages (--fsdp), so both importers run. A
+// correct step is then exported (with its sends and receives for inputs whose first byte
+// is odd) and the file read and imported again: what export writes must import without an
+// error (the target aborts if not).
 #include "SmallCheck.h"
 #include "check/Check.h"
 #include "check/Interpreter.h"
 #include "diagnostics/Diagnostics.h"
+#include "interop/ExportSchedule.h"
 #include "interop/ImportSchedule.h"
 #include "ir/IR.h"
 #include "sema/Imports.h"
@@ -20,6 +24,23 @@
 #include <string>
 
 using namespace schedc;
+
+namespace {
+
+// What export wrote must read and import cleanly.
+void reimport(const std::string &csv) {
+  SourceManager sources;
+  DiagnosticEngine diags(sources, nullptr);
+  uint32_t file = sources.addBuffer("exported.csv", csv);
+  if (interop::addImported(file, interop::ImportOptions{}, sources, diags))
+    return;
+  for (const Diagnostic &d : diags.diagnostics())
+    std::fprintf(stderr, "%s", diags.format(d).c_str());
+  std::fprintf(stderr, "export wrote a file the importer refuses:\n%s\n", csv.c_str());
+  std::abort();
+}
+
+} // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   SourceManager sources;
@@ -52,6 +73,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if ((schedule.params[i].name == "ranks" && (*values)[i] > 8) ||
         (schedule.params[i].name != "ranks" && (*values)[i] > 16))
       return -1; // too large to run quickly: keep it out of the corpus
-  fuzz::runSmallCheck(*program, schedule, *params, sim::RunOptions{}, sources, diags);
+  sim::RunOptions options;
+  options.keepEvents = options.recordTransfers = true;
+  std::optional<std::string> exported;
+  std::vector<Diagnostic> problems;
+  bool comms = size > 0 && (data[0] & 1);
+  options.afterRun = [&](const sim::World &world, sim::CheckResult &) {
+    if (world.correct())
+      exported = interop::exportSchedule(world, comms, problems);
+    return std::string();
+  };
+  fuzz::runSmallCheck(*program, schedule, *params, options, sources, diags);
+  if (exported)
+    reimport(*exported);
   return 0;
 }
