@@ -152,6 +152,7 @@ int runCompare(const Options &opts, SourceManager &sources, DiagnosticEngine &di
       result = r;
       return std::string();
     };
+    runOptions.tagMeaning = programs[i].tagMeaning;
     std::ostringstream report; // the per-schedule report is summed up in the table
     int code =
         check::runCheck(*programs[i].program, *programs[i].schedule, overrides[i], runOptions, sources, diags, report);

@@ -97,6 +97,7 @@ int runDriver(const std::vector<std::string> &args, const Compiler *compiler) {
   const ir::Program &program = *loaded->program;
   const ir::Function &schedule = *loaded->schedule;
   sim::RunOptions runOptions = runOptionsOf(opts);
+  runOptions.tagMeaning = loaded->tagMeaning;
   runOptions.lastRun = true; // check, draw and run run the schedule once, then the process exits
   switch (opts.command) {
   case Command::Draw:

@@ -42,13 +42,15 @@ std::optional<LoadedProgram> loadProgram(const std::string &file, const Options 
     exitCode = kExitIoError;
     return std::nullopt;
   }
+  interop::TagMeaning tagMeaning;
   if (interop::isPytorchSchedule(file)) { // a PyTorch schedule: its imported schedule
-    mainFile = interop::addImported(*mainFile, interop::ImportOptions{opts.fsdp}, sources, diags);
+    mainFile = interop::addImported(*mainFile, interop::ImportOptions{opts.fsdp}, sources, diags, &tagMeaning);
     exitCode = kExitSourceError;
     if (!mainFile)
       return std::nullopt;
   }
   LoadedProgram loaded;
+  loaded.tagMeaning = std::move(tagMeaning);
   sema::ImportOptions importOptions{opts.includes, sema::defaultStdlibDir()};
   bool unreadable = false;
   loaded.modules = sema::loadModules(*mainFile, importOptions, sources, diags, unreadable);

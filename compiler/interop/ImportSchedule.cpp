@@ -440,7 +440,16 @@ std::optional<ImportedSchedule> importSchedule(const ActionTable &file, const st
   w.line("}", top);
   if (!ok)
     return std::nullopt;
-  return w.take();
+  ImportedSchedule out = w.take();
+  out.tagMeaning = [stages = sh.stages, m = sh.microBatches](int64_t tag) -> std::string {
+    int64_t messages = tag / m, mb = tag % m, s = messages / 2; // Shape::forwardTag, gradientTag
+    if (tag < 0 || s >= stages)
+      return "";
+    return messages % 2 == 0
+               ? fmt::format("stage {0}'s input of micro-batch {1}, `{0}RECV_F{1}`", s, mb)
+               : fmt::format("the gradient of stage {0}'s output of micro-batch {1}, `{0}RECV_B{1}`", s, mb);
+  };
+  return out;
 }
 
 } // namespace schedc::interop
@@ -452,7 +461,7 @@ bool isPytorchSchedule(const std::string &path) {
 }
 
 std::optional<uint32_t> addImported(uint32_t csv, const ImportOptions &opts, SourceManager &sources,
-                                    DiagnosticEngine &diags) {
+                                    DiagnosticEngine &diags, TagMeaning *meaning) {
   std::optional<ActionTable> table = readActionTable(csv, sources, diags);
   if (!table)
     return std::nullopt;
@@ -461,6 +470,8 @@ std::optional<uint32_t> addImported(uint32_t csv, const ImportOptions &opts, Sou
       importSchedule(*table, scheduleNameFor(path), std::filesystem::path(path).filename().string(), opts, diags);
   if (!imported)
     return std::nullopt;
+  if (meaning)
+    *meaning = std::move(imported->tagMeaning);
   return sources.addDerived(path + ".sched", std::move(imported->text), std::move(imported->origins));
 }
 

@@ -22,6 +22,7 @@
 
 #include "interop/PytorchCsv.h"
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -32,9 +33,14 @@ struct ImportOptions {
   bool fsdp = false; // --fsdp: the stages of a compute-only file are FSDP modules
 };
 
+// What the message of a tag carries in an imported schedule ("stage 2's input of micro-batch
+// 0, `2RECV_F0`"), for the checker's messages about tags (sim::Options::tagMeaning).
+using TagMeaning = std::function<std::string(int64_t tag)>;
+
 struct ImportedSchedule {
   std::string text;                 // the .sched source
   std::vector<SourceRange> origins; // origins[i]: the part of the file line i + 1 came from
+  TagMeaning tagMeaning;
 };
 
 // `name` is the schedule's name, `from` the file's name for its header comment. Reports what
@@ -50,8 +56,9 @@ bool isPytorchSchedule(const std::string &path);
 // Reads the loaded file `csv` as a PyTorch schedule and registers its schedule as text
 // derived from it (named `csv`'s name + ".sched"); the new file's id, or nullopt after
 // reporting why not.
+// With `meaning`, also what its tags carry.
 std::optional<uint32_t> addImported(uint32_t csv, const ImportOptions &opts, SourceManager &sources,
-                                    DiagnosticEngine &diags);
+                                    DiagnosticEngine &diags, TagMeaning *meaning = nullptr);
 
 // A schedule name made from a file's name (letters, digits and `_`; `csv_` first where it
 // would not start with a letter).

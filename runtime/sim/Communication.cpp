@@ -55,14 +55,18 @@ std::string groupName(const IntSet &members, int64_t ranks) {
 
 } // namespace
 
+std::string World::withTag(int64_t tag) const {
+  if (!tag)
+    return "";
+  std::string meaning = options_.tagMeaning ? options_.tagMeaning(tag) : "";
+  return " with tag " + std::to_string(tag) + (meaning.empty() ? "" : " (" + meaning + ")");
+}
+
 std::string Rank::waiting() const {
   if (wait_.collective)
     return "waits here in " + std::string(collectiveName(wait_.kind)) + " over " +
            groupName(*wait_.members, world_.model_.ranks) + " for the other ranks to call it";
-  std::string what = "waits here to receive from rank " + std::to_string(wait_.peer);
-  if (wait_.tag)
-    what += " with tag " + std::to_string(wait_.tag);
-  return what;
+  return "waits here to receive from rank " + std::to_string(wait_.peer) + world_.withTag(wait_.tag);
 }
 
 // Computes the result of a complete collective, reporting problems that only the whole

@@ -214,6 +214,7 @@ int runAndReport(const RunSetup &setup, const std::optional<std::vector<int64_t>
   simOptions.recordTransfers = options.recordTransfers;
   simOptions.silenced = options.silenced;
   simOptions.overlapHidden = options.overlapHidden;
+  simOptions.tagMeaning = options.tagMeaning;
   auto owned = std::make_unique<World>(*model, setup.arrays, simOptions);
   World &world = *owned;
   if (options.lastRun)

@@ -294,7 +294,7 @@ void World::checkEnd() {
       for (const Message &m : queue)
         record(Severity::Warning, m.sentAt, "unreceived",
                "a message sent here from rank " + std::to_string(route.first) + " to rank " + std::to_string(to) +
-                   (route.second ? " with tag " + std::to_string(route.second) : "") +
+                   withTag(route.second) +
                    " is never received (receive it, or pass --no-warn=unreceived if it is meant)",
                route.first);
   // Activations and gradients still held (weights and optimizer states are the model),

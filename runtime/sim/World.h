@@ -71,6 +71,9 @@ struct Options {
   // The share of an overlapped pair's shorter side that the pair hides (--overlap;
   // cost::RankClock::placePair): 0, the default, claims no overlap.
   double overlapHidden = 0;
+  // What the message of a tag carries, for messages about it ("" or empty: the tag alone);
+  // an imported PyTorch file's tags name a stage and micro-batch (ImportSchedule.h).
+  std::function<std::string(int64_t tag)> tagMeaning;
 };
 
 // What a send or a receive moved (recorded with Options::recordTransfers): the rank's
@@ -356,6 +359,8 @@ public:
   // Every rank, shared, in order: the default group of collectives.
   const std::shared_ptr<const IntSet> &allRanks() const { return allRanks_; }
   // True if every rank ran to its end.
+  // " with tag N" and what it carries (Options::tagMeaning), or "" for tag 0.
+  std::string withTag(int64_t tag) const;
   bool completed() const { return completed_; }
   bool hasErrors() const;
   // True if the final weights depend on a gradient forged with a non-empty fake_grad.
