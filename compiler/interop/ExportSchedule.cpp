@@ -93,18 +93,13 @@ private:
                               "stage is sharded over one data-parallel group",
                               sim::collectiveName(c.kind), c.group->str(), r, group->str()));
       }
-    rowOf_.assign(static_cast<size_t>(ranks), -1);
     for (int64_t r = 0; r < ranks; ++r) {
       const auto &group = groupOf[static_cast<size_t>(r)];
-      if (!fsdp || !group || group->min() == r) {
-        rowOf_[static_cast<size_t>(r)] = static_cast<int64_t>(rows_.size());
+      if (!fsdp || !group || group->min() == r)
         rows_.push_back(r);
-      }
     }
     fsdp_ = fsdp;
   }
-  // The row of rank r, or -1 (another replica's rank).
-  int64_t rowOfRank(int64_t r) const { return r >= 0 && r < static_cast<int64_t>(rowOf_.size()) ? rowOf_[r] : -1; }
 
   // Row i's runs; what has no action is a problem.
   void collectRuns(size_t row) {
@@ -383,7 +378,6 @@ private:
   std::set<int64_t> bounds_;
   std::vector<int64_t> stageOwner_;         // stage -> the row computing it
   std::vector<int64_t> rows_;               // row -> its rank
-  std::vector<int64_t> rowOf_;              // rank -> its row, or -1 (another replica's)
   bool fsdp_ = false;                       // rows are one data-parallel replica's ranks
   std::map<int64_t, int64_t> microBatches_; // with FSDP: a replica's micro-batch -> its number in the file
   std::set<sim::Sites::Id> reported_;

@@ -10,10 +10,6 @@ namespace schedc::interop {
 
 namespace {
 
-bool isFsdp(ActionType t) {
-  return t == ActionType::Unshard || t == ActionType::Reshard || t == ActionType::ReduceGrad;
-}
-
 Cell stageCell(int64_t stage, ActionType type, SourceRange at) {
   Cell cell{{Action{stage, type, -1}}, at};
   cell.inserted = true;
@@ -32,24 +28,6 @@ std::vector<int64_t> nextStages(const std::vector<Cell> &row, size_t from, size_
 }
 
 } // namespace
-
-bool hasFsdpActions(const ActionTable &table) {
-  for (const std::vector<Cell> &row : table.rows)
-    for (const Cell &cell : row)
-      for (const Action &a : cell.actions)
-        if (isFsdp(a.type))
-          return true;
-  return false;
-}
-
-bool hasReduceGrad(const ActionTable &table) {
-  for (const std::vector<Cell> &row : table.rows)
-    for (const Cell &cell : row)
-      for (const Action &a : cell.actions)
-        if (a.type == ActionType::ReduceGrad)
-          return true;
-  return false;
-}
 
 void addUnshardReshard(ActionTable &table, size_t maxActive) {
   for (std::vector<Cell> &row : table.rows) {

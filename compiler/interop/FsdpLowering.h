@@ -12,11 +12,6 @@
 
 namespace schedc::interop {
 
-// Whether any cell of the table is an UNSHARD, RESHARD or REDUCE_GRAD.
-bool hasFsdpActions(const ActionTable &table);
-// Whether any cell of the table is a REDUCE_GRAD.
-bool hasReduceGrad(const ActionTable &table);
-
 // Before each computation of a row, the next `maxActive` distinct stages the row computes
 // from there on (an OVERLAP_F_B pair's two stages both counting) are unsharded, in the order
 // they come, after every other unsharded stage is resharded (in stage order); at the row's

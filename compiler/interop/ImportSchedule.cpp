@@ -354,20 +354,19 @@ namespace {
 // gradient) given them, as PyTorch's runtime lowers them; false (reported) where --fsdp
 // meets a file that is not compute only.
 bool lowerFsdp(ActionTable &table, const ImportOptions &opts, Shape &shape, DiagnosticEngine &diags) {
+  auto fsdpAction = [](const Action &a) { return !hasMicroBatch(a.type); }; // UNSHARD, RESHARD, REDUCE_GRAD
   if (opts.fsdp) {
-    for (const std::vector<Cell> &row : table.rows)
-      for (const Cell &cell : row)
-        for (const Action &a : cell.actions)
-          if (isTransfer(a.type) || !hasMicroBatch(a.type)) {
-            diags.error(cell.range, fmt::format("`{}`: --fsdp lowers a compute-only file, as PyTorch does; a file "
-                                                "with its {} writes its FSDP actions itself",
-                                                spell(cell), isTransfer(a.type) ? "sends and receives" : "UNSHARDs"));
-            return false;
-          }
+    if (const Cell *cell = firstCellWith(table, [&](const Action &a) { return isTransfer(a.type) || fsdpAction(a); })) {
+      diags.error(cell->range,
+                  fmt::format("`{}`: --fsdp lowers a compute-only file, as PyTorch does; a file with its "
+                              "{} writes its FSDP actions itself",
+                              spell(*cell), fsdpAction(cell->actions[0]) ? "UNSHARDs" : "sends and receives"));
+      return false;
+    }
     addUnshardReshard(table);
   }
-  shape.fsdp = hasFsdpActions(table);
-  if (shape.fsdp && !hasReduceGrad(table))
+  shape.fsdp = firstCellWith(table, fsdpAction) != nullptr;
+  if (shape.fsdp && !firstCellWith(table, [](const Action &a) { return a.type == ActionType::ReduceGrad; }))
     addReduceGrad(table, shape.microBatches, [&shape](const Action &a) { return shape.makesWeightGradient(a); });
   return true;
 }
@@ -441,14 +440,7 @@ std::optional<ImportedSchedule> importSchedule(const ActionTable &file, const st
   if (!ok)
     return std::nullopt;
   ImportedSchedule out = w.take();
-  out.tagMeaning = [stages = sh.stages, m = sh.microBatches](int64_t tag) -> std::string {
-    int64_t messages = tag / m, mb = tag % m, s = messages / 2; // Shape::forwardTag, gradientTag
-    if (tag < 0 || s >= stages)
-      return "";
-    return messages % 2 == 0
-               ? fmt::format("stage {0}'s input of micro-batch {1}, `{0}RECV_F{1}`", s, mb)
-               : fmt::format("the gradient of stage {0}'s output of micro-batch {1}, `{0}RECV_B{1}`", s, mb);
-  };
+  out.tagMeaning = [sh](int64_t tag) { return sh.tagMeaning(tag); };
   return out;
 }
 

@@ -71,6 +71,15 @@ bool isTransfer(ActionType t) {
   return t == ActionType::SendF || t == ActionType::RecvF || t == ActionType::SendB || t == ActionType::RecvB;
 }
 
+std::string Shape::tagMeaning(int64_t tag) const {
+  int64_t messages = tag / microBatches, mb = tag % microBatches, s = messages / 2;
+  if (tag < 0 || s >= stages)
+    return "";
+  return messages % 2 == 0
+             ? fmt::format("stage {0}'s input of micro-batch {1}, `{0}RECV_F{1}`", s, mb)
+             : fmt::format("the gradient of stage {0}'s output of micro-batch {1}, `{0}RECV_B{1}`", s, mb);
+}
+
 std::string Shape::placement() const {
   bool looped = true, vShaped = stages == 2 * ranks;
   for (int64_t s = 0; s < stages; ++s) {
@@ -88,10 +97,8 @@ std::optional<Shape> shapeOf(const ActionTable &table, DiagnosticEngine &diags) 
   for (size_t r = 0; r < table.rows.size(); ++r)
     for (const Cell &cell : table.rows[r])
       for (const Action &a : cell.actions) {
-        if (!hasMicroBatch(a.type)) { // FSDP's: checked where they come (Writer)
-          shape.fsdp = true;
+        if (!hasMicroBatch(a.type)) // FSDP's: checked where they come (ImportSchedule's Writer)
           continue;
-        }
         shape.stages = std::max(shape.stages, a.stage + 1);
         shape.microBatches = std::max(shape.microBatches, a.microBatch + 1);
         shape.comms = shape.comms || isTransfer(a.type);

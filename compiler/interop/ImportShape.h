@@ -27,7 +27,7 @@ struct Shape {
   bool inputActions = false;          // the file writes input halves as I (then B is whole)
   std::vector<int64_t> firstGradient; // stage -> the micro-batch of its first weight gradient
   bool comms = false;                 // the file has sends and receives
-  bool fsdp = false;                  // stages sharded over data-parallel replicas (UNSHARD, ...)
+  bool fsdp = false;                  // stages sharded over data-parallel replicas (set with FSDP's lowering)
 
   bool inputHalf(const Action &a) const {
     return a.type == ActionType::BackwardInput ||
@@ -40,6 +40,9 @@ struct Shape {
   // Tags: a forward message into stage s, and a gradient into stage s, per micro-batch.
   int64_t forwardTag(int64_t s, int64_t mb) const { return 2 * s * microBatches + mb; }
   int64_t gradientTag(int64_t s, int64_t mb) const { return (2 * s + 1) * microBatches + mb; }
+  // What the message of `tag` carries ("stage 2's input of micro-batch 0, `2RECV_F0`"), or
+  // "" for a tag no message has.
+  std::string tagMeaning(int64_t tag) const;
   // Where the stages are: "looped", "V-shaped" or "as the file places them".
   std::string placement() const;
 };

@@ -201,6 +201,14 @@ std::optional<ActionTable> readActionTable(uint32_t file, const SourceManager &s
   return table;
 }
 
+const Cell *firstCellWith(const ActionTable &table, const std::function<bool(const Action &)> &pred) {
+  for (const std::vector<Cell> &row : table.rows)
+    for (const Cell &cell : row)
+      if (std::any_of(cell.actions.begin(), cell.actions.end(), pred))
+        return &cell;
+  return nullptr;
+}
+
 std::string spell(const Cell &cell) {
   auto one = [](const Action &a) {
     return std::to_string(a.stage) + spelling(a.type) + (hasMicroBatch(a.type) ? std::to_string(a.microBatch) : "");

@@ -9,6 +9,7 @@
 #include "diagnostics/Diagnostics.h"
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -58,6 +59,9 @@ struct ActionTable {
 // Reads the file `file` of `sources` as a table. Reports every malformed cell (its row and
 // column) and returns nullopt if there was one.
 std::optional<ActionTable> readActionTable(uint32_t file, const SourceManager &sources, DiagnosticEngine &diags);
+
+// The first cell (row by row) holding an action `pred` says yes to, or null.
+const Cell *firstCellWith(const ActionTable &table, const std::function<bool(const Action &)> &pred);
 
 // The table as a file: rows of comma-separated actions, "\n" after each row.
 std::string writeActionTable(const std::vector<std::vector<Cell>> &rows);

@@ -4,8 +4,9 @@
 // process's mappings (vm.max_map_count, 65 530 by default), so after kGuardedStacks guarded
 // stacks in a thread (half the default limit), or once the limit refuses one, later stacks
 // come without a guard page from slabs, one mapping each, of 64 stacks, then 128, ... (a
-// 65 536-rank run takes a dozen). The guard is a safety net, not a need: a schedule's depth is bounded (sema allows
-// 10 000 nested calls and no recursion) and the stack is sized for it.
+// 65 536-rank run takes a dozen). The guard is a safety net, not a need: a schedule's
+// depth is bounded (sema allows 10 000 nested calls and no recursion) and the stack is
+// sized for it.
 #include "sim/Fiber.h"
 
 #include <algorithm>

@@ -6,8 +6,8 @@
 // signal mask with one on every switch). Stacks are reserved lazily (only touched pages cost
 // memory), end in a guard page (past 16 384 in a thread, or the system's limit on memory
 // mappings, they come from slabs without one: Fiber.cpp), and go back to a pool when their
-// fiber ends, so a later fiber reuses them without a system call. Under AddressSanitizer every switch is announced to it,
-// so it follows the fibers' stacks.
+// fiber ends, so a later fiber reuses them without a system call. Under AddressSanitizer
+// every switch is announced to it, so it follows the fibers' stacks.
 #pragma once
 
 #include <cstddef>

@@ -22,7 +22,7 @@ class RecomputedBytes {
 public:
   // The rank logs event `event` holding `bytes` (events come in order, from 0).
   void sampled(size_t event, double bytes);
-  // An activation `input` (of layer input's own) was stored before event `next`.
+  // An activation `input` was stored before event `next`.
   void stored(const void *input, size_t next);
   // Forward (event `event`) reads `input`, which holds `saved` bytes more than its tensor
   // alone while its layer's saved tensors are counted in it.
@@ -31,9 +31,9 @@ public:
   void backwardReads(const void *input, size_t event);
   // `input` is freed or replaced: nothing more is learnt of it.
   void dropped(const void *input) { inputs_.erase(input); }
-  // The samples with the differences taken off: their largest, and each in turn (for the
-  // kept events' bytes); nothing to do if no input was recomputed.
+  // Whether any input was found recomputed (else the samples stand as they are).
   bool anyRecomputed() const { return !corrections_.empty(); }
+  // Every event's sample with the differences taken off.
   std::vector<double> settledSamples() const;
 
 private:

@@ -358,9 +358,9 @@ public:
   const Model &model() const { return model_; }
   // Every rank, shared, in order: the default group of collectives.
   const std::shared_ptr<const IntSet> &allRanks() const { return allRanks_; }
-  // True if every rank ran to its end.
   // " with tag N" and what it carries (Options::tagMeaning), or "" for tag 0.
   std::string withTag(int64_t tag) const;
+  // True if every rank ran to its end.
   bool completed() const { return completed_; }
   bool hasErrors() const;
   // True if the final weights depend on a gradient forged with a non-empty fake_grad.
