@@ -30,9 +30,8 @@ puzzles = {  # name: (layers, batches, ranks) at the defaults
     "zb1p_fsdp": (4, 16, 4),
 }
 # name: the file in examples/pytorch/ it is compiled from.
-from_pytorch = {"zb1p_2rank_2stagep_compute": "zb1p_2rank_2stagep_compute", "zb1p_2rank_2stagep_comms":
-                "zb1p_2rank_2stagep_comms", "dualpipev_4rank_10mb": "dualpipev_4rank_10mb",
-                "zb1p_fsdp": "zb1p_2rank_2stagep_compute"}
+from_pytorch = {name: name for name in ("zb1p_2rank_2stagep_compute", "zb1p_2rank_2stagep_comms",
+                                        "dualpipev_4rank_10mb")} | {"zb1p_fsdp": "zb1p_2rank_2stagep_compute"}
 # Options `schedc build` compiles them with (besides the file).
 build_options = {"zb1p_fsdp": ["--fsdp"]}
 from_stdlib = {"zero1": "zero1", "zero2": "zero2", "zbh1": "zbh1", "zbv": "zbv", "dualpipev": "dualpipev", "interleaved": "interleaved",
