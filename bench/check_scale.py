@@ -5,6 +5,7 @@ Prints, for each case, the events simulated, the median wall time of its runs, e
 second and the peak resident memory of the process (of one more run, under /usr/bin/time):
   start-up  `schedc check examples/puzzles/basic.sched`, 21 runs (a learner's edit-check loop)
   ddp, fsdp 1024 ranks x 32 layers x 1024 micro-batches
+  fsdp-deep 2 ranks x 16 384 layers x 2 micro-batches (as many events as fsdp)
   gpipe     64 stages x 64 layers x 256 micro-batches
   hybrid    16 384 ranks: 1024 data-parallel pipelines x 16 stages (stdlib/hybrid.sched),
             32 layers, 16 384 micro-batches
@@ -37,6 +38,9 @@ def case(path, params, runs, must_pass=True):
 cases = [
     ("ddp", case(os.path.join(puzzles, "ddp.sched"), ["-D", "layers=32", "-D", "batches=1024"], 5)),
     ("fsdp", case(os.path.join(puzzles, "fsdp.sched"), ["-D", "layers=32", "-D", "batches=1024"], 5)),
+    # As many events as fsdp on two ranks: the cost of an event without 1024 ranks' state to
+    # move through the caches, and of 16 384-long reversed loops (tables grown downward).
+    ("fsdp-deep", case(os.path.join(puzzles, "fsdp.sched"), ["-D", "layers=16384", "-D", "batches=2"], 5)),
     ("gpipe", case(os.path.join(puzzles, "gpipe.sched"), ["-D", "layers=64", "-D", "ranks=64", "-D", "batches=256"], 5)),
     ("hybrid", case(os.path.join(root, "stdlib", "hybrid.sched"),
                     ["-D", "ranks=16384", "-D", "stages=16", "-D", "layers=32", "-D", "batches=16384"], 1)),

@@ -2,6 +2,7 @@
 #include "sim/SlotDirectory.h"
 
 #include <algorithm>
+#include <limits>
 
 namespace schedc::sim {
 
@@ -72,11 +73,16 @@ uint32_t *SlotDirectory::cellFor(uint32_t id, int64_t coord) {
   __int128 lo = std::min<__int128>(t.base, coord);
   __int128 hi = std::max<__int128>(t.base + size, static_cast<__int128>(coord) + 1);
   if (hi - lo > size) {
-    if (hi - lo > 2 * (static_cast<__int128>(t.used) + 1) + kSlack)
+    __int128 most = 2 * (static_cast<__int128>(t.used) + 1) + kSlack;
+    if (hi - lo > most)
       return nullptr;
     if (coord < t.base) {
-      t.cells.insert(t.cells.begin(), static_cast<size_t>(t.base - coord), kNone);
-      t.base = coord;
+      // Downward too the table grows by as much again as it holds (within the bound), so a
+      // reversed loop naming one coordinate below the last each time moves its cells
+      // O(log n) times, not n.
+      lo = std::max<__int128>(lo - std::min(size, most - (hi - lo)), std::numeric_limits<int64_t>::min());
+      t.cells.insert(t.cells.begin(), static_cast<size_t>(t.base - lo), kNone);
+      t.base = static_cast<int64_t>(lo);
     } else {
       t.cells.resize(static_cast<size_t>(hi - lo), kNone);
     }

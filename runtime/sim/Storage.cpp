@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <limits>
 
 namespace schedc::sim {
 
@@ -38,11 +39,14 @@ int64_t &Storage::batchCount(int64_t batch) {
   __int128 lo = std::min<__int128>(batchBase_, batch);
   __int128 hi =
       std::max<__int128>(static_cast<__int128>(batchBase_) + batchCounts_.size(), static_cast<__int128>(batch) + 1);
-  if (hi - lo > 2 * static_cast<__int128>(batchesSeen_ + 1) + 64)
+  __int128 most = 2 * static_cast<__int128>(batchesSeen_ + 1) + 64;
+  if (hi - lo > most)
     return farBatchCounts_[batch];
-  if (batch < batchBase_) {
-    batchCounts_.insert(batchCounts_.begin(), static_cast<size_t>(batchBase_ - batch), 0);
-    batchBase_ = batch;
+  if (batch < batchBase_) { // grown by as much again as it holds, as SlotDirectory's tables
+    __int128 size = static_cast<__int128>(batchCounts_.size());
+    lo = std::max<__int128>(lo - std::min(size, most - (hi - lo)), std::numeric_limits<int64_t>::min());
+    batchCounts_.insert(batchCounts_.begin(), static_cast<size_t>(batchBase_ - lo), 0);
+    batchBase_ = static_cast<int64_t>(lo);
   } else {
     batchCounts_.resize(static_cast<size_t>(hi - lo), 0);
   }
