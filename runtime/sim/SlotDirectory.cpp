@@ -8,7 +8,12 @@ namespace schedc::sim {
 
 namespace {
 
-// A table may grow to span this many cells beyond twice those in use.
+// A table may span kCellsPerUse cells for each in use, and kSlack more. The directory is
+// shared by every rank of a run, and ranks name the coordinates of one table in turns: the
+// first micro-batch of each of 1024 data-parallel pipelines (0, 16, 32, ... in stdlib
+// hybrid) leaves the table 1 in 16 full until the pipelines' later micro-batches fill it.
+// At most 64 bytes of cells a slot, against some 150 of the hash map's node and key.
+constexpr __int128 kCellsPerUse = 16;
 constexpr __int128 kSlack = 16;
 
 } // namespace
@@ -73,7 +78,7 @@ uint32_t *SlotDirectory::cellFor(uint32_t id, int64_t coord) {
   __int128 lo = std::min<__int128>(t.base, coord);
   __int128 hi = std::max<__int128>(t.base + size, static_cast<__int128>(coord) + 1);
   if (hi - lo > size) {
-    __int128 most = 2 * (static_cast<__int128>(t.used) + 1) + kSlack;
+    __int128 most = kCellsPerUse * (static_cast<__int128>(t.used) + 1) + kSlack;
     if (hi - lo > most)
       return nullptr;
     if (coord < t.base) {

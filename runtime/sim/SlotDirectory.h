@@ -2,9 +2,10 @@
 // {l, mb}) and a small integer id for each, without hashing: indices are looked up level by
 // level in dense tables (one per array and index length at the first level, one per prefix
 // below), as schedules index by layer, micro-batch, shard and rank. A table grows to cover a
-// new index only while at least about half of its cells stay in use; an index that would
-// make it sparser (act[1000000] beside act[0]) goes to a hash map instead. Ids are never
-// reused: a freed slot keeps its id (and its place in the caller's tables).
+// new index only while at least about one in 16 of its cells stays in use; an index that
+// would make it sparser (act[1000000] beside act[0]) goes to a hash map instead. Ids are
+// never reused: a freed slot keeps its id (and its place in the caller's tables). One
+// directory names the slots of every rank of a run (Storage.h).
 //
 // Against the hash map of keys it replaces: a lookup is a few array reads with no hash and
 // no key comparison, and a slot takes 4 bytes of table and 16 of record instead of a

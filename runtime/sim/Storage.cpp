@@ -58,9 +58,7 @@ void Storage::store(uint32_t array, std::span<const int64_t> index, ValuePtr v, 
   count(v, +1);
   auto cls = static_cast<uint8_t>(v->kind);
   uint32_t id = names_.findOrAdd(array, index);
-  if (id >= places_.size())
-    places_.resize(id + 1); // new slots start as freed
-  Place &place = places_[id];
+  Place &place = places_.findOrAdd(id); // a new one starts as freed
   if (place.slot != kFreed) {
     Entry &e = classes_[place.cls][place.slot];
     count(e.value, -1);
@@ -78,7 +76,7 @@ void Storage::store(uint32_t array, std::span<const int64_t> index, ValuePtr v, 
 
 const Storage::Place *Storage::placeOf(uint32_t array, std::span<const int64_t> index) const {
   uint32_t id = names_.find(array, index);
-  return id == SlotDirectory::kNone ? nullptr : &places_[id];
+  return id == SlotDirectory::kNone ? nullptr : places_.find(id);
 }
 
 const ValuePtr *Storage::find(uint32_t array, std::span<const int64_t> index) const {
@@ -97,9 +95,10 @@ std::optional<Sites::Id> Storage::freedAt(uint32_t array, std::span<const int64_
 
 bool Storage::erase(uint32_t array, std::span<const int64_t> index, Sites::Id at) {
   uint32_t id = names_.find(array, index);
-  if (id == SlotDirectory::kNone || places_[id].slot == kFreed)
+  Place *named = id == SlotDirectory::kNone ? nullptr : places_.find(id);
+  if (!named || named->slot == kFreed)
     return false;
-  Place &place = places_[id];
+  Place &place = *named;
   uint8_t cls = place.cls;
   Entry &e = classes_[cls][place.slot];
   count(e.value, -1);
@@ -117,7 +116,7 @@ void Storage::compact(int cls) {
   size_t live = 0;
   for (Entry &e : entries)
     if (e.value) {
-      places_[e.id].slot = static_cast<uint32_t>(live);
+      places_.find(e.id)->slot = static_cast<uint32_t>(live);
       if (&entries[live] != &e)
         entries[live] = std::move(e);
       ++live;

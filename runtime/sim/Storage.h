@@ -7,6 +7,7 @@
 #pragma once
 
 #include "sim/Bytes.h"
+#include "sim/IdMap.h"
 #include "sim/Sites.h"
 #include "sim/SlotDirectory.h"
 #include "sim/Value.h"
@@ -22,8 +23,10 @@ namespace schedc::sim {
 
 class Storage {
 public:
-  // The model `bytes()` predicts with (it must outlive the storage).
-  explicit Storage(const ByteModel &model) : model_(model) {}
+  // Slots are named in `names`, one directory for every rank of a run (World::names_): one
+  // copy of its tables stays in cache where 1024 ranks' own copies did not (every fsdp rank
+  // names the same slots). `model` is what `bytes()` predicts with. Both must outlive it.
+  Storage(const ByteModel &model, SlotDirectory &names) : names_(names), model_(model) {}
   // Stores `v` in `array[index]` (replacing what is there, keeping its position), at source
   // site `storedAt` (World::site).
   void store(uint32_t array, std::span<const int64_t> index, ValuePtr v, Sites::Id storedAt);
@@ -95,8 +98,8 @@ private:
 
   std::array<std::vector<Entry>, kKinds> classes_;
   std::array<size_t, kKinds> dead_{};
-  SlotDirectory names_;
-  std::vector<Place> places_{1}; // by slot id (0: none)
+  SlotDirectory &names_;
+  IdMap<Place> places_; // by slot id, of the slots this rank has named
   // Micro-batch -> activations held of it: a dense table over the micro-batches seen (a
   // rank's are few and close together), the far ones (a poisoned value's) in a map.
   int64_t &batchCount(int64_t batch);

@@ -26,7 +26,7 @@ bool Rank::cancelled() const {
 }
 
 Rank::Rank(World &world, int64_t id)
-    : world_(world), id_(id), storage_(world.options_.bytes), clock_(*world.options_.costModel) {
+    : world_(world), id_(id), storage_(world.options_.bytes, world.names_), clock_(*world.options_.costModel) {
   figures_.rank = id;
   if (world.options_.bytes.transformer)
     recompute_ = std::make_unique<RecomputedBytes>();

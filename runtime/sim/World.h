@@ -448,6 +448,7 @@ private:
   std::vector<std::optional<Kind>> arrayKinds_; // static kind, or the first kind stored
   Options options_;
   std::shared_ptr<const IntSet> allRanks_;
+  SlotDirectory names_; // the names of every rank's storage slots (Storage.h); before ranks_
   std::vector<std::unique_ptr<Rank>> ranks_;
   std::deque<Rank *> runnable_;
   std::vector<Recorded> diags_;
