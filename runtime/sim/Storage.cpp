@@ -127,14 +127,37 @@ void Storage::compact(int cls) {
 
 namespace {
 
+// A finite `v` >= 0 as m x 2^e with an integer m (read from the double's bits: no libm call
+// on the path of every stored and freed value).
+struct Dyadic {
+  uint64_t m;
+  int e;
+};
+Dyadic dyadic(double v) {
+  auto bits = std::bit_cast<uint64_t>(v);
+  auto biased = static_cast<int>(bits >> 52) & 0x7ff;
+  uint64_t fraction = bits & ((uint64_t{1} << 52) - 1);
+  if (biased == 0) // subnormal (or zero)
+    return {fraction, -1074};
+  return {fraction | uint64_t{1} << 52, biased - 1075};
+}
+
 // How many binary digits after the point `v` (finite, >= 0) needs: 0 for an integer.
 int fractionBits(double v) {
-  int exponent = 0;
-  double mantissa = std::frexp(v, &exponent); // v = mantissa x 2^exponent, mantissa in [0.5, 1)
-  auto bits = static_cast<uint64_t>(std::ldexp(mantissa, 53));
-  if (bits == 0)
+  Dyadic d = dyadic(v);
+  if (d.m == 0)
     return 0;
-  return std::max(0, 53 - exponent - std::countr_zero(bits));
+  return std::max(0, -(d.e + std::countr_zero(d.m)));
+}
+
+// v x 2^kFractionBits, exactly: `v` (finite, >= 0, below 2^60) has at most kFractionBits
+// fractional digits.
+__int128 scaled(double v, int fractionBits) {
+  Dyadic d = dyadic(v);
+  if (d.m == 0)
+    return 0;
+  int shift = d.e + fractionBits;
+  return shift >= 0 ? static_cast<__int128>(d.m) << shift : static_cast<__int128>(d.m >> -shift);
 }
 
 } // namespace
@@ -156,7 +179,7 @@ void Storage::countMemory(const Number &memory, int delta) {
     realBitsHeld_ &= ~(uint64_t{1} << bits);
   else
     realBitsHeld_ |= uint64_t{1} << bits;
-  realScaled_ += delta * static_cast<__int128>(std::ldexp(v, kFractionBits));
+  realScaled_ += delta * scaled(v, kFractionBits);
 }
 
 Number Storage::memory() const {

@@ -1,0 +1,76 @@
+// Unit tests of sim/Storage.h's memory total: kept incrementally (integers, and floats as
+// exact multiples of 2^-60 read from the doubles' bits), it must equal the sum the original
+// makes — in storage-class and insertion order from integer 0, with Python's float rounding —
+// digit for digit, as values of every class are stored, replaced and freed. Memories mix
+// integers, sharded weights ((k/n) x 512 x 512), fractions too fine for the running total,
+// tiny and subnormal numbers, zero and values near 2^60.
+#include "sim/Storage.h"
+
+#include <cmath>
+#include <gtest/gtest.h>
+#include <random>
+
+namespace schedc::sim {
+namespace {
+
+Number orderedSum(const Storage &s) {
+  Number total = Number::integer(0);
+  s.forEach([&](const Storage::Held &h) { total += h.value->memory(); });
+  return total;
+}
+
+ValuePtr valueOf(Kind kind, Number memory) {
+  auto v = std::make_shared<Value>();
+  v->kind = kind;
+  v->shards = singleSet(0);
+  v->batches = singleSet(0);
+  v->memory_ = memory;
+  return v;
+}
+
+// A memory; `exactOnly`: only those the running total holds exactly (so memory() answers
+// from it, not by summing), else any.
+Number memoryOf(std::mt19937_64 &rng, bool exactOnly) {
+  static const int kExact[] = {0, 1, 5, 7};
+  switch (exactOnly ? kExact[rng() % 4] : static_cast<int>(rng() % 8)) {
+  case 0: return Number::integer(static_cast<int64_t>(rng() % 1'000'000));
+  case 1: return Number::real((static_cast<double>(rng() % 7 + 1) / static_cast<double>(rng() % 12 + 1)) * 512 * 512);
+  case 2: return Number::real(std::ldexp(static_cast<double>(rng() % 1000), -static_cast<int>(rng() % 70)));
+  case 3: return Number::real(std::ldexp(1.0, -1060)); // subnormal-adjacent and tiny
+  case 4: return Number::real(5e-324);                 // the smallest subnormal
+  case 5: return Number::real(0.0);
+  case 6: return Number::real(std::ldexp(static_cast<double>(rng() % 4 + 1), 58)); // near 2^60
+  default: return Number::real(static_cast<double>(rng() % 512) * 0.25);
+  }
+}
+
+void checkAgainstOrderedSum(bool exactOnly) {
+  ByteModel bytes;
+  SlotDirectory names;
+  Storage s(bytes, names);
+  std::mt19937_64 rng(exactOnly ? 16 : 17);
+  const Kind kinds[] = {Kind::Weight, Kind::OptState, Kind::Activation, Kind::ActGrad, Kind::WeightGrad};
+  for (int step = 0; step < 4000; ++step) {
+    std::vector<int64_t> index{static_cast<int64_t>(rng() % 40)};
+    auto array = static_cast<uint32_t>(rng() % 3);
+    if (rng() % 3 == 0)
+      s.erase(array, index, 0);
+    else
+      s.store(array, index, valueOf(kinds[rng() % 5], memoryOf(rng, exactOnly)), 0);
+    Number expected = orderedSum(s), got = s.memory();
+    ASSERT_EQ(got.isInteger(), expected.isInteger()) << "step " << step;
+    ASSERT_EQ(std::bit_cast<uint64_t>(got.asDouble()), std::bit_cast<uint64_t>(expected.asDouble()))
+        << "step " << step << ": " << got.asDouble() << " against " << expected.asDouble();
+  }
+}
+
+TEST(StorageMemory, RunningTotalEqualsTheInOrderSum) {
+  checkAgainstOrderedSum(true);
+}
+
+TEST(StorageMemory, AnyMemoriesEqualTheInOrderSumDigitForDigit) {
+  checkAgainstOrderedSum(false);
+}
+
+} // namespace
+} // namespace schedc::sim
