@@ -325,9 +325,10 @@ ValuePtr Rank::collective(SourceRange at, CollectiveKind kind, const ValuePtr &v
   c.kinds[pos] = kind;
   c.inputs[pos] = input;
   c.at[pos] = at;
+  c.readyAt[pos] = clock_.ready(eventOf(kind), input->made);
   if (++c.arrived == elems.size()) {
-    for (size_t i = 0; i < elems.size(); ++i) // none of them has logged anything since it called
-      c.ready.join(world_.ranks_[static_cast<size_t>(elems[i])]->clock_.ready(eventOf(c.kinds[i]), c.inputs[i]->made));
+    for (const Number &ready : c.readyAt)
+      c.ready.join(ready);
     World::matchCalls(c, *g.members, *this);
     World::combine(c, *g.members, *this, at);
     c.done = true;

@@ -402,7 +402,8 @@ private:
   };
   // One collective call of a group: the k-th call of every member meets here.
   struct Collective {
-    Collective(CollectiveKind k, size_t members) : kind(k), kinds(members), inputs(members), at(members) {}
+    Collective(CollectiveKind k, size_t members)
+        : kind(k), kinds(members), inputs(members), at(members), readyAt(members) {}
     // What the member at `position` gets: the result (a reduce-scatter's: its shard of it).
     Value resultFor(size_t position) const;
 
@@ -411,6 +412,9 @@ private:
     std::vector<CollectiveKind> kinds; // by position in the group
     std::vector<ValuePtr> inputs;      // by position in the group
     std::vector<SourceRange> at;       // call sites, by position
+    // When each member's event could start, by position: taken as it arrives, while its clock
+    // is in cache (it logs nothing until the collective completes), folded in group order.
+    std::vector<Number> readyAt;
     size_t arrived = 0, taken = 0;
     bool mismatched = false;
     bool done = false;
