@@ -6,7 +6,15 @@
 #include <cmath>
 #include <cstring>
 
+extern "C" int blas_thread_shutdown_(void); // OpenBLAS's; see stopBlasThreads
+#pragma weak blas_thread_shutdown_
+
 namespace schedc::cpu {
+
+void stopBlasThreads() {
+  if (blas_thread_shutdown_)
+    blas_thread_shutdown_();
+}
 
 namespace {
 GemmStats stats;

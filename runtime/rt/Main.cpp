@@ -4,6 +4,7 @@
 // runs every rank of the compiled entry through sim::runAndReport — the same path `schedc
 // check` takes — so the report and diagnostics are byte for byte the same.
 #include "cpu/Calibrate.h"
+#include "cpu/Kernels.h"
 #include "rt/CommandLine.h"
 #include "rt/ComputeRun.h"
 #include "rt/Program.h"
@@ -37,9 +38,11 @@ int runProgram(const schedc_program &program, const std::vector<std::string> &de
     return kExitUsage;
   }
   std::optional<std::vector<int64_t>> evaluated = decoded.evaluate(*overrides, diags);
-  if (!computeRun)
+  if (!computeRun) {
+    cpu::stopBlasThreads(); // the sim backend multiplies nothing
     return sim::runAndReport(decoded.setup, evaluated, options, decoded.body(nullptr), decoded.sources, diags,
                              streams.out);
+  }
   return computeForReal(decoded, evaluated, options, *computeRun, *comm, diags, streams);
 }
 
