@@ -8,7 +8,8 @@
 // keeps its place.
 #pragma once
 
-#include <algorithm>
+#include "sim/DenseWindow.h"
+
 #include <cstddef>
 #include <cstdint>
 #include <utility>
@@ -20,8 +21,8 @@ template <class V> class IdMap {
 public:
   // The value of `id` (nonzero), or null.
   const V *find(uint32_t id) const {
-    if (uint32_t offset = id - base_; offset < window_.size()) // wraps below base_
-      return window_[offset].id == id ? &window_[offset].value : nullptr;
+    if (const Cell *c = window_.find(id))
+      return c->id == id ? &c->value : nullptr;
     if (hashed_.empty())
       return nullptr;
     for (size_t i = home(id);; i = (i + 1) & mask()) {
@@ -56,30 +57,16 @@ private:
   // The window may span this many cells for each it holds, and kSlack more.
   static constexpr size_t kCellsPerUse = 4, kSlack = 16;
 
-  // The window's cell for `id`, growing the window (by as much again as it spans) to cover
-  // it; null if that would make it too sparse.
+  // The window's cell for `id`, growing the window to cover it; null if that would make it
+  // too sparse.
   Cell *windowCell(uint32_t id) {
-    if (window_.empty())
-      base_ = id;
-    uint64_t lo = std::min<uint64_t>(base_, id), hi = std::max<uint64_t>(uint64_t{base_} + window_.size(), id + 1ull);
-    uint64_t most = kCellsPerUse * (inWindow_ + 1) + kSlack;
-    if (hi - lo > most)
-      return nullptr;
-    if (hi - lo > window_.size()) {
-      uint64_t grown = std::min<uint64_t>(most, std::max<uint64_t>(hi - lo, 2 * window_.size()));
-      if (id < base_)
-        lo = hi > grown ? std::max<uint64_t>(1, hi - grown) : 1; // at most id: grown >= hi - id
-      else
-        hi = std::min<uint64_t>(lo + grown, uint64_t{1} << 32);
-      std::vector<Cell> cells(hi - lo);
-      for (Cell &c : window_)
-        if (c.id != 0)
-          cells[c.id - lo] = std::move(c);
-      window_ = std::move(cells);
-      base_ = static_cast<uint32_t>(lo);
+    size_t before = window_.size();
+    Cell *c = window_.cover(id, inWindow_, kCellsPerUse, kSlack);
+    if (c && window_.size() != before) {
       takeIntoWindow();
+      c = window_.find(id);
     }
-    return &window_[id - base_];
+    return c;
   }
   // Moves the hashed entries the window now covers into it (find looks in one place only).
   void takeIntoWindow() {
@@ -89,12 +76,11 @@ private:
     hashedUsed_ = 0;
     for (Cell &c : old)
       if (c.id != 0) {
-        if (uint32_t offset = c.id - base_; offset < window_.size()) {
-          window_[offset] = std::move(c);
+        if (Cell *inWindow = window_.find(c.id)) {
+          *inWindow = std::move(c);
           ++inWindow_;
         } else {
-          Cell &into = hashedCell(c.id);
-          into = std::move(c);
+          hashedCell(c.id) = std::move(c);
           ++hashedUsed_;
         }
       }
@@ -126,8 +112,7 @@ private:
   size_t mask() const { return hashed_.size() - 1; }
   size_t home(uint32_t id) const { return static_cast<size_t>((id * 0x9E3779B97F4A7C15ull) >> shift_); }
 
-  uint32_t base_ = 0;
-  std::vector<Cell> window_; // the cells of ids base_ .. base_ + size - 1
+  DenseWindow<Cell> window_; // an empty cell has id 0
   size_t inWindow_ = 0;
   std::vector<Cell> hashed_; // a power of two of them, or none
   size_t hashedUsed_ = 0;

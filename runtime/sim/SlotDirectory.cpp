@@ -2,7 +2,6 @@
 #include "sim/SlotDirectory.h"
 
 #include <algorithm>
-#include <limits>
 
 namespace schedc::sim {
 
@@ -13,8 +12,8 @@ namespace {
 // first micro-batch of each of 1024 data-parallel pipelines (0, 16, 32, ... in stdlib
 // hybrid) leaves the table 1 in 16 full until the pipelines' later micro-batches fill it.
 // At most 64 bytes of cells a slot, against some 150 of the hash map's node and key.
-constexpr __int128 kCellsPerUse = 16;
-constexpr __int128 kSlack = 16;
+constexpr uint64_t kCellsPerUse = 16;
+constexpr uint64_t kSlack = 16;
 
 } // namespace
 
@@ -23,9 +22,8 @@ uint32_t SlotDirectory::find(uint32_t array, std::span<const int64_t> index) con
   if (dims >= 1 && dims <= kTableDims && array < firstLevels_.size()) {
     uint32_t id = firstLevels_[array][dims - 1];
     for (size_t d = 0; id != kNone && d < dims; ++d) {
-      const Table &t = tables_[id];
-      uint64_t offset = static_cast<uint64_t>(index[d]) - static_cast<uint64_t>(t.base); // wraps below base
-      id = offset < t.cells.size() ? t.cells[offset] : kNone;
+      const uint32_t *cell = tables_[id].cells.find(index[d]);
+      id = cell ? *cell : kNone;
     }
     if (id != kNone)
       return id;
@@ -50,7 +48,8 @@ uint32_t SlotDirectory::findOrAdd(uint32_t array, std::span<const int64_t> index
     firstLevels_[array][dims - 1] = table;
   }
   for (size_t d = 0; d < dims; ++d) {
-    uint32_t *cell = cellFor(table, index[d]);
+    Table &t = tables_[table];
+    uint32_t *cell = t.cells.cover(index[d], t.used, kCellsPerUse, kSlack);
     if (!cell)
       return addSparse(array, index);
     if (*cell != kNone) { // a table of the next position (a slot here would have been found)
@@ -59,40 +58,12 @@ uint32_t SlotDirectory::findOrAdd(uint32_t array, std::span<const int64_t> index
     }
     bool last = d + 1 == dims;
     uint32_t child = last ? newSlot(table, index[d]) : newTable(array, table, index[d]);
-    Table &t = tables_[table]; // newTable may have moved the tables
-    t.cells[static_cast<size_t>(index[d] - t.base)] = child;
-    ++t.used;
+    Table &grown = tables_[table]; // newTable may have moved the tables
+    *grown.cells.find(index[d]) = child;
+    ++grown.used;
     table = child;
   }
   return table;
-}
-
-uint32_t *SlotDirectory::cellFor(uint32_t id, int64_t coord) {
-  Table &t = tables_[id];
-  if (t.cells.empty()) {
-    t.base = coord;
-    t.cells.assign(1, kNone);
-    return t.cells.data();
-  }
-  __int128 size = static_cast<__int128>(t.cells.size());
-  __int128 lo = std::min<__int128>(t.base, coord);
-  __int128 hi = std::max<__int128>(t.base + size, static_cast<__int128>(coord) + 1);
-  if (hi - lo > size) {
-    __int128 most = kCellsPerUse * (static_cast<__int128>(t.used) + 1) + kSlack;
-    if (hi - lo > most)
-      return nullptr;
-    if (coord < t.base) {
-      // Downward too the table grows by as much again as it holds (within the bound), so a
-      // reversed loop naming one coordinate below the last each time moves its cells
-      // O(log n) times, not n.
-      lo = std::max<__int128>(lo - std::min(size, most - (hi - lo)), std::numeric_limits<int64_t>::min());
-      t.cells.insert(t.cells.begin(), static_cast<size_t>(t.base - lo), kNone);
-      t.base = static_cast<int64_t>(lo);
-    } else {
-      t.cells.resize(static_cast<size_t>(hi - lo), kNone);
-    }
-  }
-  return &t.cells[static_cast<size_t>(coord - t.base)];
 }
 
 uint32_t SlotDirectory::newTable(uint32_t array, uint32_t parent, int64_t coord) {
@@ -125,7 +96,7 @@ StorageKey SlotDirectory::key(uint32_t id) const {
   for (; tables_[t].parent != kNone; t = tables_[t].parent)
     coords.push_back(tables_[t].coord);
   std::reverse(coords.begin(), coords.end());
-  return StorageKey(tables_[t].array, std::move(coords));
+  return StorageKey(tables_[t].array, indexSpan(coords)); // copied: gcc 12 misreads a small_vector's move
 }
 
 } // namespace schedc::sim

@@ -12,6 +12,8 @@
 // 112-byte node and its bucket (gpipe on 64 ranks x 256 micro-batches: 83 000 slots).
 #pragma once
 
+#include "sim/DenseWindow.h"
+
 #include <array>
 #include <boost/container/small_vector.hpp>
 #include <cstdint>
@@ -63,8 +65,7 @@ private:
   // One table: cells for the coordinates base .. base + cells.size() - 1 at one position of
   // the index, holding the next position's table (or, at the last position, a slot id).
   struct Table {
-    int64_t base = 0;
-    std::vector<uint32_t> cells; // 0: nothing under this coordinate
+    DenseWindow<uint32_t> cells; // 0: nothing under this coordinate
     uint32_t used = 0;           // cells that are not 0
     uint32_t parent = 0;         // the table one position up (0: this is a first level)
     int64_t coord = 0;           // this table's coordinate in its parent
@@ -77,9 +78,6 @@ private:
     int64_t coord = 0;
   };
 
-  // The cell for `coord` in `table`, growing the table to cover it; null if that would make
-  // the table too sparse.
-  uint32_t *cellFor(uint32_t table, int64_t coord);
   uint32_t newTable(uint32_t array, uint32_t parent, int64_t coord);
   uint32_t newSlot(uint32_t table, int64_t coord);
   uint32_t addSparse(uint32_t array, std::span<const int64_t> index);

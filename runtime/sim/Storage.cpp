@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
-#include <limits>
 
 namespace schedc::sim {
 
@@ -30,28 +29,14 @@ void Storage::count(const ValuePtr &v, int delta) {
 }
 
 int64_t &Storage::batchCount(int64_t batch) {
-  if (batchCounts_.empty())
-    batchBase_ = batch;
-  uint64_t offset = static_cast<uint64_t>(batch) - static_cast<uint64_t>(batchBase_); // wraps below base
-  if (offset < batchCounts_.size())
-    return batchCounts_[offset];
-  // Grow to cover it while the table stays at least about half used.
-  __int128 lo = std::min<__int128>(batchBase_, batch);
-  __int128 hi =
-      std::max<__int128>(static_cast<__int128>(batchBase_) + batchCounts_.size(), static_cast<__int128>(batch) + 1);
-  __int128 most = 2 * static_cast<__int128>(batchesSeen_ + 1) + 64;
-  if (hi - lo > most)
+  if (int64_t *n = batchCounts_.find(batch))
+    return *n;
+  // A rank's micro-batches are few and close together; keep the table at least about half used.
+  int64_t *n = batchCounts_.cover(batch, batchesSeen_, 2, 64);
+  if (!n)
     return farBatchCounts_[batch];
-  if (batch < batchBase_) { // grown by as much again as it holds, as SlotDirectory's tables
-    __int128 size = static_cast<__int128>(batchCounts_.size());
-    lo = std::max<__int128>(lo - std::min(size, most - (hi - lo)), std::numeric_limits<int64_t>::min());
-    batchCounts_.insert(batchCounts_.begin(), static_cast<size_t>(batchBase_ - lo), 0);
-    batchBase_ = static_cast<int64_t>(lo);
-  } else {
-    batchCounts_.resize(static_cast<size_t>(hi - lo), 0);
-  }
   ++batchesSeen_;
-  return batchCounts_[static_cast<size_t>(batch - batchBase_)];
+  return *n;
 }
 
 void Storage::store(uint32_t array, std::span<const int64_t> index, ValuePtr v, Sites::Id storedAt) {

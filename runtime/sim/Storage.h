@@ -7,6 +7,7 @@
 #pragma once
 
 #include "sim/Bytes.h"
+#include "sim/DenseWindow.h"
 #include "sim/IdMap.h"
 #include "sim/Sites.h"
 #include "sim/SlotDirectory.h"
@@ -103,8 +104,7 @@ private:
   // Micro-batch -> activations held of it: a dense table over the micro-batches seen (a
   // rank's are few and close together), the far ones (a poisoned value's) in a map.
   int64_t &batchCount(int64_t batch);
-  std::vector<int64_t> batchCounts_;
-  int64_t batchBase_ = 0;
+  DenseWindow<int64_t> batchCounts_;
   size_t batchesSeen_ = 0; // distinct micro-batches given a cell in batchCounts_
   std::unordered_map<int64_t, int64_t> farBatchCounts_;
   int64_t inFlight_ = 0;

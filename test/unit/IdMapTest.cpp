@@ -31,9 +31,11 @@ public:
       ASSERT_NE(v, nullptr) << "id " << id << " is lost";
       EXPECT_EQ(*v, value) << "id " << id;
     }
-    for (uint64_t id = from; id <= to; ++id)
-      if (!expected_.count(static_cast<uint32_t>(id)))
+    for (uint64_t id = from; id <= to; ++id) {
+      if (!expected_.count(static_cast<uint32_t>(id))) {
         EXPECT_EQ(map_.find(static_cast<uint32_t>(id)), nullptr) << "id " << id << " was never added";
+      }
+    }
   }
 
 private:

@@ -24,8 +24,9 @@ public:
     EXPECT_NE(id, SlotDirectory::kNone);
     auto [it, fresh] = ids_.try_emplace(Name{array, index}, id);
     EXPECT_EQ(it->second, id) << "a name changed its id";
-    if (fresh)
+    if (fresh) {
       EXPECT_TRUE(taken_.insert(id).second) << "two names got one id";
+    }
     EXPECT_EQ(dir_.find(array, index), id);
     return id;
   }
@@ -65,8 +66,9 @@ TEST(SlotDirectory, DescendingLoopsGrowTablesDownward) {
       c.add(2, {l, mb});
   for (int64_t l = -5; l < 40; ++l)
     for (int64_t mb = -1; mb < 9; ++mb)
-      if (!c.known(2, {l, mb}))
+      if (!c.known(2, {l, mb})) {
         EXPECT_EQ(c.dir_.find(2, std::vector<int64_t>{l, mb}), SlotDirectory::kNone) << l << ", " << mb;
+      }
   c.verifyAll();
 }
 
