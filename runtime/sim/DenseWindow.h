@@ -28,7 +28,7 @@ public:
 
   // The cell of `coord`, the window grown (new cells T{}) to cover it; null if it would then
   // span more than cellsPerUse x (used + 1) + slack cells, `used` being the cells the owner
-  // has filled.
+  // has filled (or, to bound only how far it reaches, its size).
   T *cover(int64_t coord, uint64_t used, uint64_t cellsPerUse, uint64_t slack) {
     if (T *cell = find(coord))
       return cell;

@@ -31,12 +31,10 @@ void Storage::count(const ValuePtr &v, int delta) {
 int64_t &Storage::batchCount(int64_t batch) {
   if (int64_t *n = batchCounts_.find(batch))
     return *n;
-  // A rank's micro-batches are few and close together; keep the table at least about half used.
-  int64_t *n = batchCounts_.cover(batch, batchesSeen_, 2, 64);
-  if (!n)
-    return farBatchCounts_[batch];
-  ++batchesSeen_;
-  return *n;
+  // A rank's micro-batches are few and close together: the table grows toward a micro-batch
+  // at most as far again as it spans (and 64); a far one (a poisoned value's) goes to the map.
+  int64_t *n = batchCounts_.cover(batch, batchCounts_.size(), 2, 64);
+  return n ? *n : farBatchCounts_[batch];
 }
 
 void Storage::store(uint32_t array, std::span<const int64_t> index, ValuePtr v, Sites::Id storedAt) {
@@ -127,18 +125,15 @@ Dyadic dyadic(double v) {
   return {fraction | uint64_t{1} << 52, biased - 1075};
 }
 
-// How many binary digits after the point `v` (finite, >= 0) needs: 0 for an integer.
-int fractionBits(double v) {
-  Dyadic d = dyadic(v);
+// How many binary digits after the point `d` needs: 0 for an integer.
+int fractionBits(Dyadic d) {
   if (d.m == 0)
     return 0;
   return std::max(0, -(d.e + std::countr_zero(d.m)));
 }
 
-// v x 2^kFractionBits, exactly: `v` (finite, >= 0, below 2^60) has at most kFractionBits
-// fractional digits.
-__int128 scaled(double v, int fractionBits) {
-  Dyadic d = dyadic(v);
+// d x 2^fractionBits, exactly: `d` (below 2^60) has at most that many fractional digits.
+__int128 scaled(Dyadic d, int fractionBits) {
   if (d.m == 0)
     return 0;
   int shift = d.e + fractionBits;
@@ -154,7 +149,9 @@ void Storage::countMemory(const Number &memory, int delta) {
   }
   reals_ += delta;
   double v = memory.asDouble();
-  int bits = std::isfinite(v) && v >= 0 ? fractionBits(v) : kFractionBits + 1;
+  bool exactable = std::isfinite(v) && v >= 0;
+  Dyadic d = exactable ? dyadic(v) : Dyadic{0, 0};
+  int bits = exactable ? fractionBits(d) : kFractionBits + 1;
   if (bits > kFractionBits || v >= 0x1p60) {
     inexact_ += delta;
     return;
@@ -164,7 +161,7 @@ void Storage::countMemory(const Number &memory, int delta) {
     realBitsHeld_ &= ~(uint64_t{1} << bits);
   else
     realBitsHeld_ |= uint64_t{1} << bits;
-  realScaled_ += delta * scaled(v, kFractionBits);
+  realScaled_ += delta * scaled(d, kFractionBits);
 }
 
 Number Storage::memory() const {

@@ -105,7 +105,6 @@ private:
   // rank's are few and close together), the far ones (a poisoned value's) in a map.
   int64_t &batchCount(int64_t batch);
   DenseWindow<int64_t> batchCounts_;
-  size_t batchesSeen_ = 0; // distinct micro-batches given a cell in batchCounts_
   std::unordered_map<int64_t, int64_t> farBatchCounts_;
   int64_t inFlight_ = 0;
   int64_t activationMemory_ = 0;
