@@ -87,7 +87,7 @@ private:
   }
   // An empty hashed cell for `id` (not there yet), the table doubled first once it would be
   // more than 7/8 full. A hashed map is a rank whose ids interleave with every other rank's
-  // (16 384 ranks of stdlib hybrid, some 200 slots each): at half full it was the largest of
+  // (16 384 ranks of stdlib hybrid, 134 slots each): at half full it was the largest of
   // a rank's allocations, 8 KiB; linear probing stays within a line or two up to 7/8 for ids
   // that are there, which are nearly all a rank looks up.
   Cell &hashedCell(uint32_t id) {

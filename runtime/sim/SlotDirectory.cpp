@@ -11,7 +11,8 @@ namespace {
 // shared by every rank of a run, and ranks name the coordinates of one table in turns: the
 // first micro-batch of each of 1024 data-parallel pipelines (0, 16, 32, ... in stdlib
 // hybrid) leaves the table 1 in 16 full until the pipelines' later micro-batches fill it.
-// At most 64 bytes of cells a slot, against some 150 of the hash map's node and key.
+// At most 64 bytes of cells a slot, against some 170 in the hash map (a 96-byte node, a
+// 64-byte copy of the key, a bucket).
 constexpr uint64_t kCellsPerUse = 16;
 constexpr uint64_t kSlack = 16;
 

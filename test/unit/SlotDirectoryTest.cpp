@@ -85,10 +85,14 @@ TEST(SlotDirectory, FarApartAndExtremeCoordinates) {
   EXPECT_EQ(c.dir_.find(0, std::vector<int64_t>{kMax - 1}), SlotDirectory::kNone);
   EXPECT_EQ(c.dir_.find(0, std::vector<int64_t>{kMin + 1}), SlotDirectory::kNone);
   // A descending run down to the smallest coordinate: the table grows downward by as much
-  // again as it holds, but never below kMin.
+  // again as it spans, but never below kMin.
   for (int64_t i = 40; i >= 0; --i)
     c.add(1, {kMin + i});
   EXPECT_EQ(c.dir_.find(1, std::vector<int64_t>{kMax}), SlotDirectory::kNone);
+  // And an ascending run up to the largest: never above kMax.
+  for (int64_t i = 40; i >= 0; --i)
+    c.add(3, {kMax - i});
+  EXPECT_EQ(c.dir_.find(3, std::vector<int64_t>{kMin}), SlotDirectory::kNone);
   // Coordinates that later fill the gap join the table; the sparse ones keep their ids.
   for (int64_t i = 0; i < 100; ++i)
     c.add(0, {i});
