@@ -206,10 +206,14 @@ void Storage::setLayerParts(int64_t layer, int64_t parts) {
 }
 
 void Storage::forEach(const std::function<void(const Held &)> &fn) const {
-  for (const auto &entries : classes_)
-    for (const Entry &e : entries)
-      if (e.value)
-        fn(Held{names_, e.id, e.value, e.storedAt});
+  for (int k = 0; k < kKinds; ++k)
+    forEachOf(static_cast<Kind>(k), fn);
+}
+
+void Storage::forEachOf(Kind kind, const std::function<void(const Held &)> &fn) const {
+  for (const Entry &e : classes_[static_cast<size_t>(kind)])
+    if (e.value)
+      fn(Held{names_, e.id, e.value, e.storedAt});
 }
 
 } // namespace schedc::sim

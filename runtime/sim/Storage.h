@@ -71,6 +71,8 @@ public:
   };
   // Every held value, in storage-class and insertion order.
   void forEach(const std::function<void(const Held &)> &fn) const;
+  // Every held value of kind `kind`, in insertion order.
+  void forEachOf(Kind kind, const std::function<void(const Held &)> &fn) const;
 
 private:
   // Where a slot's entry is, by slot id (SlotDirectory); a freed slot keeps its place (one

@@ -313,26 +313,37 @@ void World::checkEnd() {
   };
   std::map<std::tuple<uint32_t, uint32_t, uint32_t, int>, Leftover> leftovers;
   std::vector<std::tuple<uint32_t, uint32_t, uint32_t, int>> order;
-  for (auto &r : ranks_)
-    r->storage_.forEach([&](const Storage::Held &h) {
-      Kind k = h.value->kind;
-      if (k == Kind::Weight || k == Kind::OptState || h.value->poisoned) // an error was reported for it
-        return;
+  // A statement stores many values in a row: the last site's group is looked up once.
+  Leftover *last = nullptr;
+  Sites::Id lastSite = 0;
+  Kind lastKind = Kind::Activation;
+  auto note = [&](int64_t rank, const Storage::Held &h) {
+    Kind k = h.value->kind;
+    if (h.value->poisoned) // an error was reported for it
+      return;
+    if (!last || h.storedAt != lastSite || k != lastKind) {
       const SourceLoc &at = site(h.storedAt).begin;
       auto key = std::make_tuple(at.file, at.line, at.col, int(k));
       auto [it, inserted] = leftovers.emplace(key, Leftover{k, {}});
       if (inserted)
         order.push_back(key);
-      ++it->second.count;
-      const StorageKey stored = h.key();
-      Slot slot{r->id_, stored.array, stored.index};
-      std::vector<Slot> &first = it->second.first;
-      if (first.size() < 4 || slot < first.back()) {
-        first.insert(std::upper_bound(first.begin(), first.end(), slot), std::move(slot));
-        if (first.size() > 4)
-          first.pop_back();
-      }
-    });
+      last = &it->second, lastSite = h.storedAt, lastKind = k;
+    }
+    ++last->count;
+    std::vector<Slot> &first = last->first;
+    if (first.size() == 4 && first.back().rank < rank) // ranks come in order: not among the first
+      return;
+    const StorageKey stored = h.key();
+    Slot slot{rank, stored.array, stored.index};
+    if (first.size() < 4 || slot < first.back()) {
+      first.insert(std::upper_bound(first.begin(), first.end(), slot), std::move(slot));
+      if (first.size() > 4)
+        first.pop_back();
+    }
+  };
+  for (auto &r : ranks_)
+    for (Kind k : {Kind::Activation, Kind::ActGrad, Kind::WeightGrad}) // weights and optimizer states are the model
+      r->storage_.forEachOf(k, [&](const Storage::Held &h) { note(r->id_, h); });
   for (const auto &key : order) {
     const Leftover &l = leftovers[key];
     std::string list;
@@ -364,9 +375,9 @@ void World::checkFinalModel() {
   };
   std::vector<Final> finals(static_cast<size_t>(model_.layers));
   for (auto &r : ranks_)
-    r->storage_.forEach([&](const Storage::Held &h) {
+    r->storage_.forEachOf(Kind::Weight, [&](const Storage::Held &h) {
       const Value &v = *h.value;
-      if (v.kind != Kind::Weight || v.step < 1 || v.layer < 0 || v.layer >= model_.layers)
+      if (v.step < 1 || v.layer < 0 || v.layer >= model_.layers)
         return;
       if (v.poisoned) {
         finals[v.layer].failed = true;
