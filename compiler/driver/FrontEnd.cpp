@@ -42,7 +42,7 @@ std::optional<LoadedProgram> loadProgram(const std::string &file, const Options 
     exitCode = kExitIoError;
     return std::nullopt;
   }
-  interop::TagMeaning tagMeaning;
+  sim::TagMeaning tagMeaning;
   if (interop::isPytorchSchedule(file)) { // a PyTorch schedule: its imported schedule
     mainFile = interop::addImported(*mainFile, interop::ImportOptions{opts.fsdp}, sources, diags, &tagMeaning);
     exitCode = kExitSourceError;

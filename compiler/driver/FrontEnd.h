@@ -20,7 +20,7 @@ struct LoadedProgram {
   std::vector<std::unique_ptr<ast::Module>> modules;
   std::unique_ptr<ir::Program> program;
   const ir::Function *schedule = nullptr; // null when stopped after --emit
-  interop::TagMeaning tagMeaning;         // an imported PyTorch file's (sim::Options::tagMeaning)
+  sim::TagMeaning tagMeaning;             // an imported PyTorch file's (sim::Options::tagMeaning)
 };
 
 // Loads `file`. On failure reports the problem and returns nullopt with `exitCode` set;

@@ -453,7 +453,7 @@ bool isPytorchSchedule(const std::string &path) {
 }
 
 std::optional<uint32_t> addImported(uint32_t csv, const ImportOptions &opts, SourceManager &sources,
-                                    DiagnosticEngine &diags, TagMeaning *meaning) {
+                                    DiagnosticEngine &diags, sim::TagMeaning *meaning) {
   std::optional<ActionTable> table = readActionTable(csv, sources, diags);
   if (!table)
     return std::nullopt;

@@ -21,8 +21,8 @@
 #pragma once
 
 #include "interop/PytorchCsv.h"
+#include "sim/TagMeaning.h"
 
-#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -33,14 +33,10 @@ struct ImportOptions {
   bool fsdp = false; // --fsdp: the stages of a compute-only file are FSDP modules
 };
 
-// What the message of a tag carries in an imported schedule ("stage 2's input of micro-batch
-// 0, `2RECV_F0`"), for the checker's messages about tags (sim::Options::tagMeaning).
-using TagMeaning = std::function<std::string(int64_t tag)>;
-
 struct ImportedSchedule {
   std::string text;                 // the .sched source
   std::vector<SourceRange> origins; // origins[i]: the part of the file line i + 1 came from
-  TagMeaning tagMeaning;
+  sim::TagMeaning tagMeaning;       // what its tags carry
 };
 
 // `name` is the schedule's name, `from` the file's name for its header comment. Reports what
@@ -58,7 +54,7 @@ bool isPytorchSchedule(const std::string &path);
 // reporting why not.
 // With `meaning`, also what its tags carry.
 std::optional<uint32_t> addImported(uint32_t csv, const ImportOptions &opts, SourceManager &sources,
-                                    DiagnosticEngine &diags, TagMeaning *meaning = nullptr);
+                                    DiagnosticEngine &diags, sim::TagMeaning *meaning = nullptr);
 
 // A schedule name made from a file's name (letters, digits and `_`; `csv_` first where it
 // would not start with a letter).

@@ -53,10 +53,10 @@ struct RunOptions {
   std::function<std::string(const World &, CheckResult &)> afterRun;
   // afterRun reads the events (World::events); they are kept anyway for the files above.
   bool keepEvents = false;
-  bool recordTransfers = false;                       // and what each send and receive moved (Rank::transfers)
-  SilencedWarnings silenced;                          // --no-warn
-  double overlapHidden = 0;                           // --overlap (Options::overlapHidden)
-  std::function<std::string(int64_t tag)> tagMeaning; // Options::tagMeaning
+  bool recordTransfers = false; // and what each send and receive moved (Rank::transfers)
+  SilencedWarnings silenced;    // --no-warn
+  double overlapHidden = 0;     // --overlap (Options::overlapHidden)
+  TagMeaning tagMeaning;        // Options::tagMeaning
   // The process exits after this run: its World is left to the exit, not torn down (freeing
   // every event and value one by one was 5% of checking fsdp on 1024 ranks).
   bool lastRun = false;

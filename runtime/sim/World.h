@@ -24,6 +24,7 @@
 #include "sim/SharedOptions.h"
 #include "sim/Sites.h"
 #include "sim/Storage.h"
+#include "sim/TagMeaning.h"
 #include "sim/Value.h"
 
 #include <array>
@@ -73,7 +74,7 @@ struct Options {
   double overlapHidden = 0;
   // What the message of a tag carries, for messages about it ("" or empty: the tag alone);
   // an imported PyTorch file's tags name a stage and micro-batch (ImportSchedule.h).
-  std::function<std::string(int64_t tag)> tagMeaning;
+  TagMeaning tagMeaning;
 };
 
 // What a send or a receive moved (recorded with Options::recordTransfers): the rank's
