@@ -150,13 +150,14 @@ void Rank::store(uint32_t array, const SlotIndex &index, ValuePtr v, SourceRange
   }
   if (pair_)
     touchInPair(array, index, true, at);
-  if (recompute_) {
-    if (const ValuePtr *old = storage_.find(array, indexSpan(index)))
-      recompute_->dropped(old->get());
-    if (v->kind == Kind::Activation && !pair_)
-      recompute_->stored(v.get(), figures_.events);
+  const Value *stored = v.get();
+  ValuePtr replaced = storage_.store(array, indexSpan(index), std::move(v), world_.sites_.intern(at));
+  if (recompute_) { // the replaced value first: it may be the one stored again
+    if (replaced)
+      recompute_->dropped(replaced.get());
+    if (stored->kind == Kind::Activation && !pair_)
+      recompute_->stored(stored, figures_.events);
   }
-  storage_.store(array, indexSpan(index), std::move(v), world_.sites_.intern(at));
 }
 
 void Rank::readsInput(const ValuePtr &a, bool backward) {
@@ -205,15 +206,13 @@ void Rank::free(uint32_t array, const SlotIndex &index, SourceRange at) {
     return;
   if (pair_)
     touchInPair(array, index, true, at);
-  if (world_.options_.recordTransfers || recompute_)
-    if (const ValuePtr *v = storage_.find(array, indexSpan(index))) {
-      if (recompute_)
-        recompute_->dropped(v->get());
-      if (world_.options_.recordTransfers && (*v)->kind == Kind::Weight)
-        weightsFreed_.push_back({figures_.events, (*v)->layer, (*v)->complete()});
-    }
-  if (storage_.erase(array, indexSpan(index), world_.sites_.intern(at)))
+  if (ValuePtr freed = storage_.erase(array, indexSpan(index), world_.sites_.intern(at))) {
+    if (recompute_)
+      recompute_->dropped(freed.get());
+    if (world_.options_.recordTransfers && freed->kind == Kind::Weight)
+      weightsFreed_.push_back({figures_.events, freed->layer, freed->complete()});
     return;
+  }
   if (std::optional<Sites::Id> freed = storage_.freedAt(array, indexSpan(index)))
     error(at, "double-free", "`" + slotName(array, index) + "` is freed twice on rank " + std::to_string(id_),
           {note(world_.site(*freed), "it is first freed here")});

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <utility>
 
 namespace schedc::sim {
 
@@ -37,24 +38,26 @@ int64_t &Storage::batchCount(int64_t batch) {
   return n ? *n : farBatchCounts_[batch];
 }
 
-void Storage::store(uint32_t array, std::span<const int64_t> index, ValuePtr v, Sites::Id storedAt) {
+ValuePtr Storage::store(uint32_t array, std::span<const int64_t> index, ValuePtr v, Sites::Id storedAt) {
   count(v, +1);
   auto cls = static_cast<uint8_t>(v->kind);
   uint32_t id = names_.findOrAdd(array, index);
   Place &place = places_.findOrAdd(id); // a new one starts as freed
+  ValuePtr replaced;
   if (place.slot != kFreed) {
     Entry &e = classes_[place.cls][place.slot];
     count(e.value, -1);
+    replaced = std::exchange(e.value, nullptr);
     if (place.cls == cls) { // same dictionary: the name keeps its position
       e.value = std::move(v);
       e.storedAt = storedAt;
-      return;
+      return replaced;
     }
-    e.value.reset(); // a different class: leave the old place, append to the new class
-    ++dead_[place.cls];
+    ++dead_[place.cls]; // a different class: leave the old place, append to the new class
   }
   place = Place{cls, static_cast<uint32_t>(classes_[cls].size()), {}};
   classes_[cls].push_back(Entry{id, storedAt, std::move(v)});
+  return replaced;
 }
 
 const Storage::Place *Storage::placeOf(uint32_t array, std::span<const int64_t> index) const {
@@ -76,21 +79,21 @@ std::optional<Sites::Id> Storage::freedAt(uint32_t array, std::span<const int64_
   return place->freedAt;
 }
 
-bool Storage::erase(uint32_t array, std::span<const int64_t> index, Sites::Id at) {
+ValuePtr Storage::erase(uint32_t array, std::span<const int64_t> index, Sites::Id at) {
   uint32_t id = names_.find(array, index);
   Place *named = id == SlotDirectory::kNone ? nullptr : places_.find(id);
   if (!named || named->slot == kFreed)
-    return false;
+    return nullptr;
   Place &place = *named;
   uint8_t cls = place.cls;
   Entry &e = classes_[cls][place.slot];
   count(e.value, -1);
-  e.value.reset();
+  ValuePtr erased = std::exchange(e.value, nullptr);
   place.slot = kFreed;
   place.freedAt = at;
   if (++dead_[cls] > 16 && dead_[cls] * 2 > classes_[cls].size())
     compact(cls);
-  return true;
+  return erased;
 }
 
 // Drops the class's tombstones in place (keeping the vector's capacity: no allocation).

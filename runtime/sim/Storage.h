@@ -29,12 +29,13 @@ public:
   // names the same slots). `model` is what `bytes()` predicts with. Both must outlive it.
   Storage(const ByteModel &model, SlotDirectory &names) : names_(names), model_(model) {}
   // Stores `v` in `array[index]` (replacing what is there, keeping its position), at source
-  // site `storedAt` (World::site).
-  void store(uint32_t array, std::span<const int64_t> index, ValuePtr v, Sites::Id storedAt);
+  // site `storedAt` (World::site); returns the value it replaced, or null.
+  ValuePtr store(uint32_t array, std::span<const int64_t> index, ValuePtr v, Sites::Id storedAt);
   // The value in `array[index]`, or null.
   const ValuePtr *find(uint32_t array, std::span<const int64_t> index) const;
-  // Empties `array[index]`, freed at site `at`; returns false if nothing was held there.
-  bool erase(uint32_t array, std::span<const int64_t> index, Sites::Id at);
+  // Empties `array[index]`, freed at site `at`; returns the value it held, or null if nothing
+  // was held there.
+  ValuePtr erase(uint32_t array, std::span<const int64_t> index, Sites::Id at);
   // Where `array[index]` was last freed, if it was and nothing was stored there since (for
   // messages).
   std::optional<Sites::Id> freedAt(uint32_t array, std::span<const int64_t> index) const;
