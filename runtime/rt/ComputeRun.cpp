@@ -193,8 +193,9 @@ private:
 
   std::string writeDrawings(const sim::World &world, const sim::CheckResult &result, const sim::MeasuredRun &times) {
     const std::string &schedule = d_.setup.schedule;
-    if (!options_.traceFile.empty() &&
-        !sim::writeAtomically(options_.traceFile, sim::chromeTrace(world, d_.sources, schedule, &times)))
+    if (!options_.traceFile.empty() && !sim::writeAtomically(options_.traceFile, [&](std::ostream &out) {
+          sim::writeChromeTrace(out, world, d_.sources, schedule, &times);
+        }))
       return "cannot write the trace to `" + options_.traceFile + "`";
     if (!options_.timelineFile.empty() &&
         !sim::writeAtomically(options_.timelineFile,

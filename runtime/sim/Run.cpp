@@ -13,7 +13,6 @@
 #include <filesystem>
 #include <fstream>
 #include <ostream>
-#include <sstream>
 
 namespace schedc::sim {
 
@@ -117,8 +116,7 @@ std::optional<Model> modelOf(const RunSetup &setup, const std::vector<int64_t> &
 }
 
 // The events as CSV, in the format of the reference traces (test/reference/traces/).
-std::string eventsCsv(const World &world) {
-  std::ostringstream out;
+void writeEventsCsv(std::ostream &out, const World &world) {
   out << "rank,idx,typ,layer,batches,time,length,memory\n";
   for (int64_t r = 0; r < world.model().ranks; ++r) {
     const EventLog &events = world.events(r);
@@ -134,28 +132,36 @@ std::string eventsCsv(const World &world) {
       out << ',' << e.start.str() << ',' << e.length.str() << ',' << e.memory.str() << '\n';
     }
   }
-  return out.str();
 }
 
 } // namespace
 
 bool writeAtomically(const std::string &path, const std::string &text) {
+  return writeAtomically(path, [&](std::ostream &out) { out << text; });
+}
+
+bool writeAtomically(const std::string &path, const std::function<void(std::ostream &)> &write) {
   std::error_code error;
   auto status = std::filesystem::status(path, error);
   if (std::filesystem::exists(status) && !std::filesystem::is_regular_file(status)) {
     // A device, pipe or terminal (`--events=/dev/stdout`): write into it; renaming over it
     // would replace the device node itself.
     std::ofstream out(path, std::ios::binary);
-    out << text;
+    write(out);
     return static_cast<bool>(out.flush());
   }
+  std::string temporary = path + ".tmp";
+  bool written;
   {
-    std::ofstream out(path + ".tmp", std::ios::binary);
-    out << text;
-    if (!out)
-      return false;
+    std::ofstream out(temporary, std::ios::binary);
+    if (out)
+      write(out);
+    written = static_cast<bool>(out.flush());
   }
-  return std::rename((path + ".tmp").c_str(), path.c_str()) == 0;
+  if (written && std::rename(temporary.c_str(), path.c_str()) == 0)
+    return true;
+  std::remove(temporary.c_str()); // a full disk's half-written file is not left behind
+  return false;
 }
 
 std::string invalidJson(const std::string &schedule, const std::string &file, const DiagnosticEngine &diags,
@@ -226,11 +232,14 @@ int runAndReport(const RunSetup &setup, const std::optional<std::vector<int64_t>
     for (const Diagnostic &n : d.notes)
       b.note(n.range, n.message);
   }
-  if (!options.eventsFile.empty() && !writeAtomically(options.eventsFile, eventsCsv(world))) {
+  if (!options.eventsFile.empty() &&
+      !writeAtomically(options.eventsFile, [&](std::ostream &o) { writeEventsCsv(o, world); })) {
     diags.error({}, "cannot write the events to `" + options.eventsFile + "`");
     return finish(kExitIoError);
   }
-  if (!options.traceFile.empty() && !writeAtomically(options.traceFile, chromeTrace(world, sources, setup.schedule))) {
+  if (!options.traceFile.empty() && !writeAtomically(options.traceFile, [&](std::ostream &o) {
+        writeChromeTrace(o, world, sources, setup.schedule);
+      })) {
     diags.error({}, "cannot write the trace to `" + options.traceFile + "`");
     return finish(kExitIoError);
   }

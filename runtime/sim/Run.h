@@ -82,6 +82,8 @@ int runAndReport(const RunSetup &setup, const std::optional<std::vector<int64_t>
 // Writes `text` to `path` through a temporary file and a rename (a reader never sees half);
 // a path that is not a regular file (/dev/stdout, a pipe) is written directly.
 bool writeAtomically(const std::string &path, const std::string &text);
+// Likewise, what `write` writes as it goes (a file of any size without its text in memory).
+bool writeAtomically(const std::string &path, const std::function<void(std::ostream &)> &write);
 
 // The JSON document for a run that never started (front-end or command-line errors).
 std::string invalidJson(const std::string &schedule, const std::string &file, const DiagnosticEngine &diags,

@@ -52,8 +52,8 @@ std::vector<std::vector<const char *>> eventNames(const World &world) {
   return names;
 }
 
-std::string chromeTrace(const World &world, const SourceManager &sources, const std::string &schedule,
-                        const MeasuredRun *measured) {
+void writeChromeTrace(std::ostream &out, const World &world, const SourceManager &sources, const std::string &schedule,
+                      const MeasuredRun *measured) {
   auto seconds = [](double t) { // real time, in microseconds
     char buf[32];
     std::snprintf(buf, sizeof buf, "%.3f", t * 1e6);
@@ -66,12 +66,18 @@ std::string chromeTrace(const World &world, const SourceManager &sources, const 
   std::string unit = measured    ? "measured real time"
                      : inSeconds ? "seconds (" + std::string(world.options().costModel->name()) + " cost model)"
                                  : "1 puzzle time step = 1 ms";
+  // Written in pieces of some 64 KiB: the whole text is never in memory.
   std::string s = "{\"displayTimeUnit\": \"ms\", \"otherData\": {\"schedule\": " + quote(schedule) +
                   ", \"time_unit\": \"" + unit + "\"},\n\"traceEvents\": [\n";
   bool first = true;
   auto add = [&](const std::string &event) {
-    s += (first ? "  " : ",\n  ") + event;
+    s += first ? "  " : ",\n  ";
+    s += event;
     first = false;
+    if (s.size() >= 65536) {
+      out << s;
+      s.clear();
+    }
   };
   // Which events are sends and receives of the same message (flow id -> sender, receiver).
   std::map<int64_t, std::pair<std::pair<int64_t, size_t>, std::pair<int64_t, size_t>>> flows;
@@ -138,7 +144,7 @@ std::string chromeTrace(const World &world, const SourceManager &sources, const 
     add("{\"name\": \"message\", \"cat\": \"p2p\", \"ph\": \"f\", \"bp\": \"e\", \"id\": " + flow + ", \"pid\": " +
         std::to_string(ends.second.first) + ", \"tid\": " + tid + ", \"ts\": " + start(ends.second) + "}");
   }
-  return s + "\n]}\n";
+  out << s << "\n]}\n";
 }
 
 } // namespace schedc::sim

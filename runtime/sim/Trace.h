@@ -8,6 +8,7 @@
 #include "diagnostics/SourceManager.h"
 #include "sim/World.h"
 
+#include <ostream>
 #include <string>
 
 namespace schedc::sim {
@@ -21,10 +22,11 @@ struct Measured {
 // Per rank, per event (the runs of the cpu and cuda backends).
 using MeasuredRun = std::vector<std::vector<Measured>>;
 
-// With `measured`, times and memory are the measured ones (ts and dur still in
-// microseconds, now of real time).
-std::string chromeTrace(const World &world, const SourceManager &sources, const std::string &schedule,
-                        const MeasuredRun *measured = nullptr);
+// Writes the trace on `out` as it goes (a trace of 1024 ranks' events is tens of MB). With
+// `measured`, times and memory are the measured ones (ts and dur still in microseconds, now
+// of real time).
+void writeChromeTrace(std::ostream &out, const World &world, const SourceManager &sources, const std::string &schedule,
+                      const MeasuredRun *measured = nullptr);
 
 // Every event's name, by rank: its kind, except that a `pass` is "send" or "recv" (the send
 // of a message starts before its receive).
