@@ -197,11 +197,9 @@ private:
           sim::writeChromeTrace(out, world, d_.sources, schedule, &times);
         }))
       return "cannot write the trace to `" + options_.traceFile + "`";
-    if (!options_.timelineFile.empty() &&
-        !sim::writeAtomically(options_.timelineFile,
-                              options_.timelineHtml
-                                  ? sim::timelineHtml(world, *result.report, d_.sources, schedule, &times)
-                                  : sim::timelineSvg(world, *result.report, d_.sources, schedule, &times)))
+    if (!options_.timelineFile.empty() && !sim::writeAtomically(options_.timelineFile, [&](std::ostream &out) {
+          sim::writeTimeline(out, options_.timelineHtml, world, *result.report, d_.sources, schedule, &times);
+        }))
       return "cannot write the timeline to `" + options_.timelineFile + "`";
     return "";
   }

@@ -251,9 +251,9 @@ int runAndReport(const RunSetup &setup, const std::optional<std::vector<int64_t>
       diags.error({}, "no timeline: the schedule does not run to its end");
       return finish(exitCodeOf(result.verdict));
     }
-    std::string picture = options.timelineHtml ? timelineHtml(world, *result.report, sources, setup.schedule)
-                                               : timelineSvg(world, *result.report, sources, setup.schedule);
-    if (!writeAtomically(options.timelineFile, picture)) {
+    if (!writeAtomically(options.timelineFile, [&](std::ostream &o) {
+          writeTimeline(o, options.timelineHtml, world, *result.report, sources, setup.schedule);
+        })) {
       diags.error({}, "cannot write the timeline to `" + options.timelineFile + "`");
       return finish(kExitIoError);
     }

@@ -1,5 +1,6 @@
 // Timeline implementation: layout in one pass over the events, SVG written as text.
 #include "sim/Timeline.h"
+#include "sim/TextOut.h"
 
 #include "sim/Trace.h"
 
@@ -99,8 +100,10 @@ std::string batchesText(const Event &e) {
 
 } // namespace
 
-std::string timelineSvg(const World &world, const Report &report, const SourceManager &sources,
-                        const std::string &schedule, const MeasuredRun *measured) {
+namespace {
+
+void writeTimelineSvg(std::ostream &out, const World &world, const Report &report, const SourceManager &sources,
+                      const std::string &schedule, const MeasuredRun *measured) {
   const int64_t ranks = world.model().ranks;
   const double left = 64, right = 20, top = 46, plotWidth = 1100;
   const double rowH = std::clamp(std::floor(1400.0 / static_cast<double>(ranks)), 4.0, 44.0);
@@ -143,8 +146,9 @@ std::string timelineSvg(const World &world, const Report &report, const SourceMa
   auto x = [&](double t) { return left + t / span * plotWidth; };
   std::vector<std::vector<const char *>> names = eventNames(world);
 
-  std::string s = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + num(width) + "\" height=\"" + num(height) +
-                  "\" viewBox=\"0 0 " + num(width) + " " + num(height) + "\" font-family=\"sans-serif\">\n";
+  TextOut s(out);
+  s += "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + num(width) + "\" height=\"" + num(height) +
+       "\" viewBox=\"0 0 " + num(width) + " " + num(height) + "\" font-family=\"sans-serif\">\n";
   s += "<rect x=\"0\" y=\"0\" width=\"" + num(width) + "\" height=\"" + num(height) + "\" fill=\"white\"/>\n";
   char figures[200];
   if (measured)
@@ -242,21 +246,31 @@ std::string timelineSvg(const World &world, const Report &report, const SourceMa
       ly += 16;
     }
   }
-  return s + "</svg>\n";
+  s += "</svg>\n";
 }
 
-std::string timelineHtml(const World &world, const Report &report, const SourceManager &sources,
-                         const std::string &schedule, const MeasuredRun *measured) {
-  return "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>" + escape(schedule) +
-         " timeline</title>\n<style>\nbody { font-family: sans-serif; margin: 16px; }\n"
-         "#details { position: sticky; top: 0; background: #f6f8fa; border: 1px solid #d0d7de; padding: 6px 10px; "
-         "min-height: 1.4em; font-size: 14px; }\nrect.event:hover { stroke: black; stroke-width: 1.5; }\n</style>\n"
-         "</head>\n<body>\n<div id=\"details\">Hover over an event to see its details.</div>\n" +
-         timelineSvg(world, report, sources, schedule, measured) +
-         "<script>\nfor (const box of document.querySelectorAll('rect.event')) {\n"
+void writeTimelineHtml(std::ostream &out, const World &world, const Report &report, const SourceManager &sources,
+                       const std::string &schedule, const MeasuredRun *measured) {
+  out << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>" + escape(schedule) +
+             " timeline</title>\n<style>\nbody { font-family: sans-serif; margin: 16px; }\n"
+             "#details { position: sticky; top: 0; background: #f6f8fa; border: 1px solid #d0d7de; padding: 6px 10px; "
+             "min-height: 1.4em; font-size: 14px; }\nrect.event:hover { stroke: black; stroke-width: 1.5; }\n</style>\n"
+             "</head>\n<body>\n<div id=\"details\">Hover over an event to see its details.</div>\n";
+  writeTimelineSvg(out, world, report, sources, schedule, measured);
+  out << "<script>\nfor (const box of document.querySelectorAll('rect.event')) {\n"
          "  box.addEventListener('mouseover', () => {\n"
          "    document.getElementById('details').textContent = box.querySelector('title').textContent;\n"
          "  });\n}\n</script>\n</body>\n</html>\n";
+}
+
+} // namespace
+
+void writeTimeline(std::ostream &out, bool html, const World &world, const Report &report, const SourceManager &sources,
+                   const std::string &schedule, const MeasuredRun *measured) {
+  if (html)
+    writeTimelineHtml(out, world, report, sources, schedule, measured);
+  else
+    writeTimelineSvg(out, world, report, sources, schedule, measured);
 }
 
 } // namespace schedc::sim

@@ -13,14 +13,14 @@
 #include "sim/Trace.h"
 #include "sim/World.h"
 
+#include <ostream>
 #include <string>
 
 namespace schedc::sim {
 
-// With `measured`, the picture shows what a real run measured (seconds, bytes held).
-std::string timelineSvg(const World &world, const Report &report, const SourceManager &sources,
-                        const std::string &schedule, const MeasuredRun *measured = nullptr);
-std::string timelineHtml(const World &world, const Report &report, const SourceManager &sources,
-                         const std::string &schedule, const MeasuredRun *measured = nullptr);
+// Writes the picture on `out` as it goes (SVG, or the HTML page when `html`). With
+// `measured`, it shows what a real run measured (seconds, bytes held).
+void writeTimeline(std::ostream &out, bool html, const World &world, const Report &report, const SourceManager &sources,
+                   const std::string &schedule, const MeasuredRun *measured = nullptr);
 
 } // namespace schedc::sim

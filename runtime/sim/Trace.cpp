@@ -1,5 +1,6 @@
 // Trace implementation.
 #include "sim/Trace.h"
+#include "sim/TextOut.h"
 
 #include <cstring>
 #include <map>
@@ -66,18 +67,14 @@ void writeChromeTrace(std::ostream &out, const World &world, const SourceManager
   std::string unit = measured    ? "measured real time"
                      : inSeconds ? "seconds (" + std::string(world.options().costModel->name()) + " cost model)"
                                  : "1 puzzle time step = 1 ms";
-  // Written in pieces of some 64 KiB: the whole text is never in memory.
-  std::string s = "{\"displayTimeUnit\": \"ms\", \"otherData\": {\"schedule\": " + quote(schedule) +
-                  ", \"time_unit\": \"" + unit + "\"},\n\"traceEvents\": [\n";
+  TextOut s(out);
+  s += "{\"displayTimeUnit\": \"ms\", \"otherData\": {\"schedule\": " + quote(schedule) + ", \"time_unit\": \"" + unit +
+       "\"},\n\"traceEvents\": [\n";
   bool first = true;
   auto add = [&](const std::string &event) {
     s += first ? "  " : ",\n  ";
     s += event;
     first = false;
-    if (s.size() >= 65536) {
-      out << s;
-      s.clear();
-    }
   };
   // Which events are sends and receives of the same message (flow id -> sender, receiver).
   std::map<int64_t, std::pair<std::pair<int64_t, size_t>, std::pair<int64_t, size_t>>> flows;
@@ -144,7 +141,7 @@ void writeChromeTrace(std::ostream &out, const World &world, const SourceManager
     add("{\"name\": \"message\", \"cat\": \"p2p\", \"ph\": \"f\", \"bp\": \"e\", \"id\": " + flow + ", \"pid\": " +
         std::to_string(ends.second.first) + ", \"tid\": " + tid + ", \"ts\": " + start(ends.second) + "}");
   }
-  out << s << "\n]}\n";
+  s += "\n]}\n";
 }
 
 } // namespace schedc::sim
