@@ -10,6 +10,8 @@ second and the peak resident memory of the process (of one more run, under /usr/
   hybrid    16 384 ranks: 1024 data-parallel pipelines x 16 stages (stdlib/hybrid.sched),
             32 layers, 16 384 micro-batches
   allreduce one all-reduce over 32 767 ranks, and over 65 536 (bench/allreduce.sched)
+and, for fsdp 1024 x 32, the time and peak memory of writing its Chrome trace (check --trace)
+and its SVG timeline (draw), with the file's size.
 Five timed runs of each scale case (one of hybrid and allreduce; --quick: one of each, and
 no hybrid). A case that stops (a resource limit, a refused stack) prints its exit status and the
 first line of its message instead of a rate.
@@ -100,7 +102,26 @@ def scale(name, c):
           f"{rss:>7.0f} MiB  {doc['verdict']}")
 
 
+def drawing(name, args, suffix, runs):
+    """A run that also writes a file (a trace, a timeline): its time, peak memory and the file's size."""
+    with tempfile.TemporaryDirectory() as folder:
+        path = os.path.join(folder, "out" + suffix)
+        command = [schedc] + [a.replace("OUT", path) for a in args]
+        results = [run(command) for _ in range(runs)]
+        if any(r[1] != 0 for r in results):
+            sys.exit(f"schedc failed on {name}")
+        wall = statistics.median(r[0] for r in results)
+        size = os.path.getsize(path) / 1e6
+        print(f"{name:<24} {wall:>8.2f} {peak_rss(command):>7.0f} MiB  {size:>6.0f} MB")
+
+
 start_up()
 print(f"{'schedule':<10} {'ranks':>6} {'events':>10} {'seconds':>8} {'events/s':>11} {'peak RSS':>10}  verdict")
 for name, c in cases:
     scale(name, c)
+
+# What a run draws is written to its file as it is made: fsdp 1024 x 32's trace and timeline.
+fsdp = [os.path.join(puzzles, "fsdp.sched"), "-D", "layers=32", "-D", "batches=1024", "--no-warn=leftover"]
+print(f"\n{'fsdp 1024 x 32, writing':<24} {'seconds':>8} {'peak RSS':>11}  file")
+drawing("check --trace", ["check"] + fsdp + ["--trace=OUT"], ".json", 1 if quick else 5)
+drawing("draw (SVG)", ["draw"] + fsdp + ["-o", "OUT"], ".svg", 1 if quick else 5)
