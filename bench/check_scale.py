@@ -9,12 +9,14 @@ second and the peak resident memory of the process (of one more run, under /usr/
   gpipe     64 stages x 64 layers x 256 micro-batches
   hybrid    16 384 ranks: 1024 data-parallel pipelines x 16 stages (stdlib/hybrid.sched),
             32 layers, 16 384 micro-batches
+  megatron  16 384 ranks: stdlib/megatron.sched on a dp 128 x stage 16 x tp 8 mesh, 128 layers,
+            1024 micro-batches (8 per replica)
   allreduce one all-reduce over 32 767 ranks, and over 65 536 (bench/allreduce.sched)
 and, for fsdp 1024 x 32, the time and peak memory of writing its Chrome trace (check --trace)
 and its SVG timeline (draw), with the file's size.
-Five timed runs of each scale case (one of hybrid and allreduce; --quick: one of each, and
-no hybrid). A case that stops (a resource limit, a refused stack) prints its exit status and the
-first line of its message instead of a rate.
+Five timed runs of each scale case (one of hybrid, megatron and allreduce; --quick: one of
+each, and neither hybrid nor megatron). A case that stops (a resource limit, a refused stack)
+prints its exit status and the first line of its message instead of a rate.
 A benchmark, not a test: it prints figures and fails only if schedc fails on a case that
 must pass."""
 import json
@@ -46,12 +48,17 @@ cases = [
     ("gpipe", case(os.path.join(puzzles, "gpipe.sched"), ["-D", "layers=64", "-D", "ranks=64", "-D", "batches=256"], 5)),
     ("hybrid", case(os.path.join(root, "stdlib", "hybrid.sched"),
                     ["-D", "ranks=16384", "-D", "stages=16", "-D", "layers=32", "-D", "batches=16384"], 1)),
+    # A 405B-class mesh (Llama 3 405B's TP 8 x PP 16 x DP 128) in Megatron-LM's 1F1B with
+    # sequence parallelism, 8 micro-batches per replica (64 would be some 65 M events).
+    ("megatron", case(os.path.join(root, "stdlib", "megatron.sched"),
+                      ["-D", "ranks=16384", "-D", "stages=16", "-D", "tensors=8", "-D", "layers=128",
+                       "-D", "batches=1024"], 1)),
     ("allreduce", case(os.path.join(here, "allreduce.sched"), ["-D", "ranks=32767"], 1)),
     # The most ranks a schedule may have: past 16 384 the stacks come from slabs (sim/Fiber.cpp).
     ("allreduce", case(os.path.join(here, "allreduce.sched"), ["-D", "ranks=65536"], 1)),
 ]
 if quick:
-    cases = [(name, dict(c, runs=1)) for name, c in cases if name != "hybrid"]
+    cases = [(name, dict(c, runs=1)) for name, c in cases if name not in ("hybrid", "megatron")]
 
 
 def run(command):
