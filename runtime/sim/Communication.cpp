@@ -332,9 +332,9 @@ ValuePtr Rank::collective(SourceRange at, CollectiveKind kind, const ValuePtr &v
     World::matchCalls(c, *g.members, *this);
     World::combine(c, *g.members, *this, at);
     c.done = true;
-    for (int64_t member : elems)
-      if (member != id_)
-        world_.schedule(*world_.ranks_[member]);
+    for (auto member = elems.rbegin(); member != elems.rend(); ++member) // the lowest member runs first
+      if (*member != id_)
+        world_.schedule(*world_.ranks_[*member]);
   } else if (!waitUntil([&c] { return c.done; },
                         Wait{.at = at, .collective = &c, .kind = kind, .members = g.members})) {
     return poison(v->kind, v->layer);

@@ -436,6 +436,8 @@ private:
   // Records a diagnostic; one per (code, location), later ranks noted on the first.
   void record(Severity s, SourceRange at, const char *code, std::string message, int64_t rank,
               std::vector<Diagnostic> notes = {});
+  // Makes a blocked rank runnable, ahead of every other runnable rank: a rank woken by a
+  // completed collective or a message runs while what it shares with its waker is in cache.
   void schedule(Rank &r);
   void reportDeadlock();
   // Stops the run at a resource limit: one error (of the whole run when `at` is empty).
