@@ -7,25 +7,34 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <string>
 #include <vector>
 
 namespace schedc::sim {
 namespace {
 
+// What `ranks` ranks do, in the order they do it: each logs "N starts", then runs `body`
+// (which logs what it does next).
+std::vector<std::string> orderOf(int64_t ranks, const std::function<void(Rank &, std::vector<std::string> &)> &body) {
+  World world(Model{1, 1, ranks}, {}, Options{});
+  std::vector<std::string> order;
+  world.run([&](Rank &rank) {
+    order.push_back(std::to_string(rank.id()) + " starts");
+    body(rank, order);
+  });
+  return order;
+}
+
 // Ranks 0 and 1 all-reduce over {0, 1}; ranks 2 and 3 only log what they do. Rank 1's arrival
 // completes the collective: rank 0, woken by it, runs before ranks 2 and 3 have started.
 TEST(Scheduling, AGroupWokenByItsCollectiveRunsBeforeRanksNotYetStarted) {
-  World world(Model{1, 1, 4}, {}, Options{});
-  SourceRange at;
-  std::vector<std::string> order;
-  world.run([&](Rank &rank) {
-    std::string r = std::to_string(rank.id());
-    order.push_back(r + " starts");
+  std::vector<std::string> order = orderOf(4, [](Rank &rank, std::vector<std::string> &log) {
     if (rank.id() <= 1) {
+      SourceRange at;
       ValuePtr g = rank.fakeGrad(at, 0, IntSet::single(0));
       rank.collective(at, CollectiveKind::AllReduce, g, setOf(IntSet::range(0, 2)));
-      order.push_back(r + " has its sum");
+      log.push_back(std::to_string(rank.id()) + " has its sum");
     }
   });
   std::vector<std::string> expected{"0 starts", "1 starts", "1 has its sum", "0 has its sum", "2 starts", "3 starts"};
@@ -49,15 +58,11 @@ TEST(Scheduling, TheMembersAWokenCollectiveWakesRunLowestFirst) {
 // A receiver waiting for a message runs as soon as its sender blocks, before a rank that has
 // not started yet.
 TEST(Scheduling, AReceiverWokenByItsMessageRunsNext) {
-  World world(Model{1, 1, 3}, {}, Options{});
-  SourceRange at;
-  std::vector<std::string> order;
-  world.run([&](Rank &rank) {
-    std::string r = std::to_string(rank.id());
-    order.push_back(r + " starts");
+  std::vector<std::string> order = orderOf(3, [](Rank &rank, std::vector<std::string> &log) {
+    SourceRange at;
     if (rank.id() == 0) {
       rank.recv(at, 1);
-      order.push_back("0 received");
+      log.push_back("0 received");
     } else if (rank.id() == 1) {
       rank.send(at, 0, rank.input(at, IntSet::single(0)));
       rank.recv(at, 0); // blocks (never sent: a deadlock once rank 2 is done)
