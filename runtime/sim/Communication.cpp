@@ -22,7 +22,13 @@ World::Group &World::groupFor(const std::shared_ptr<const IntSet> &members) {
   };
   if (members == allRanks_ || *members == *allRanks_)
     return init(allGroup_);
-  return init(groups_[members->elements()]);
+  const std::vector<int64_t> &elems = members->elements();
+  Group *&recent =
+      recentGroups_[static_cast<uint64_t>(elems.front() * 31 + static_cast<int64_t>(elems.size())) % kRecentGroups];
+  if (recent && (recent->members == members || recent->members->elements() == elems))
+    return *recent;
+  recent = &init(groups_[elems]);
+  return *recent;
 }
 
 int32_t World::nodesOf(Group &g) const {
