@@ -24,7 +24,7 @@ Placed RankClock::place(const Work &work, const Producers &after, const AlsoWait
   p.length = model_->length(work);
   Number end = p.start + p.length;
   free_[static_cast<size_t>(p.stream)] = end;
-  ends_.emplace_back() = end;
+  ends_.push_back(end);
   return p;
 }
 
@@ -58,7 +58,7 @@ std::vector<Placed> RankClock::placePair(const std::vector<PairEvent> &pair, dou
     at = at + p.length;
     placed.push_back(p);
     free_[static_cast<size_t>(p.stream)] = end;
-    ends_.emplace_back() = end;
+    ends_.push_back(end);
   }
   return placed;
 }

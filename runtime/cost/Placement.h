@@ -19,7 +19,7 @@
 #pragma once
 
 #include "cost/CostModel.h"
-#include "memory/ChunkedLog.h"
+#include "numbers/NumberLog.h"
 
 #include <array>
 #include <vector>
@@ -83,16 +83,14 @@ public:
   // waits for it, when the block ends.
   std::vector<Placed> placePair(const std::vector<PairEvent> &pair, double hidden);
   // When the rank's event `event` ends.
-  const Number &end(int32_t event) const { return ends_[static_cast<size_t>(event)]; }
+  Number end(int32_t event) const { return ends_[static_cast<size_t>(event)]; }
   // When the event placed last ends (one must have been).
-  const Number &lastEnd() const { return ends_.back(); }
+  Number lastEnd() const { return ends_.back(); }
 
 private:
   const CostModel *model_;
-  std::array<Number, kStreams> free_;  // when each stream is next free
-  // By event, in chunks of 64 (1 KiB): a rank of stdlib hybrid on 16 384 ranks logs some 130
-  // events, and chunks of 256 left half of each rank's 4 KiB unused.
-  memory::ChunkedLog<Number, 6> ends_;
+  std::array<Number, kStreams> free_; // when each stream is next free
+  NumberLog ends_;                    // by event
 };
 
 } // namespace schedc::cost

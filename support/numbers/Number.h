@@ -5,6 +5,7 @@
 // digit. The order of additions matters for the last digits; callers keep it.
 #pragma once
 
+#include <bit>
 #include <cstdint>
 #include <string>
 
@@ -44,6 +45,13 @@ public:
 
   // Python's repr: `8`, `2621440.0`, `19.90000000000001`, `1e+16`.
   std::string str() const;
+
+  // Its 8 bytes (the integer's or the double's) and, with whether it is a double, the Number
+  // again (NumberLog keeps the two apart).
+  uint64_t payload() const { return isReal_ ? std::bit_cast<uint64_t>(real_) : static_cast<uint64_t>(int_); }
+  static Number fromPayload(uint64_t payload, bool isReal) {
+    return isReal ? real(std::bit_cast<double>(payload)) : integer(static_cast<int64_t>(payload));
+  }
 
 private:
   bool isReal_ = false;
