@@ -14,8 +14,8 @@
 // log order is a topological order of these waits: a rank logs a collective's event only
 // after every member has called it (none has logged anything since, so each member's
 // readiness is known when the last one calls), and a receive's only after its send.
-// A clock keeps each event's end (16 bytes), not the event: an operand may have been made
-// any number of events earlier.
+// A clock keeps each event's end (8 bytes and a bit: NumberLog), not the event: an operand
+// may have been made any number of events earlier.
 #pragma once
 
 #include "cost/CostModel.h"

@@ -63,8 +63,8 @@ struct Options {
   // The model whose bytes are predicted beside the puzzle's units.
   ByteModel bytes;
   // Keep every event for reading after the run (World::events: a trace, a timeline, the
-  // events' CSV). Without, a rank keeps only its figures and each event's end (16 bytes
-  // instead of 128).
+  // events' CSV). Without, a rank keeps only its figures and each event's end (8 bytes and a
+  // bit instead of 128 bytes).
   bool keepEvents = true;
   // Record what each send and receive moves (Rank::transfers; `schedc export`).
   bool recordTransfers = false;
