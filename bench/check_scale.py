@@ -13,7 +13,8 @@ second and the peak resident memory of the process (of one more run, under /usr/
             1024 micro-batches (8 per replica)
   allreduce one all-reduce over 32 767 ranks, and over 65 536 (bench/allreduce.sched)
 and, for fsdp 1024 x 32, the time and peak memory of writing its Chrome trace (check --trace)
-and its SVG timeline (draw), with the file's size.
+and its SVG timeline (draw), with the file's size; and (not with --quick) gpipe 64 x 256
+checked from its .sched and from the PyTorch CSV `schedc export --comms` writes of it.
 Five timed runs of each scale case (one of hybrid, megatron and allreduce; --quick: one of
 each, and neither hybrid nor megatron). A case that stops (a resource limit, a refused stack)
 prints its exit status and the first line of its message instead of a rate.
@@ -132,3 +133,22 @@ fsdp = [os.path.join(puzzles, "fsdp.sched"), "-D", "layers=32", "-D", "batches=1
 print(f"\n{'fsdp 1024 x 32, writing':<24} {'seconds':>8} {'peak RSS':>11}  file")
 drawing("check --trace", ["check"] + fsdp + ["--trace=OUT"], ".json", 1 if quick else 5)
 drawing("draw (SVG)", ["draw"] + fsdp + ["-o", "OUT"], ".svg", 1 if quick else 5)
+
+# Reading a PyTorch schedule file: gpipe 64 x 256 exported with its sends and receives (a
+# 950 KB CSV), then checked from the CSV and from its .sched. The import writes a line per
+# cell, and the front end (ANTLR) reads it far slower than the run takes.
+if not quick:
+    with tempfile.TemporaryDirectory() as folder:
+        csv = os.path.join(folder, "gpipe.csv")
+        gpipe = [os.path.join(puzzles, "gpipe.sched"), "-D", "layers=64", "-D", "ranks=64", "-D", "batches=256"]
+        if run([schedc, "export"] + gpipe + ["--comms", "-o", csv])[1] != 0:
+            sys.exit("schedc failed to export gpipe")
+        print(f"\n{'gpipe 64 x 256, checked':<24} {'seconds':>8} {'peak RSS':>11}  file")
+        for name, command in [("from its .sched", [schedc, "check"] + gpipe),
+                              ("from the PyTorch CSV", [schedc, "check", csv])]:
+            results = [run(command) for _ in range(3)]
+            if any(r[1] != 0 for r in results):
+                sys.exit(f"schedc failed on gpipe {name}")
+            source = command[2]
+            print(f"{name:<24} {statistics.median(r[0] for r in results):>8.2f} {peak_rss(command):>7.0f} MiB  "
+                  f"{os.path.getsize(source) / 1e6:>6.1f} MB")
