@@ -1,13 +1,15 @@
 // Unit tests of sim/Storage.h's memory total: kept incrementally (integers, and floats as
 // exact multiples of 2^-60 read from the doubles' bits), it must equal the sum the original
 // makes — in storage-class and insertion order from integer 0, with Python's float rounding —
-// digit for digit, as values of every class are stored, replaced and freed. Memories mix
-// integers, sharded weights ((k/n) x 512 x 512), fractions too fine for the running total,
-// tiny and subnormal numbers, zero and values near 2^60.
+// digit for digit, as values of every class are stored, replaced and freed (and store and
+// erase hand back the value they replaced or freed). Memories mix integers, sharded weights
+// ((k/n) x 512 x 512), fractions too fine for the running total, tiny and subnormal numbers,
+// zero and values near 2^60.
 #include "sim/Storage.h"
 
 #include <cmath>
 #include <gtest/gtest.h>
+#include <map>
 #include <random>
 
 namespace schedc::sim {
@@ -50,13 +52,19 @@ void checkAgainstOrderedSum(bool exactOnly) {
   Storage s(bytes, names);
   std::mt19937_64 rng(exactOnly ? 16 : 17);
   const Kind kinds[] = {Kind::Weight, Kind::OptState, Kind::Activation, Kind::ActGrad, Kind::WeightGrad};
+  std::map<std::pair<uint32_t, int64_t>, ValuePtr> held; // what each slot holds (null: nothing)
   for (int step = 0; step < 4000; ++step) {
     std::vector<int64_t> index{static_cast<int64_t>(rng() % 40)};
     auto array = static_cast<uint32_t>(rng() % 3);
-    if (rng() % 3 == 0)
-      s.erase(array, index, 0);
-    else
-      s.store(array, index, valueOf(kinds[rng() % 5], memoryOf(rng, exactOnly)), 0);
+    ValuePtr &slot = held[{array, index[0]}];
+    if (rng() % 3 == 0) {
+      ASSERT_EQ(s.erase(array, index, 0), slot) << "step " << step << ": erase hands back what it held";
+      slot = nullptr;
+    } else {
+      ValuePtr v = valueOf(kinds[rng() % 5], memoryOf(rng, exactOnly));
+      ASSERT_EQ(s.store(array, index, v, 0), slot) << "step " << step << ": store hands back what it replaced";
+      slot = v;
+    }
     Number expected = orderedSum(s), got = s.memory();
     ASSERT_EQ(got.isInteger(), expected.isInteger()) << "step " << step;
     ASSERT_EQ(std::bit_cast<uint64_t>(got.asDouble()), std::bit_cast<uint64_t>(expected.asDouble()))
