@@ -4,9 +4,8 @@
 // each its owner has filled, and `slack` more), and either way by as much again as it
 // spans, so a loop naming one coordinate past the last each time (downward: every backward
 // pass) grows it O(log n) times rather than once per step. What does not fit, its owner
-// keeps elsewhere (a hash map). Used for
-// the tables of slot names (SlotDirectory), a rank's slot places (IdMap) and its counts of
-// activations per micro-batch (Storage).
+// keeps elsewhere (a hash map). Used for the tables of slot names (SlotDirectory), a rank's
+// slot places (IdMap) and its counts of activations per micro-batch (Storage).
 #pragma once
 
 #include <algorithm>
@@ -56,7 +55,6 @@ public:
   }
 
   size_t size() const { return cells_.size(); }
-  std::vector<T> &cells() { return cells_; }
 
 private:
   int64_t base_ = 0;

@@ -80,8 +80,7 @@ std::optional<Sites::Id> Storage::freedAt(uint32_t array, std::span<const int64_
 }
 
 ValuePtr Storage::erase(uint32_t array, std::span<const int64_t> index, Sites::Id at) {
-  uint32_t id = names_.find(array, index);
-  Place *named = id == SlotDirectory::kNone ? nullptr : places_.find(id);
+  Place *named = placeOf(array, index);
   if (!named || named->slot == kFreed)
     return nullptr;
   Place &place = *named;

@@ -18,6 +18,7 @@
 #include <optional>
 #include <span>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace schedc::sim {
@@ -93,6 +94,9 @@ private:
   };
   // The place of `array[index]`, or null if it was never named.
   const Place *placeOf(uint32_t array, std::span<const int64_t> index) const;
+  Place *placeOf(uint32_t array, std::span<const int64_t> index) {
+    return const_cast<Place *>(std::as_const(*this).placeOf(array, index));
+  }
   void compact(int cls);
   // Counts `v` in (delta +1) or out (-1) of the memory held, the micro-batches in flight,
   // the activation memory and the bytes.

@@ -98,10 +98,6 @@ std::string batchesText(const Event &e) {
   return s;
 }
 
-} // namespace
-
-namespace {
-
 void writeTimelineSvg(std::ostream &out, const World &world, const Report &report, const SourceManager &sources,
                       const std::string &schedule, const MeasuredRun *measured) {
   const int64_t ranks = world.model().ranks;
