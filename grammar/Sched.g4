@@ -110,9 +110,9 @@ ID       : [a-zA-Z_] [a-zA-Z_0-9]* ;
 INT      : [0-9]+ ;
 STRING   : '"' ( '\\' ~[\r\n] | ~["\\\r\n] )* '"' ;  // escapes: \" and \\ (others are reported)
 
-LINE_COMMENT  : '//' ~[\r\n]* -> channel(HIDDEN) ;
-BLOCK_COMMENT : '/*' .*? '*/' -> channel(HIDDEN) ;
-WS            : [ \t\r\n\f]+ -> channel(HIDDEN) ;
+LINE_COMMENT  : '//' ~[\r\n]* -> skip ;
+BLOCK_COMMENT : '/*' .*? '*/' -> skip ;
+WS            : [ \t\r\n\f]+ -> skip ;
 
 // Never matched by the parser: the front end reports these with a precise message.
 // Cannot contain `*/` (the lexer prefers the longest match, which would swallow comments).

@@ -6,6 +6,7 @@
 #include "SchedLexer.h"
 #include "SchedParser.h"
 #include "antlr4-runtime.h"
+#include "parse/Lexing.h"
 #include "parse/ParseTreeToAST.h"
 #include "parse/SyntaxErrors.h"
 #include "parse/Tokens.h"
@@ -131,8 +132,8 @@ std::unique_ptr<ast::Module> parseModule(uint32_t file, const SourceManager &sou
     return nullptr;
   }
 
-  antlr4::ANTLRInputStream input(text);
-  schedc_antlr::SchedLexer lexer(&input);
+  parse::Utf32Input input(text);
+  parse::CompactLexer lexer(&input);
   lexer.removeErrorListeners();
   antlr4::CommonTokenStream tokens(&lexer);
   tokens.fill();
