@@ -4,6 +4,7 @@
 #include "parse/Tokens.h"
 
 #include <limits>
+#include <typeinfo>
 
 namespace schedc::parse {
 
@@ -11,6 +12,55 @@ namespace {
 
 using P = schedc_antlr::SchedParser;
 using namespace ast;
+
+// A context's children, read without ANTLR's generated accessors (`ctx->expr(0)`,
+// `ctx->ID()`): those test every child with a dynamic_cast, a tenth of the front end's
+// instructions on a large file (an imported PyTorch schedule; callgrind). A child is a
+// token's node exactly when its type is TerminalNodeImpl (error nodes, its subclass, occur
+// only in trees with syntax errors, which are never converted), otherwise a rule's context,
+// whose rule index says which rule.
+bool isTokenNode(antlr4::tree::ParseTree *child) {
+  return typeid(*child) == typeid(antlr4::tree::TerminalNodeImpl);
+}
+size_t ruleOf(antlr4::tree::ParseTree *child) {
+  return static_cast<antlr4::RuleContext *>(child)->getRuleIndex();
+}
+// The children that are contexts of rule `rule` (whose class is T), in order.
+template <class T> std::vector<T *> rules(antlr4::ParserRuleContext *ctx, size_t rule) {
+  std::vector<T *> out;
+  for (antlr4::tree::ParseTree *c : ctx->children)
+    if (!isTokenNode(c) && ruleOf(c) == rule)
+      out.push_back(static_cast<T *>(c));
+  return out;
+}
+// The `i`th child context of rule `rule`, or null.
+template <class T> T *nthRule(antlr4::ParserRuleContext *ctx, size_t rule, size_t i = 0) {
+  for (antlr4::tree::ParseTree *c : ctx->children)
+    if (!isTokenNode(c) && ruleOf(c) == rule && i-- == 0)
+      return static_cast<T *>(c);
+  return nullptr;
+}
+P::ExprContext *expr(antlr4::ParserRuleContext *ctx, size_t i = 0) {
+  return nthRule<P::ExprContext>(ctx, P::RuleExpr, i);
+}
+std::vector<P::ExprContext *> exprs(antlr4::ParserRuleContext *ctx) {
+  return rules<P::ExprContext>(ctx, P::RuleExpr);
+}
+P::BlockContext *block(antlr4::ParserRuleContext *ctx, size_t i = 0) {
+  return nthRule<P::BlockContext>(ctx, P::RuleBlock, i);
+}
+// The first child token of type `type`, or null.
+antlr4::tree::TerminalNode *token(antlr4::ParserRuleContext *ctx, size_t type) {
+  for (antlr4::tree::ParseTree *c : ctx->children)
+    if (isTokenNode(c) && static_cast<antlr4::tree::TerminalNode *>(c)->getSymbol()->getType() == type)
+      return static_cast<antlr4::tree::TerminalNode *>(c);
+  return nullptr;
+}
+// `ctx` as the context of a labeled alternative, if it is one of T (those classes are leaves:
+// their exact type is the alternative).
+template <class T> T *alternative(antlr4::ParserRuleContext *ctx) {
+  return typeid(*ctx) == typeid(T) ? static_cast<T *>(ctx) : nullptr;
+}
 
 class AstBuilder {
 public:
@@ -20,12 +70,12 @@ public:
   std::unique_ptr<Module> buildFile(P::FileContext *ctx) {
     auto m = std::make_unique<Module>();
     m->file = file_;
-    for (P::TopDeclContext *d : ctx->topDecl()) {
-      if (auto *imp = d->importDecl())
+    for (P::TopDeclContext *d : rules<P::TopDeclContext>(ctx, P::RuleTopDecl)) {
+      if (auto *imp = nthRule<P::ImportDeclContext>(d, P::RuleImportDecl))
         m->imports.push_back(buildImport(imp));
-      else if (auto *s = d->scheduleDecl())
+      else if (auto *s = nthRule<P::ScheduleDeclContext>(d, P::RuleScheduleDecl))
         m->functions.push_back(buildSchedule(s));
-      else if (auto *p = d->procDecl())
+      else if (auto *p = nthRule<P::ProcDeclContext>(d, P::RuleProcDecl))
         m->functions.push_back(buildProc(p));
     }
     return m;
@@ -34,6 +84,15 @@ public:
 private:
   SourceRange range(antlr4::ParserRuleContext *ctx) const { return rangeOf(ctx, file_); }
   SourceRange range(antlr4::tree::TerminalNode *n) const { return rangeOf(n->getSymbol(), file_); }
+  // The rule's identifier (its first ID), with its range.
+  void name(antlr4::ParserRuleContext *ctx, std::string &name, SourceRange &at) const {
+    antlr4::tree::TerminalNode *id = token(ctx, P::ID);
+    name = id->getText();
+    at = range(id);
+  }
+  static std::vector<P::TargetContext *> targets(antlr4::ParserRuleContext *ctx) {
+    return rules<P::TargetContext>(ctx, P::RuleTarget);
+  }
   // The source text of `ctx`, as written (spaces and all).
   static std::string sourceText(antlr4::ParserRuleContext *ctx) {
     return ctx->start->getInputStream()->getText(
@@ -78,42 +137,39 @@ private:
   }
 
   // importDecl : IMPORT STRING SEMI ;
-  Import buildImport(P::ImportDeclContext *ctx) { return Import{unquote(ctx->STRING()), range(ctx)}; }
+  Import buildImport(P::ImportDeclContext *ctx) { return Import{unquote(token(ctx, P::STRING)), range(ctx)}; }
 
   // scheduleDecl : attribute* SCHEDULE ID LPAREN paramList? RPAREN block ;
   std::unique_ptr<Function> buildSchedule(P::ScheduleDeclContext *ctx) {
     auto f = std::make_unique<Function>();
     f->isSchedule = true;
-    f->name = ctx->ID()->getText();
-    f->nameRange = range(ctx->ID());
+    name(ctx, f->name, f->nameRange);
     f->range = range(ctx);
-    for (P::AttributeContext *a : ctx->attribute())
+    for (P::AttributeContext *a : rules<P::AttributeContext>(ctx, P::RuleAttribute))
       f->attributes.push_back(buildAttribute(a));
-    if (ctx->paramList())
-      f->params = buildParams(ctx->paramList());
-    f->body = buildBlock(ctx->block());
+    if (auto *params = nthRule<P::ParamListContext>(ctx, P::RuleParamList))
+      f->params = buildParams(params);
+    f->body = buildBlock(block(ctx));
     return f;
   }
 
   // procDecl : PROC ID LPAREN paramList? RPAREN block ;
   std::unique_ptr<Function> buildProc(P::ProcDeclContext *ctx) {
     auto f = std::make_unique<Function>();
-    f->name = ctx->ID()->getText();
-    f->nameRange = range(ctx->ID());
+    name(ctx, f->name, f->nameRange);
     f->range = range(ctx);
-    if (ctx->paramList())
-      f->params = buildParams(ctx->paramList());
-    f->body = buildBlock(ctx->block());
+    if (auto *params = nthRule<P::ParamListContext>(ctx, P::RuleParamList))
+      f->params = buildParams(params);
+    f->body = buildBlock(block(ctx));
     return f;
   }
 
   // attribute : AT ID LPAREN (arg (COMMA arg)*)? RPAREN ;
   Attribute buildAttribute(P::AttributeContext *ctx) {
     Attribute a;
-    a.name = ctx->ID()->getText();
-    a.nameRange = range(ctx->ID());
+    name(ctx, a.name, a.nameRange);
     a.range = range(ctx);
-    for (P::ArgContext *arg : ctx->arg())
+    for (P::ArgContext *arg : rules<P::ArgContext>(ctx, P::RuleArg))
       a.args.push_back(buildArg(arg));
     return a;
   }
@@ -121,15 +177,18 @@ private:
   // paramList : param (COMMA param)* COMMA? ;  param : ID (ASSIGN expr)? ;
   std::vector<Param> buildParams(P::ParamListContext *ctx) {
     std::vector<Param> out;
-    for (P::ParamContext *p : ctx->param())
-      out.push_back(Param{p->ID()->getText(), range(p->ID()), p->expr() ? buildExpr(p->expr()) : nullptr});
+    for (P::ParamContext *p : rules<P::ParamContext>(ctx, P::RuleParam)) {
+      antlr4::tree::TerminalNode *id = token(p, P::ID);
+      P::ExprContext *value = expr(p);
+      out.push_back(Param{id->getText(), range(id), value ? buildExpr(value) : nullptr});
+    }
     return out;
   }
 
   // block : LBRACE stmt* RBRACE ;
   std::unique_ptr<BlockStmt> buildBlock(P::BlockContext *ctx) {
     auto b = std::make_unique<BlockStmt>(range(ctx));
-    for (P::StmtContext *s : ctx->stmt())
+    for (P::StmtContext *s : rules<P::StmtContext>(ctx, P::RuleStmt))
       b->stmts.push_back(buildStmt(s));
     return b;
   }
@@ -137,11 +196,10 @@ private:
   // target : ID (LBRACKET expr (COMMA expr)* RBRACKET)? ;
   Target buildTarget(P::TargetContext *ctx) {
     Target t;
-    t.name = ctx->ID()->getText();
-    t.nameRange = range(ctx->ID());
+    name(ctx, t.name, t.nameRange);
     t.range = range(ctx);
-    t.indexed = ctx->LBRACKET() != nullptr;
-    for (P::ExprContext *e : ctx->expr())
+    t.indexed = token(ctx, P::LBRACKET) != nullptr;
+    for (P::ExprContext *e : exprs(ctx))
       t.indices.push_back(buildExpr(e));
     return t;
   }
@@ -149,89 +207,88 @@ private:
   // ifChain : IF expr block (ELSE (block | ifChain))? ;
   std::unique_ptr<IfStmt> buildIf(P::IfChainContext *ctx) {
     auto s = std::make_unique<IfStmt>(range(ctx));
-    s->cond = buildExpr(ctx->expr());
-    s->then = buildBlock(ctx->block(0));
-    if (ctx->ifChain())
-      s->otherwise = buildIf(ctx->ifChain());
-    else if (ctx->block().size() > 1)
-      s->otherwise = buildBlock(ctx->block(1));
+    s->cond = buildExpr(expr(ctx));
+    s->then = buildBlock(block(ctx, 0));
+    if (auto *chain = nthRule<P::IfChainContext>(ctx, P::RuleIfChain))
+      s->otherwise = buildIf(chain);
+    else if (P::BlockContext *otherwise = block(ctx, 1))
+      s->otherwise = buildBlock(otherwise);
     return s;
   }
 
   StmtPtr buildStmt(P::StmtContext *ctx) {
     SourceRange r = range(ctx);
-    if (auto *c = dynamic_cast<P::LetStmtContext *>(ctx)) {
+    if (alternative<P::LetStmtContext>(ctx)) {
       auto s = std::make_unique<LetStmt>(r);
-      s->name = c->ID()->getText();
-      s->nameRange = range(c->ID());
-      s->value = buildExpr(c->expr());
+      name(ctx, s->name, s->nameRange);
+      s->value = buildExpr(expr(ctx));
       return s;
     }
-    if (auto *c = dynamic_cast<P::AssignStmtContext *>(ctx)) {
+    if (alternative<P::AssignStmtContext>(ctx)) {
       auto s = std::make_unique<AssignStmt>(r);
-      for (P::TargetContext *t : c->target())
+      for (P::TargetContext *t : targets(ctx))
         s->targets.push_back(buildTarget(t));
-      s->value = buildExpr(c->expr());
+      s->value = buildExpr(expr(ctx));
       return s;
     }
-    if (auto *c = dynamic_cast<P::FreeStmtContext *>(ctx)) {
-      if (c->DEL())
-        diags_.error(range(c->DEL()),
-                     "Python's `del` is `free` in a schedule: `free " + sourceText(c->target(0)) + ";`");
+    if (alternative<P::FreeStmtContext>(ctx)) {
+      std::vector<P::TargetContext *> freed = targets(ctx);
+      if (antlr4::tree::TerminalNode *del = token(ctx, P::DEL))
+        diags_.error(range(del), "Python's `del` is `free` in a schedule: `free " + sourceText(freed[0]) + ";`");
       auto s = std::make_unique<FreeStmt>(r);
-      for (P::TargetContext *t : c->target())
+      for (P::TargetContext *t : freed)
         s->targets.push_back(buildTarget(t));
       return s;
     }
-    if (auto *c = dynamic_cast<P::IfStmtContext *>(ctx))
-      return buildIf(c->ifChain());
-    if (auto *c = dynamic_cast<P::ForStmtContext *>(ctx)) {
+    if (alternative<P::IfStmtContext>(ctx))
+      return buildIf(nthRule<P::IfChainContext>(ctx, P::RuleIfChain));
+    if (alternative<P::ForStmtContext>(ctx)) {
       auto s = std::make_unique<ForStmt>(r);
-      s->var = c->ID()->getText();
-      s->varRange = range(c->ID());
-      s->reversed = c->REVERSED() != nullptr;
-      s->domain = buildExpr(c->expr());
-      s->body = buildBlock(c->block());
+      name(ctx, s->var, s->varRange);
+      s->reversed = token(ctx, P::REVERSED) != nullptr;
+      s->domain = buildExpr(expr(ctx));
+      s->body = buildBlock(block(ctx));
       return s;
     }
-    if (auto *c = dynamic_cast<P::MeshStmtContext *>(ctx)) {
+    if (alternative<P::MeshStmtContext>(ctx)) {
       auto s = std::make_unique<MeshStmt>(r);
-      for (P::AxisContext *a : c->axis())
-        s->axes.push_back(MeshAxis{a->ID()->getText(), range(a->ID()), buildExpr(a->expr())});
+      for (P::AxisContext *a : rules<P::AxisContext>(ctx, P::RuleAxis)) {
+        MeshAxis axis;
+        name(a, axis.name, axis.nameRange);
+        axis.size = buildExpr(expr(a));
+        s->axes.push_back(std::move(axis));
+      }
       return s;
     }
-    if (auto *c = dynamic_cast<P::RequireStmtContext *>(ctx)) {
+    if (auto *c = alternative<P::RequireStmtContext>(ctx)) {
       auto s = std::make_unique<RequireStmt>(r);
-      s->cond = buildExpr(c->expr(0));
-      if (c->STRING())
-        s->message = unquote(c->STRING());
+      s->cond = buildExpr(expr(ctx, 0));
+      if (antlr4::tree::TerminalNode *message = token(ctx, P::STRING))
+        s->message = unquote(message);
       else if (c->message)
         diags_.error(range(c->message), "the message of `require` is a string in double quotes, as in "
                                         "`require(layers % ranks == 0, \"layers must divide among the ranks\")`");
       else // no message: the condition, as written
-        s->message = sourceText(c->expr(0));
+        s->message = sourceText(expr(ctx, 0));
       return s;
     }
-    if (auto *c = dynamic_cast<P::OverlapStmtContext *>(ctx)) {
+    if (alternative<P::OverlapStmtContext>(ctx)) {
       auto s = std::make_unique<OverlapStmt>(r);
-      s->first = buildBlock(c->block(0));
-      s->second = buildBlock(c->block(1));
+      s->first = buildBlock(block(ctx, 0));
+      s->second = buildBlock(block(ctx, 1));
       return s;
     }
-    if (auto *c = dynamic_cast<P::ExprStmtContext *>(ctx))
-      return std::make_unique<ExprStmt>(r, buildExpr(c->expr()));
-    auto *c = dynamic_cast<P::BlockStmtContext *>(ctx);
-    return buildBlock(c->block());
+    if (alternative<P::ExprStmtContext>(ctx))
+      return std::make_unique<ExprStmt>(r, buildExpr(expr(ctx)));
+    return buildBlock(block(ctx)); // blockStmt
   }
 
   // arg : (ID ASSIGN)? expr ;
   Arg buildArg(P::ArgContext *ctx) {
     Arg a;
-    if (ctx->ID()) {
-      a.name = ctx->ID()->getText();
-      a.nameRange = range(ctx->ID());
-    }
-    a.value = buildExpr(ctx->expr());
+    if (token(ctx, P::ID))
+      name(ctx, a.name, a.nameRange);
+    a.value = buildExpr(expr(ctx));
     return a;
   }
 
@@ -258,57 +315,54 @@ private:
 
   ExprPtr buildExpr(P::ExprContext *ctx) {
     SourceRange r = range(ctx);
-    if (auto *c = dynamic_cast<P::BinaryExprContext *>(ctx)) {
+    if (auto *c = alternative<P::BinaryExprContext>(ctx)) {
       pythonOperator(c->op);
-      return std::make_unique<BinaryExpr>(r, binaryOp(c->op->getType()), rangeOf(c->op, file_), buildExpr(c->expr(0)),
-                                          buildExpr(c->expr(1)));
+      return std::make_unique<BinaryExpr>(r, binaryOp(c->op->getType()), rangeOf(c->op, file_), buildExpr(expr(ctx, 0)),
+                                          buildExpr(expr(ctx, 1)));
     }
-    if (auto *c = dynamic_cast<P::UnaryExprContext *>(ctx)) {
+    if (auto *c = alternative<P::UnaryExprContext>(ctx)) {
       pythonOperator(c->op);
       return std::make_unique<UnaryExpr>(r, c->op->getType() == P::MINUS ? UnaryOp::Neg : UnaryOp::Not,
-                                         buildExpr(c->expr()));
+                                         buildExpr(expr(ctx)));
     }
-    if (auto *c = dynamic_cast<P::CallExprContext *>(ctx)) {
+    if (alternative<P::CallExprContext>(ctx)) {
       auto e = std::make_unique<CallExpr>(r);
-      e->callee = c->ID()->getText();
-      e->calleeRange = range(c->ID());
-      for (P::ArgContext *a : c->arg())
+      name(ctx, e->callee, e->calleeRange);
+      for (P::ArgContext *a : rules<P::ArgContext>(ctx, P::RuleArg))
         e->args.push_back(buildArg(a));
       return e;
     }
-    if (auto *c = dynamic_cast<P::IndexExprContext *>(ctx)) {
+    if (alternative<P::IndexExprContext>(ctx)) {
       auto e = std::make_unique<IndexExpr>(r);
-      e->name = c->ID()->getText();
-      e->nameRange = range(c->ID());
-      for (P::ExprContext *i : c->expr())
+      name(ctx, e->name, e->nameRange);
+      for (P::ExprContext *i : exprs(ctx))
         e->indices.push_back(buildExpr(i));
       return e;
     }
-    if (auto *c = dynamic_cast<P::NameExprContext *>(ctx))
-      return std::make_unique<NameExpr>(r, c->ID()->getText());
-    if (auto *c = dynamic_cast<P::IntExprContext *>(ctx))
-      return std::make_unique<IntExpr>(r, parseInt(c->INT()->getText(), r));
-    if (auto *c = dynamic_cast<P::BoolExprContext *>(ctx))
-      return std::make_unique<BoolExpr>(r, c->TRUE() != nullptr);
-    if (auto *c = dynamic_cast<P::SetExprContext *>(ctx)) {
+    if (alternative<P::NameExprContext>(ctx))
+      return std::make_unique<NameExpr>(r, token(ctx, P::ID)->getText());
+    if (alternative<P::IntExprContext>(ctx))
+      return std::make_unique<IntExpr>(r, parseInt(token(ctx, P::INT)->getText(), r));
+    if (alternative<P::BoolExprContext>(ctx))
+      return std::make_unique<BoolExpr>(r, token(ctx, P::TRUE) != nullptr);
+    if (alternative<P::SetExprContext>(ctx)) {
       auto e = std::make_unique<SetExpr>(r);
-      for (P::ExprContext *i : c->expr())
+      for (P::ExprContext *i : exprs(ctx))
         e->elems.push_back(buildExpr(i));
       return e;
     }
-    if (auto *c = dynamic_cast<P::ListExprContext *>(ctx)) { // Python's list: reported, read as the set
+    if (alternative<P::ListExprContext>(ctx)) { // Python's list: reported, read as the set
       std::string inner = sourceText(ctx);
       inner = inner.substr(1, inner.size() - 2);
       diags_.error(r, "a set is written in braces in a schedule: `{" + inner +
                           "}` (square brackets only index storage, as in `act[l]`)");
       auto e = std::make_unique<SetExpr>(r);
-      for (P::ExprContext *i : c->expr())
+      for (P::ExprContext *i : exprs(ctx))
         e->elems.push_back(buildExpr(i));
       return e;
     }
-    auto *c = dynamic_cast<P::ParenExprContext *>(ctx);
-    ExprPtr inner = buildExpr(c->expr());
-    inner->range = r; // keep the parentheses in the range a diagnostic underlines
+    ExprPtr inner = buildExpr(expr(ctx)); // parenExpr
+    inner->range = r;                     // keep the parentheses in the range a diagnostic underlines
     return inner;
   }
 
