@@ -32,7 +32,8 @@ Comm::~Comm() {
 }
 
 void Comm::abort(const std::string &message) {
-  std::cerr << "schedc: error: rank " << rank_ << ": " << message << std::endl;
+  // One write: other ranks may be saying theirs at the same time.
+  std::cerr << "schedc: error: rank " + std::to_string(rank_) + ": " + message + "\n" << std::flush;
   MPI_Abort(MPI_COMM_WORLD, 1);
   std::_Exit(1);
 }

@@ -49,12 +49,14 @@ int runProgram(const schedc_program &program, const std::vector<std::string> &de
 namespace {
 
 // Says `message` on stderr; under mpirun, with the rank that failed (the command line is read
-// before MPI starts, on every rank).
+// before MPI starts, on every rank). One write for the line: every rank says it, and pieces
+// written apart were interleaved with another rank's ("schedc: error: schedc: error: rank 1:
+// rank 0: ...", seen under ASan).
 int fail(const std::string &message, int code) {
   const char *rank = std::getenv("OMPI_COMM_WORLD_RANK");
   if (!rank)
     rank = std::getenv("PMI_RANK");
-  std::cerr << "schedc: error: " << (rank ? "rank " + std::string(rank) + ": " : "") << message << "\n";
+  std::cerr << "schedc: error: " + (rank ? "rank " + std::string(rank) + ": " : "") + message + "\n";
   return code;
 }
 
@@ -95,7 +97,7 @@ int computeOnThisRank(const schedc_program &program, const CommandLine &line, in
   } catch (const std::exception &e) {
     int rank = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    std::cerr << "schedc: internal error: rank " << rank << ": " << e.what() << std::endl;
+    std::cerr << "schedc: internal error: rank " + std::to_string(rank) + ": " + e.what() + "\n" << std::flush;
     MPI_Abort(MPI_COMM_WORLD, kExitInternal);
   }
   MPI_Finalize();
