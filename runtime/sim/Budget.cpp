@@ -49,7 +49,7 @@ bool parseSeconds(const std::string &text, double max, double &out) {
 } // namespace
 
 const char *const kLimitsHelp =
-    "  --max-steps=N        give up after N executed statements (default 50000000)\n"
+    "  --max-steps=N        give up after N executed statements (default 1000000000)\n"
     "  --time-limit=SECONDS give up after this much wall-clock time (default 600; 0: none)\n"
     "  --memory-limit=MiB   give up when the process holds more memory than this (default:\n"
     "                       3/4 of the machine's memory; 0: none)\n";

@@ -1,6 +1,7 @@
 // Unit tests of command-line parsing: the cursor both parsers share, and schedc's options.
 #include "driver/Options.h"
 #include "options/ArgumentList.h"
+#include "sim/Budget.h"
 
 #include <gtest/gtest.h>
 
@@ -63,6 +64,19 @@ TEST(Options, ParsesACheckCommand) {
   EXPECT_EQ(o->schedule, "fsdp");
   EXPECT_EQ(o->format, Format::Json);
   EXPECT_EQ(o->emit, Emit::Ir);
+}
+
+// Without the options, a run has the default budgets, and the usage text states them.
+TEST(Options, DefaultLimitsAreInForceAndStated) {
+  std::string error;
+  auto o = parseOptions({"check", "f.sched"}, error);
+  ASSERT_TRUE(o) << error;
+  // Room for a 405B-class step (some 210 M statements: sim/Budget.h).
+  EXPECT_GE(o->limits.maxSteps, 500'000'000u);
+  EXPECT_EQ(o->limits.maxSteps, schedc::sim::Limits{}.maxSteps);
+  EXPECT_EQ(o->limits.maxSeconds, 600);
+  std::string help = schedc::sim::kLimitsHelp;
+  EXPECT_NE(help.find("(default " + std::to_string(schedc::sim::Limits{}.maxSteps) + ")"), std::string::npos) << help;
 }
 
 TEST(Options, RejectsBadInput) {
