@@ -63,7 +63,7 @@ private:
     for (const std::vector<char> &bytes : comm_.gather(std::vector<char>(why.begin(), why.end())))
       if (first.empty() && !bytes.empty())
         first.assign(bytes.begin(), bytes.end());
-    streams_.err << "schedc: error: " + first + "\n"; // one write: every rank says it
+    streams_.err << "schedc: error: " << first << "\n";
     return false;
   }
 
