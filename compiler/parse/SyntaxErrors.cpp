@@ -74,10 +74,9 @@ void SyntaxErrorStrategy::reportMissingToken(antlr4::Parser *p) {
   const antlr4::Token *t = p->getCurrentToken();
   std::string what = expectation(p, getExpectedTokens(p));
   // Point just past the previous token: "expected `;`" belongs at the end of the statement.
+  // (Whitespace and comments are skipped, not tokens: the token before is the previous one.)
   const antlr4::Token *prev = t->getTokenIndex() > 0 ? p->getTokenStream()->get(t->getTokenIndex() - 1) : nullptr;
-  while (prev && prev->getChannel() != antlr4::Token::DEFAULT_CHANNEL && prev->getTokenIndex() > 0)
-    prev = p->getTokenStream()->get(prev->getTokenIndex() - 1);
-  if (prev && prev->getChannel() == antlr4::Token::DEFAULT_CHANNEL)
+  if (prev)
     report(after(prev, file_), what + " after " + describeToken(prev));
   else
     report(rangeOf(t, file_), what + ", found " + describeToken(t));
