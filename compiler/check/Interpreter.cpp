@@ -61,6 +61,23 @@ public:
     case ir::ExprOp::Int:
     case ir::ExprOp::Bool: return e.value;
     case ir::ExprOp::Var: return slots_[static_cast<size_t>(e.value)].i;
+    case ir::ExprOp::Add:
+    case ir::ExprOp::Sub:
+    case ir::ExprOp::Mul:
+    case ir::ExprOp::Div:
+    case ir::ExprOp::Mod: return arithmetic(e);
+    case ir::ExprOp::Lt: return compare(e, [](int64_t a, int64_t b) { return a < b; });
+    case ir::ExprOp::Le: return compare(e, [](int64_t a, int64_t b) { return a <= b; });
+    case ir::ExprOp::Gt: return compare(e, [](int64_t a, int64_t b) { return a > b; });
+    case ir::ExprOp::Ge: return compare(e, [](int64_t a, int64_t b) { return a >= b; });
+    default: return evalOtherInt(e);
+    }
+  }
+
+  // The rest of evalInt: kept out of its frame, so that the common cases above (a literal, a
+  // variable, arithmetic, a comparison) do not pay for these cases' locals on every call.
+  [[gnu::noinline]] int64_t evalOtherInt(const ir::Expr &e) {
+    switch (e.op) {
     case ir::ExprOp::Rank: return rankId(e.range);
     case ir::ExprOp::Ranks: return model_ ? model_->ranks : 1;
     case ir::ExprOp::Layers: return model_ ? model_->layers : 0;
@@ -81,15 +98,6 @@ public:
     }
     case ir::ExprOp::Neg: return checked(0, evalInt(e.operands[0]), '-', e.range);
     case ir::ExprOp::Not: return !evalInt(e.operands[0]);
-    case ir::ExprOp::Add:
-    case ir::ExprOp::Sub:
-    case ir::ExprOp::Mul:
-    case ir::ExprOp::Div:
-    case ir::ExprOp::Mod: return arithmetic(e);
-    case ir::ExprOp::Lt: return compare(e, [](int64_t a, int64_t b) { return a < b; });
-    case ir::ExprOp::Le: return compare(e, [](int64_t a, int64_t b) { return a <= b; });
-    case ir::ExprOp::Gt: return compare(e, [](int64_t a, int64_t b) { return a > b; });
-    case ir::ExprOp::Ge: return compare(e, [](int64_t a, int64_t b) { return a >= b; });
     case ir::ExprOp::Eq:
     case ir::ExprOp::Ne: return equality(e);
     case ir::ExprOp::And: return evalInt(e.operands[0]) && evalInt(e.operands[1]);
@@ -108,6 +116,18 @@ public:
       return best;
     }
     case ir::ExprOp::Size: return eval(e.operands[0]).set.size();
+    case ir::ExprOp::Int: // evalInt's own cases
+    case ir::ExprOp::Bool:
+    case ir::ExprOp::Var:
+    case ir::ExprOp::Add:
+    case ir::ExprOp::Sub:
+    case ir::ExprOp::Mul:
+    case ir::ExprOp::Div:
+    case ir::ExprOp::Mod:
+    case ir::ExprOp::Lt:
+    case ir::ExprOp::Le:
+    case ir::ExprOp::Gt:
+    case ir::ExprOp::Ge: return evalInt(e);
     case ir::ExprOp::Range:
     case ir::ExprOp::SetLit: break;
     }
@@ -122,6 +142,9 @@ public:
               : e.op == ir::ExprOp::Mul ? '*'
               : e.op == ir::ExprOp::Div ? '/'
                                         : '%';
+    if (op != '/' && op != '%')
+      if (std::optional<int64_t> r = sim::addSubMul(op, a, b))
+        return *r; // no error to say: the common case, without checked's message string
     return checked(a, b, op, e.range);
   }
 

@@ -7,9 +7,13 @@ std::optional<int64_t> arith(char op, int64_t a, int64_t b, std::string &error) 
   int64_t r = 0;
   bool overflow = false;
   switch (op) {
-  case '+': overflow = __builtin_add_overflow(a, b, &r); break;
-  case '-': overflow = __builtin_sub_overflow(a, b, &r); break;
-  case '*': overflow = __builtin_mul_overflow(a, b, &r); break;
+  case '+':
+  case '-':
+  case '*':
+    if (std::optional<int64_t> v = addSubMul(op, a, b))
+      return v;
+    overflow = true;
+    break;
   case '/':
   case '%':
     if (b == 0) {
