@@ -55,27 +55,8 @@ std::string readFile(const std::filesystem::path &p) {
   return s.str();
 }
 
-// The repository's root, found from the test's working directory (ctest runs it in the build
-// tree, a developer anywhere below the root).
-std::filesystem::path repositoryRoot() {
-  for (std::filesystem::path p = std::filesystem::current_path(); !p.empty(); p = p.parent_path()) {
-    if (std::filesystem::exists(p / "grammar" / "Sched.g4"))
-      return p;
-    if (std::filesystem::exists(p / "CMakeCache.txt")) {
-      std::ifstream cache(p / "CMakeCache.txt");
-      for (std::string line; std::getline(cache, line);)
-        if (line.rfind("CMAKE_HOME_DIRECTORY:INTERNAL=", 0) == 0)
-          return line.substr(line.find('=') + 1);
-    }
-    if (p == p.parent_path())
-      break;
-  }
-  return {};
-}
-
 TEST(Lexing, EveryScheduleLexesAsWithAntlrsOwnStreamAndTokens) {
-  std::filesystem::path root = repositoryRoot();
-  ASSERT_FALSE(root.empty()) << "run from the build tree or the repository";
+  const std::filesystem::path root = SCHEDC_SOURCE_DIR;
   size_t files = 0;
   for (const char *dir : {"examples/puzzles", "stdlib", "bench"})
     for (const auto &entry : std::filesystem::directory_iterator(root / dir))
