@@ -110,8 +110,9 @@ ID       : [a-zA-Z_] [a-zA-Z_0-9]* ;
 INT      : [0-9]+ ;
 STRING   : '"' ( '\\' ~[\r\n] | ~["\\\r\n] )* '"' ;  // escapes: \" and \\ (others are reported)
 
-// Skipped rather than kept on a hidden channel: nothing reads them, and a large file's blanks
-// were half its tokens (memory the whole parse holds).
+// Skipped rather than kept on a hidden channel: nothing reads them, and kept they were a
+// third of a large file's tokens (5.6 M of which 1.9 M blanks and comments: memory the whole
+// parse holds).
 LINE_COMMENT  : '//' ~[\r\n]* -> skip ;
 BLOCK_COMMENT : '/*' .*? '*/' -> skip ;
 WS            : [ \t\r\n\f]+ -> skip ;

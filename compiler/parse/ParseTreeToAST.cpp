@@ -49,6 +49,9 @@ std::vector<P::ExprContext *> exprs(antlr4::ParserRuleContext *ctx) {
 P::BlockContext *block(antlr4::ParserRuleContext *ctx, size_t i = 0) {
   return nthRule<P::BlockContext>(ctx, P::RuleBlock, i);
 }
+std::vector<P::TargetContext *> targets(antlr4::ParserRuleContext *ctx) {
+  return rules<P::TargetContext>(ctx, P::RuleTarget);
+}
 // The first child token of type `type`, or null.
 antlr4::tree::TerminalNode *token(antlr4::ParserRuleContext *ctx, size_t type) {
   for (antlr4::tree::ParseTree *c : ctx->children)
@@ -89,9 +92,6 @@ private:
     antlr4::tree::TerminalNode *id = token(ctx, P::ID);
     name = id->getText();
     at = range(id);
-  }
-  static std::vector<P::TargetContext *> targets(antlr4::ParserRuleContext *ctx) {
-    return rules<P::TargetContext>(ctx, P::RuleTarget);
   }
   // The source text of `ctx`, as written (spaces and all).
   static std::string sourceText(antlr4::ParserRuleContext *ctx) {

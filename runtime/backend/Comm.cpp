@@ -33,7 +33,7 @@ Comm::~Comm() {
 
 void Comm::abort(const std::string &message) {
   // One write: other ranks may be saying theirs at the same time.
-  std::cerr << "schedc: error: rank " + std::to_string(rank_) + ": " + message + "\n" << std::flush;
+  std::cerr << "schedc: error: rank " + std::to_string(rank_) + ": " + message + "\n";
   MPI_Abort(MPI_COMM_WORLD, 1);
   std::_Exit(1);
 }

@@ -97,7 +97,7 @@ int computeOnThisRank(const schedc_program &program, const CommandLine &line, in
   } catch (const std::exception &e) {
     int rank = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    std::cerr << "schedc: internal error: rank " + std::to_string(rank) + ": " + e.what() + "\n" << std::flush;
+    std::cerr << "schedc: internal error: rank " + std::to_string(rank) + ": " + e.what() + "\n";
     MPI_Abort(MPI_COMM_WORLD, kExitInternal);
   }
   MPI_Finalize();

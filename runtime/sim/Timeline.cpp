@@ -1,7 +1,7 @@
 // Timeline implementation: layout in one pass over the events, SVG written as text.
 #include "sim/Timeline.h"
-#include "sim/TextOut.h"
 
+#include "sim/TextOut.h"
 #include "sim/Trace.h"
 
 #include <algorithm>

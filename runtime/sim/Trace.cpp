@@ -1,5 +1,6 @@
 // Trace implementation.
 #include "sim/Trace.h"
+
 #include "sim/TextOut.h"
 
 #include <cstring>
