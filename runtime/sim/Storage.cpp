@@ -172,8 +172,12 @@ Number Storage::memory() const {
   if (inexact_ == 0 && integerMemory_ >= 0) {
     int finest = realBitsHeld_ ? 63 - std::countl_zero(realBitsHeld_) : 0;
     __int128 total = realScaled_ + (static_cast<__int128>(integerMemory_) << kFractionBits);
-    if (total < (static_cast<__int128>(1) << (53 - finest + kFractionBits))) // every partial sum exact
-      return Number::real(std::ldexp(static_cast<double>(total), -kFractionBits));
+    if (total < (static_cast<__int128>(1) << (53 - finest + kFractionBits))) { // every partial sum exact
+      // Every term is a multiple of 2^-finest, so the total is m x 2^-finest with m < 2^53:
+      // both conversions below are exact (no 128-bit float conversion, no libm call).
+      auto m = static_cast<int64_t>(total >> (kFractionBits - finest));
+      return Number::real(static_cast<double>(m) / static_cast<double>(uint64_t{1} << finest));
+    }
   }
   Number total = Number::integer(0);
   for (const auto &entries : classes_)
