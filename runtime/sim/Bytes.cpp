@@ -13,39 +13,7 @@ const char *precisionName(Precision p) {
   return p == Precision::Bf16 ? "bf16" : "fp32";
 }
 
-int ByteModel::elementBytes(Kind kind) const {
-  bool bf16 = precision == Precision::Bf16;
-  switch (kind) {
-  case Kind::Weight: return bf16 ? 2 : 4;
-  case Kind::OptState: return (bf16 ? 4 : 0) + 4 * optimizerStates; // the fp32 master, then the moments
-  case Kind::WeightGrad: return bf16Gradients() ? 2 : 4;
-  case Kind::Activation:
-  case Kind::ActGrad: return bf16 ? 2 : 4;
-  }
-  return 4;
-}
-
-namespace {
-// The share of an activation a value holds: its sequence shards of the sequence (sequence
-// parallelism), or all of it.
-double sequenceShare(const Value &v) {
-  return v.split == Split::Sequence ? static_cast<double>(v.shards->size()) / static_cast<double>(v.total) : 1;
-}
-} // namespace
-
-double ByteModel::elements(const Value &v) const {
-  if (v.kind == Kind::Activation || v.kind == Kind::ActGrad)
-    return static_cast<double>(v.batches ? v.batches->size() : 0) * static_cast<double>(tokens) *
-           static_cast<double>(hidden) * sequenceShare(v);
-  // A shard is H*H/total elements (real backends need H*H to be a multiple of total).
-  double whole = static_cast<double>(hidden) * static_cast<double>(hidden);
-  double perShard = v.total > 0 ? static_cast<double>(static_cast<int64_t>(whole) / v.total) : 0;
-  return static_cast<double>(v.shards ? v.shards->size() : 0) * perShard;
-}
-
-double ByteModel::bytes(const Value &v, int64_t layerParts) const {
-  if (!transformer)
-    return elements(v) * elementBytes(v.kind);
+double ByteModel::transformerBytes(const Value &v, int64_t layerParts) const {
   const cost::Transformer &t = *transformer;
   double batches = static_cast<double>(v.batches ? v.batches->size() : 0);
   double boundary = t.boundaryElements() * elementBytes(v.kind);

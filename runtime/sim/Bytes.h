@@ -50,14 +50,34 @@ struct ByteModel {
   std::shared_ptr<const cost::Transformer> transformer; // its layers instead of H x H ones
 
   // Bytes one element of a value of `kind` takes (an optimizer state: all its moments).
-  int elementBytes(Kind kind) const;
+  int elementBytes(Kind kind) const {
+    bool bf16 = precision == Precision::Bf16;
+    switch (kind) {
+    case Kind::Weight: return bf16 ? 2 : 4;
+    case Kind::OptState: return (bf16 ? 4 : 0) + 4 * optimizerStates; // the fp32 master, then the moments
+    case Kind::WeightGrad: return bf16Gradients() ? 2 : 4;
+    case Kind::Activation:
+    case Kind::ActGrad: return bf16 ? 2 : 4;
+    }
+    return 4;
+  }
   // Elements of data `v` holds (of an H x H model).
-  double elements(const Value &v) const;
+  double elements(const Value &v) const {
+    if (v.kind == Kind::Activation || v.kind == Kind::ActGrad)
+      return static_cast<double>(v.batches ? v.batches->size() : 0) * static_cast<double>(tokens) *
+             static_cast<double>(hidden) * sequenceShare(v);
+    // A shard is H*H/total elements (real backends need H*H to be a multiple of total).
+    int64_t perShard = v.total > 0 ? hidden * hidden / v.total : 0;
+    return static_cast<double>(v.shards ? v.shards->size() : 0) * static_cast<double>(perShard);
+  }
   // Bytes `v` takes (a double: exact to 2^53 bytes, and no overflow at any size) on a rank
   // that computes layer v.layer as one of `layerParts` tensor-parallel parts: a
   // transformer's activation there is what the part keeps (Korthikanti et al.'s per-GPU
-  // bytes), not the whole layer's.
-  double bytes(const Value &v, int64_t layerParts = 1) const;
+  // bytes), not the whole layer's. Inline: the storage counts every value it holds and
+  // drops (twice an event).
+  double bytes(const Value &v, int64_t layerParts = 1) const {
+    return transformer ? transformerBytes(v, layerParts) : elements(v) * elementBytes(v.kind);
+  }
   // Under a transformer, the bytes of activation `v`'s tensor alone (what a checkpoint keeps:
   // one sequence x micro_batch x hidden tensor per micro-batch, as the loss's input), where
   // bytes() counts what its layer keeps for the backward (sim/Recompute.h).
@@ -67,6 +87,15 @@ struct ByteModel {
   // "hidden 512, tokens 256, fp32, 1 optimizer state" ("bf16 with fp32 gradients"; a
   // transformer's name instead of hidden and tokens).
   std::string describe() const;
+
+  // The share of an activation a value holds: its sequence shards of the sequence (sequence
+  // parallelism), or all of it.
+  static double sequenceShare(const Value &v) {
+    return v.split == Split::Sequence ? static_cast<double>(v.shards->size()) / static_cast<double>(v.total) : 1;
+  }
+
+private:
+  double transformerBytes(const Value &v, int64_t layerParts) const;
 };
 
 // The option `arg` sets, if it is one of the model's ("--hidden" of "--hidden=64"), else "".
