@@ -15,7 +15,6 @@ namespace schedc::sim {
 
 namespace {
 
-std::atomic<bool> exhausted{false};
 void *reserve = nullptr;
 constexpr size_t kReserveBytes = size_t(64) << 20;
 
@@ -25,7 +24,7 @@ void onAllocationFailure() {
   if (reserve) {
     std::free(reserve);
     reserve = nullptr;
-    exhausted.store(true, std::memory_order_relaxed);
+    Budget::allocationFailed.store(true, std::memory_order_relaxed);
     return;
   }
   static const char line[] = "schedc: error: out of memory: an allocation failed after the run had given back its "
@@ -87,10 +86,6 @@ void parseLimitOption(const std::string &flag, const std::string &value, Limits 
 Budget::Budget(const Limits &limits)
     : limits_(limits), start_(std::chrono::steady_clock::now()), lastMemoryCheck_(start_) {}
 
-bool Budget::memoryExhausted() {
-  return exhausted.load(std::memory_order_relaxed);
-}
-
 std::string Budget::checkLimits() {
   if (steps_ > limits_.maxSteps)
     return "the schedule runs more than " + std::to_string(limits_.maxSteps) +
@@ -125,7 +120,7 @@ uint64_t residentBytes() {
 }
 
 void installOutOfMemoryHandler() {
-  if (!reserve && !exhausted.load())
+  if (!reserve && !Budget::allocationFailed.load())
     reserve = std::malloc(kReserveBytes);
   std::set_new_handler(onAllocationFailure);
 }

@@ -12,6 +12,7 @@
 // line and kExitLimit. std::bad_alloc is never thrown.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <string>
@@ -41,22 +42,28 @@ extern const char *const kLimitsHelp;
 class Budget {
 public:
   explicit Budget(const Limits &limits);
-  // Charges one executed statement. "" while the run is within every limit; otherwise the
-  // error that stops it (which limit, and how to raise it).
-  std::string charge() {
+  // Charges one executed statement: true while the run is within every limit; otherwise
+  // false, and exceeded() is the error that stops it (which limit, and how to raise it).
+  bool charge() {
     ++steps_;
-    if (steps_ > limits_.maxSteps || (steps_ & (kCheckEvery - 1)) == 0 || memoryExhausted())
-      return checkLimits();
-    return {};
+    if (steps_ <= limits_.maxSteps && (steps_ & (kCheckEvery - 1)) != 0 && !memoryExhausted()) [[likely]]
+      return true;
+    exceeded_ = checkLimits();
+    return exceeded_.empty();
   }
+  const std::string &exceeded() const { return exceeded_; }
+
+  // Set by operator new's handler when it gave back the reserve (installOutOfMemoryHandler).
+  static inline std::atomic<bool> allocationFailed{false};
 
 private:
   static constexpr uint64_t kCheckEvery = 256; // statements between looks at the clock
-  static bool memoryExhausted();
+  static bool memoryExhausted() { return allocationFailed.load(std::memory_order_relaxed); }
   std::string checkLimits();
 
   Limits limits_;
   uint64_t steps_ = 0;
+  std::string exceeded_;
   std::chrono::steady_clock::time_point start_, lastMemoryCheck_;
 };
 

@@ -21,10 +21,6 @@ const char *collectiveName(CollectiveKind k) {
 const Model &Rank::model() const {
   return world_.model_;
 }
-bool Rank::cancelled() const {
-  return world_.cancelled_;
-}
-
 Rank::Rank(World &world, int64_t id)
     : world_(world), id_(id), storage_(world.options_.bytes, world.names_), clock_(*world.options_.costModel) {
   figures_.rank = id;
@@ -117,12 +113,8 @@ bool Rank::waitUntil(const std::function<bool()> &ready, Wait wait) {
   return !world_.cancelled_;
 }
 
-bool Rank::step(SourceRange at) {
-  std::string exceeded = world_.budget_.charge();
-  if (exceeded.empty())
-    return !world_.cancelled_;
-  world_.stopAtLimit(at, std::move(exceeded), id_);
-  return false;
+void Rank::stopAtLimit(SourceRange at) {
+  world_.stopAtLimit(at, world_.budget_.exceeded(), id_);
 }
 
 void World::stopAtLimit(SourceRange at, std::string message, int64_t rank) {

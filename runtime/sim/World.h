@@ -268,6 +268,8 @@ public:
   std::string slotName(uint32_t array, const SlotIndex &index) const;
 
 private:
+  // The run reached the limit the budget names: a fatal error at `at`.
+  void stopAtLimit(SourceRange at);
   friend class World;
   Rank(World &world, int64_t id);
 
@@ -484,5 +486,17 @@ private:
   bool forged_ = false;
   unsigned errors_ = 0;
 };
+
+// Inline: both run for every statement of every rank.
+inline bool Rank::cancelled() const {
+  return world_.cancelled_;
+}
+
+inline bool Rank::step(SourceRange at) {
+  if (world_.budget_.charge()) [[likely]]
+    return !world_.cancelled_;
+  stopAtLimit(at);
+  return false;
+}
 
 } // namespace schedc::sim
