@@ -382,7 +382,13 @@ private:
     SCHEDC_UNREACHABLE("a group of no kind");
   }
 
-  ValuePtr value(const ir::Operation &op) { return operation(op).values[0]; }
+  // An operation's (first) value; a storage read, the most common argument, without
+  // building a Results.
+  ValuePtr value(const ir::Operation &op) {
+    if (op.kind == ir::OpKind::Read)
+      return rank_.read(op.ref.array, indices(op.ref), op.ref.range);
+    return std::move(operation(op).values[0]);
+  }
 
   // Runs an operation: its arguments in call order, then the sim backend's dispatch.
   sim::Results operation(const ir::Operation &op) {
@@ -391,7 +397,7 @@ private:
     sim::Operands operands;
     std::span<const ParamInfo> params = opInfo(op.kind).params;
     for (size_t i = 0; i < params.size(); ++i) {
-      sim::Operand &arg = operands.args[i];
+      sim::Operand &arg = operands.add();
       switch (params[i].kind) {
       case ParamKind::Int: arg.integer = evalInt(op.exprAt(i)); break;
       case ParamKind::Set: arg.set = materialize(eval(op.exprAt(i)).set, op.exprAt(i).range); break;

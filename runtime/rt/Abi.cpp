@@ -70,7 +70,7 @@ sim::Operands RankContext::operands(OpKind op, const schedc_operand *args) {
   std::span<const ParamInfo> params = opInfo(op).params;
   for (size_t i = 0; i < params.size(); ++i) {
     const schedc_operand &a = args[i];
-    sim::Operand &o = out.args[i];
+    sim::Operand &o = out.add();
     switch (params[i].kind) {
     case ParamKind::Int: o.integer = a.value; break;
     case ParamKind::Set: o.set = elements(a.value, at(a.loc)); break;

@@ -4,9 +4,11 @@
 // neither knows an operation's arguments by position.
 #pragma once
 
+#include "diagnostics/InternalError.h"
 #include "sim/World.h"
 
 #include <array>
+#include <boost/container/static_vector.hpp>
 
 namespace schedc::sim {
 
@@ -19,12 +21,22 @@ struct Operand {
   std::shared_ptr<const IntSet> group;
 };
 
-// The arguments of one operation, one per parameter in call order; read them by name.
+// The arguments of one operation, one per parameter in call order (add() each); read them by
+// name. Only the operation's own parameters are constructed and destroyed (an array of
+// kMaxParams was 320 bytes set and torn down on every operation).
 struct Operands {
-  std::array<Operand, kMaxParams> args;
-  template <class P> int64_t integer(P p) const { return args[static_cast<size_t>(p)].integer; }
-  template <class P> const IntSet &set(P p) const { return args[static_cast<size_t>(p)].set; }
-  template <class P> const ValuePtr &value(P p) const { return args[static_cast<size_t>(p)].value; }
+  boost::container::static_vector<Operand, kMaxParams> args;
+  Operand &add() { return args.emplace_back(); }
+  template <class P> int64_t integer(P p) const { return at(p).integer; }
+  template <class P> const IntSet &set(P p) const { return at(p).set; }
+  template <class P> const ValuePtr &value(P p) const { return at(p).value; }
+
+private:
+  template <class P> const Operand &at(P p) const {
+    auto i = static_cast<size_t>(p);
+    SCHEDC_ASSERT(i < args.size(), "an operation reads a parameter it was not given");
+    return args[i];
+  }
 };
 
 // What an operation yields: its results in order (`count` of them). A backward or one of its
