@@ -377,7 +377,14 @@ private:
     switch (g.kind) {
     case ir::Group::All: return rank_.allRanks();
     case ir::Group::Axis: return rank_.axisGroup(g.axis, g.range);
-    case ir::Group::Ranks: return std::make_shared<const IntSet>(materialize(eval(g.ranks[0]).set, g.range));
+    case ir::Group::Ranks: {
+      SetValue s = eval(g.ranks[0]).set;
+      if (!s.isRange)
+        return s.elems; // already a shared set
+      if (s.size() <= kMaxSetSize)
+        return rank_.rangeGroup(s.lo, s.hi);
+      return std::make_shared<const IntSet>(materialize(s, g.range)); // reports the size
+    }
     }
     SCHEDC_UNREACHABLE("a group of no kind");
   }

@@ -85,7 +85,13 @@ std::shared_ptr<const sim::IntSet> RankContext::group(const schedc_operand &g) {
   switch (g.group) {
   case SCHEDC_GROUP_ALL: return rank->allRanks();
   case SCHEDC_GROUP_AXIS: return rank->axisGroup(static_cast<size_t>(g.value), at(g.loc));
-  case SCHEDC_GROUP_RANKS: return std::make_shared<const sim::IntSet>(elements(g.value, at(g.loc)));
+  case SCHEDC_GROUP_RANKS: {
+    const SetEntry &e = set(g.value);
+    if (e.isRange && !e.frozen && e.hi - e.lo <= kMaxSetSize) // `group = a..b`: shared as the interpreter does
+      return rank->rangeGroup(e.lo, e.hi);
+    elements(g.value, at(g.loc)); // freezes it (or reports its size)
+    return set(g.value).frozen;
+  }
   }
   SCHEDC_UNREACHABLE("a group of no kind");
 }

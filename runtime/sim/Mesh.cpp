@@ -78,6 +78,15 @@ std::shared_ptr<const IntSet> Rank::axisGroup(size_t axis, SourceRange at) {
   return cached;
 }
 
+std::shared_ptr<const IntSet> Rank::rangeGroup(int64_t lo, int64_t hi) {
+  const std::shared_ptr<const IntSet> &last = lastRangeGroup_;
+  if (hi > lo && last && !last->empty() && last->min() == lo && last->max() == hi - 1 &&
+      static_cast<int64_t>(last->size()) == hi - lo)
+    return last;
+  lastRangeGroup_ = std::make_shared<const IntSet>(IntSet::range(lo, hi));
+  return lastRangeGroup_;
+}
+
 const std::shared_ptr<const IntSet> &Rank::allRanks() const {
   return world_.allRanks();
 }

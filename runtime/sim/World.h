@@ -247,6 +247,10 @@ public:
   std::shared_ptr<const IntSet> axisGroup(size_t axis, SourceRange at);
   // Every rank: the default group of collectives.
   const std::shared_ptr<const IntSet> &allRanks() const;
+  // Ranks lo .. hi - 1 as a group (`group = a..b`; the caller bounds its size). The rank keeps
+  // the last one it made: a collective over the same range again (a tensor-parallel group, at
+  // every layer and micro-batch) shares it instead of building the set anew.
+  std::shared_ptr<const IntSet> rangeGroup(int64_t lo, int64_t hi);
 
   // ---- Errors and control ----
   // An error in the schedule; `code` groups the same problem on many ranks into one report.
@@ -347,6 +351,7 @@ private:
   std::vector<int64_t> meshSizes_, meshStrides_;
   std::vector<std::string> meshNames_;
   std::vector<std::shared_ptr<const IntSet>> axisGroups_;
+  std::shared_ptr<const IntSet> lastRangeGroup_; // rangeGroup's
 };
 
 class World {
