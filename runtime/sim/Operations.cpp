@@ -483,16 +483,16 @@ std::pair<ValuePtr, ValuePtr> Rank::update(SourceRange at, int64_t layer, const 
     }
     if (ok) {
       auto it = updated_.find(layer);
-      if (it != updated_.end() && it->second.total == w->total && !it->second.shards.intersect(*w->shards).empty()) {
+      if (it != updated_.end() && it->second.total == w->total && !it->second.shards->intersect(*w->shards).empty()) {
         error(at, "update-twice",
               layerOf(layer) + " is updated twice on rank " + std::to_string(id_) + " (shards " +
-                  it->second.shards.intersect(*w->shards).str() + " of " + std::to_string(w->total) + ")",
-              {note(it->second.at, "it is first updated here")});
+                  it->second.shards->intersect(*w->shards).str() + " of " + std::to_string(w->total) + ")",
+              {note(world_.site(it->second.at), "it is first updated here")});
         ok = false;
       } else if (it == updated_.end()) {
-        updated_.emplace(layer, Updated{*w->shards, w->total, at});
+        updated_.emplace_hint(it, layer, Updated{w->shards, w->total, world_.sites_.intern(at)});
       } else if (it->second.total == w->total) {
-        it->second.shards = it->second.shards.unite(*w->shards);
+        it->second.shards = setOf(it->second.shards->unite(*w->shards));
       }
     }
   }

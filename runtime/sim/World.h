@@ -337,11 +337,11 @@ private:
   void readsInput(const ValuePtr &a, bool backward);
   // At the end of the run: the bytes of recomputed inputs taken off (sim/Recompute.h).
   void settleRecomputedBytes();
-  // Per layer: the shards this rank has updated, their shard count, and where.
+  // Per layer: the shards this rank has updated, their shard count, and where (World::site).
   struct Updated {
-    IntSet shards;
+    std::shared_ptr<const IntSet> shards; // the weight's own set, until a second update adds to it
     int64_t total;
-    SourceRange at;
+    Sites::Id at;
   };
   std::map<int64_t, Updated> updated_;
   bool blocked_ = false;
