@@ -39,7 +39,7 @@ public:
 
   RtValue eval(const ir::Expr &e) {
     if (e.type != ir::Type::Set)
-      return {evalInt(e), {}};
+      return {evalLeafOrInt(e), {}};
     switch (e.op) {
     case ir::ExprOp::Var: return slots_[static_cast<size_t>(e.value)];
     case ir::ExprOp::Range: {
@@ -52,6 +52,16 @@ public:
     default: break;
     }
     SCHEDC_UNREACHABLE("a set expression the interpreter does not know");
+  }
+
+  // evalInt for the leaves most integers are (a variable, a literal) without a call: indices,
+  // operands of arithmetic and integer arguments are mostly these.
+  int64_t evalLeafOrInt(const ir::Expr &e) {
+    if (e.op == ir::ExprOp::Var)
+      return slots_[static_cast<size_t>(e.value)].i;
+    if (e.op == ir::ExprOp::Int)
+      return e.value;
+    return evalInt(e);
   }
 
   // An integer or boolean expression (0 or 1): the hot path of every index, condition and
@@ -136,7 +146,7 @@ public:
 
   // a + b, a - b, a * b, a / b, a % b: checked as compiled code checks them.
   int64_t arithmetic(const ir::Expr &e) {
-    int64_t a = evalInt(e.operands[0]), b = evalInt(e.operands[1]);
+    int64_t a = evalLeafOrInt(e.operands[0]), b = evalLeafOrInt(e.operands[1]);
     char op = e.op == ir::ExprOp::Add   ? '+'
               : e.op == ir::ExprOp::Sub ? '-'
               : e.op == ir::ExprOp::Mul ? '*'
@@ -285,7 +295,7 @@ private:
   sim::SlotIndex indices(const ir::StorageRef &r) {
     sim::SlotIndex out;
     for (const ir::Expr &e : r.indices)
-      out.push_back(evalInt(e));
+      out.push_back(evalLeafOrInt(e));
     return out;
   }
 
@@ -328,7 +338,7 @@ private:
       // Each iteration counts toward the step limit, so even an empty body cannot spin forever.
       if (rank_.cancelled() || !rank_.step(f.domain.range))
         return false;
-      slots_[f.slot] = RtValue{v, {}};
+      slots_[f.slot].i = v; // an integer slot: its set part is never read
       return block(f.body);
     };
     if (d.isRange) {
@@ -406,7 +416,7 @@ private:
     for (size_t i = 0; i < params.size(); ++i) {
       sim::Operand &arg = operands.add();
       switch (params[i].kind) {
-      case ParamKind::Int: arg.integer = evalInt(op.exprAt(i)); break;
+      case ParamKind::Int: arg.integer = evalLeafOrInt(op.exprAt(i)); break;
       case ParamKind::Set: arg.set = materialize(eval(op.exprAt(i)).set, op.exprAt(i).range); break;
       case ParamKind::Value: arg.value = value(op.valueAt(i)); break;
       case ParamKind::Group: arg.group = group(op.group); break;
