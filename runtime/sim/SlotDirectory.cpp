@@ -18,19 +18,7 @@ constexpr uint64_t kSlack = 16;
 
 } // namespace
 
-uint32_t SlotDirectory::find(uint32_t array, std::span<const int64_t> index) const {
-  size_t dims = index.size();
-  if (dims >= 1 && dims <= kTableDims && array < firstLevels_.size()) {
-    uint32_t id = firstLevels_[array][dims - 1];
-    for (size_t d = 0; id != kNone && d < dims; ++d) {
-      const uint32_t *cell = tables_[id].cells.find(index[d]);
-      id = cell ? *cell : kNone;
-    }
-    if (id != kNone)
-      return id;
-  }
-  if (sparse_.empty())
-    return kNone;
+uint32_t SlotDirectory::findSparse(uint32_t array, std::span<const int64_t> index) const {
   auto it = sparse_.find(StorageKey(array, index));
   return it == sparse_.end() ? kNone : it->second;
 }

@@ -51,8 +51,21 @@ class SlotDirectory {
 public:
   static constexpr uint32_t kNone = 0; // ids count from 1
 
-  // The id of `array[index]`, or kNone if it was never named.
-  uint32_t find(uint32_t array, std::span<const int64_t> index) const;
+  // The id of `array[index]`, or kNone if it was never named. Inline: every read, store and
+  // free looks a name up; only the hash map of the rest is out of line.
+  uint32_t find(uint32_t array, std::span<const int64_t> index) const {
+    size_t dims = index.size();
+    if (dims >= 1 && dims <= kTableDims && array < firstLevels_.size()) {
+      uint32_t id = firstLevels_[array][dims - 1];
+      for (size_t d = 0; id != kNone && d < dims; ++d) {
+        const uint32_t *cell = tables_[id].cells.find(index[d]);
+        id = cell ? *cell : kNone;
+      }
+      if (id != kNone)
+        return id;
+    }
+    return sparse_.empty() ? kNone : findSparse(array, index);
+  }
   // The id of `array[index]`, given it now if it had none.
   uint32_t findOrAdd(uint32_t array, std::span<const int64_t> index);
   // The name of slot `id`.
@@ -81,6 +94,7 @@ private:
   uint32_t newTable(uint32_t array, uint32_t parent, int64_t coord);
   uint32_t newSlot(uint32_t table, int64_t coord);
   uint32_t addSparse(uint32_t array, std::span<const int64_t> index);
+  uint32_t findSparse(uint32_t array, std::span<const int64_t> index) const;
 
   // firstLevels_[array][dims - 1]: the first-level table of each array and index length.
   std::vector<std::array<uint32_t, kTableDims>> firstLevels_;
