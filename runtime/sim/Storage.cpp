@@ -158,12 +158,11 @@ void Storage::countMemory(const Number &memory, int delta) {
     inexact_ += delta;
     return;
   }
+  uint64_t bit = uint64_t{1} << bits;
   realBits_[bits] += delta;
-  if (realBits_[bits] == 0)
-    realBitsHeld_ &= ~(uint64_t{1} << bits);
-  else
-    realBitsHeld_ |= uint64_t{1} << bits;
-  realScaled_ += delta * scaled(d, kFractionBits);
+  realBitsHeld_ = realBits_[bits] == 0 ? realBitsHeld_ & ~bit : realBitsHeld_ | bit;
+  __int128 term = scaled(d, kFractionBits);
+  realScaled_ += delta > 0 ? term : -term; // not delta x term: a 128-bit multiplication
 }
 
 Number Storage::memory() const {
