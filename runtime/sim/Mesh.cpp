@@ -68,14 +68,21 @@ std::shared_ptr<const IntSet> Rank::axisGroup(size_t axis, SourceRange at) {
   if (!meshReady(at))
     return world_.allRanks();
   std::shared_ptr<const IntSet> &cached = axisGroups_[axis];
-  if (!cached) {
-    int64_t base = id_ - axisCoord(axis, at) * meshStrides_[axis];
-    std::vector<int64_t> members;
-    for (int64_t k = 0; k < meshSizes_[axis]; ++k)
-      members.push_back(base + k * meshStrides_[axis]);
-    cached = std::make_shared<const IntSet>(std::move(members));
-  }
+  if (!cached)
+    cached =
+        world_.axisGroup(axis, id_ - axisCoord(axis, at) * meshStrides_[axis], meshSizes_[axis], meshStrides_[axis]);
   return cached;
+}
+
+std::shared_ptr<const IntSet> World::axisGroup(size_t axis, int64_t first, int64_t size, int64_t stride) {
+  std::shared_ptr<const IntSet> &group = axisGroups_[{axis, first, size, stride}];
+  if (!group) {
+    std::vector<int64_t> members;
+    for (int64_t k = 0; k < size; ++k)
+      members.push_back(first + k * stride);
+    group = std::make_shared<const IntSet>(std::move(members));
+  }
+  return group;
 }
 
 std::shared_ptr<const IntSet> Rank::rangeGroup(int64_t lo, int64_t hi) {

@@ -35,6 +35,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace schedc::sim {
@@ -469,6 +470,11 @@ private:
   std::map<std::pair<std::string, std::tuple<uint32_t, uint32_t, uint32_t>>, size_t> diagIndex_;
   std::unique_ptr<Group> allGroup_;
   std::map<std::vector<int64_t>, std::unique_ptr<Group>> groups_;
+  // Mesh axis groups by (axis, first member, size, stride), one set for all their members
+  // (Rank::axisGroup): 16 384 ranks of stdlib hybrid each kept its own copy of its 1024-rank
+  // data-parallel group (128 MiB).
+  std::shared_ptr<const IntSet> axisGroup(size_t axis, int64_t first, int64_t size, int64_t stride);
+  std::map<std::tuple<size_t, int64_t, int64_t, int64_t>, std::shared_ptr<const IntSet>> axisGroups_;
   // The group last found for each (first member, size), tried before groups_: a rank calls
   // its few groups again and again (Megatron's mesh on 16 384 ranks has 2 176 of them).
   static constexpr size_t kRecentGroups = 1024;
