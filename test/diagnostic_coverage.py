@@ -3,7 +3,7 @@
 
 Checks that every diagnostic the compiler can emit is exercised by at least one lit test.
 It finds each place in the compiler's sources that reports an error, warning or note
-(`.error(`, `.warning(`, `.note(`, `usageError(`, `error = "..."`), takes the longest
+(`.error(`, `errorWith(`, `.warning(`, `.note(`, `usageError(`, `error = "..."`), takes the longest
 string literal of its message as the diagnostic's signature, and looks for that text in the
 lit tests' expectations. A message no test mentions is listed and the check fails.
 A site can opt out with a comment `// diag-coverage: unreachable (why)` on the line before
@@ -14,7 +14,7 @@ import sys
 
 lit = pathlib.Path(sys.argv[1])
 sources = [pathlib.Path(d) for d in sys.argv[2:]]
-SITE = re.compile(r'(\berror\(|\bwarning\(|\bnote\(|\bfatal\(|\bfail\(|\brecord\(|usageError\(|\berror = )')
+SITE = re.compile(r'(\berror\(|\berrorWith\(|\bwarning\(|\bnote\(|\bfatal\(|\bfail\(|\brecord\(|usageError\(|\berror = )')
 CODE = re.compile(r"^[a-z]+(-[a-z]+)*$")  # an aggregation code like "update-twice", not a message
 LITERAL = re.compile(r'"((?:[^"\\]|\\.)*)"')
 

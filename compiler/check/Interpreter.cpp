@@ -299,40 +299,60 @@ private:
     return out;
   }
 
+  // Dispatches to one function per kind of statement, so that the statement's frame, which is
+  // on a rank's stack once per level of nesting (a loop's body, a procedure's), holds no
+  // kind's locals: those are there only while that kind runs.
   void statement(const ir::Stmt &s) {
-    if (auto *x = std::get_if<ir::LetStmt>(&s.node)) {
-      slots_[x->slot] = eval(x->value);
-    } else if (auto *x = std::get_if<ir::StoreStmt>(&s.node)) {
-      sim::Results results = operation(x->op);
-      if (rank_.cancelled())
-        return;
-      for (size_t i = 0; i < x->targets.size(); ++i)
-        rank_.store(x->targets[i].array, indices(x->targets[i]), results.values[i], x->targets[i].range);
-    } else if (auto *x = std::get_if<ir::FreeStmt>(&s.node)) {
-      for (const ir::StorageRef &r : x->refs)
-        rank_.free(r.array, indices(r), r.range);
-    } else if (auto *x = std::get_if<ir::IfStmt>(&s.node)) {
+    if (auto *x = std::get_if<ir::StoreStmt>(&s.node))
+      store(*x);
+    else if (auto *x = std::get_if<ir::LetStmt>(&s.node))
+      let(*x);
+    else if (auto *x = std::get_if<ir::FreeStmt>(&s.node))
+      free(*x);
+    else if (auto *x = std::get_if<ir::IfStmt>(&s.node))
       block(evalInt(x->cond) ? x->then : x->otherwise);
-    } else if (auto *x = std::get_if<ir::ForStmt>(&s.node)) {
+    else if (auto *x = std::get_if<ir::ForStmt>(&s.node))
       loop(*x);
-    } else if (auto *x = std::get_if<ir::CallStmt>(&s.node)) {
+    else if (auto *x = std::get_if<ir::CallStmt>(&s.node))
       call(*x);
-    } else if (auto *x = std::get_if<ir::MeshStmt>(&s.node)) {
+    else if (auto *x = std::get_if<ir::MeshStmt>(&s.node))
       mesh(*x, s.range);
-    } else if (auto *x = std::get_if<ir::RequireStmt>(&s.node)) {
-      rank_.require(s.range, evalInt(x->cond) != 0, x->sameOnEveryRank, x->message);
-    } else if (auto *x = std::get_if<ir::OverlapStmt>(&s.node)) {
-      using Phase = sim::Rank::PairPhase;
-      rank_.overlap(s.range, Phase::Begin);
-      if (!block(x->first))
-        return;
-      rank_.overlap(s.range, Phase::Second);
-      if (block(x->second))
-        rank_.overlap(s.range, Phase::End);
-    }
+    else if (auto *x = std::get_if<ir::RequireStmt>(&s.node))
+      require(*x, s.range);
+    else if (auto *x = std::get_if<ir::OverlapStmt>(&s.node))
+      overlap(*x, s.range);
   }
 
-  void loop(const ir::ForStmt &f) {
+  [[gnu::noinline]] void store(const ir::StoreStmt &x) {
+    sim::Results results = operation(x.op);
+    if (rank_.cancelled())
+      return;
+    for (size_t i = 0; i < x.targets.size(); ++i)
+      rank_.store(x.targets[i].array, indices(x.targets[i]), results.values[i], x.targets[i].range);
+  }
+
+  [[gnu::noinline]] void let(const ir::LetStmt &x) { slots_[x.slot] = eval(x.value); }
+
+  [[gnu::noinline]] void free(const ir::FreeStmt &x) {
+    for (const ir::StorageRef &r : x.refs)
+      rank_.free(r.array, indices(r), r.range);
+  }
+
+  [[gnu::noinline]] void require(const ir::RequireStmt &x, SourceRange at) {
+    rank_.require(at, evalInt(x.cond) != 0, x.sameOnEveryRank, x.message);
+  }
+
+  [[gnu::noinline]] void overlap(const ir::OverlapStmt &x, SourceRange at) {
+    using Phase = sim::Rank::PairPhase;
+    rank_.overlap(at, Phase::Begin);
+    if (!block(x.first))
+      return;
+    rank_.overlap(at, Phase::Second);
+    if (block(x.second))
+      rank_.overlap(at, Phase::End);
+  }
+
+  [[gnu::noinline]] void loop(const ir::ForStmt &f) {
     SetValue d = eval(f.domain).set;
     auto body = [&](int64_t v) {
       // Each iteration counts toward the step limit, so even an empty body cannot spin forever.
@@ -365,7 +385,7 @@ private:
     }
   }
 
-  void call(const ir::CallStmt &c) {
+  [[gnu::noinline]] void call(const ir::CallStmt &c) {
     const ir::Function &f = program_.functions[c.callee];
     std::vector<RtValue> frame(f.slotNames.size());
     for (size_t i = 0; i < c.args.size(); ++i)
@@ -373,7 +393,7 @@ private:
     RankInterpreter(program_, f, rank_, frame).block(f.body);
   }
 
-  void mesh(const ir::MeshStmt &m, SourceRange at) {
+  [[gnu::noinline]] void mesh(const ir::MeshStmt &m, SourceRange at) {
     std::vector<int64_t> sizes;
     std::vector<SourceRange> sizeAt;
     for (const ir::Expr &e : m.sizes) {

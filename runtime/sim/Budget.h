@@ -48,8 +48,7 @@ public:
     ++steps_;
     if (steps_ <= limits_.maxSteps && (steps_ & (kCheckEvery - 1)) != 0 && !memoryExhausted()) [[likely]]
       return true;
-    exceeded_ = checkLimits();
-    return exceeded_.empty();
+    return withinLimits();
   }
   const std::string &exceeded() const { return exceeded_; }
 
@@ -60,6 +59,11 @@ private:
   static constexpr uint64_t kCheckEvery = 256; // statements between looks at the clock
   static bool memoryExhausted() { return allocationFailed.load(std::memory_order_relaxed); }
   std::string checkLimits();
+  // charge()'s look at every limit, out of line: its message is no local of every caller.
+  [[gnu::noinline]] bool withinLimits() {
+    exceeded_ = checkLimits();
+    return exceeded_.empty();
+  }
 
   Limits limits_;
   uint64_t steps_ = 0;

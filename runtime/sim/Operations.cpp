@@ -122,9 +122,10 @@ ValuePtr Rank::poison(Kind kind, int64_t layer) const {
 bool Rank::checkLayer(SourceRange at, const char *op, int64_t layer) {
   if (layer >= 0 && layer < world_.model_.layers)
     return true;
-  error(at, "layer-range",
-        std::string(op) + " of " + layerOf(layer) + ": the model has " + std::to_string(world_.model_.layers) +
-            " layers (0 to " + std::to_string(world_.model_.layers - 1) + ")");
+  errorWith(at, "layer-range", [&] {
+    return std::string(op) + " of " + layerOf(layer) + ": the model has " + std::to_string(world_.model_.layers) +
+           " layers (0 to " + std::to_string(world_.model_.layers - 1) + ")";
+  });
   return false;
 }
 
@@ -296,6 +297,11 @@ ValuePtr Rank::input(SourceRange at, const IntSet &batches) {
 bool Rank::checkWhole(SourceRange at, const char *op, int64_t layer, const Value &v) {
   if (v.split != Split::PartialSum && v.split != Split::Sequence)
     return true;
+  reportNotWhole(at, op, layer, v);
+  return false;
+}
+
+void Rank::reportNotWhole(SourceRange at, const char *op, int64_t layer, const Value &v) {
   std::string what = v.kind == Kind::Activation ? "output of " + layerOf(v.layer - 1)
                                                 : "gradient of " + layerOf(v.layer) + "'s output";
   std::string where = std::string(op) + (layer >= 0 ? " of " + layerOf(layer) : "") + " uses the " + what +
@@ -308,25 +314,27 @@ bool Rank::checkWhole(SourceRange at, const char *op, int64_t layer, const Value
     error(at, "tensor-sequence",
           where + ", but it is split along the sequence: shards " + v.shards->str() + " of " + std::to_string(v.total) +
               " only; all-gather it over the ranks holding the other shards first");
-  return false;
 }
 
 bool Rank::checkComputeInputs(SourceRange at, const char *op, int64_t layer, const Value &a, const Value &w) {
   bool ok = checkWhole(at, op, layer, a);
   if (w.layer != layer) {
-    error(at, "weight-layer", std::string(op) + " of " + layerOf(layer) + " uses the weight of " + layerOf(w.layer));
+    errorWith(at, "weight-layer",
+              [&] { return std::string(op) + " of " + layerOf(layer) + " uses the weight of " + layerOf(w.layer); });
     ok = false;
   } else if (!w.complete() && w.split != Split::Part) {
-    error(at, "weight-sharded",
-          std::string(op) + " of " + layerOf(layer) + " needs the complete weight, but rank " + std::to_string(id_) +
-              " holds only shards " + w.shards->str() + " of " + std::to_string(w.total) +
-              " (all-gather the weight first)");
+    errorWith(at, "weight-sharded", [&] {
+      return std::string(op) + " of " + layerOf(layer) + " needs the complete weight, but rank " + std::to_string(id_) +
+             " holds only shards " + w.shards->str() + " of " + std::to_string(w.total) +
+             " (all-gather the weight first)";
+    });
     ok = false;
   }
   if (a.layer != layer) {
-    error(at, "input-layer",
-          std::string(op) + " of " + layerOf(layer) + " takes the activations entering " + layerOf(layer) +
-              ", but this is " + a.describe());
+    errorWith(at, "input-layer", [&] {
+      return std::string(op) + " of " + layerOf(layer) + " takes the activations entering " + layerOf(layer) +
+             ", but this is " + a.describe();
+    });
     ok = false;
   }
   return ok;

@@ -319,6 +319,13 @@ private:
   // An activation or activation gradient `op` uses must be whole: not a tensor-parallel
   // partial sum. False (reported) if it is one.
   bool checkWhole(SourceRange at, const char *op, int64_t layer, const Value &v);
+  void reportNotWhole(SourceRange at, const char *op, int64_t layer, const Value &v);
+  // error() with the message `message()` builds, out of line: the checks of every forward
+  // and backward keep no message temporaries in their frames.
+  template <class Message>
+  [[gnu::noinline, gnu::cold]] void errorWith(SourceRange at, const char *code, Message message) {
+    error(at, code, message());
+  }
   bool checkPieces(SourceRange at, int64_t layer, int64_t piece, int64_t count, const char *what);
 
   World &world_;
