@@ -310,14 +310,17 @@ ValuePtr Rank::collective(SourceRange at, CollectiveKind kind, const ValuePtr &v
   if (refusedInPair(at, name))
     return poison(v->kind, v->layer);
   if (group->empty() || group->min() < 0 || group->max() >= world_.model_.ranks) {
-    error(at, "group-range",
-          std::string(name) + " over ranks " + group->str() + ": there are " + std::to_string(world_.model_.ranks) +
-              " ranks (0 to " + std::to_string(world_.model_.ranks - 1) + ")");
+    errorWith(at, "group-range", [&] {
+      return std::string(name) + " over ranks " + group->str() + ": there are " + std::to_string(world_.model_.ranks) +
+             " ranks (0 to " + std::to_string(world_.model_.ranks - 1) + ")";
+    });
     return poison(v->kind, v->layer);
   }
   if (!group->contains(id_)) {
-    error(at, "group-member",
-          "rank " + std::to_string(id_) + " calls " + name + " over ranks " + group->str() + ", a group it is not in");
+    errorWith(at, "group-member", [&] {
+      return "rank " + std::to_string(id_) + " calls " + name + " over ranks " + group->str() +
+             ", a group it is not in";
+    });
     return poison(v->kind, v->layer);
   }
   ValuePtr input = collectiveInput(at, kind, v);

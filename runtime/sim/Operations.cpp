@@ -143,8 +143,9 @@ void Rank::store(uint32_t array, const SlotIndex &index, ValuePtr v, SourceRange
     return;
   std::optional<Kind> &kind = world_.arrayKinds_[array];
   if (kind && *kind != v->kind && !v->poisoned) {
-    error(at, "store-kind",
-          "storing " + v->describe() + " in `" + world_.arrays_[array].name + "`, which holds " + kindPlural(*kind));
+    errorWith(at, "store-kind", [&] {
+      return "storing " + v->describe() + " in `" + world_.arrays_[array].name + "`, which holds " + kindPlural(*kind);
+    });
     v = poison(*kind, v->layer);
   } else if (!kind) {
     kind = v->kind;
@@ -191,15 +192,25 @@ ValuePtr Rank::read(uint32_t array, const SlotIndex &index, SourceRange at) {
     touchInPair(array, index, false, at);
   if (const ValuePtr *v = storage_.find(array, indexSpan(index)))
     return *v;
-  Kind kind = world_.arrayKinds_[array].value_or(Kind::Activation);
-  if (std::optional<Sites::Id> freed = storage_.freedAt(array, indexSpan(index)))
+  reportEmptySlot(array, index, at, false);
+  return poison(world_.arrayKinds_[array].value_or(Kind::Activation));
+}
+
+void Rank::reportEmptySlot(uint32_t array, const SlotIndex &index, SourceRange at, bool freeing) {
+  std::optional<Sites::Id> freed = storage_.freedAt(array, indexSpan(index));
+  if (freeing && freed)
+    error(at, "double-free", "`" + slotName(array, index) + "` is freed twice on rank " + std::to_string(id_),
+          {note(world_.site(*freed), "it is first freed here")});
+  else if (freeing)
+    error(at, "free-unassigned",
+          "`" + slotName(array, index) + "` is freed but never assigned on rank " + std::to_string(id_));
+  else if (freed)
     error(at, "read-freed",
           "`" + slotName(array, index) + "` is used after it was freed on rank " + std::to_string(id_),
           {note(world_.site(*freed), "it is freed here")});
   else
     error(at, "read-unassigned",
           "`" + slotName(array, index) + "` is used but never assigned on rank " + std::to_string(id_));
-  return poison(kind);
 }
 
 void Rank::free(uint32_t array, const SlotIndex &index, SourceRange at) {
@@ -214,12 +225,7 @@ void Rank::free(uint32_t array, const SlotIndex &index, SourceRange at) {
       weightsFreed_.push_back({figures_.events, freed->layer, freed->complete()});
     return;
   }
-  if (std::optional<Sites::Id> freed = storage_.freedAt(array, indexSpan(index)))
-    error(at, "double-free", "`" + slotName(array, index) + "` is freed twice on rank " + std::to_string(id_),
-          {note(world_.site(*freed), "it is first freed here")});
-  else
-    error(at, "free-unassigned",
-          "`" + slotName(array, index) + "` is freed but never assigned on rank " + std::to_string(id_));
+  reportEmptySlot(array, index, at, true);
 }
 
 // ---- Operations ------------------------------------------------------------------------------
@@ -382,14 +388,16 @@ std::pair<ValuePtr, ValuePtr> Rank::backward(SourceRange at, int64_t layer, cons
     ok = checkComputeInputs(at, name, layer, *a, *w);
     ok = checkWhole(at, name, layer, *g) && ok;
     if (g->layer != layer) {
-      error(at, "backward-grad-layer",
-            std::string(name) + " of " + layerOf(layer) + " takes the gradient of " + layerOf(layer) +
-                "'s output, but this is the gradient of " + layerOf(g->layer) + "'s output");
+      errorWith(at, "backward-grad-layer", [&] {
+        return std::string(name) + " of " + layerOf(layer) + " takes the gradient of " + layerOf(layer) +
+               "'s output, but this is the gradient of " + layerOf(g->layer) + "'s output";
+      });
       ok = false;
     } else if (*a->batches != *g->batches) {
-      error(at, "backward-batches",
-            std::string(name) + " of " + layerOf(layer) + " mixes micro-batches: the activations are of " +
-                a->batches->str() + ", the gradient of " + g->batches->str());
+      errorWith(at, "backward-batches", [&] {
+        return std::string(name) + " of " + layerOf(layer) + " mixes micro-batches: the activations are of " +
+               a->batches->str() + ", the gradient of " + g->batches->str();
+      });
       ok = false;
     }
   }
@@ -450,20 +458,22 @@ std::pair<ValuePtr, ValuePtr> Rank::update(SourceRange at, int64_t layer, const 
   if (ok && !anyPoisoned({&g, &w, &o})) {
     for (const ValuePtr *v : {&g, &w, &o})
       if ((*v)->layer != layer) {
-        error(at, "update-layer", "update of " + layerOf(layer) + " is given " + (*v)->describe());
+        errorWith(at, "update-layer", [&] { return "update of " + layerOf(layer) + " is given " + (*v)->describe(); });
         ok = false;
       }
     const IntSet &have = *g->batches;
     if (ok && !have.isPrefix(world_.model_.batches)) {
-      IntSet missing = IntSet::range(0, world_.model_.batches).minus(have);
-      std::string msg = "update of " + layerOf(layer) + " on rank " + std::to_string(id_) +
-                        " has gradients for micro-batches " + have.str();
-      if (!missing.empty())
-        msg += "; missing " + missing.str();
-      IntSet extra = have.minus(IntSet::range(0, world_.model_.batches));
-      if (!extra.empty())
-        msg += "; " + extra.str() + " are not micro-batches";
-      error(at, "update-missing-batches", msg);
+      errorWith(at, "update-missing-batches", [&] {
+        IntSet missing = IntSet::range(0, world_.model_.batches).minus(have);
+        std::string msg = "update of " + layerOf(layer) + " on rank " + std::to_string(id_) +
+                          " has gradients for micro-batches " + have.str();
+        if (!missing.empty())
+          msg += "; missing " + missing.str();
+        IntSet extra = have.minus(IntSet::range(0, world_.model_.batches));
+        if (!extra.empty())
+          msg += "; " + extra.str() + " are not micro-batches";
+        return msg;
+      });
       ok = false;
     }
     if (ok && g->total > 1 &&
@@ -471,31 +481,35 @@ std::pair<ValuePtr, ValuePtr> Rank::update(SourceRange at, int64_t layer, const 
          !slicesCover(*g->shards, g->total, *o->shards, o->total))) {
       bool weightCovered = slicesCover(*g->shards, g->total, *w->shards, w->total);
       const Value &uncovered = weightCovered ? *o : *w;
-      error(at, "update-shards",
-            "update of " + layerOf(layer) + " has the gradient of " + g->slices() + " for " +
-                (weightCovered ? "an optimizer state of " : "a weight of ") + uncovered.slices());
+      errorWith(at, "update-shards", [&] {
+        return "update of " + layerOf(layer) + " has the gradient of " + g->slices() + " for " +
+               (weightCovered ? "an optimizer state of " : "a weight of ") + uncovered.slices();
+      });
       ok = false;
     }
     if (ok && (!slicesCover(*w->shards, w->total, *o->shards, o->total) ||
                !slicesCover(*o->shards, o->total, *w->shards, w->total))) {
-      error(at, "update-opt-shards",
-            "update of " + layerOf(layer) + " has a weight of " + w->slices() + " but an optimizer state of " +
-                o->slices());
+      errorWith(at, "update-opt-shards", [&] {
+        return "update of " + layerOf(layer) + " has a weight of " + w->slices() + " but an optimizer state of " +
+               o->slices();
+      });
       ok = false;
     }
     if (ok && w->step != o->step) {
-      error(at, "update-steps",
-            "update of " + layerOf(layer) + " has a weight at step " + std::to_string(w->step) +
-                " but an optimizer state at step " + std::to_string(o->step));
+      errorWith(at, "update-steps", [&] {
+        return "update of " + layerOf(layer) + " has a weight at step " + std::to_string(w->step) +
+               " but an optimizer state at step " + std::to_string(o->step);
+      });
       ok = false;
     }
     if (ok) {
       auto it = updated_.find(layer);
       if (it != updated_.end() && it->second.total == w->total && !it->second.shards->intersect(*w->shards).empty()) {
-        error(at, "update-twice",
-              layerOf(layer) + " is updated twice on rank " + std::to_string(id_) + " (shards " +
-                  it->second.shards->intersect(*w->shards).str() + " of " + std::to_string(w->total) + ")",
-              {note(world_.site(it->second.at), "it is first updated here")});
+        errorWith(at, "update-twice", [&] {
+          return std::pair{layerOf(layer) + " is updated twice on rank " + std::to_string(id_) + " (shards " +
+                               it->second.shards->intersect(*w->shards).str() + " of " + std::to_string(w->total) + ")",
+                           std::vector<Diagnostic>{note(world_.site(it->second.at), "it is first updated here")}};
+        });
         ok = false;
       } else if (it == updated_.end()) {
         updated_.emplace_hint(it, layer, Updated{w->shards, w->total, world_.sites_.intern(at)});

@@ -36,6 +36,7 @@
 #include <set>
 #include <string>
 #include <tuple>
+#include <type_traits>
 #include <vector>
 
 namespace schedc::sim {
@@ -320,12 +321,21 @@ private:
   // partial sum. False (reported) if it is one.
   bool checkWhole(SourceRange at, const char *op, int64_t layer, const Value &v);
   void reportNotWhole(SourceRange at, const char *op, int64_t layer, const Value &v);
-  // error() with the message `message()` builds, out of line: the checks of every forward
-  // and backward keep no message temporaries in their frames.
+  // error() with the message `message()` builds (a string, or a string and its notes), out
+  // of line: the operations every rank runs keep no message temporaries in their frames,
+  // which are on its stack under every wait.
   template <class Message>
   [[gnu::noinline, gnu::cold]] void errorWith(SourceRange at, const char *code, Message message) {
-    error(at, code, message());
+    if constexpr (std::is_convertible_v<decltype(message()), std::string>) {
+      error(at, code, message());
+    } else {
+      auto [text, notes] = message();
+      error(at, code, std::move(text), std::move(notes));
+    }
   }
+  // A read or free of a slot that holds nothing: the error that says why.
+  [[gnu::noinline, gnu::cold]] void reportEmptySlot(uint32_t array, const SlotIndex &index, SourceRange at,
+                                                    bool freeing);
   bool checkPieces(SourceRange at, int64_t layer, int64_t piece, int64_t count, const char *what);
 
   World &world_;
