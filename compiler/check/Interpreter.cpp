@@ -283,7 +283,7 @@ protected:
 
 private:
   // Runs the statements of a block; false once the run is cancelled.
-  bool block(const ir::Block &b) {
+  [[gnu::noinline]] bool block(const ir::Block &b) {
     for (const ir::Stmt &s : b) {
       if (rank_.cancelled() || !rank_.step(s.range))
         return false;
@@ -352,23 +352,19 @@ private:
       rank_.overlap(at, Phase::End);
   }
 
+  // Runs a loop over its domain's elements, in order or reversed. The domain is evaluated and
+  // each iteration run out of line, so that the loop's frame, on a rank's stack once per level
+  // of nesting, keeps only the domain and the position in it.
   [[gnu::noinline]] void loop(const ir::ForStmt &f) {
-    SetValue d = eval(f.domain).set;
-    auto body = [&](int64_t v) {
-      // Each iteration counts toward the step limit, so even an empty body cannot spin forever.
-      if (rank_.cancelled() || !rank_.step(f.domain.range))
-        return false;
-      slots_[f.slot].i = v; // an integer slot: its set part is never read
-      return block(f.body);
-    };
+    SetValue d = domainOf(f);
     if (d.isRange) {
       if (!f.reversed) {
         for (int64_t v = d.lo; v < d.hi; ++v)
-          if (!body(v))
+          if (!iteration(f, v))
             return;
       } else {
         for (int64_t v = d.hi - 1; v >= d.lo; --v)
-          if (!body(v))
+          if (!iteration(f, v))
             return;
       }
       return;
@@ -376,13 +372,24 @@ private:
     const auto &e = d.elems->elements();
     if (!f.reversed) {
       for (int64_t v : e)
-        if (!body(v))
+        if (!iteration(f, v))
           return;
     } else {
       for (auto it = e.rbegin(); it != e.rend(); ++it)
-        if (!body(*it))
+        if (!iteration(f, *it))
           return;
     }
+  }
+
+  [[gnu::noinline]] SetValue domainOf(const ir::ForStmt &f) { return eval(f.domain).set; }
+
+  // One iteration with the loop variable `v`; false once the run stops.
+  [[gnu::noinline]] bool iteration(const ir::ForStmt &f, int64_t v) {
+    // Each iteration counts toward the step limit, so even an empty body cannot spin forever.
+    if (rank_.cancelled() || !rank_.step(f.domain.range))
+      return false;
+    slots_[f.slot].i = v; // an integer slot: its set part is never read
+    return block(f.body);
   }
 
   [[gnu::noinline]] void call(const ir::CallStmt &c) {
@@ -403,7 +410,7 @@ private:
     rank_.declareMesh(at, schedule_.axes, sizes, sizeAt);
   }
 
-  std::shared_ptr<const IntSet> group(const ir::Group &g) {
+  [[gnu::noinline]] std::shared_ptr<const IntSet> group(const ir::Group &g) {
     switch (g.kind) {
     case ir::Group::All: return rank_.allRanks();
     case ir::Group::Axis: return rank_.axisGroup(g.axis, g.range);
@@ -427,6 +434,9 @@ private:
     return std::move(operation(op).values[0]);
   }
 
+  // A set argument's elements (`input({0, 1})`), out of line: few operations take one.
+  [[gnu::noinline]] IntSet setArgument(const ir::Expr &e) { return materialize(eval(e).set, e.range); }
+
   // Runs an operation: its arguments in call order, then the sim backend's dispatch.
   sim::Results operation(const ir::Operation &op) {
     if (op.kind == ir::OpKind::Read)
@@ -437,7 +447,7 @@ private:
       sim::Operand &arg = operands.add();
       switch (params[i].kind) {
       case ParamKind::Int: arg.integer = evalLeafOrInt(op.exprAt(i)); break;
-      case ParamKind::Set: arg.set = materialize(eval(op.exprAt(i)).set, op.exprAt(i).range); break;
+      case ParamKind::Set: arg.set = setArgument(op.exprAt(i)); break;
       case ParamKind::Value: arg.value = value(op.valueAt(i)); break;
       case ParamKind::Group: arg.group = group(op.group); break;
       }

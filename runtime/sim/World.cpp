@@ -113,7 +113,7 @@ bool Rank::waitUntil(const std::function<bool()> &ready, Wait wait) {
   return !world_.cancelled_;
 }
 
-void Rank::stopAtLimit(SourceRange at) {
+void Rank::stopAtLimit(const SourceRange &at) {
   world_.stopAtLimit(at, world_.budget_.exceeded(), id_);
 }
 
