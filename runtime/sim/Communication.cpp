@@ -86,22 +86,25 @@ void World::combine(Collective &c, const IntSet &members, Rank &reporter, Source
     forged |= v->forged;
   }
   const Value &first = *c.inputs[0];
-  auto fail = [&](const char *code, std::string msg) {
-    reporter.error(at, code, std::move(msg));
+  // Reports `message()`, out of line: the words are put together only for a failure.
+  Failure fail = [&](const char *code, const Words &message) {
+    reporter.errorWith(at, code, message);
     poisoned = true;
   };
   for (size_t i = 1; i < n && !poisoned; ++i)
     if (c.inputs[i]->kind != first.kind)
-      fail("collective-kinds",
-           std::string(collectiveName(c.kind)) + " over " + groupName(members, reporter.model().ranks) + " combines " +
-               kindPlural(first.kind) + " (rank " + std::to_string(members.elements()[0]) + ") with " +
-               kindPlural(c.inputs[i]->kind) + " (rank " + std::to_string(members.elements()[i]) + ")");
+      fail("collective-kinds", [&] {
+        return std::string(collectiveName(c.kind)) + " over " + groupName(members, reporter.model().ranks) +
+               " combines " + kindPlural(first.kind) + " (rank " + std::to_string(members.elements()[0]) + ") with " +
+               kindPlural(c.inputs[i]->kind) + " (rank " + std::to_string(members.elements()[i]) + ")";
+      });
   if (first.kind == Kind::Activation || first.kind == Kind::ActGrad) {
     c.result = unitePieces(c, members, poisoned, fail);
     if (c.kind == CollectiveKind::ReduceScatter && !c.result.poisoned && c.result.split != Split::None) {
-      fail("collective-partials", "reducescatter of layer " + std::to_string(c.layer) +
-                                      " splits a sum of tensor-parallel parts " + c.result.shards->str() + " of " +
-                                      std::to_string(c.result.total) + " only; every part must be in it");
+      fail("collective-partials", [&] {
+        return "reducescatter of layer " + std::to_string(c.layer) + " splits a sum of tensor-parallel parts " +
+               c.result.shards->str() + " of " + std::to_string(c.result.total) + " only; every part must be in it";
+      });
       c.result.poisoned = true;
     }
     c.result.forged = forged;
@@ -117,22 +120,28 @@ void World::combine(Collective &c, const IntSet &members, Rank &reporter, Source
     auto who = [&] { return "rank " + std::to_string(members.elements()[i]); };
     if (c.kind == CollectiveKind::AllGather) {
       if (v.total != first.total || v.step != first.step)
-        fail("collective-shards", "allgather of layer " + std::to_string(c.layer) +
-                                      " combines weights of different shard counts or steps (" + who() + " has " +
-                                      v.describe() + ")");
+        fail("collective-shards", [&] {
+          return "allgather of layer " + std::to_string(c.layer) +
+                 " combines weights of different shard counts or steps (" + who() + " has " + v.describe() + ")";
+        });
       all.insert(all.end(), v.shards->elements().begin(), v.shards->elements().end());
     } else {
       if (v.total != first.total || *v.shards != *first.shards)
-        fail("collective-shards", std::string(op) + " of layer " + std::to_string(c.layer) +
-                                      " sums gradients of different shards (" + who() + " has " + v.describe() + ")");
+        fail("collective-shards", [&] {
+          return std::string(op) + " of layer " + std::to_string(c.layer) + " sums gradients of different shards (" +
+                 who() + " has " + v.describe() + ")";
+        });
       else if (c.kind == CollectiveKind::ReduceScatter && v.split == Split::Part &&
                singleSlice(*v.shards, v.total).first < 0)
-        fail("collective-shards", "reducescatter of layer " + std::to_string(c.layer) +
-                                      " needs the gradient of one whole tensor-parallel part, but " + who() + " has " +
-                                      v.describe());
+        fail("collective-shards", [&] {
+          return "reducescatter of layer " + std::to_string(c.layer) +
+                 " needs the gradient of one whole tensor-parallel part, but " + who() + " has " + v.describe();
+        });
       else if (c.kind == CollectiveKind::ReduceScatter && v.split != Split::Part && !v.complete())
-        fail("collective-shards", "reducescatter of layer " + std::to_string(c.layer) +
-                                      " needs complete gradients, but " + who() + " has " + v.describe());
+        fail("collective-shards", [&] {
+          return "reducescatter of layer " + std::to_string(c.layer) + " needs complete gradients, but " + who() +
+                 " has " + v.describe();
+        });
       all.insert(all.end(), v.batches->elements().begin(), v.batches->elements().end());
     }
     owner.resize(all.size(), members.elements()[i]);
@@ -152,14 +161,16 @@ void World::combine(Collective &c, const IntSet &members, Rank &reporter, Source
           secondOwner = std::max(owner[order[i]], owner[order[i - 1]]);
       }
     if (!twice.empty()) {
-      std::string dup = IntSet(twice).str();
       if (c.kind == CollectiveKind::AllGather)
-        fail("collective-overlap",
-             "allgather of layer " + std::to_string(c.layer) + " receives shards " + dup + " from more than one rank");
+        fail("collective-overlap", [&] {
+          return "allgather of layer " + std::to_string(c.layer) + " receives shards " + IntSet(twice).str() +
+                 " from more than one rank";
+        });
       else
-        fail("collective-overlap", std::string(op) + " of layer " + std::to_string(c.layer) +
-                                       " sums the gradient of micro-batches " + dup + " more than once (rank " +
-                                       std::to_string(secondOwner) + " has it too)");
+        fail("collective-overlap", [&] {
+          return std::string(op) + " of layer " + std::to_string(c.layer) + " sums the gradient of micro-batches " +
+                 IntSet(twice).str() + " more than once (rank " + std::to_string(secondOwner) + " has it too)";
+        });
     }
     united = IntSet(std::move(all));
   }
@@ -188,22 +199,27 @@ void World::combine(Collective &c, const IntSet &members, Rank &reporter, Source
 // micro-batches): tensor-parallel partial sums summed (all-reduce, reduce-scatter) or
 // sequence shards gathered (all-gather). Each piece must come in once; the result holds
 // the pieces united, and is whole once all are in.
-Value World::unitePieces(const Collective &c, const IntSet &members, bool poisoned,
-                         const std::function<void(const char *, std::string)> &fail) {
+Value World::unitePieces(const Collective &c, const IntSet &members, bool poisoned, const Failure &fail) {
   const Value &first = *c.inputs[0];
   bool gather = c.kind == CollectiveKind::AllGather;
-  std::string op = gather ? "allgather" : c.kind == CollectiveKind::AllReduce ? "allreduce" : "reducescatter";
-  std::string prefix = op + " of layer " + std::to_string(c.layer);
+  auto prefix = [&] {
+    return std::string(gather                                ? "allgather"
+                       : c.kind == CollectiveKind::AllReduce ? "allreduce"
+                                                             : "reducescatter") +
+           " of layer " + std::to_string(c.layer);
+  };
   const char *code = gather ? "collective-sequence" : "collective-partials";
   std::vector<int64_t> pieces;
   for (size_t i = 0; i < c.inputs.size() && !poisoned; ++i) {
     const Value &v = *c.inputs[i];
     if (v.total != first.total || *v.batches != *first.batches) {
-      fail(code, prefix +
-                     (gather ? " gathers sequence shards of different micro-batches or shard counts (rank "
-                             : " sums partial sums of different micro-batches or part counts (rank ") +
-                     std::to_string(members.elements()[i]) + " has " + v.describe() + ", rank " +
-                     std::to_string(members.elements()[0]) + " " + first.describe() + ")");
+      fail(code, [&] {
+        return prefix() +
+               (gather ? " gathers sequence shards of different micro-batches or shard counts (rank "
+                       : " sums partial sums of different micro-batches or part counts (rank ") +
+               std::to_string(members.elements()[i]) + " has " + v.describe() + ", rank " +
+               std::to_string(members.elements()[0]) + " " + first.describe() + ")";
+      });
       poisoned = true;
     }
     pieces.insert(pieces.end(), v.shards->elements().begin(), v.shards->elements().end());
@@ -214,9 +230,11 @@ Value World::unitePieces(const Collective &c, const IntSet &members, bool poison
     return out;
   std::sort(pieces.begin(), pieces.end());
   if (auto twice = std::adjacent_find(pieces.begin(), pieces.end()); twice != pieces.end()) {
-    std::string piece = std::to_string(*twice) + " of " + std::to_string(first.total);
-    fail(code, prefix + (gather ? " receives sequence shard " + piece + " from more than one rank"
-                                : " adds tensor-parallel part " + piece + " more than once"));
+    fail(code, [&] {
+      std::string piece = std::to_string(*twice) + " of " + std::to_string(first.total);
+      return prefix() + (gather ? " receives sequence shard " + piece + " from more than one rank"
+                                : " adds tensor-parallel part " + piece + " more than once");
+    });
     out.poisoned = true;
     return out;
   }
@@ -260,6 +278,16 @@ void World::matchCalls(Collective &c, const IntSet &members, Rank &reporter) {
     bool otherCall = c.kinds[i] != c.kind;
     if (!otherCall && (c.inputs[i]->poisoned || c.inputs[0]->poisoned || c.inputs[i]->layer == c.layer))
       continue; // matches (the words of a mismatch are put together only for one)
+    reportMismatch(c, members, reporter, i);
+    c.mismatched = true;
+    return;
+  }
+}
+
+void World::reportMismatch(const Collective &c, const IntSet &members, Rank &reporter, size_t i) {
+  const auto &ranks = members.elements();
+  bool otherCall = c.kinds[i] != c.kind;
+  {
     std::string where = groupName(members, reporter.model().ranks);
     std::string me = "rank " + std::to_string(ranks[i]), first = "rank " + std::to_string(ranks[0]);
     if (otherCall) {
@@ -274,8 +302,6 @@ void World::matchCalls(Collective &c, const IntSet &members, Rank &reporter) {
                      {note(c.at[0], first + "'s " + collectiveName(c.kind) + " of layer " + std::to_string(c.layer) +
                                         " is here")});
     }
-    c.mismatched = true;
-    return;
   }
 }
 

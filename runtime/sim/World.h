@@ -484,9 +484,15 @@ private:
   void checkFinalModel();
   Group &groupFor(const std::shared_ptr<const IntSet> &members);
   static void combine(Collective &c, const IntSet &members, Rank &reporter, SourceRange at);
-  static Value unitePieces(const Collective &c, const IntSet &members, bool poisoned,
-                           const std::function<void(const char *, std::string)> &fail);
+  // How combine and unitePieces report a problem: a code and the words, put together only
+  // when called (Rank::errorWith).
+  using Words = std::function<std::string()>;
+  using Failure = std::function<void(const char *, const Words &)>;
+  static Value unitePieces(const Collective &c, const IntSet &members, bool poisoned, const Failure &fail);
   static void matchCalls(Collective &c, const IntSet &members, Rank &reporter);
+  // Reports member `position`'s call as not matching the lowest member's.
+  [[gnu::noinline, gnu::cold]] static void reportMismatch(const Collective &c, const IntSet &members, Rank &reporter,
+                                                          size_t position);
 
   Model model_;
   std::vector<ArrayInfo> arrays_;
