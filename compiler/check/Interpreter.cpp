@@ -328,7 +328,7 @@ private:
     if (rank_.cancelled())
       return;
     for (size_t i = 0; i < x.targets.size(); ++i)
-      rank_.store(x.targets[i].array, indices(x.targets[i]), results.values[i], x.targets[i].range);
+      rank_.store(x.targets[i].array, indices(x.targets[i]), std::move(results.values[i]), x.targets[i].range);
   }
 
   [[gnu::noinline]] void let(const ir::LetStmt &x) { slots_[x.slot] = eval(x.value); }
