@@ -352,11 +352,11 @@ private:
       rank_.overlap(at, Phase::End);
   }
 
-  // Runs a loop over its domain's elements, in order or reversed. The domain is evaluated and
-  // each iteration run out of line, so that the loop's frame, on a rank's stack once per level
-  // of nesting, keeps only the domain and the position in it.
+  // Runs a loop over its domain's elements, in order or reversed. Each iteration runs out of
+  // line, so that the loop's frame, on a rank's stack once per level of nesting, keeps only the
+  // domain and the position in it.
   [[gnu::noinline]] void loop(const ir::ForStmt &f) {
-    SetValue d = domainOf(f);
+    SetValue d = eval(f.domain).set;
     if (d.isRange) {
       if (!f.reversed) {
         for (int64_t v = d.lo; v < d.hi; ++v)
@@ -380,8 +380,6 @@ private:
           return;
     }
   }
-
-  [[gnu::noinline]] SetValue domainOf(const ir::ForStmt &f) { return eval(f.domain).set; }
 
   // One iteration with the loop variable `v`; false once the run stops.
   [[gnu::noinline]] bool iteration(const ir::ForStmt &f, int64_t v) {

@@ -36,21 +36,17 @@ int16_t tensorParts(const Value &w) {
 cost::Producers Rank::logEvent(const cost::Work &work, std::shared_ptr<const IntSet> batches, SourceRange at,
                                cost::Producers after, const cost::AlsoWaits &also, int32_t flow) {
   auto index = static_cast<int64_t>(figures_.events);
-  if (pair_) // placed with the rest of the pair when it closes
-    return logInPair(work, std::move(batches), at, after, flow);
+  if (pair_) { // placed with the rest of the pair when it closes
+    index += static_cast<int64_t>(pair_->events.size());
+    pair_->events.push_back(
+        {{work, after, pair_->second}, std::move(batches), world_.sites_.intern(at), flow, heldNow()});
+    return cost::Producers::of(cost::streamOfClass(work.kind), index);
+  }
   cost::Placed placed = clock_.place(work, after, also);
   HeldSample held = heldNow();
   addToFigures(work, placed, held);
   keepEvent(work, placed, held, std::move(batches), world_.sites_.intern(at), flow);
   memory::useHugePagesOnceLarge();
-  return cost::Producers::of(cost::streamOfClass(work.kind), index);
-}
-
-cost::Producers Rank::logInPair(const cost::Work &work, std::shared_ptr<const IntSet> batches, SourceRange at,
-                                cost::Producers after, int32_t flow) {
-  auto index = static_cast<int64_t>(figures_.events + pair_->events.size());
-  pair_->events.push_back(
-      {{work, after, pair_->second}, std::move(batches), world_.sites_.intern(at), flow, heldNow()});
   return cost::Producers::of(cost::streamOfClass(work.kind), index);
 }
 
@@ -360,21 +356,17 @@ ValuePtr Rank::forward(SourceRange at, int64_t layer, const ValuePtr &a, const V
   bool ok = checkLayer(at, "forward", layer);
   if (ok && !anyPoisoned({&a, &w}))
     ok = checkComputeInputs(at, "forward", layer, *a, *w);
-  return forwardResult(layer, *a, *w, !ok || a->poisoned || w->poisoned, made);
-}
-
-ValuePtr Rank::forwardResult(int64_t layer, const Value &a, const Value &w, bool poisoned, cost::Producers made) const {
   Value out;
   out.kind = Kind::Activation;
   out.layer = layer + 1;
   out.shards = emptySet();
-  if (w.split == Split::Part) { // a part of the layer makes its part of the sum
+  if (w->split == Split::Part) { // a part of the layer makes its part of the sum
     out.split = Split::PartialSum;
-    out.shards = w.shards;
-    out.total = w.total;
+    out.shards = w->shards;
+    out.total = w->total;
   }
-  out.batches = a.batches;
-  out.poisoned = poisoned;
+  out.batches = a->batches;
+  out.poisoned = !ok || a->poisoned || w->poisoned;
   out.made = made;
   return makeValue(std::move(out));
 }
@@ -409,36 +401,32 @@ std::pair<ValuePtr, ValuePtr> Rank::backward(SourceRange at, int64_t layer, cons
       ok = false;
     }
   }
-  return backwardResults(layer, *a, *g, *w, !ok || a->poisoned || g->poisoned || w->poisoned, made);
-}
-
-std::pair<ValuePtr, ValuePtr> Rank::backwardResults(int64_t layer, const Value &a, const Value &g, const Value &w,
-                                                    bool poisoned, cost::Producers made) const {
+  bool poisoned = !ok || a->poisoned || g->poisoned || w->poisoned;
   Value gw;
   gw.kind = Kind::WeightGrad;
   gw.layer = layer;
-  gw.batches = a.batches;
+  gw.batches = a->batches;
   gw.shards = singleSet(0);
   gw.total = 1;
-  if (w.split == Split::Part) { // the gradient of the part's weights, and its share of the input's
+  if (w->split == Split::Part) { // the gradient of the part's weights, and its share of the input's
     gw.split = Split::Part;
-    gw.shards = w.shards;
-    gw.total = w.total;
+    gw.shards = w->shards;
+    gw.total = w->total;
   }
-  gw.forged = g.forged;
+  gw.forged = g->forged;
   gw.poisoned = poisoned;
   gw.made = made;
   Value ga;
   ga.kind = Kind::ActGrad;
   ga.layer = layer - 1;
-  ga.batches = a.batches;
+  ga.batches = a->batches;
   ga.shards = emptySet();
-  if (w.split == Split::Part) {
+  if (w->split == Split::Part) {
     ga.split = Split::PartialSum;
-    ga.shards = w.shards;
-    ga.total = w.total;
+    ga.shards = w->shards;
+    ga.total = w->total;
   }
-  ga.forged = g.forged;
+  ga.forged = g->forged;
   ga.poisoned = poisoned;
   ga.made = gw.made;
   return {makeValue(std::move(gw)), makeValue(std::move(ga))};
@@ -535,20 +523,16 @@ std::pair<ValuePtr, ValuePtr> Rank::update(SourceRange at, int64_t layer, const 
                                    .updatedLayer = static_cast<int32_t>(layer),
                                    .volume = w->memory().asDouble()},
                                   nullptr, at, merge(merge(g->made, w->made), o->made));
-  return updateResults(layer, *g, *w, *o, !ok || g->poisoned || w->poisoned || o->poisoned, made);
-}
-
-std::pair<ValuePtr, ValuePtr> Rank::updateResults(int64_t layer, const Value &g, const Value &w, const Value &o,
-                                                  bool poisoned, cost::Producers made) const {
-  Value nw = w;
+  bool poisoned = !ok || g->poisoned || w->poisoned || o->poisoned;
+  Value nw = *w;
   nw.layer = layer; // a failed update still belongs to the layer it meant to update
-  nw.step = w.step + 1;
-  nw.forged = g.forged || w.forged;
+  nw.step = w->step + 1;
+  nw.forged = g->forged || w->forged;
   nw.poisoned = poisoned;
   nw.made = made;
-  Value no = o;
+  Value no = *o;
   no.layer = layer;
-  no.step = o.step + 1;
+  no.step = o->step + 1;
   no.forged = nw.forged;
   no.poisoned = poisoned;
   no.made = nw.made;

@@ -296,9 +296,6 @@ private:
   // the memory held now, and places it in time; returns what waits for its results.
   cost::Producers logEvent(const cost::Work &work, std::shared_ptr<const IntSet> batches, SourceRange at,
                            cost::Producers after = {}, const cost::AlsoWaits &also = {}, int32_t flow = -1);
-  // logEvent's case inside an `overlap` pair, out of line: the event waits for the pair's end.
-  [[gnu::noinline]] cost::Producers logInPair(const cost::Work &work, std::shared_ptr<const IntSet> batches,
-                                              SourceRange at, cost::Producers after, int32_t flow);
   // Counts the event in the rank's figures, with what the rank held when it was logged.
   void addToFigures(const cost::Work &work, const cost::Placed &placed, const HeldSample &held);
   // Records a placed event (Options::keepEvents, measured payloads).
@@ -336,16 +333,6 @@ private:
       error(at, code, std::move(text), std::move(notes));
     }
   }
-  // The values a forward, a backward and an update make, out of line: their Value locals are
-  // not in the operations' frames, which are on the stack while they log their events.
-  [[gnu::noinline]] ValuePtr forwardResult(int64_t layer, const Value &input, const Value &weight, bool poisoned,
-                                           cost::Producers made) const;
-  [[gnu::noinline]] std::pair<ValuePtr, ValuePtr> backwardResults(int64_t layer, const Value &input, const Value &grad,
-                                                                  const Value &weight, bool poisoned,
-                                                                  cost::Producers made) const;
-  [[gnu::noinline]] std::pair<ValuePtr, ValuePtr> updateResults(int64_t layer, const Value &grad, const Value &weight,
-                                                                const Value &opt, bool poisoned,
-                                                                cost::Producers made) const;
   // A read or free of a slot that holds nothing: the error that says why.
   [[gnu::noinline, gnu::cold]] void reportEmptySlot(uint32_t array, const SlotIndex &index, SourceRange at,
                                                     bool freeing);
