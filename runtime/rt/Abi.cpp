@@ -41,7 +41,7 @@ schedc_set RankContext::newSet(SetEntry e) {
 }
 
 // The elements of a set, built on demand within the size limit (`at` locates the set).
-const sim::IntSet &RankContext::elements(schedc_set h, SourceRange at) {
+const std::shared_ptr<const sim::IntSet> &RankContext::frozen(schedc_set h, SourceRange at) {
   SetEntry &e = set(h);
   if (!e.frozen) {
     if (e.isRange) {
@@ -56,7 +56,7 @@ const sim::IntSet &RankContext::elements(schedc_set h, SourceRange at) {
       e.frozen = std::make_shared<const sim::IntSet>(e.building);
     }
   }
-  return *e.frozen;
+  return e.frozen;
 }
 
 void RankContext::tooLarge(int64_t n, SourceRange at) {
@@ -87,10 +87,9 @@ std::shared_ptr<const sim::IntSet> RankContext::group(const schedc_operand &g) {
   case SCHEDC_GROUP_AXIS: return rank->axisGroup(static_cast<size_t>(g.value), at(g.loc));
   case SCHEDC_GROUP_RANKS: {
     const SetEntry &e = set(g.value);
-    if (e.isRange && !e.frozen && e.hi - e.lo <= kMaxSetSize) // `group = a..b`: shared as the interpreter does
+    if (e.isRange && e.hi - e.lo <= kMaxSetSize) // `group = a..b`: the run's one set of those ranks
       return rank->rangeGroup(e.lo, e.hi);
-    elements(g.value, at(g.loc)); // freezes it (or reports its size)
-    return set(g.value).frozen;
+    return frozen(g.value, at(g.loc));
   }
   }
   SCHEDC_UNREACHABLE("a group of no kind");

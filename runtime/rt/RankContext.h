@@ -52,7 +52,9 @@ struct RankContext {
   schedc_value keep(sim::ValuePtr v);
   schedc_set newSet(SetEntry e);
   SetEntry &set(schedc_set h) { return sets[static_cast<size_t>(h - 1)]; }
-  const sim::IntSet &elements(schedc_set h, SourceRange at);
+  const sim::IntSet &elements(schedc_set h, SourceRange at) { return *frozen(h, at); }
+  // The same, shared: made once per set, on its first use.
+  const std::shared_ptr<const sim::IntSet> &frozen(schedc_set h, SourceRange at);
   void tooLarge(int64_t n, SourceRange at);
   // Seconds on a steady clock.
   static double now();

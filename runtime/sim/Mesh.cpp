@@ -69,13 +69,16 @@ std::shared_ptr<const IntSet> Rank::axisGroup(size_t axis, SourceRange at) {
     return world_.allRanks();
   std::shared_ptr<const IntSet> &cached = axisGroups_[axis];
   if (!cached)
-    cached =
-        world_.axisGroup(axis, id_ - axisCoord(axis, at) * meshStrides_[axis], meshSizes_[axis], meshStrides_[axis]);
+    cached = world_.groupSet(id_ - axisCoord(axis, at) * meshStrides_[axis], meshSizes_[axis], meshStrides_[axis]);
   return cached;
 }
 
-std::shared_ptr<const IntSet> World::axisGroup(size_t axis, int64_t first, int64_t size, int64_t stride) {
-  std::shared_ptr<const IntSet> &group = axisGroups_[{axis, first, size, stride}];
+std::shared_ptr<const IntSet> Rank::rangeGroup(int64_t lo, int64_t hi) {
+  return world_.groupSet(lo, std::max<int64_t>(0, hi - lo), 1);
+}
+
+std::shared_ptr<const IntSet> World::groupSet(int64_t first, int64_t size, int64_t stride) {
+  std::shared_ptr<const IntSet> &group = groupSets_[{first, size, stride}];
   if (!group) {
     std::vector<int64_t> members;
     for (int64_t k = 0; k < size; ++k)
@@ -83,15 +86,6 @@ std::shared_ptr<const IntSet> World::axisGroup(size_t axis, int64_t first, int64
     group = std::make_shared<const IntSet>(std::move(members));
   }
   return group;
-}
-
-std::shared_ptr<const IntSet> Rank::rangeGroup(int64_t lo, int64_t hi) {
-  const std::shared_ptr<const IntSet> &last = lastRangeGroup_;
-  if (hi > lo && last && !last->empty() && last->min() == lo && last->max() == hi - 1 &&
-      static_cast<int64_t>(last->size()) == hi - lo)
-    return last;
-  lastRangeGroup_ = std::make_shared<const IntSet>(IntSet::range(lo, hi));
-  return lastRangeGroup_;
 }
 
 const std::shared_ptr<const IntSet> &Rank::allRanks() const {

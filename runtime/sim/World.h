@@ -249,9 +249,8 @@ public:
   std::shared_ptr<const IntSet> axisGroup(size_t axis, SourceRange at);
   // Every rank: the default group of collectives.
   const std::shared_ptr<const IntSet> &allRanks() const;
-  // Ranks lo .. hi - 1 as a group (`group = a..b`; the caller bounds its size). The rank keeps
-  // the last one it made: a collective over the same range again (a tensor-parallel group, at
-  // every layer and micro-batch) shares it instead of building the set anew.
+  // Ranks lo .. hi - 1 as a group (`group = a..b`; the caller bounds its size), the run's one
+  // set of them (World::groupSet).
   std::shared_ptr<const IntSet> rangeGroup(int64_t lo, int64_t hi);
 
   // ---- Errors and control ----
@@ -369,7 +368,6 @@ private:
   std::vector<int64_t> meshSizes_, meshStrides_;
   std::vector<std::string> meshNames_;
   std::vector<std::shared_ptr<const IntSet>> axisGroups_;
-  std::shared_ptr<const IntSet> lastRangeGroup_; // rangeGroup's
 };
 
 class World {
@@ -493,11 +491,12 @@ private:
   std::map<std::pair<std::string, std::tuple<uint32_t, uint32_t, uint32_t>>, size_t> diagIndex_;
   std::unique_ptr<Group> allGroup_;
   std::map<std::vector<int64_t>, std::unique_ptr<Group>> groups_;
-  // Mesh axis groups by (axis, first member, size, stride), one set for all their members
-  // (Rank::axisGroup): 16 384 ranks of stdlib hybrid each kept its own copy of its 1024-rank
-  // data-parallel group (128 MiB).
-  std::shared_ptr<const IntSet> axisGroup(size_t axis, int64_t first, int64_t size, int64_t stride);
-  std::map<std::tuple<size_t, int64_t, int64_t, int64_t>, std::shared_ptr<const IntSet>> axisGroups_;
+  // The ranks first, first + stride, ... (`size` of them): one set for every rank that names
+  // them, as a mesh axis (Rank::axisGroup) or a range (Rank::rangeGroup). 16 384 ranks of
+  // stdlib hybrid each kept their own copy of their 1024-rank data-parallel group (128 MiB),
+  // and World::groupFor compared copies element by element; a shared set it finds by pointer.
+  std::shared_ptr<const IntSet> groupSet(int64_t first, int64_t size, int64_t stride);
+  std::map<std::tuple<int64_t, int64_t, int64_t>, std::shared_ptr<const IntSet>> groupSets_;
   // The group last found for each (first member, size), tried before groups_: a rank calls
   // its few groups again and again (Megatron's mesh on 16 384 ranks has 2 176 of them).
   static constexpr size_t kRecentGroups = 1024;
