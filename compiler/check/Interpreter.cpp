@@ -428,9 +428,10 @@ private:
   // building a Results.
   ValuePtr value(const ir::Operation &op) {
     if (op.kind == ir::OpKind::Read)
-      return rank_.read(op.ref.array, indices(op.ref), op.ref.range);
+      return read(op.ref);
     return std::move(operation(op).values[0]);
   }
+  ValuePtr read(const ir::StorageRef &r) { return rank_.read(r.array, indices(r), r.range); }
 
   // A set argument's elements (`input({0, 1})`), out of line: few operations take one.
   [[gnu::noinline]] IntSet setArgument(const ir::Expr &e) { return materialize(eval(e).set, e.range); }
@@ -438,7 +439,7 @@ private:
   // Runs an operation: its arguments in call order, then the sim backend's dispatch.
   sim::Results operation(const ir::Operation &op) {
     if (op.kind == ir::OpKind::Read)
-      return sim::Results::one(rank_.read(op.ref.array, indices(op.ref), op.ref.range));
+      return sim::Results::one(read(op.ref));
     sim::Operands operands;
     std::span<const ParamInfo> params = opInfo(op.kind).params;
     for (size_t i = 0; i < params.size(); ++i) {

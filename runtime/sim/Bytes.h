@@ -88,13 +88,12 @@ struct ByteModel {
   // transformer's name instead of hidden and tokens).
   std::string describe() const;
 
+private:
   // The share of an activation a value holds: its sequence shards of the sequence (sequence
   // parallelism), or all of it.
   static double sequenceShare(const Value &v) {
     return v.split == Split::Sequence ? static_cast<double>(v.shards->size()) / static_cast<double>(v.total) : 1;
   }
-
-private:
   double transformerBytes(const Value &v, int64_t layerParts) const;
 };
 

@@ -287,21 +287,19 @@ void World::matchCalls(Collective &c, const IntSet &members, Rank &reporter) {
 void World::reportMismatch(const Collective &c, const IntSet &members, Rank &reporter, size_t i) {
   const auto &ranks = members.elements();
   bool otherCall = c.kinds[i] != c.kind;
-  {
-    std::string where = groupName(members, reporter.model().ranks);
-    std::string me = "rank " + std::to_string(ranks[i]), first = "rank " + std::to_string(ranks[0]);
-    if (otherCall) {
-      reporter.error(c.at[i], "collective-mismatch",
-                     me + " calls " + collectiveName(c.kinds[i]) + " over " + where + " where " + first + " calls " +
-                         collectiveName(c.kind),
-                     {note(c.at[0], first + " calls " + collectiveName(c.kind) + " here")});
-    } else {
-      reporter.error(c.at[i], "collective-mismatch",
-                     me + " calls " + collectiveName(c.kind) + " of layer " + std::to_string(c.inputs[i]->layer) +
-                         " over " + where + " where " + first + " calls it for layer " + std::to_string(c.layer),
-                     {note(c.at[0], first + "'s " + collectiveName(c.kind) + " of layer " + std::to_string(c.layer) +
-                                        " is here")});
-    }
+  std::string where = groupName(members, reporter.model().ranks);
+  std::string me = "rank " + std::to_string(ranks[i]), first = "rank " + std::to_string(ranks[0]);
+  if (otherCall) {
+    reporter.error(c.at[i], "collective-mismatch",
+                   me + " calls " + collectiveName(c.kinds[i]) + " over " + where + " where " + first + " calls " +
+                       collectiveName(c.kind),
+                   {note(c.at[0], first + " calls " + collectiveName(c.kind) + " here")});
+  } else {
+    reporter.error(
+        c.at[i], "collective-mismatch",
+        me + " calls " + collectiveName(c.kind) + " of layer " + std::to_string(c.inputs[i]->layer) + " over " + where +
+            " where " + first + " calls it for layer " + std::to_string(c.layer),
+        {note(c.at[0], first + "'s " + collectiveName(c.kind) + " of layer " + std::to_string(c.layer) + " is here")});
   }
 }
 

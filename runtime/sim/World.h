@@ -319,7 +319,8 @@ private:
   // An activation or activation gradient `op` uses must be whole: not a tensor-parallel
   // partial sum. False (reported) if it is one.
   bool checkWhole(SourceRange at, const char *op, int64_t layer, const Value &v);
-  void reportNotWhole(SourceRange at, const char *op, int64_t layer, const Value &v);
+  // checkWhole's report, out of line.
+  [[gnu::noinline, gnu::cold]] void reportNotWhole(SourceRange at, const char *op, int64_t layer, const Value &v);
   // error() with the message `message()` builds (a string, or a string and its notes), out
   // of line: the operations every rank runs keep no message temporaries in their frames,
   // which are on its stack under every wait.
