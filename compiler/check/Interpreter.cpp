@@ -14,13 +14,15 @@ namespace schedc::check {
 namespace {
 
 using sim::IntSet;
+using sim::makeSet;
+using sim::SetPtr;
 using sim::ValuePtr;
 
 // A set at run time: a half-open range, or explicit elements.
 struct SetValue {
   bool isRange = true;
   int64_t lo = 0, hi = 0;
-  std::shared_ptr<const IntSet> elems;
+  SetPtr elems;
 
   int64_t size() const { return isRange ? std::max<int64_t>(0, hi - lo) : static_cast<int64_t>(elems->size()); }
   bool contains(int64_t v) const { return isRange ? v >= lo && v < hi : elems->contains(v); }
@@ -188,7 +190,7 @@ public:
     }
     RtValue v;
     v.set.isRange = false;
-    v.set.elems = std::make_shared<const IntSet>(std::move(elems));
+    v.set.elems = makeSet(std::move(elems));
     return v;
   }
 
@@ -215,7 +217,7 @@ protected:
     fail(at, "this set has " + std::to_string(n) + " elements, more than the limit of " + std::to_string(kMaxSetSize));
     RtValue v;
     v.set.isRange = false;
-    v.set.elems = std::make_shared<const IntSet>();
+    v.set.elems = makeSet();
     return v;
   }
 
@@ -408,7 +410,7 @@ private:
     rank_.declareMesh(at, schedule_.axes, sizes, sizeAt);
   }
 
-  [[gnu::noinline]] std::shared_ptr<const IntSet> group(const ir::Group &g) {
+  [[gnu::noinline]] SetPtr group(const ir::Group &g) {
     switch (g.kind) {
     case ir::Group::All: return rank_.allRanks();
     case ir::Group::Axis: return rank_.axisGroup(g.axis, g.range);
@@ -418,7 +420,7 @@ private:
         return s.elems; // already a shared set
       if (s.size() <= kMaxSetSize)
         return rank_.rangeGroup(s.lo, s.hi);
-      return std::make_shared<const IntSet>(materialize(s, g.range)); // reports the size
+      return makeSet(materialize(s, g.range)); // reports the size
     }
     }
     SCHEDC_UNREACHABLE("a group of no kind");

@@ -77,14 +77,14 @@ private:
   // rank whose FSDP collectives use two groups is a problem.
   void findRows() {
     int64_t ranks = world_.model().ranks;
-    std::vector<std::shared_ptr<const sim::IntSet>> groupOf(static_cast<size_t>(ranks));
+    std::vector<sim::SetPtr> groupOf(static_cast<size_t>(ranks));
     bool fsdp = false;
     for (int64_t r = 0; r < ranks; ++r)
       for (const sim::CollectiveCall &c : world_.rank(r).collectiveCalls()) {
         if (!isFsdp(c))
           continue;
         fsdp = true;
-        std::shared_ptr<const sim::IntSet> &group = groupOf[static_cast<size_t>(r)];
+        sim::SetPtr &group = groupOf[static_cast<size_t>(r)];
         if (!group)
           group = c.group;
         else if (*group != *c.group)

@@ -17,23 +17,25 @@ namespace schedc::backend {
 // A copy of `meta` carrying `data`, which takes `bytes` (from which memory is measured).
 template <class T> sim::ValuePtr attach(const sim::ValuePtr &meta, std::shared_ptr<const T> data, int64_t bytes) {
   sim::Value v = *meta;
-  v.payload = std::move(data);
-  v.payloadBytes = bytes;
+  auto payload = new sim::Payload;
+  payload->data = std::move(data);
+  payload->bytes = bytes;
+  v.payload = payload;
   return sim::makeValue(std::move(v));
 }
 
 // The data of `v` in its shape, or null (no value, no data, or another kind).
 template <class Flat> const Flat *flatOf(const sim::ValuePtr &v) {
   return v && v->payload && (v->kind == sim::Kind::Weight || v->kind == sim::Kind::WeightGrad)
-             ? static_cast<const Flat *>(v->payload.get())
+             ? static_cast<const Flat *>(v->payload->data.get())
              : nullptr;
 }
 template <class Opt> const Opt *optOf(const sim::ValuePtr &v) {
-  return v && v->payload && v->kind == sim::Kind::OptState ? static_cast<const Opt *>(v->payload.get()) : nullptr;
+  return v && v->payload && v->kind == sim::Kind::OptState ? static_cast<const Opt *>(v->payload->data.get()) : nullptr;
 }
 template <class Rows> const Rows *rowsOf(const sim::ValuePtr &v) {
   return v && v->payload && (v->kind == sim::Kind::Activation || v->kind == sim::Kind::ActGrad)
-             ? static_cast<const Rows *>(v->payload.get())
+             ? static_cast<const Rows *>(v->payload->data.get())
              : nullptr;
 }
 

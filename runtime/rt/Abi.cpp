@@ -41,19 +41,19 @@ schedc_set RankContext::newSet(SetEntry e) {
 }
 
 // The elements of a set, built on demand within the size limit (`at` locates the set).
-const std::shared_ptr<const sim::IntSet> &RankContext::frozen(schedc_set h, SourceRange at) {
+const sim::SetPtr &RankContext::frozen(schedc_set h, SourceRange at) {
   SetEntry &e = set(h);
   if (!e.frozen) {
     if (e.isRange) {
       int64_t n = std::max<int64_t>(0, e.hi - e.lo);
       if (n > kMaxSetSize) {
         tooLarge(n, at);
-        e.frozen = std::make_shared<const sim::IntSet>();
+        e.frozen = sim::makeSet();
       } else {
-        e.frozen = std::make_shared<const sim::IntSet>(sim::IntSet::range(e.lo, e.hi));
+        e.frozen = sim::makeSet(sim::IntSet::range(e.lo, e.hi));
       }
     } else {
-      e.frozen = std::make_shared<const sim::IntSet>(e.building);
+      e.frozen = sim::makeSet(e.building);
     }
   }
   return e.frozen;
@@ -81,7 +81,7 @@ sim::Operands RankContext::operands(OpKind op, const schedc_operand *args) {
   return out;
 }
 
-std::shared_ptr<const sim::IntSet> RankContext::group(const schedc_operand &g) {
+sim::SetPtr RankContext::group(const schedc_operand &g) {
   switch (g.group) {
   case SCHEDC_GROUP_ALL: return rank->allRanks();
   case SCHEDC_GROUP_AXIS: return rank->axisGroup(static_cast<size_t>(g.value), at(g.loc));

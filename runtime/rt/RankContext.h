@@ -38,8 +38,8 @@ struct RankContext {
   struct SetEntry {
     bool isRange = false;
     int64_t lo = 0, hi = 0;
-    std::vector<int64_t> building;             // explicit elements as added
-    std::shared_ptr<const sim::IntSet> frozen; // the elements, once used
+    std::vector<int64_t> building; // explicit elements as added
+    sim::SetPtr frozen;            // the elements, once used
     int32_t refs = 0;
   };
   std::vector<SetEntry> sets; // handle h is sets[h - 1]
@@ -54,13 +54,13 @@ struct RankContext {
   SetEntry &set(schedc_set h) { return sets[static_cast<size_t>(h - 1)]; }
   const sim::IntSet &elements(schedc_set h, SourceRange at) { return *frozen(h, at); }
   // The same, shared: made once per set, on its first use.
-  const std::shared_ptr<const sim::IntSet> &frozen(schedc_set h, SourceRange at);
+  const sim::SetPtr &frozen(schedc_set h, SourceRange at);
   void tooLarge(int64_t n, SourceRange at);
   // Seconds on a steady clock.
   static double now();
   // The arguments of `op` from compiled code's operands (sets and groups as their members).
   sim::Operands operands(OpKind op, const schedc_operand *args);
-  std::shared_ptr<const sim::IntSet> group(const schedc_operand &g);
+  sim::SetPtr group(const schedc_operand &g);
   // A run-time error that stops the run (or fails the parameters).
   void fail(SourceRange at, const std::string &message);
 };

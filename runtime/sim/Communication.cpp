@@ -11,7 +11,7 @@
 
 namespace schedc::sim {
 
-World::Group &World::groupFor(const std::shared_ptr<const IntSet> &members) {
+World::Group &World::groupFor(const SetPtr &members) {
   auto init = [&](std::unique_ptr<Group> &g) -> Group & {
     if (!g) {
       g = std::make_unique<Group>();
@@ -329,7 +329,7 @@ ValuePtr Rank::collectiveInput(SourceRange at, CollectiveKind kind, const ValueP
   return makeValue(std::move(poisoned));
 }
 
-ValuePtr Rank::collective(SourceRange at, CollectiveKind kind, const ValuePtr &v, std::shared_ptr<const IntSet> group) {
+ValuePtr Rank::collective(SourceRange at, CollectiveKind kind, const ValuePtr &v, SetPtr group) {
   const char *name = collectiveName(kind);
   if (refusedInPair(at, name))
     return poison(v->kind, v->layer);

@@ -18,7 +18,7 @@ struct Operand {
   int64_t integer = 0;
   IntSet set;
   ValuePtr value;
-  std::shared_ptr<const IntSet> group;
+  SetPtr group;
 };
 
 // The arguments of one operation, one per parameter in call order (add() each); read them by
@@ -58,7 +58,7 @@ struct Results {
 // A collective's value and its group, wherever its signature puts them.
 struct CollectiveArgs {
   ValuePtr value;
-  std::shared_ptr<const IntSet> group;
+  SetPtr group;
 };
 CollectiveArgs collectiveArgs(OpKind op, const Operands &operands);
 

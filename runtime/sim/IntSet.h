@@ -1,16 +1,19 @@
 // IntSet — a set of integers (micro-batches, shards, ranks) as a sorted vector: small,
-// cache-friendly, cheap to compare, and shared between values through shared_ptr where the
+// cache-friendly, cheap to compare, and shared between values through SetPtr (below) where the
 // same set is used many times (collective results). Printed like Python sets, with long
 // runs shortened: `{0, 1, 2}`, `{0, 1, ..., 511, 600}`.
 #pragma once
 
+#include <boost/smart_ptr/intrusive_ptr.hpp>
+#include <boost/smart_ptr/intrusive_ref_counter.hpp>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace schedc::sim {
 
-class IntSet {
+class IntSet : public boost::intrusive_ref_counter<IntSet, boost::thread_unsafe_counter> {
 public:
   IntSet() = default;
   // From any elements (sorted and deduplicated here).
@@ -41,5 +44,12 @@ public:
 private:
   std::vector<int64_t> elems_;
 };
+
+// A set shared by the values and groups that hold it, counted in place (not atomically: sets,
+// like values, live on the simulator's thread).
+using SetPtr = boost::intrusive_ptr<const IntSet>;
+template <class... Args> SetPtr makeSet(Args &&...args) {
+  return SetPtr(new IntSet(std::forward<Args>(args)...));
+}
 
 } // namespace schedc::sim

@@ -64,31 +64,31 @@ int64_t Rank::rankAt(const std::vector<int64_t> &coords, SourceRange at) {
   return rank;
 }
 
-std::shared_ptr<const IntSet> Rank::axisGroup(size_t axis, SourceRange at) {
+SetPtr Rank::axisGroup(size_t axis, SourceRange at) {
   if (!meshReady(at))
     return world_.allRanks();
-  std::shared_ptr<const IntSet> &cached = axisGroups_[axis];
+  SetPtr &cached = axisGroups_[axis];
   if (!cached)
     cached = world_.groupSet(id_ - axisCoord(axis, at) * meshStrides_[axis], meshSizes_[axis], meshStrides_[axis]);
   return cached;
 }
 
-std::shared_ptr<const IntSet> Rank::rangeGroup(int64_t lo, int64_t hi) {
+SetPtr Rank::rangeGroup(int64_t lo, int64_t hi) {
   return world_.groupSet(lo, std::max<int64_t>(0, hi - lo), 1);
 }
 
-std::shared_ptr<const IntSet> World::groupSet(int64_t first, int64_t size, int64_t stride) {
-  std::shared_ptr<const IntSet> &group = groupSets_[{first, size, stride}];
+SetPtr World::groupSet(int64_t first, int64_t size, int64_t stride) {
+  SetPtr &group = groupSets_[{first, size, stride}];
   if (!group) {
     std::vector<int64_t> members;
     for (int64_t k = 0; k < size; ++k)
       members.push_back(first + k * stride);
-    group = std::make_shared<const IntSet>(std::move(members));
+    group = makeSet(std::move(members));
   }
   return group;
 }
 
-const std::shared_ptr<const IntSet> &Rank::allRanks() const {
+const SetPtr &Rank::allRanks() const {
   return world_.allRanks();
 }
 

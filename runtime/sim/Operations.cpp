@@ -33,8 +33,8 @@ int16_t tensorParts(const Value &w) {
 
 } // namespace
 
-cost::Producers Rank::logEvent(const cost::Work &work, std::shared_ptr<const IntSet> batches, SourceRange at,
-                               cost::Producers after, const cost::AlsoWaits &also, int32_t flow) {
+cost::Producers Rank::logEvent(const cost::Work &work, SetPtr batches, SourceRange at, cost::Producers after,
+                               const cost::AlsoWaits &also, int32_t flow) {
   auto index = static_cast<int64_t>(figures_.events);
   if (pair_) { // placed with the rest of the pair when it closes
     index += static_cast<int64_t>(pair_->events.size());
@@ -55,8 +55,8 @@ HeldSample Rank::heldNow() const {
           measure_ ? storage_.payloadBytes() : -1};
 }
 
-void Rank::keepEvent(const cost::Work &work, const cost::Placed &placed, const HeldSample &held,
-                     std::shared_ptr<const IntSet> batches, Sites::Id site, int32_t flow) {
+void Rank::keepEvent(const cost::Work &work, const cost::Placed &placed, const HeldSample &held, SetPtr batches,
+                     Sites::Id site, int32_t flow) {
   if (world_.options_.keepEvents) {
     Event &e = events_.emplace_back();
     static_cast<cost::Work &>(e) = work;
@@ -106,7 +106,7 @@ void Rank::addToFigures(const cost::Work &work, const cost::Placed &placed, cons
 ValuePtr Rank::madeBy(const ValuePtr &v, cost::Producers made) const {
   Value copy = *v; // keeps its memory
   copy.made = made;
-  return std::make_shared<const Value>(std::move(copy));
+  return ValuePtr(new Value(std::move(copy)));
 }
 
 ValuePtr Rank::poison(Kind kind, int64_t layer) const {
@@ -625,7 +625,6 @@ ValuePtr Rank::shard(SourceRange at, const ValuePtr &v, int64_t shard, int64_t o
     s.split = Split::Sequence;
   s.poisoned = !ok || v->poisoned;
   s.payload.reset();
-  s.payloadBytes = 0;
   return makeValue(std::move(s));
 }
 

@@ -28,7 +28,7 @@ struct HeldSample {
 struct PendingPair {
   struct Logged {
     cost::PairEvent event;
-    std::shared_ptr<const IntSet> batches;
+    SetPtr batches;
     Sites::Id site = 0;
     int32_t flow = -1;
     HeldSample held;

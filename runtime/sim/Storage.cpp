@@ -191,7 +191,7 @@ int64_t Storage::payloadBytes() const {
   for (const auto &entries : classes_)
     for (const Entry &e : entries)
       if (e.value)
-        total += e.value->payloadBytes;
+        total += e.value->payloadBytes();
   return total;
 }
 

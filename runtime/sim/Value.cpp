@@ -7,12 +7,11 @@
 
 namespace schedc::sim {
 
-static_assert(sizeof(void *) != 8 || sizeof(Value) <= 112,
-              "a value and its control block no longer fit in 128 bytes (see Value's field order)");
+static_assert(sizeof(void *) != 8 || sizeof(Value) <= 80, "a value no longer fits 80 bytes (see Value's field order)");
 
 ValuePtr makeValue(Value v) {
-  v.memory_ = v.computeMemory();
-  return std::make_shared<const Value>(std::move(v));
+  v.setMemory(v.computeMemory());
+  return ValuePtr(new Value(std::move(v)));
 }
 
 Number Value::computeMemory() const {
@@ -83,30 +82,30 @@ bool slicesCover(const IntSet &a, int64_t aTotal, const IntSet &b, int64_t bTota
   return true;
 }
 
-std::shared_ptr<const IntSet> emptySet() {
-  static const auto empty = std::make_shared<const IntSet>();
+SetPtr emptySet() {
+  static const auto empty = makeSet();
   return empty;
 }
 
-std::shared_ptr<const IntSet> singleSet(int64_t v) {
+SetPtr singleSet(int64_t v) {
   constexpr int64_t kInterned = int64_t{1} << 16; // at most 1 MiB of pointers
   if (v < 0 || v >= kInterned)
-    return std::make_shared<const IntSet>(IntSet::single(v));
-  thread_local std::vector<std::shared_ptr<const IntSet>> interned;
+    return makeSet(IntSet::single(v));
+  thread_local std::vector<SetPtr> interned;
   if (static_cast<size_t>(v) >= interned.size())
     interned.resize(static_cast<size_t>(v) + 1);
-  std::shared_ptr<const IntSet> &s = interned[static_cast<size_t>(v)];
+  SetPtr &s = interned[static_cast<size_t>(v)];
   if (!s)
-    s = std::make_shared<const IntSet>(IntSet::single(v));
+    s = makeSet(IntSet::single(v));
   return s;
 }
 
-std::shared_ptr<const IntSet> setOf(IntSet s) {
+SetPtr setOf(IntSet s) {
   if (s.empty())
     return emptySet();
   if (s.size() == 1)
     return singleSet(s.min());
-  return std::make_shared<const IntSet>(std::move(s));
+  return makeSet(std::move(s));
 }
 
 } // namespace schedc::sim

@@ -12,6 +12,8 @@
 #include "ops/Operations.h"
 #include "sim/IntSet.h"
 
+#include <boost/smart_ptr/intrusive_ptr.hpp>
+#include <boost/smart_ptr/intrusive_ref_counter.hpp>
 #include <memory>
 #include <string>
 
@@ -40,9 +42,6 @@ inline cost::Data dataOf(Kind k) {
   return cost::Data::None;
 }
 
-// The fields are in an order that leaves no padding: a value and its shared_ptr control
-// block fill one 128-byte allocation, not 160 (fsdp on 1024 ranks x 32 layers holds 99 328
-// values at its end).
 // How a value is split by tensor parallelism (docs/language.md, "Tensor parallelism").
 enum class Split : uint8_t {
   None,       // whole (or, for weights, ZeRO shards: `shards` of `total`)
@@ -51,38 +50,58 @@ enum class Split : uint8_t {
   Sequence,   // an activation or activation gradient of sequence shards `shards` of `total` (sequence parallelism)
 };
 
-struct Value {
+// Real data a backend computes for a value (the cpu or cuda backend's tensors), and the
+// bytes it takes there; shared by the copies of a value (backend/Payload.h).
+struct Payload : boost::intrusive_ref_counter<Payload, boost::thread_unsafe_counter> {
+  std::shared_ptr<const void> data;
+  int64_t bytes = 0;
+};
+
+// Values are counted by boost::intrusive_ptr: the count is the value's first 4 bytes, not a
+// separate control block, and not atomic (a run's values live on the simulator's thread:
+// rt/Abi.cpp and the backends call it from that thread only). The fields are in an order
+// that leaves no padding, and its sets are counted the same way (sim::SetPtr): a value is
+// 80 bytes, one allocation of jemalloc's 80-byte class (it was 128 with std::shared_ptr's
+// control block and 16-byte pointers; fsdp on 1024 ranks x 32 layers holds 99 328 values
+// at its end). Value.cpp asserts the size.
+struct Value : boost::intrusive_ref_counter<Value, boost::thread_unsafe_counter> {
   Kind kind = Kind::Activation;
   bool forged = false;   // depends on a gradient made up with fake_grad
   bool poisoned = false; // the result of a failed operation: checks on it stay silent
   Split split = Split::None;
   cost::Producers made; // the events of its rank that made it (none: made at no cost)
+private:
+  bool memoryIsReal_ = false; // memory(): which of Number's two its bits are
+  uint64_t memoryBits_ = 0;
+
+public:
   int64_t layer = 0;
-  int64_t step = 0;                      // weights, optimizer states
-  std::shared_ptr<const IntSet> shards;  // weights, optimizer states, weight gradients
-  int64_t total = 1;                     // number of shards of the whole
-  std::shared_ptr<const IntSet> batches; // activations, gradients
-  // Real data, when a backend computes it (the cpu or cuda backend's tensors), and the
-  // bytes it takes there. The sim backend itself never looks inside.
-  std::shared_ptr<const void> payload;
-  int64_t payloadBytes = 0;
+  int64_t step = 0;  // weights, optimizer states
+  SetPtr shards;     // weights, optimizer states, weight gradients
+  int64_t total = 1; // number of shards of the whole
+  SetPtr batches;    // activations, gradients
+  // Real data, when a backend computes it; the sim backend itself never looks inside.
+  boost::intrusive_ptr<const Payload> payload;
 
   // Units of memory (puzzle model): weights, optimizer states and weight gradients take
   // (|shards| / total) * 512 * 512 as a double; activations and activation gradients
   // |batches| * 512 * 256 as an integer. Computed once, by makeValue.
-  Number memory() const { return memory_; }
+  Number memory() const { return Number::fromPayload(memoryBits_, memoryIsReal_); }
+  void setMemory(Number m) {
+    memoryBits_ = m.payload();
+    memoryIsReal_ = !m.isInteger();
+  }
   Number computeMemory() const;
+  int64_t payloadBytes() const { return payload ? payload->bytes : 0; }
   bool complete() const { return static_cast<int64_t>(shards->size()) == total; }
   // "a weight of layer 2 (shards {0} of 4, step 0)".
   std::string describe() const;
   // A weight's, optimizer state's or weight gradient's slices: "shards {1} of 4", or
   // "tensor-parallel part {1} of 4" (a part, or a part's shard).
   std::string slices() const;
-
-  Number memory_;
 };
 
-using ValuePtr = std::shared_ptr<const Value>;
+using ValuePtr = boost::intrusive_ptr<const Value>;
 
 // Shards `shards` of `total` as one slice of a coarser split, when they are one aligned run
 // of slices: {2, 3} of 4 is slice 1 of 2, {0, 1} of 2 is slice 0 of 1 (the whole); a
@@ -98,9 +117,9 @@ ValuePtr makeValue(Value v);
 
 // The empty set, and {v} for small v >= 0, interned: shared by every value with that set (a
 // weight's shard, a gradient's, a micro-batch) rather than allocated for each.
-std::shared_ptr<const IntSet> emptySet();
-std::shared_ptr<const IntSet> singleSet(int64_t v);
+SetPtr emptySet();
+SetPtr singleSet(int64_t v);
 // `s`, shared (interned when it is empty or has one element).
-std::shared_ptr<const IntSet> setOf(IntSet s);
+SetPtr setOf(IntSet s);
 
 } // namespace schedc::sim

@@ -32,7 +32,7 @@ World::World(Model model, std::vector<ArrayInfo> arrays, Options options)
     : model_(model), arrays_(std::move(arrays)), options_(options), budget_(options.limits) {
   for (const ArrayInfo &a : arrays_)
     arrayKinds_.push_back(a.kind);
-  allRanks_ = std::make_shared<const IntSet>(IntSet::range(0, model_.ranks));
+  allRanks_ = makeSet(IntSet::range(0, model_.ranks));
   inbox_.resize(static_cast<size_t>(model_.ranks));
   for (int64_t r = 0; r < model_.ranks; ++r)
     ranks_.push_back(std::unique_ptr<Rank>(new Rank(*this, r)));

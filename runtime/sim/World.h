@@ -87,7 +87,7 @@ struct Transfer {
   bool sent = false; // a send (else a receive)
   Kind kind = Kind::Activation;
   int64_t layer = 0;
-  std::shared_ptr<const IntSet> batches;
+  SetPtr batches;
 };
 
 // An overlapped pair's events (recorded with Options::recordTransfers): first side from
@@ -104,7 +104,7 @@ struct PairSpan {
 // was logged. Kept only when something reads them after the run (Options::keepEvents); the
 // report's figures are kept as the rank logs (Rank::figures).
 struct Event : cost::Work, cost::Placed {
-  std::shared_ptr<const IntSet> batches; // null: none
+  SetPtr batches; // null: none
   Number memory;
   double bytes = 0;   // bytes held then under the byte model (predicted)
   Sites::Id site = 0; // where in the source (World::site)
@@ -128,7 +128,7 @@ struct CollectiveCall {
   CollectiveKind kind = CollectiveKind::AllReduce;
   Kind valueKind = Kind::Weight;
   int64_t layer = 0;
-  std::shared_ptr<const IntSet> group;
+  SetPtr group;
 };
 struct WeightFreed {
   size_t before = 0;
@@ -219,7 +219,7 @@ public:
   // keep a slice of a full value). No event: taking a slice takes no time.
   ValuePtr shard(SourceRange at, const ValuePtr &v, int64_t shard, int64_t of);
   // `group` lists the participating ranks in order; it must contain this rank.
-  ValuePtr collective(SourceRange at, CollectiveKind kind, const ValuePtr &v, std::shared_ptr<const IntSet> group);
+  ValuePtr collective(SourceRange at, CollectiveKind kind, const ValuePtr &v, SetPtr group);
   ValuePtr collectiveInput(SourceRange at, CollectiveKind kind, const ValuePtr &v);
   // Messages are matched per (source, tag), first in first out; tags are 0 to kMaxTag (the
   // least upper bound MPI guarantees).
@@ -246,12 +246,12 @@ public:
   // The rank at mesh coordinates `coords` (one per axis); a fatal error if one is off the mesh.
   int64_t rankAt(const std::vector<int64_t> &coords, SourceRange at);
   // The ranks that share every coordinate but `axis` with this one.
-  std::shared_ptr<const IntSet> axisGroup(size_t axis, SourceRange at);
+  SetPtr axisGroup(size_t axis, SourceRange at);
   // Every rank: the default group of collectives.
-  const std::shared_ptr<const IntSet> &allRanks() const;
+  const SetPtr &allRanks() const;
   // Ranks lo .. hi - 1 as a group (`group = a..b`; the caller bounds its size), the run's one
   // set of them (World::groupSet).
-  std::shared_ptr<const IntSet> rangeGroup(int64_t lo, int64_t hi);
+  SetPtr rangeGroup(int64_t lo, int64_t hi);
 
   // ---- Errors and control ----
   // An error in the schedule; `code` groups the same problem on many ranks into one report.
@@ -285,7 +285,7 @@ private:
     int64_t tag = 0;                         // and the tag of the message
     const void *collective = nullptr;        // the World::Collective waited in, if any
     CollectiveKind kind = OpKind::AllReduce; // and what it is
-    std::shared_ptr<const IntSet> members{}; // and its group
+    SetPtr members{};                        // and its group
   };
   // "waits here to receive from rank 3", "waits here in allreduce over all ranks for ...".
   std::string waiting() const;
@@ -293,13 +293,13 @@ private:
 
   // Logs an event of `work` that waits for `after` (its operands' makers) and `also`, with
   // the memory held now, and places it in time; returns what waits for its results.
-  cost::Producers logEvent(const cost::Work &work, std::shared_ptr<const IntSet> batches, SourceRange at,
-                           cost::Producers after = {}, const cost::AlsoWaits &also = {}, int32_t flow = -1);
+  cost::Producers logEvent(const cost::Work &work, SetPtr batches, SourceRange at, cost::Producers after = {},
+                           const cost::AlsoWaits &also = {}, int32_t flow = -1);
   // Counts the event in the rank's figures, with what the rank held when it was logged.
   void addToFigures(const cost::Work &work, const cost::Placed &placed, const HeldSample &held);
   // Records a placed event (Options::keepEvents, measured payloads).
-  void keepEvent(const cost::Work &work, const cost::Placed &placed, const HeldSample &held,
-                 std::shared_ptr<const IntSet> batches, Sites::Id site, int32_t flow);
+  void keepEvent(const cost::Work &work, const cost::Placed &placed, const HeldSample &held, SetPtr batches,
+                 Sites::Id site, int32_t flow);
   // What the rank holds now.
   HeldSample heldNow() const;
   // Inside a pair: notes (first side) or checks (second side) an access to a slot.
@@ -357,7 +357,7 @@ private:
   void settleRecomputedBytes();
   // Per layer: the shards this rank has updated, their shard count, and where (World::site).
   struct Updated {
-    std::shared_ptr<const IntSet> shards; // the weight's own set, until a second update adds to it
+    SetPtr shards; // the weight's own set, until a second update adds to it
     int64_t total;
     Sites::Id at;
   };
@@ -368,7 +368,7 @@ private:
   std::unique_ptr<Fiber> fiber_;
   std::vector<int64_t> meshSizes_, meshStrides_;
   std::vector<std::string> meshNames_;
-  std::vector<std::shared_ptr<const IntSet>> axisGroups_;
+  std::vector<SetPtr> axisGroups_;
 };
 
 class World {
@@ -382,7 +382,7 @@ public:
 
   const Model &model() const { return model_; }
   // Every rank, shared, in order: the default group of collectives.
-  const std::shared_ptr<const IntSet> &allRanks() const { return allRanks_; }
+  const SetPtr &allRanks() const { return allRanks_; }
   // " with tag N" and what it carries (Options::tagMeaning), or "" for tag 0.
   std::string withTag(int64_t tag) const;
   // True if every rank ran to its end.
@@ -448,7 +448,7 @@ private:
   };
 
   struct Group {
-    std::shared_ptr<const IntSet> members;
+    SetPtr members;
     std::vector<uint64_t> calls;      // collectives called so far, by position
     std::deque<Collective> instances; // instances[i] is call number base + i
     uint64_t base = 0;
@@ -468,7 +468,7 @@ private:
   void stopAtLimit(SourceRange at, std::string message, int64_t rank);
   void checkEnd();
   void checkFinalModel();
-  Group &groupFor(const std::shared_ptr<const IntSet> &members);
+  Group &groupFor(const SetPtr &members);
   static void combine(Collective &c, const IntSet &members, Rank &reporter, SourceRange at);
   // How combine and unitePieces report a problem: a code and the words, put together only
   // when called (Rank::errorWith).
@@ -484,7 +484,7 @@ private:
   std::vector<ArrayInfo> arrays_;
   std::vector<std::optional<Kind>> arrayKinds_; // static kind, or the first kind stored
   Options options_;
-  std::shared_ptr<const IntSet> allRanks_;
+  SetPtr allRanks_;
   SlotDirectory names_; // the names of every rank's storage slots (Storage.h); before ranks_
   std::vector<std::unique_ptr<Rank>> ranks_;
   std::deque<Rank *> runnable_;
@@ -496,8 +496,8 @@ private:
   // them, as a mesh axis (Rank::axisGroup) or a range (Rank::rangeGroup). 16 384 ranks of
   // stdlib hybrid each kept their own copy of their 1024-rank data-parallel group (128 MiB),
   // and World::groupFor compared copies element by element; a shared set it finds by pointer.
-  std::shared_ptr<const IntSet> groupSet(int64_t first, int64_t size, int64_t stride);
-  std::map<std::tuple<int64_t, int64_t, int64_t>, std::shared_ptr<const IntSet>> groupSets_;
+  SetPtr groupSet(int64_t first, int64_t size, int64_t stride);
+  std::map<std::tuple<int64_t, int64_t, int64_t>, SetPtr> groupSets_;
   // The group last found for each (first member, size), tried before groups_: a rank calls
   // its few groups again and again (Megatron's mesh on 16 384 ranks has 2 176 of them).
   static constexpr size_t kRecentGroups = 1024;

@@ -22,12 +22,12 @@ Number orderedSum(const Storage &s) {
 }
 
 ValuePtr valueOf(Kind kind, Number memory) {
-  auto v = std::make_shared<Value>();
-  v->kind = kind;
-  v->shards = singleSet(0);
-  v->batches = singleSet(0);
-  v->memory_ = memory;
-  return v;
+  Value v;
+  v.kind = kind;
+  v.shards = singleSet(0);
+  v.batches = singleSet(0);
+  v.setMemory(memory);
+  return ValuePtr(new Value(std::move(v)));
 }
 
 // A memory; `exactOnly`: only those the running total holds exactly (so memory() answers
