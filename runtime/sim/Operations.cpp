@@ -452,6 +452,12 @@ ValuePtr Rank::loss(SourceRange at, const ValuePtr &a) {
   return makeValue(std::move(g));
 }
 
+Rank::Updated &Rank::updatedOf(int64_t layer) {
+  if (Updated *done = updated_.cover(layer, updated_.size(), 2, 64))
+    return *done;
+  return farUpdated_[layer];
+}
+
 std::pair<ValuePtr, ValuePtr> Rank::update(SourceRange at, int64_t layer, const ValuePtr &g, const ValuePtr &w,
                                            const ValuePtr &o) {
   bool ok = checkLayer(at, "update", layer);
@@ -503,18 +509,18 @@ std::pair<ValuePtr, ValuePtr> Rank::update(SourceRange at, int64_t layer, const 
       ok = false;
     }
     if (ok) {
-      auto it = updated_.find(layer);
-      if (it != updated_.end() && it->second.total == w->total && !it->second.shards->intersect(*w->shards).empty()) {
+      Updated &done = updatedOf(layer);
+      if (done.shards && done.total == w->total && !done.shards->intersect(*w->shards).empty()) {
         errorWith(at, "update-twice", [&] {
           return std::pair{layerOf(layer) + " is updated twice on rank " + std::to_string(id_) + " (shards " +
-                               it->second.shards->intersect(*w->shards).str() + " of " + std::to_string(w->total) + ")",
-                           std::vector<Diagnostic>{note(world_.site(it->second.at), "it is first updated here")}};
+                               done.shards->intersect(*w->shards).str() + " of " + std::to_string(w->total) + ")",
+                           std::vector<Diagnostic>{note(world_.site(done.at), "it is first updated here")}};
         });
         ok = false;
-      } else if (it == updated_.end()) {
-        updated_.emplace_hint(it, layer, Updated{w->shards, w->total, world_.sites_.intern(at)});
-      } else if (it->second.total == w->total) {
-        it->second.shards = setOf(it->second.shards->unite(*w->shards));
+      } else if (!done.shards) {
+        done = Updated{w->shards, w->total, world_.sites_.intern(at)};
+      } else if (done.total == w->total) {
+        done.shards = setOf(done.shards->unite(*w->shards));
       }
     }
   }
