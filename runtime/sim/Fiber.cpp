@@ -1,12 +1,17 @@
-// Fiber implementation on Boost.Context's fcontext (make_fcontext / jump_fcontext), stacks
-// from mmap with a PROT_NONE guard page, kept in a per-thread pool when their fiber ends.
-// A guarded stack is two memory mappings (the guard splits it), and the system limits a
-// process's mappings (vm.max_map_count, 65 530 by default), so after kGuardedStacks guarded
-// stacks in a thread (half the default limit), or once the limit refuses one, later stacks
-// come without a guard page from slabs, one mapping each, of 64 stacks, then 128, ... (a
-// 65 536-rank run takes a dozen). The guard is a safety net, not a need: a schedule's
-// depth is bounded (sema allows 10 000 nested calls and no recursion) and the stack is
-// sized for it.
+// Fiber implementation on Boost.Context's fcontext (make_fcontext / jump_fcontext). Stacks
+// of the default size come from slabs, one memory mapping of 16 stacks, then 32, ... up to
+// 1024 (fewer where the address space refuses), each stack's lowest page a PROT_NONE guard;
+// an ended fiber's stack goes to its thread's pool, and a later fiber takes it without a
+// system call. Stacks are not unmapped one by one: a mmap, an mprotect and a munmap per rank
+// were half of what a wide run spends per rank (ddp on 4096 ranks x 1 layer: 47% of its
+// time in those calls, perf), so a thread's slabs stay until it ends (the process's main
+// thread: at exit), holding at most the touched pages of the most fibers it had alive at
+// once. A guard splits its slab's mapping, and the system limits a process's mappings
+// (vm.max_map_count, 65 530 by default), so after kGuardedStacks guards in a thread (half
+// that limit), or once the limit refuses one, later stacks have no guard. The guard is a
+// safety net, not a need: a schedule's depth is bounded (sema allows 10 000 nested calls
+// and no recursion) and the stack is sized for it. Stacks of other sizes (the driver's)
+// are a mapping each, as are their guards, kept in the pool likewise.
 #include "sim/Fiber.h"
 
 #include <algorithm>
@@ -47,45 +52,11 @@ namespace {
 
 thread_local Fiber *running = nullptr;
 
-// Unmaps a stack; where the system refuses (unmapping part of a merged mapping splits it,
-// which needs a mapping the limit may not allow), at least gives its pages back.
-void unmapStack(void *base, size_t bytes) {
+// Unmaps `bytes` at `base`; where the system refuses, at least gives their pages back.
+void unmap(void *base, size_t bytes) {
   if (munmap(base, bytes) != 0)
     madvise(base, bytes, MADV_DONTNEED);
 }
-
-// Stacks of ended fibers, by size, for the next fibers of this thread. A reused stack's
-// touched pages are still there: no system call and no page fault to start a fiber on it.
-struct StackPool {
-  struct Stack {
-    void *base;
-    size_t bytes;
-  };
-  std::vector<Stack> stacks;
-
-  ~StackPool() {
-    for (const Stack &s : stacks)
-      unmapStack(s.base, s.bytes);
-  }
-  void *take(size_t bytes) {
-    for (size_t i = stacks.size(); i-- > 0;)
-      if (stacks[i].bytes == bytes) {
-        void *base = stacks[i].base;
-        stacks[i] = stacks.back();
-        stacks.pop_back();
-        return base;
-      }
-    return nullptr;
-  }
-  void give(void *base, size_t bytes) {
-    if (stacks.size() < Fiber::kPooledStacks)
-      stacks.push_back({base, bytes});
-    else
-      unmapStack(base, bytes);
-  }
-};
-
-thread_local StackPool pool;
 
 void *mapAnonymous(size_t bytes) {
   void *p =
@@ -93,53 +64,82 @@ void *mapAnonymous(size_t bytes) {
   return p == MAP_FAILED ? nullptr : p;
 }
 
-// Unguarded stacks, carved from slabs once guarded ones have run out (see the top).
-constexpr size_t kGuardedStacks = 16384;
-struct Slabs {
-  size_t guarded = 0; // guarded stacks mapped so far
-  bool inUse = false; // take every later stack from a slab
-  char *next = nullptr;
-  size_t left = 0;  // stacks left in the current slab
-  size_t size = 32; // the last slab's stacks (each slab twice the last, up to 4096)
-  size_t bytes = 0;
-};
-thread_local Slabs slabs;
+constexpr size_t kGuardedStacks = 16384; // guards per thread (see the top)
+constexpr size_t kFirstSlab = 16, kLargestSlab = 1024;
 
-void *slabStack(size_t bytes) {
-  if (slabs.left == 0 || slabs.bytes != bytes) {
-    size_t size = std::min<size_t>(slabs.size * 2, 4096);
-    auto *slab = static_cast<char *>(mapAnonymous(size * bytes));
-    if (!slab) // the address space may not hold a slab: one stack, then
-      slab = static_cast<char *>(mapAnonymous((size = 1) * bytes));
-    if (!slab)
-      return nullptr;
-    slabs.next = slab, slabs.left = size, slabs.size = size, slabs.bytes = bytes;
-  }
-  --slabs.left;
-  return std::exchange(slabs.next, slabs.next + bytes);
-}
+// This thread's stacks: the slabs and other mappings it made, and the stacks free in them.
+struct StackPool {
+  struct Mapping {
+    void *base;
+    size_t bytes;
+  };
+  struct Stack {
+    void *base;
+    size_t bytes;
+  };
+  std::vector<Mapping> mappings; // unmapped when the thread ends
+  std::vector<Stack> free;       // ended fibers' stacks, their touched pages still there
+  char *next = nullptr;          // the current slab's first unused stack
+  size_t left = 0;               // its unused stacks
+  size_t slabStacks = kFirstSlab / 2;
+  size_t guarded = 0;
+  bool guarding = true; // false past kGuardedStacks, or once the mapping limit refused a guard
 
-// A fresh stack of `bytes`: its lowest page a guard page, or from a slab without one once
-// the mapping limit refused a guard (ENOMEM); null if the system refuses the memory.
-void *mapStack(size_t bytes) {
-  if (slabs.inUse || slabs.guarded >= kGuardedStacks) {
-    slabs.inUse = true;
-    return slabStack(bytes);
+  ~StackPool() {
+    for (const Mapping &m : mappings)
+      unmap(m.base, m.bytes);
   }
-  void *stack = mapAnonymous(bytes);
-  if (!stack)
-    return nullptr;
-  if (mprotect(stack, static_cast<size_t>(sysconf(_SC_PAGESIZE)), PROT_NONE) == 0) {
-    ++slabs.guarded;
+
+  void *take(size_t bytes) {
+    for (size_t i = free.size(); i-- > 0;)
+      if (free[i].bytes == bytes) {
+        void *base = free[i].base;
+        free[i] = free.back();
+        free.pop_back();
+        return base;
+      }
+    void *stack = bytes == kFiberStackBytes ? fromSlab() : mapped(bytes);
+    if (stack)
+      guard(stack);
     return stack;
   }
-  bool tooManyMappings = errno == ENOMEM; // the guard would split the mapping in two
-  munmap(stack, bytes);
-  if (!tooManyMappings)
-    return nullptr;
-  slabs.inUse = true;
-  return slabStack(bytes);
-}
+  void give(void *base, size_t bytes) { free.push_back({base, bytes}); }
+
+  // A fresh default-size stack from the current slab, or from a new one: twice the last
+  // (up to kLargestSlab stacks), or as many as the address space still holds.
+  void *fromSlab() {
+    if (left == 0) {
+      size_t stacks = std::min(slabStacks * 2, kLargestSlab);
+      void *slab = nullptr;
+      for (; stacks > 0 && !(slab = mapAnonymous(stacks * kFiberStackBytes)); stacks /= 2) {
+      }
+      if (!slab)
+        return nullptr;
+      mappings.push_back({slab, stacks * kFiberStackBytes});
+      next = static_cast<char *>(slab), left = stacks, slabStacks = stacks;
+    }
+    --left;
+    return std::exchange(next, next + kFiberStackBytes);
+  }
+  void *mapped(size_t bytes) {
+    void *stack = mapAnonymous(bytes);
+    if (stack)
+      mappings.push_back({stack, bytes});
+    return stack;
+  }
+  // Makes the stack's lowest page a guard, while guards are allowed (see the top); a stack
+  // the system refuses a guard (the mapping limit) runs without one.
+  void guard(void *stack) {
+    if (!guarding)
+      return;
+    if (guarded < kGuardedStacks && mprotect(stack, static_cast<size_t>(sysconf(_SC_PAGESIZE)), PROT_NONE) == 0)
+      ++guarded;
+    else
+      guarding = false;
+  }
+};
+
+thread_local StackPool pool;
 
 } // namespace
 
@@ -171,14 +171,14 @@ Fiber *Fiber::current() {
 }
 
 size_t Fiber::pooledStacks() {
-  return pool.stacks.size();
+  return pool.free.size();
 }
 
 bool Fiber::prepare() {
   if (started_)
     return true;
   void *stack = pool.take(stackBytes_);
-  if (!stack && !(stack = mapStack(stackBytes_)))
+  if (!stack)
     return false;
   stack_ = stack;
   started_ = true;

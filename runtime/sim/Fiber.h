@@ -4,9 +4,10 @@
 // and compiled schedules both run on fibers and call the same backend. A switch is Boost.
 // Context's fcontext (a few instructions, no system call: ucontext's swapcontext saved the
 // signal mask with one on every switch). Stacks are reserved lazily (only touched pages cost
-// memory), end in a guard page (past 16 384 in a thread, or the system's limit on memory
-// mappings, they come from slabs without one: Fiber.cpp), and go back to a pool when their
-// fiber ends, so a later fiber reuses them without a system call. Under AddressSanitizer
+// memory), come from slabs of many stacks (one system call for a slab, not three per stack),
+// end in a guard page (past 16 384 in a thread, or the system's limit on memory mappings,
+// without one: Fiber.cpp), and go back to a pool when their fiber ends, so a later fiber
+// reuses them without a system call. Under AddressSanitizer
 // every switch is announced to it, so it follows the fibers' stacks.
 #pragma once
 
@@ -53,9 +54,8 @@ public:
   // The fiber running now, or null on the scheduler's own stack.
   static Fiber *current();
 
-  // Stacks kept for reuse in this thread (after their fibers ended), at most kPooledStacks.
+  // Stacks kept for reuse in this thread (after their fibers ended).
   static size_t pooledStacks();
-  static constexpr size_t kPooledStacks = 256;
 
 private:
   friend struct FiberEntry; // the first frame on the fiber's stack (Fiber.cpp)
