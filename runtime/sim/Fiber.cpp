@@ -4,14 +4,14 @@
 // an ended fiber's stack goes to its thread's pool, and a later fiber takes it without a
 // system call. Stacks are not unmapped one by one: a mmap, an mprotect and a munmap per rank
 // were half of what a wide run spends per rank (ddp on 4096 ranks x 1 layer: 47% of its
-// time in those calls, perf), so a thread's slabs stay until it ends (the process's main
-// thread: at exit), holding at most the touched pages of the most fibers it had alive at
+// time in those calls, perf), so a thread's slabs stay until it ends (the main thread's
+// are left to the kernel at the process's exit), holding at most the touched pages of the most fibers it had alive at
 // once. A guard splits its slab's mapping, and the system limits a process's mappings
 // (vm.max_map_count, 65 530 by default), so after kGuardedStacks guards in a thread (half
 // that limit), or once the limit refuses one, later stacks have no guard. The guard is a
 // safety net, not a need: a schedule's depth is bounded (sema allows 10 000 nested calls
 // and no recursion) and the stack is sized for it. Stacks of other sizes (the driver's)
-// are a mapping each, as are their guards, kept in the pool likewise.
+// are a mapping each, with a guard, and pooled likewise.
 #include "sim/Fiber.h"
 
 #include <algorithm>
@@ -85,7 +85,12 @@ struct StackPool {
   size_t guarded = 0;
   bool guarding = true; // false past kGuardedStacks, or once the mapping limit refused a guard
 
+  // A thread's slabs go when it ends; the main thread's when the process does: its
+  // thread-local objects are destroyed at exit, where the kernel takes the whole address
+  // space at once (unmapping ddp's 1024 stacks first was 4% of its run).
   ~StackPool() {
+    if (gettid() == getpid())
+      return;
     for (const Mapping &m : mappings)
       unmap(m.base, m.bytes);
   }
