@@ -1,17 +1,17 @@
-// Fiber implementation on Boost.Context's fcontext (make_fcontext / jump_fcontext). Stacks
-// of the default size come from slabs, one memory mapping of 16 stacks, then 32, ... up to
-// 1024 (fewer where the address space refuses), each stack's lowest page a PROT_NONE guard;
-// an ended fiber's stack goes to its thread's pool, and a later fiber takes it without a
-// system call. Stacks are not unmapped one by one: a mmap, an mprotect and a munmap per rank
-// were half of what a wide run spends per rank (ddp on 4096 ranks x 1 layer: 47% of its
-// time in those calls, perf), so a thread's slabs stay until it ends (the main thread's
-// are left to the kernel at the process's exit), holding at most the touched pages of the most fibers it had alive at
-// once. A guard splits its slab's mapping, and the system limits a process's mappings
-// (vm.max_map_count, 65 530 by default), so after kGuardedStacks guards in a thread (half
-// that limit), or once the limit refuses one, later stacks have no guard. The guard is a
-// safety net, not a need: a schedule's depth is bounded (sema allows 10 000 nested calls
-// and no recursion) and the stack is sized for it. Stacks of other sizes (the driver's)
-// are a mapping each, with a guard, and pooled likewise.
+// Fiber implementation on Boost.Context's fcontext (make_fcontext / jump_fcontext). Stacks of
+// the default size come from slabs, one memory mapping of 16 stacks, then 32, ... up to 1024
+// (fewer where the address space refuses), each stack's lowest page a PROT_NONE guard; an
+// ended fiber's stack goes to its thread's pool, and a later fiber takes it without a system
+// call. Stacks are not unmapped one by one: a mmap, an mprotect and a munmap per rank were
+// half of what a wide run spends per rank (ddp on 4096 ranks x 1 layer: 47% of its time in
+// those calls, perf), so a thread's slabs stay until it ends (the main thread's are left to
+// the kernel at the process's exit), holding at most the touched pages of the most fibers it
+// had alive at once. A guard splits its slab's mapping, and the system limits a process's
+// mappings (vm.max_map_count, 65 530 by default), so after kGuardedStacks guards in a thread
+// (half that limit), or once the limit refuses one, later stacks have no guard. The guard is a
+// safety net, not a need: a schedule's depth is bounded (sema allows 10 000 nested calls and
+// no recursion) and the stack is sized for it. Stacks of other sizes (the driver's) are a
+// mapping each, with a guard, and pooled likewise.
 #include "sim/Fiber.h"
 
 #include <algorithm>
