@@ -38,15 +38,32 @@ int64_t &Storage::batchCount(int64_t batch) {
   return n ? *n : farBatchCounts_[batch];
 }
 
+namespace {
+
+// Whether `a` and `b` count the same in every total Storage keeps (memory, bytes,
+// activation memory, micro-batches in flight): then replacing one by the other changes
+// none of them (a weight by its update often does not).
+bool countsAlike(const Value &a, const Value &b) {
+  Number ma = a.memory(), mb = b.memory();
+  return a.kind == b.kind && a.split == b.split && a.layer == b.layer && a.total == b.total && a.shards == b.shards &&
+         a.batches == b.batches && ma.isInteger() == mb.isInteger() && ma.payload() == mb.payload();
+}
+
+} // namespace
+
 ValuePtr Storage::store(uint32_t array, std::span<const int64_t> index, ValuePtr v, Sites::Id storedAt) {
-  count(v, +1);
   auto cls = static_cast<uint8_t>(v->kind);
   uint32_t id = names_.findOrAdd(array, index);
   Place &place = places_.findOrAdd(id); // a new one starts as freed
   ValuePtr replaced;
-  if (place.slot != kFreed) {
+  if (place.slot == kFreed) {
+    count(v, +1);
+  } else {
     Entry &e = classes_[place.cls][place.slot];
-    count(e.value, -1);
+    if (!countsAlike(*e.value, *v)) {
+      count(v, +1);
+      count(e.value, -1);
+    }
     replaced = std::exchange(e.value, nullptr);
     if (place.cls == cls) { // same dictionary: the name keeps its position
       e.value = std::move(v);

@@ -72,6 +72,51 @@ void checkAgainstOrderedSum(bool exactOnly) {
   }
 }
 
+// A value of one of a few shapes (kind, layer, micro-batch or shard), made anew each time, so
+// that a slot is often given a value that counts exactly like the one it holds (a weight
+// replaced by its update) and as often one that does not.
+ValuePtr shapedValue(std::mt19937_64 &rng) {
+  const Kind kinds[] = {Kind::Weight, Kind::Activation, Kind::ActGrad, Kind::WeightGrad};
+  Value v;
+  v.kind = kinds[rng() % 4];
+  v.layer = static_cast<int64_t>(rng() % 2);
+  bool activation = v.kind == Kind::Activation || v.kind == Kind::ActGrad;
+  v.batches = activation ? singleSet(static_cast<int64_t>(rng() % 3)) : emptySet();
+  v.total = activation ? 1 : 2;
+  v.shards = activation ? emptySet() : singleSet(static_cast<int64_t>(rng() % 2));
+  return makeValue(std::move(v));
+}
+
+// Every total a storage keeps depends only on the values it holds: after each store or
+// erase, they equal those of a fresh storage given just the values held now.
+TEST(StorageMemory, TotalsDependOnlyOnWhatIsHeld) {
+  ByteModel bytes;
+  SlotDirectory names;
+  Storage s(bytes, names);
+  std::mt19937_64 rng(18);
+  std::map<int64_t, ValuePtr> held;
+  for (int step = 0; step < 2000; ++step) {
+    std::vector<int64_t> index{static_cast<int64_t>(rng() % 6)};
+    if (rng() % 4 == 0) {
+      s.erase(0, index, 0);
+      held.erase(index[0]);
+    } else {
+      ValuePtr v = shapedValue(rng);
+      s.store(0, index, v, 0);
+      held[index[0]] = v;
+    }
+    SlotDirectory freshNames;
+    Storage fresh(bytes, freshNames);
+    for (const auto &[slot, v] : held)
+      fresh.store(0, std::vector<int64_t>{slot}, v, 0);
+    ASSERT_EQ(s.memory().asDouble(), fresh.memory().asDouble()) << "step " << step;
+    ASSERT_EQ(s.memory().isInteger(), fresh.memory().isInteger()) << "step " << step;
+    ASSERT_EQ(s.bytes(), fresh.bytes()) << "step " << step;
+    ASSERT_EQ(s.activationMemory(), fresh.activationMemory()) << "step " << step;
+    ASSERT_EQ(s.microBatchesInFlight(), fresh.microBatchesInFlight()) << "step " << step;
+  }
+}
+
 TEST(StorageMemory, RunningTotalEqualsTheInOrderSum) {
   checkAgainstOrderedSum(true);
 }
