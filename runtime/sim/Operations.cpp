@@ -190,8 +190,8 @@ bool Rank::holds(uint32_t array, const SlotIndex &index) const {
 ValuePtr Rank::read(uint32_t array, const SlotIndex &index, SourceRange at) {
   if (pair_)
     touchInPair(array, index, false, at);
-  if (const ValuePtr *v = storage_.find(array, indexSpan(index)))
-    return *v;
+  if (const Value *v = storage_.find(array, indexSpan(index)))
+    return ValuePtr(v);
   reportEmptySlot(array, index, at, false);
   return poison(world_.arrayKinds_[array].value_or(Kind::Activation));
 }

@@ -9,17 +9,15 @@
 
 namespace schedc::sim {
 
-void Storage::count(const ValuePtr &v, int delta) {
-  if (!v)
+void Storage::count(const Value &v, int delta) {
+  countMemory(v.memory(), delta);
+  bytes_ += delta * heldBytes(v);
+  if (v.kind != Kind::Activation && v.kind != Kind::ActGrad)
     return;
-  countMemory(v->memory(), delta);
-  bytes_ += delta * heldBytes(*v);
-  if (v->kind != Kind::Activation && v->kind != Kind::ActGrad)
+  activationMemory_ += delta * static_cast<int64_t>(v.memory().asDouble());
+  if (v.kind != Kind::Activation || !v.batches)
     return;
-  activationMemory_ += delta * static_cast<int64_t>(v->memory().asDouble());
-  if (v->kind != Kind::Activation || !v->batches)
-    return;
-  for (int64_t b : v->batches->elements()) {
+  for (int64_t b : v.batches->elements()) {
     int64_t &n = batchCount(b);
     if (n == 0 && delta > 0)
       ++inFlight_;
@@ -57,22 +55,26 @@ ValuePtr Storage::store(uint32_t array, std::span<const int64_t> index, ValuePtr
   Place &place = places_.findOrAdd(id); // a new one starts as freed
   ValuePtr replaced;
   if (place.slot == kFreed) {
-    count(v, +1);
+    count(*v, +1);
   } else {
-    Entry &e = classes_[place.cls][place.slot];
-    if (!countsAlike(*e.value, *v)) {
-      count(v, +1);
-      count(e.value, -1);
+    const Value &old = *place.value();
+    auto oldCls = static_cast<uint8_t>(old.kind);
+    if (!countsAlike(old, *v)) {
+      count(*v, +1);
+      count(old, -1);
     }
+    Entry &e = classes_[oldCls][place.slot];
     replaced = std::exchange(e.value, nullptr);
-    if (place.cls == cls) { // same dictionary: the name keeps its position
+    if (oldCls == cls) { // same dictionary: the name keeps its position
+      place.hold(v.get());
       e.value = std::move(v);
       e.storedAt = storedAt;
       return replaced;
     }
-    ++dead_[place.cls]; // a different class: leave the old place, append to the new class
+    ++dead_[oldCls]; // a different class: leave the old entry, append to the new class
   }
-  place = Place{cls, static_cast<uint32_t>(classes_[cls].size()), {}};
+  place.slot = static_cast<uint32_t>(classes_[cls].size());
+  place.hold(v.get());
   classes_[cls].push_back(Entry{id, storedAt, std::move(v)});
   return replaced;
 }
@@ -82,18 +84,18 @@ const Storage::Place *Storage::placeOf(uint32_t array, std::span<const int64_t> 
   return id == SlotDirectory::kNone ? nullptr : places_.find(id);
 }
 
-const ValuePtr *Storage::find(uint32_t array, std::span<const int64_t> index) const {
+const Value *Storage::find(uint32_t array, std::span<const int64_t> index) const {
   const Place *place = placeOf(array, index);
   if (!place || place->slot == kFreed)
     return nullptr;
-  return &classes_[place->cls][place->slot].value;
+  return place->value();
 }
 
 std::optional<Sites::Id> Storage::freedAt(uint32_t array, std::span<const int64_t> index) const {
   const Place *place = placeOf(array, index);
   if (!place || place->slot != kFreed)
     return std::nullopt;
-  return place->freedAt;
+  return place->word[0];
 }
 
 ValuePtr Storage::erase(uint32_t array, std::span<const int64_t> index, Sites::Id at) {
@@ -101,12 +103,12 @@ ValuePtr Storage::erase(uint32_t array, std::span<const int64_t> index, Sites::I
   if (!named || named->slot == kFreed)
     return nullptr;
   Place &place = *named;
-  uint8_t cls = place.cls;
-  Entry &e = classes_[cls][place.slot];
-  count(e.value, -1);
-  ValuePtr erased = std::exchange(e.value, nullptr);
+  const Value &held = *place.value();
+  auto cls = static_cast<uint8_t>(held.kind);
+  count(held, -1);
+  ValuePtr erased = std::exchange(classes_[cls][place.slot].value, nullptr);
   place.slot = kFreed;
-  place.freedAt = at;
+  place.word = {at, 0};
   if (++dead_[cls] > 16 && dead_[cls] * 2 > classes_[cls].size())
     compact(cls);
   return erased;

@@ -14,6 +14,7 @@
 #include "sim/Value.h"
 
 #include <array>
+#include <bit>
 #include <functional>
 #include <optional>
 #include <span>
@@ -33,7 +34,7 @@ public:
   // site `storedAt` (World::site); returns the value it replaced, or null.
   ValuePtr store(uint32_t array, std::span<const int64_t> index, ValuePtr v, Sites::Id storedAt);
   // The value in `array[index]`, or null.
-  const ValuePtr *find(uint32_t array, std::span<const int64_t> index) const;
+  const Value *find(uint32_t array, std::span<const int64_t> index) const;
   // Empties `array[index]`, freed at site `at`; returns the value it held, or null if nothing
   // was held there.
   ValuePtr erase(uint32_t array, std::span<const int64_t> index, Sites::Id at);
@@ -77,16 +78,22 @@ public:
   void forEachOf(Kind kind, const std::function<void(const Held &)> &fn) const;
 
 private:
-  // Where a slot's entry is, by slot id (SlotDirectory); a freed slot keeps its place (one
-  // lookup serves the store, read or free and the message about a freed slot).
+  // Where a slot's entry is and the value it holds, by slot id (SlotDirectory); a freed slot
+  // keeps its place (one lookup serves the store, read or free and the message about a freed
+  // slot). A read takes the value from here, not from the entry: two lines of a rank that
+  // has not run for a while, not three. 12 bytes (the address as two words), so that the
+  // place and its id fill 16 as before.
   static constexpr uint32_t kFreed = ~0u;
   struct Place {
-    uint8_t cls = 0;
-    uint32_t slot = kFreed; // kFreed: freed, at freedAt (or never stored)
-    Sites::Id freedAt = 0;
+    uint32_t slot = kFreed;         // its entry in classes_[the value's kind]; kFreed: freed
+    std::array<uint32_t, 2> word{}; // held: the value's address (its entry owns it); freed: word[0], where
+    const Value *value() const { return std::bit_cast<const Value *>(word); }
+    void hold(const Value *v) { word = std::bit_cast<std::array<uint32_t, 2>>(v); }
   };
-  // 24 bytes: the value's memory is read from the value (summing in order, the rare case,
-  // touches every value; keeping a copy here cost 16 bytes an entry).
+  static_assert(sizeof(void *) == 8, "a place keeps a value's address in two 32-bit words");
+  // 16 bytes: the value's memory is read from the value (summing in order, the rare case,
+  // touches every value; keeping a copy here cost 16 bytes an entry). The entry owns the
+  // value; its place (above) points at it.
   struct Entry {
     uint32_t id;        // its slot
     Sites::Id storedAt; // where
@@ -100,7 +107,7 @@ private:
   void compact(int cls);
   // Counts `v` in (delta +1) or out (-1) of the memory held, the micro-batches in flight,
   // the activation memory and the bytes.
-  void count(const ValuePtr &v, int delta);
+  void count(const Value &v, int delta);
   // Adds (delta +1) or removes (-1) one entry's memory from the running totals.
   void countMemory(const Number &memory, int delta);
 
