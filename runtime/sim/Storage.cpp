@@ -1,6 +1,9 @@
-// Storage implementation: per-class insertion-ordered vectors with tombstones, compacted
-// when they outnumber the live entries.
+// Storage implementation: per-class insertion-ordered vectors of slot ids, whose dead
+// entries (freed, or moved to another class) are compacted away when they outnumber the
+// live ones; the slots' places own the values.
 #include "sim/Storage.h"
+
+#include "diagnostics/InternalError.h"
 
 #include <algorithm>
 #include <bit>
@@ -49,33 +52,37 @@ bool countsAlike(const Value &a, const Value &b) {
 
 } // namespace
 
+Storage::~Storage() {
+  for (int cls = 0; cls < kKinds; ++cls)
+    forEachLive(cls, [&](uint32_t id, const Place &) { places_.find(id)->release(); });
+}
+
 ValuePtr Storage::store(uint32_t array, std::span<const int64_t> index, ValuePtr v, Sites::Id storedAt) {
   auto cls = static_cast<uint8_t>(v->kind);
   uint32_t id = names_.findOrAdd(array, index);
   Place &place = places_.findOrAdd(id); // a new one starts as freed
   ValuePtr replaced;
-  if (place.slot == kFreed) {
+  if (place.entry == kFreed) {
     count(*v, +1);
   } else {
-    const Value &old = *place.value();
-    auto oldCls = static_cast<uint8_t>(old.kind);
-    if (!countsAlike(old, *v)) {
+    replaced = place.release();
+    if (!countsAlike(*replaced, *v)) {
       count(*v, +1);
-      count(old, -1);
+      count(*replaced, -1);
     }
-    Entry &e = classes_[oldCls][place.slot];
-    replaced = std::exchange(e.value, nullptr);
-    if (oldCls == cls) { // same dictionary: the name keeps its position
-      place.hold(v.get());
-      e.value = std::move(v);
-      e.storedAt = storedAt;
+    if (replaced->kind == v->kind) { // same dictionary: the name keeps its position
+      place.at = storedAt;
+      place.own(std::move(v));
       return replaced;
     }
-    ++dead_[oldCls]; // a different class: leave the old entry, append to the new class
+    ++dead_[static_cast<size_t>(replaced->kind)]; // another class: its entry there is dead
   }
-  place.slot = static_cast<uint32_t>(classes_[cls].size());
-  place.hold(v.get());
-  classes_[cls].push_back(Entry{id, storedAt, std::move(v)});
+  // 2^29 entries of one class would be 40 GiB of values: memory runs out first.
+  SCHEDC_ASSERT(classes_[cls].size() < (size_t{1} << kClassShift), "a storage class outgrew its entry numbers");
+  place.entry = entryCode(cls, classes_[cls].size());
+  place.at = storedAt;
+  place.own(std::move(v));
+  classes_[cls].push_back(id);
   return replaced;
 }
 
@@ -86,47 +93,45 @@ const Storage::Place *Storage::placeOf(uint32_t array, std::span<const int64_t> 
 
 const Value *Storage::find(uint32_t array, std::span<const int64_t> index) const {
   const Place *place = placeOf(array, index);
-  if (!place || place->slot == kFreed)
+  if (!place || place->entry == kFreed)
     return nullptr;
   return place->value();
 }
 
 std::optional<Sites::Id> Storage::freedAt(uint32_t array, std::span<const int64_t> index) const {
   const Place *place = placeOf(array, index);
-  if (!place || place->slot != kFreed)
+  if (!place || place->entry != kFreed)
     return std::nullopt;
-  return place->word[0];
+  return place->at;
 }
 
 ValuePtr Storage::erase(uint32_t array, std::span<const int64_t> index, Sites::Id at) {
-  Place *named = placeOf(array, index);
-  if (!named || named->slot == kFreed)
+  Place *place = placeOf(array, index);
+  if (!place || place->entry == kFreed)
     return nullptr;
-  Place &place = *named;
-  const Value &held = *place.value();
-  auto cls = static_cast<uint8_t>(held.kind);
-  count(held, -1);
-  ValuePtr erased = std::exchange(classes_[cls][place.slot].value, nullptr);
-  place.slot = kFreed;
-  place.word = {at, 0};
+  ValuePtr erased = place->release();
+  count(*erased, -1);
+  place->entry = kFreed;
+  place->at = at;
+  auto cls = static_cast<size_t>(erased->kind);
   if (++dead_[cls] > 16 && dead_[cls] * 2 > classes_[cls].size())
-    compact(cls);
+    compact(static_cast<int>(cls));
   return erased;
 }
 
-// Drops the class's tombstones in place (keeping the vector's capacity: no allocation).
+// Drops the class's dead entries in place (keeping the vector's capacity: no allocation).
 void Storage::compact(int cls) {
-  std::vector<Entry> &entries = classes_[cls];
+  std::vector<Entry> &entries = classes_[static_cast<size_t>(cls)];
   size_t live = 0;
-  for (Entry &e : entries)
-    if (e.value) {
-      places_.find(e.id)->slot = static_cast<uint32_t>(live);
-      if (&entries[live] != &e)
-        entries[live] = std::move(e);
-      ++live;
+  for (size_t i = 0; i < entries.size(); ++i) {
+    Place *place = places_.find(entries[i]);
+    if (place->entry == entryCode(static_cast<uint8_t>(cls), i)) {
+      place->entry = entryCode(static_cast<uint8_t>(cls), live);
+      entries[live++] = entries[i];
     }
+  }
   entries.resize(live);
-  dead_[cls] = 0;
+  dead_[static_cast<size_t>(cls)] = 0;
 }
 
 namespace {
@@ -198,19 +203,13 @@ Number Storage::memory() const {
     }
   }
   Number total = Number::integer(0);
-  for (const auto &entries : classes_)
-    for (const Entry &e : entries)
-      if (e.value)
-        total += e.value->memory();
+  forEach([&](const Held &h) { total += h.value->memory(); });
   return total;
 }
 
 int64_t Storage::payloadBytes() const {
   int64_t total = 0;
-  for (const auto &entries : classes_)
-    for (const Entry &e : entries)
-      if (e.value)
-        total += e.value->payloadBytes();
+  forEach([&](const Held &h) { total += h.value->payloadBytes(); });
   return total;
 }
 
@@ -218,9 +217,10 @@ void Storage::setLayerParts(int64_t layer, int64_t parts) {
   if (layer < 0 || layerParts(layer) == parts)
     return;
   auto recount = [&](int sign) {
-    for (const Entry &e : classes_[static_cast<size_t>(Kind::Activation)])
-      if (e.value && e.value->layer == layer)
-        bytes_ += sign * model_.bytes(*e.value, layerParts(layer));
+    forEachLive(static_cast<int>(Kind::Activation), [&](uint32_t, const Place &place) {
+      if (place.value()->layer == layer)
+        bytes_ += sign * model_.bytes(*place.value(), layerParts(layer));
+    });
   };
   recount(-1);
   if (static_cast<size_t>(layer) >= layerParts_.size())
@@ -235,9 +235,9 @@ void Storage::forEach(const std::function<void(const Held &)> &fn) const {
 }
 
 void Storage::forEachOf(Kind kind, const std::function<void(const Held &)> &fn) const {
-  for (const Entry &e : classes_[static_cast<size_t>(kind)])
-    if (e.value)
-      fn(Held{names_, e.id, e.value, e.storedAt});
+  forEachLive(static_cast<int>(kind), [&](uint32_t id, const Place &place) {
+    fn(Held{names_, id, place.value(), place.at});
+  });
 }
 
 } // namespace schedc::sim

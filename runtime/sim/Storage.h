@@ -30,6 +30,9 @@ public:
   // copy of its tables stays in cache where 1024 ranks' own copies did not (every fsdp rank
   // names the same slots). `model` is what `bytes()` predicts with. Both must outlive it.
   Storage(const ByteModel &model, SlotDirectory &names) : names_(names), model_(model) {}
+  ~Storage();
+  Storage(const Storage &) = delete; // its places own their values
+  Storage &operator=(const Storage &) = delete;
   // Stores `v` in `array[index]` (replacing what is there, keeping its position), at source
   // site `storedAt` (World::site); returns the value it replaced, or null.
   ValuePtr store(uint32_t array, std::span<const int64_t> index, ValuePtr v, Sites::Id storedAt);
@@ -68,7 +71,7 @@ public:
   struct Held {
     const SlotDirectory &names;
     uint32_t slot;
-    const ValuePtr &value;
+    const Value *value;
     Sites::Id storedAt;
     StorageKey key() const { return names.key(slot); } // its name (built on demand)
   };
@@ -78,27 +81,39 @@ public:
   void forEachOf(Kind kind, const std::function<void(const Held &)> &fn) const;
 
 private:
-  // Where a slot's entry is and the value it holds, by slot id (SlotDirectory); a freed slot
-  // keeps its place (one lookup serves the store, read or free and the message about a freed
-  // slot). A read takes the value from here, not from the entry: two lines of a rank that
-  // has not run for a while, not three. 12 bytes (the address as two words), so that the
-  // place and its id fill 16 as before.
+  // A slot's value, where it was stored, and its entry in its class's order, by slot id
+  // (SlotDirectory); a freed slot keeps its place, with where it was freed (one lookup
+  // serves the store, read or free and the message about a freed slot). A read, a store
+  // and a free touch the place and the value, two lines of a rank that has not run for a
+  // while, and not the entry: the place owns the value (one count of it, its address in
+  // two 32-bit words, so that a place and its id fill 20 bytes; an entry is a 4-byte id).
   static constexpr uint32_t kFreed = ~0u;
+  static constexpr int kClassShift = 29; // a place's entry: its class, then its index
+  static_assert(kKinds < (1 << (32 - kClassShift)) - 1, "the classes fit above the index (all ones: freed)");
   struct Place {
-    uint32_t slot = kFreed;         // its entry in classes_[the value's kind]; kFreed: freed
-    std::array<uint32_t, 2> word{}; // held: the value's address (its entry owns it); freed: word[0], where
+    uint32_t entry = kFreed;        // class << kClassShift | index in classes_[class]; kFreed: freed
+    Sites::Id at = 0;               // held: where it was stored; freed: where freed
+    std::array<uint32_t, 2> word{}; // held: the value's address
     const Value *value() const { return std::bit_cast<const Value *>(word); }
-    void hold(const Value *v) { word = std::bit_cast<std::array<uint32_t, 2>>(v); }
+    void own(ValuePtr v) { word = std::bit_cast<std::array<uint32_t, 2>>(v.detach()); }
+    ValuePtr release() { return ValuePtr(std::bit_cast<const Value *>(std::exchange(word, {})), false); }
   };
   static_assert(sizeof(void *) == 8, "a place keeps a value's address in two 32-bit words");
-  // 16 bytes: the value's memory is read from the value (summing in order, the rare case,
-  // touches every value; keeping a copy here cost 16 bytes an entry). The entry owns the
-  // value; its place (above) points at it.
-  struct Entry {
-    uint32_t id;        // its slot
-    Sites::Id storedAt; // where
-    ValuePtr value;     // null once erased (a tombstone until compaction)
-  };
+  static uint32_t entryCode(uint8_t cls, size_t index) {
+    return static_cast<uint32_t>(cls) << kClassShift | static_cast<uint32_t>(index);
+  }
+  // A class's order of slots (the order the original's dictionaries keep): slot ids. An
+  // entry is live while its slot's place names it; the others wait for compaction.
+  using Entry = uint32_t;
+  // Calls fn(id, place) for the live entries of class `cls`, in order.
+  template <class Fn> void forEachLive(int cls, Fn fn) const {
+    const std::vector<Entry> &entries = classes_[static_cast<size_t>(cls)];
+    for (size_t i = 0; i < entries.size(); ++i) {
+      const Place *place = places_.find(entries[i]);
+      if (place->entry == entryCode(static_cast<uint8_t>(cls), i))
+        fn(entries[i], *place);
+    }
+  }
   // The place of `array[index]`, or null if it was never named.
   const Place *placeOf(uint32_t array, std::span<const int64_t> index) const;
   Place *placeOf(uint32_t array, std::span<const int64_t> index) {
