@@ -14,7 +14,6 @@
 #include "sim/Value.h"
 
 #include <array>
-#include <bit>
 #include <functional>
 #include <optional>
 #include <span>
@@ -85,20 +84,19 @@ private:
   // (SlotDirectory); a freed slot keeps its place, with where it was freed (one lookup
   // serves the store, read or free and the message about a freed slot). A read, a store
   // and a free touch the place and the value, two lines of a rank that has not run for a
-  // while, and not the entry: the place owns the value (one count of it, its address in
-  // two 32-bit words, so that a place and its id fill 20 bytes; an entry is a 4-byte id).
+  // while, and not the entry: the place owns the value (one count of it; 24 bytes with its
+  // id; an entry is a 4-byte id).
   static constexpr uint32_t kFreed = ~0u;
   static constexpr int kClassShift = 29; // a place's entry: its class, then its index
   static_assert(kKinds < (1 << (32 - kClassShift)) - 1, "the classes fit above the index (all ones: freed)");
   struct Place {
-    uint32_t entry = kFreed;        // class << kClassShift | index in classes_[class]; kFreed: freed
-    Sites::Id at = 0;               // held: where it was stored; freed: where freed
-    std::array<uint32_t, 2> word{}; // held: the value's address
-    const Value *value() const { return std::bit_cast<const Value *>(word); }
-    void own(ValuePtr v) { word = std::bit_cast<std::array<uint32_t, 2>>(v.detach()); }
-    ValuePtr release() { return ValuePtr(std::bit_cast<const Value *>(std::exchange(word, {})), false); }
+    uint32_t entry = kFreed;     // class << kClassShift | index in classes_[class]; kFreed: freed
+    Sites::Id at = 0;            // held: where it was stored; freed: where freed
+    const Value *held = nullptr; // one count of it owned here
+    const Value *value() const { return held; }
+    void own(ValuePtr v) { held = v.detach(); }
+    ValuePtr release() { return ValuePtr(std::exchange(held, nullptr), false); }
   };
-  static_assert(sizeof(void *) == 8, "a place keeps a value's address in two 32-bit words");
   static uint32_t entryCode(uint8_t cls, size_t index) {
     return static_cast<uint32_t>(cls) << kClassShift | static_cast<uint32_t>(index);
   }
