@@ -7,6 +7,7 @@
 
 #include "diagnostics/Diagnostics.h"
 #include "ir/IR.h"
+#include "sim/Run.h"
 #include "sim/World.h"
 
 #include <map>
@@ -16,8 +17,7 @@
 
 namespace schedc::check {
 
-// The largest set a schedule may build (elements); loops over ranges never build one.
-constexpr int64_t kMaxSetSize = int64_t(1) << 24;
+using sim::kMaxSetSize; // the largest set a schedule may build (sim/Run.h)
 
 // Evaluates the schedule's parameters (defaults in order, with `overrides` from -D; every
 // parameter without a default must have one, as sim::resolveDefines makes sure).

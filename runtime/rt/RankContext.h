@@ -6,6 +6,7 @@
 #include "backend/ComputeRank.h"
 #include "schedc/runtime.h"
 #include "sim/Execute.h"
+#include "sim/Run.h"
 #include "sim/Trace.h"
 #include "sim/World.h"
 
@@ -15,8 +16,7 @@
 
 namespace schedc::rt {
 
-// The largest set a schedule may build (the interpreter's limit).
-constexpr int64_t kMaxSetSize = int64_t(1) << 24;
+using sim::kMaxSetSize;
 
 struct RankContext {
   sim::Rank *rank = nullptr; // null while parameters are evaluated

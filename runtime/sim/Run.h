@@ -20,6 +20,9 @@ namespace schedc::sim {
 // The most ranks a simulated run may have, and the largest layer or batch count.
 constexpr int64_t kMaxRanks = 65536;
 constexpr int64_t kMaxModelSize = int64_t(1) << 24;
+// The largest set a schedule may build (elements), in check's interpreter and in compiled
+// programs alike; loops over ranges never build one.
+constexpr int64_t kMaxSetSize = int64_t(1) << 24;
 
 struct ParamSpec {
   std::string name;
