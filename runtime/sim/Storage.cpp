@@ -60,9 +60,9 @@ Storage::~Storage() {
 ValuePtr Storage::store(uint32_t array, std::span<const int64_t> index, ValuePtr v, Sites::Id storedAt) {
   auto cls = static_cast<uint8_t>(v->kind);
   uint32_t id = names_.findOrAdd(array, index);
-  Place &place = places_.findOrAdd(id); // a new one starts as freed
+  Place &place = places_.findOrAdd(id); // a new one holds nothing (kNever)
   ValuePtr replaced;
-  if (place.entry == kFreed) {
+  if (!place.holds()) {
     count(*v, +1);
   } else {
     replaced = place.release();
@@ -93,7 +93,7 @@ const Storage::Place *Storage::placeOf(uint32_t array, std::span<const int64_t> 
 
 const Value *Storage::find(uint32_t array, std::span<const int64_t> index) const {
   const Place *place = placeOf(array, index);
-  if (!place || place->entry == kFreed)
+  if (!place || !place->holds())
     return nullptr;
   return place->value();
 }
@@ -107,7 +107,7 @@ std::optional<Sites::Id> Storage::freedAt(uint32_t array, std::span<const int64_
 
 ValuePtr Storage::erase(uint32_t array, std::span<const int64_t> index, Sites::Id at) {
   Place *place = placeOf(array, index);
-  if (!place || place->entry == kFreed)
+  if (!place || !place->holds())
     return nullptr;
   ValuePtr erased = place->release();
   count(*erased, -1);

@@ -84,18 +84,20 @@ private:
   // (SlotDirectory); a freed slot keeps its place, with where it was freed (one lookup
   // serves the store, read or free and the message about a freed slot). A read, a store
   // and a free touch the place and the value, two lines of a rank that has not run for a
-  // while, and not the entry: the place owns the value (one count of it; 24 bytes with its
-  // id; an entry is a 4-byte id).
-  static constexpr uint32_t kFreed = ~0u;
+  // while, and not the entry: the place owns the value (one count of it; 16 bytes, IdMap
+  // keeps no id beside it; an entry is a 4-byte id).
+  static constexpr uint32_t kFreed = ~0u, kNever = ~0u - 1;
   static constexpr int kClassShift = 29; // a place's entry: its class, then its index
-  static_assert(kKinds < (1 << (32 - kClassShift)) - 1, "the classes fit above the index (all ones: freed)");
+  static_assert(kKinds < (1 << (32 - kClassShift)) - 1, "the classes fit below the sentinels (kNever, kFreed)");
   struct Place {
-    uint32_t entry = kFreed;     // class << kClassShift | index in classes_[class]; kFreed: freed
+    uint32_t entry = kNever;     // class << kClassShift | index in classes_[class]; kFreed: freed
     Sites::Id at = 0;            // held: where it was stored; freed: where freed
     const Value *held = nullptr; // one count of it owned here
+    bool holds() const { return entry < kNever; }
     const Value *value() const { return held; }
     void own(ValuePtr v) { held = v.detach(); }
     ValuePtr release() { return ValuePtr(std::exchange(held, nullptr), false); }
+    bool operator==(const Place &) const = default; // Place{}: no place (IdMap)
   };
   static uint32_t entryCode(uint8_t cls, size_t index) {
     return static_cast<uint32_t>(cls) << kClassShift | static_cast<uint32_t>(index);
