@@ -4,14 +4,16 @@
 // each its owner has filled, and `slack` more), and either way by as much again as it
 // spans, so a loop naming one coordinate past the last each time (downward: every backward
 // pass) grows it O(log n) times rather than once per step. What does not fit, its owner
-// keeps elsewhere (a hash map). Used for the tables of slot names (SlotDirectory), a rank's
-// slot places (IdMap) and its counts of activations per micro-batch (Storage).
+// keeps elsewhere (a hash map: NearMap below). Used for the tables of slot names
+// (SlotDirectory) and a rank's slot places (IdMap); through NearMap for a rank's counts of
+// activations per micro-batch (Storage) and its updated layers (Rank).
 #pragma once
 
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <unordered_map>
 #include <vector>
 
 namespace schedc::sim {
@@ -59,6 +61,23 @@ public:
 private:
   int64_t base_ = 0;
   std::vector<T> cells_;
+};
+
+// A map from integers that are mostly close together (a rank's micro-batches, the layers it
+// updates) to T: a DenseWindow that grows toward a new key at most as far again as it spans
+// (and 64), the far keys in a hash map.
+template <class T> class NearMap {
+public:
+  // The value of `key`, added as T{} if it had none.
+  T &operator[](int64_t key) {
+    if (T *v = window_.cover(key, window_.size(), 2, 64))
+      return *v;
+    return far_[key];
+  }
+
+private:
+  DenseWindow<T> window_;
+  std::unordered_map<int64_t, T> far_;
 };
 
 } // namespace schedc::sim

@@ -452,12 +452,6 @@ ValuePtr Rank::loss(SourceRange at, const ValuePtr &a) {
   return makeValue(std::move(g));
 }
 
-Rank::Updated &Rank::updatedOf(int64_t layer) {
-  if (Updated *done = updated_.cover(layer, updated_.size(), 2, 64))
-    return *done;
-  return farUpdated_[layer];
-}
-
 std::pair<ValuePtr, ValuePtr> Rank::update(SourceRange at, int64_t layer, const ValuePtr &g, const ValuePtr &w,
                                            const ValuePtr &o) {
   bool ok = checkLayer(at, "update", layer);
@@ -509,7 +503,7 @@ std::pair<ValuePtr, ValuePtr> Rank::update(SourceRange at, int64_t layer, const 
       ok = false;
     }
     if (ok) {
-      Updated &done = updatedOf(layer);
+      Updated &done = updated_[layer];
       if (done.shards && done.total == w->total && !done.shards->intersect(*w->shards).empty()) {
         errorWith(at, "update-twice", [&] {
           return std::pair{layerOf(layer) + " is updated twice on rank " + std::to_string(id_) + " (shards " +

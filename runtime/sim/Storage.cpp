@@ -21,22 +21,13 @@ void Storage::count(const Value &v, int delta) {
   if (v.kind != Kind::Activation || !v.batches)
     return;
   for (int64_t b : v.batches->elements()) {
-    int64_t &n = batchCount(b);
+    int64_t &n = batchCounts_[b];
     if (n == 0 && delta > 0)
       ++inFlight_;
     n += delta;
     if (n == 0 && delta < 0)
       --inFlight_;
   }
-}
-
-int64_t &Storage::batchCount(int64_t batch) {
-  if (int64_t *n = batchCounts_.find(batch))
-    return *n;
-  // A rank's micro-batches are few and close together: the table grows toward a micro-batch
-  // at most as far again as it spans (and 64); a far one (a poisoned value's) goes to the map.
-  int64_t *n = batchCounts_.cover(batch, batchCounts_.size(), 2, 64);
-  return n ? *n : farBatchCounts_[batch];
 }
 
 namespace {

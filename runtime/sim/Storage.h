@@ -17,7 +17,6 @@
 #include <functional>
 #include <optional>
 #include <span>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -130,11 +129,9 @@ private:
   std::array<size_t, kKinds> dead_{};
   SlotDirectory &names_;
   IdMap<Place> places_; // by slot id, of the slots this rank has named
-  // Micro-batch -> activations held of it: a dense table over the micro-batches seen (a
-  // rank's are few and close together), the far ones (a poisoned value's) in a map.
-  int64_t &batchCount(int64_t batch);
-  DenseWindow<int64_t> batchCounts_;
-  std::unordered_map<int64_t, int64_t> farBatchCounts_;
+  // Micro-batch -> activations held of it (a rank's micro-batches are few and close
+  // together; a poisoned value's may be far).
+  NearMap<int64_t> batchCounts_;
   int64_t inFlight_ = 0;
   int64_t activationMemory_ = 0;
   // Running totals of the held memories: integers exactly; floats as exact multiples of

@@ -38,7 +38,6 @@
 #include <string>
 #include <tuple>
 #include <type_traits>
-#include <unordered_map>
 #include <vector>
 
 namespace schedc::sim {
@@ -363,12 +362,10 @@ private:
     int64_t total = 0;
     Sites::Id at = 0;
   };
-  // The record of `layer` (empty until its first update): a dense table over the layers
-  // this rank updates (a stage's, or every layer: close together, 24 bytes each where a tree
-  // node took 80 and an update walked five cold nodes), far ones in a map.
-  Updated &updatedOf(int64_t layer);
-  DenseWindow<Updated> updated_;
-  std::unordered_map<int64_t, Updated> farUpdated_;
+  // By layer (empty until its first update): the layers a rank updates are close together
+  // (a stage's, or every layer), 24 bytes each where a tree node took 80 and an update
+  // walked five cold nodes.
+  NearMap<Updated> updated_;
   bool blocked_ = false;
   bool finished_ = false;
   bool measure_ = false;

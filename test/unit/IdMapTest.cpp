@@ -1,10 +1,12 @@
 // Unit tests of sim/IdMap.h, a rank's slot places by shared slot id: checked against a
 // std::map for the orders ranks name ids in — one run upward (a data-parallel rank), one
 // downward, a stretch of its own among other ranks' (a pipeline's: every k-th id), far apart
-// and extreme ids — and entries the window comes to cover after they were hashed.
+// and extreme ids — and entries the window comes to cover after they were hashed; and
+// sim/DenseWindow.h's NearMap (a rank's micro-batch counts and updated layers) likewise.
 #include "sim/IdMap.h"
 
 #include <gtest/gtest.h>
+#include <limits>
 #include <map>
 #include <random>
 
@@ -81,6 +83,30 @@ TEST(IdMap, RandomOrdersAgreeWithAMap) {
       c.add(1 + static_cast<uint32_t>(rng() % span));
     c.verify(1, span);
   }
+}
+
+// NearMap keeps every key's value, whether the window grows to it or it goes to the far map:
+// keys up and down from the first, far ones (a poisoned value's micro-batch), the extremes.
+TEST(NearMap, NearAndFarKeysAgreeWithAMap) {
+  std::mt19937_64 rng(17);
+  NearMap<int64_t> near;
+  std::map<int64_t, int64_t> expected;
+  auto add = [&](int64_t key) {
+    int64_t value = static_cast<int64_t>(rng() % 1000) + 1;
+    near[key] += value;
+    expected[key] += value;
+  };
+  for (int64_t k = 100; k < 200; ++k)
+    add(k);
+  for (int64_t k = 99; k >= 0; --k)
+    add(k);
+  for (int n = 0; n < 2000; ++n)
+    add(static_cast<int64_t>(rng() % 400) - 100); // around the window, some beyond it
+  for (int64_t far : {int64_t{1} << 40, -(int64_t{1} << 40), std::numeric_limits<int64_t>::max(),
+                      std::numeric_limits<int64_t>::min()})
+    add(far);
+  for (const auto &[key, value] : expected)
+    EXPECT_EQ(near[key], value) << "key " << key;
 }
 
 } // namespace
