@@ -1,13 +1,19 @@
 // Unit tests of the sim's fibers (sim/Fiber.h): control passes back and forth at each yield,
 // a fiber may resume another (a yield returns to whoever resumed it last), an ended
 // fiber's stack goes to the pool and the next fiber takes it, a deep recursion fits in
-// the stack the interpreter is promised, and more fibers than guarded stacks can run.
+// the stack the interpreter is promised, more fibers than guarded stacks can run, and a
+// thread's stacks are unmapped when it ends.
 #include "sim/Fiber.h"
 
 #include <algorithm>
+#include <cerrno>
+#include <cstdint>
 #include <gtest/gtest.h>
 #include <memory>
 #include <string>
+#include <sys/mman.h>
+#include <thread>
+#include <unistd.h>
 #include <vector>
 
 namespace schedc::sim {
@@ -103,6 +109,27 @@ TEST(Fiber, MoreFibersThanGuardedStacksEachKeepTheirOwn) {
   for (auto &f : fibers)
     EXPECT_TRUE(f->resume());
   EXPECT_EQ(std::count(intact.begin(), intact.end(), 1), kFibers);
+}
+
+// Stacks are never unmapped one by one (they go back to the thread's pool), so a thread
+// other than the main one must give its slabs back when it ends: the page a fiber ran on is
+// no longer mapped once its thread has been joined (mincore says ENOMEM).
+TEST(Fiber, AThreadsStacksGoWhenItEnds) {
+  uintptr_t page = 0;
+  std::thread t([&] {
+    Fiber f([&] {
+      volatile char here = 1;
+      page = reinterpret_cast<uintptr_t>(&here) & ~static_cast<uintptr_t>(sysconf(_SC_PAGESIZE) - 1);
+    });
+    ASSERT_TRUE(f.resume());
+    unsigned char resident = 0;
+    EXPECT_EQ(mincore(reinterpret_cast<void *>(page), 1, &resident), 0) << "mapped while the thread runs";
+  });
+  t.join();
+  ASSERT_NE(page, 0u);
+  unsigned char resident = 0;
+  EXPECT_EQ(mincore(reinterpret_cast<void *>(page), 1, &resident), -1);
+  EXPECT_EQ(errno, ENOMEM) << "the stack's page is still mapped after its thread ended";
 }
 
 } // namespace
