@@ -116,7 +116,7 @@ void Storage::compact(int cls) {
   size_t live = 0;
   for (size_t i = 0; i < entries.size(); ++i) {
     Place *place = places_.find(entries[i]);
-    if (place->entry == entryCode(static_cast<uint8_t>(cls), i)) {
+    if (isLive(*place, cls, i)) {
       place->entry = entryCode(static_cast<uint8_t>(cls), live);
       entries[live++] = entries[i];
     }

@@ -104,14 +104,15 @@ private:
   // A class's order of slots (the order the original's dictionaries keep): slot ids. An
   // entry is live while its slot's place names it; the others wait for compaction.
   using Entry = uint32_t;
+  static bool isLive(const Place &place, int cls, size_t index) {
+    return place.entry == entryCode(static_cast<uint8_t>(cls), index);
+  }
   // Calls fn(id, place) for the live entries of class `cls`, in order.
   template <class Fn> void forEachLive(int cls, Fn fn) const {
     const std::vector<Entry> &entries = classes_[static_cast<size_t>(cls)];
-    for (size_t i = 0; i < entries.size(); ++i) {
-      const Place *place = places_.find(entries[i]);
-      if (place->entry == entryCode(static_cast<uint8_t>(cls), i))
-        fn(entries[i], *place);
-    }
+    for (size_t i = 0; i < entries.size(); ++i)
+      if (const Place &place = *places_.find(entries[i]); isLive(place, cls, i))
+        fn(entries[i], place);
   }
   // The place of `array[index]`, or null if it was never named.
   const Place *placeOf(uint32_t array, std::span<const int64_t> index) const;
