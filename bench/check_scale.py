@@ -55,7 +55,7 @@ cases = [
                       ["-D", "ranks=16384", "-D", "stages=16", "-D", "tensors=8", "-D", "layers=128",
                        "-D", "batches=1024"], 1)),
     ("allreduce", case(os.path.join(here, "allreduce.sched"), ["-D", "ranks=32767"], 1)),
-    # The most ranks a schedule may have: past 16 384 the stacks come from slabs (sim/Fiber.cpp).
+    # The most ranks a schedule may have, each waiting on its own stack (sim/Fiber.cpp).
     ("allreduce", case(os.path.join(here, "allreduce.sched"), ["-D", "ranks=65536"], 1)),
 ]
 if quick:

@@ -5,9 +5,10 @@
 // Context's fcontext (a few instructions, no system call: ucontext's swapcontext saved the
 // signal mask with one on every switch). Stacks are reserved lazily (only touched pages cost
 // memory), come from slabs of many stacks (one system call for a slab, not three per stack),
-// end in a guard page (past 16 384 in a thread, or the system's limit on memory mappings,
-// without one: Fiber.cpp), and go back to a pool when their fiber ends, so a later fiber
-// reuses them without a system call. Under AddressSanitizer
+// end in a guard page (a page-table marker; on kernels before 6.13 a PROT_NONE page, and past
+// 16 384 of those in a thread, or the system's limit on memory mappings, none: Fiber.cpp),
+// and go back to a pool when their fiber ends, so a later fiber reuses them without a system
+// call. Under AddressSanitizer
 // every switch is announced to it, so it follows the fibers' stacks.
 #pragma once
 

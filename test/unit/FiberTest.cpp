@@ -1,8 +1,8 @@
 // Unit tests of the sim's fibers (sim/Fiber.h): control passes back and forth at each yield,
 // a fiber may resume another (a yield returns to whoever resumed it last), an ended
 // fiber's stack goes to the pool and the next fiber takes it, a deep recursion fits in
-// the stack the interpreter is promised, more fibers than guarded stacks can run, and a
-// thread's stacks are unmapped when it ends.
+// the stack the interpreter is promised, running past it hits its guard, more fibers than
+// guarded stacks can run, and a thread's stacks are unmapped when it ends.
 #include "sim/Fiber.h"
 
 #include <algorithm>
@@ -12,6 +12,7 @@
 #include <memory>
 #include <string>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
 #include <vector>
@@ -85,8 +86,41 @@ TEST(Fiber, DeepRecursionFitsItsStack) {
   EXPECT_EQ(reached, 10000);
 }
 
-// More fibers alive at once than a process may have guarded stacks (each is two memory
-// mappings): the later ones take unguarded stacks from slabs, and every fiber keeps its own
+// Recurses until `bytes` of stack lie between `from` and its frame, then returns.
+size_t descend(const char *from, size_t bytes) {
+  volatile char frame[256] = {};
+  const char *here = static_cast<const char *>(__builtin_frame_address(0));
+  if (static_cast<size_t>(from - here) > bytes)
+    return frame[0];
+  return descend(from, bytes) + frame[1];
+}
+
+// A fiber that runs past its stack is stopped by the guard page below it, not let into the
+// stack of the fiber before it in the slab. In its own thread (a fresh pool: the two stacks
+// are the first of a slab, both guarded), in a child process that must crash; without a
+// guard the second fiber's frames land in the first's stack and the child exits 0.
+TEST(FiberDeathTest, RunningPastTheStackHitsItsGuard) {
+  auto crashed = [](int status) { return WIFSIGNALED(status) || (WIFEXITED(status) && WEXITSTATUS(status) != 0); };
+  EXPECT_EXIT(
+      {
+        std::thread t([] {
+          Fiber below([] { Fiber::yield(); }); // stays alive, so the next stack is its neighbour
+          below.resume();
+          Fiber past([] {
+            const char *top = static_cast<const char *>(__builtin_frame_address(0));
+            descend(top, kFiberStackBytes + (size_t(64) << 10));
+          });
+          past.resume();
+        });
+        t.join();
+        std::exit(0);
+      },
+      crashed, "");
+}
+
+// More fibers alive at once than a process may have PROT_NONE-guarded stacks (each is two
+// memory mappings; kernels before 6.13 guard so): the later ones take unguarded stacks from
+// slabs (where guards are page-table markers every stack has one), and every fiber keeps its own
 // stack (each writes its number on it, yields, and finds it there when resumed). 40 000
 // stacks are 320 GiB reserved, a few pages each touched.
 TEST(Fiber, MoreFibersThanGuardedStacksEachKeepTheirOwn) {
