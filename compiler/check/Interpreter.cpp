@@ -436,7 +436,10 @@ private:
   ValuePtr read(const ir::StorageRef &r) { return rank_.read(r.array, indices(r), r.range); }
 
   // A set argument's elements (`input({0, 1})`), out of line: few operations take one.
-  [[gnu::noinline]] IntSet setArgument(const ir::Expr &e) { return materialize(eval(e).set, e.range); }
+  [[gnu::noinline]] SetPtr setArgument(const ir::Expr &e) {
+    SetValue s = eval(e).set;
+    return s.isRange ? makeSet(materialize(s, e.range)) : s.elems;
+  }
 
   // Runs an operation: its arguments in call order, then the sim backend's dispatch.
   sim::Results operation(const ir::Operation &op) {

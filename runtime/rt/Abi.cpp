@@ -73,7 +73,7 @@ sim::Operands RankContext::operands(OpKind op, const schedc_operand *args) {
     sim::Operand &o = out.add();
     switch (params[i].kind) {
     case ParamKind::Int: o.integer = a.value; break;
-    case ParamKind::Set: o.set = elements(a.value, at(a.loc)); break;
+    case ParamKind::Set: o.set = frozen(a.value, at(a.loc)); break;
     case ParamKind::Value: o.value = temps[static_cast<size_t>(a.value)]; break;
     case ParamKind::Group: o.group = group(a); break;
     }

@@ -13,10 +13,11 @@
 namespace schedc::sim {
 
 // One argument, as its parameter's kind (ParamKind) asks: an integer, a set, a value or a
-// group (its members, in order).
+// group (its members, in order). Sets are shared, not copied: 32 bytes an operand, and an
+// operation's operands on a waiting rank's stack are lines it touches again when it resumes.
 struct Operand {
   int64_t integer = 0;
-  IntSet set;
+  SetPtr set;
   ValuePtr value;
   SetPtr group;
 };
@@ -28,7 +29,7 @@ struct Operands {
   boost::container::static_vector<Operand, kMaxParams> args;
   Operand &add() { return args.emplace_back(); }
   template <class P> int64_t integer(P p) const { return at(p).integer; }
-  template <class P> const IntSet &set(P p) const { return at(p).set; }
+  template <class P> const IntSet &set(P p) const { return *at(p).set; }
   template <class P> const ValuePtr &value(P p) const { return at(p).value; }
 
 private:
