@@ -126,29 +126,33 @@ private:
   // Adds (delta +1) or removes (-1) one entry's memory from the running totals.
   void countMemory(const Number &memory, int delta);
 
-  std::array<std::vector<Entry>, kKinds> classes_;
-  std::array<size_t, kKinds> dead_{};
+  // Members in the order a read, a store or a free touches them (a rank's storage is cold
+  // each time it resumes, so what they touch together shares cache lines): the names and
+  // places, then the totals, then the classes' orders; the floats' totals last (a schedule
+  // whose memories are integers never touches them).
   SlotDirectory &names_;
   IdMap<Place> places_; // by slot id, of the slots this rank has named
-  // Micro-batch -> activations held of it (a rank's micro-batches are few and close
-  // together; a poisoned value's may be far).
-  NearMap<int64_t> batchCounts_;
-  int64_t inFlight_ = 0;
-  int64_t activationMemory_ = 0;
+  const ByteModel &model_;
+  double bytes_ = 0; // sums of exact integers below 2^53: exact in any order
   // Running totals of the held memories: integers exactly; floats as exact multiples of
   // 2^-kFractionBits, with how many have each number of fractional bits (the largest bounds
   // the total below which every partial sum is exact).
   static constexpr int kFractionBits = 60;
   int64_t integerMemory_ = 0;
-  __int128 realScaled_ = 0;                            // sum of float memories x 2^kFractionBits
-  std::array<uint32_t, kFractionBits + 1> realBits_{}; // float memories by fractional bits
-  uint64_t realBitsHeld_ = 0;                          // bit k set: some float memory held has k fractional bits
+  size_t reals_ = 0; // float memories held
+  int64_t inFlight_ = 0;
+  int64_t activationMemory_ = 0;
+  // Micro-batch -> activations held of it (a rank's micro-batches are few and close
+  // together; a poisoned value's may be far).
+  NearMap<int64_t> batchCounts_;
+  std::array<std::vector<Entry>, kKinds> classes_;
+  std::array<size_t, kKinds> dead_{};
+  size_t inexact_ = 0;        // floats held that the scaled sum cannot hold exactly (negative, too fine)
+  __int128 realScaled_ = 0;   // sum of float memories x 2^kFractionBits
+  uint64_t realBitsHeld_ = 0; // bit k set: some float memory held has k fractional bits
   static_assert(kFractionBits < 64, "realBitsHeld_ has a bit for each count of fractional bits");
-  size_t reals_ = 0;   // float memories held
-  size_t inexact_ = 0; // floats held that the scaled sum cannot hold exactly (negative, too fine)
-  const ByteModel &model_;
-  double bytes_ = 0;                // sums of exact integers below 2^53: exact in any order
-  std::vector<int64_t> layerParts_; // per layer; missing: 1
+  std::array<uint32_t, kFractionBits + 1> realBits_{}; // float memories by fractional bits
+  std::vector<int64_t> layerParts_;                    // per layer; missing: 1
   int64_t layerParts(int64_t layer) const {
     return layer >= 0 && static_cast<size_t>(layer) < layerParts_.size() ? layerParts_[static_cast<size_t>(layer)] : 1;
   }
