@@ -128,8 +128,8 @@ private:
 
   // Members in the order a read, a store or a free touches them (a rank's storage is cold
   // each time it resumes, so what they touch together shares cache lines): the names and
-  // places, then the totals, then the classes' orders; the floats' totals last (a schedule
-  // whose memories are integers never touches them).
+  // places, then the totals, then the classes' orders; the floats' counts by fractional
+  // bits last (244 bytes, of which a schedule touches a line or two).
   SlotDirectory &names_;
   IdMap<Place> places_; // by slot id, of the slots this rank has named
   const ByteModel &model_;
@@ -139,7 +139,11 @@ private:
   // the total below which every partial sum is exact).
   static constexpr int kFractionBits = 60;
   int64_t integerMemory_ = 0;
-  size_t reals_ = 0; // float memories held
+  size_t reals_ = 0;          // float memories held
+  size_t inexact_ = 0;        // floats held that the scaled sum cannot hold exactly (negative, too fine)
+  __int128 realScaled_ = 0;   // sum of float memories x 2^kFractionBits
+  uint64_t realBitsHeld_ = 0; // bit k set: some float memory held has k fractional bits
+  static_assert(kFractionBits < 64, "realBitsHeld_ has a bit for each count of fractional bits");
   int64_t inFlight_ = 0;
   int64_t activationMemory_ = 0;
   // Micro-batch -> activations held of it (a rank's micro-batches are few and close
@@ -147,10 +151,6 @@ private:
   NearMap<int64_t> batchCounts_;
   std::array<std::vector<Entry>, kKinds> classes_;
   std::array<size_t, kKinds> dead_{};
-  size_t inexact_ = 0;        // floats held that the scaled sum cannot hold exactly (negative, too fine)
-  __int128 realScaled_ = 0;   // sum of float memories x 2^kFractionBits
-  uint64_t realBitsHeld_ = 0; // bit k set: some float memory held has k fractional bits
-  static_assert(kFractionBits < 64, "realBitsHeld_ has a bit for each count of fractional bits");
   std::array<uint32_t, kFractionBits + 1> realBits_{}; // float memories by fractional bits
   std::vector<int64_t> layerParts_;                    // per layer; missing: 1
   int64_t layerParts(int64_t layer) const {
