@@ -359,15 +359,20 @@ ValuePtr Rank::collective(SourceRange at, CollectiveKind kind, const ValuePtr &v
   c.inputs[pos] = input;
   c.at[pos] = at;
   c.readyAt[pos] = clock_.ready(eventOf(kind), input->made);
+  c.arrivals.push_back(static_cast<uint32_t>(pos));
   if (++c.arrived == elems.size()) {
     for (const Number &ready : c.readyAt)
       c.ready.join(ready);
     World::matchCalls(c, *g.members, *this);
     World::combine(c, *g.members, *this, at);
     c.done = true;
-    for (auto member = elems.rbegin(); member != elems.rend(); ++member) // the lowest member runs first
-      if (*member != id_)
-        world_.schedule(*world_.ranks_[*member]);
+    // The member that arrived last runs first (each goes to the front): the last to run
+    // before the collective completed are the likeliest to be in cache still. Where every
+    // member waits in every round (ddp's all-reduces), rounds go back and forth over the
+    // ranks, not round and round (where each rank resumed is the one least recently run).
+    for (uint32_t p : c.arrivals)
+      if (elems[p] != id_)
+        world_.schedule(*world_.ranks_[elems[p]]);
   } else if (!waitUntil([&c] { return c.done; },
                         Wait{.at = at, .collective = &c, .kind = kind, .members = g.members})) {
     return poison(v->kind, v->layer);

@@ -432,7 +432,9 @@ private:
   // One collective call of a group: the k-th call of every member meets here.
   struct Collective {
     Collective(CollectiveKind k, size_t members)
-        : kind(k), kinds(members), inputs(members), at(members), readyAt(members) {}
+        : kind(k), kinds(members), inputs(members), at(members), readyAt(members) {
+      arrivals.reserve(members);
+    }
     // What the member at `position` gets: the result (a reduce-scatter's: its shard of it).
     Value resultFor(size_t position) const;
 
@@ -444,6 +446,7 @@ private:
     // When each member's event could start, by position: taken as it arrives, while its clock
     // is in cache (it logs nothing until the collective completes), folded in group order.
     std::vector<Number> readyAt;
+    std::vector<uint32_t> arrivals; // positions, in the order the members arrived
     size_t arrived = 0, taken = 0;
     bool mismatched = false;
     bool done = false;

@@ -1,6 +1,7 @@
 // Unit tests of the order in which sim::World runs its ranks (World::schedule): in rank order
 // until they block, and a rank that a completed collective or an arriving message wakes runs
-// next, ahead of the ranks that were already runnable, the lowest member of a group first.
+// next, ahead of the ranks that were already runnable, the member of a group that arrived
+// last first.
 // The figures never depend on this order; the speed of a run on many ranks does (a woken
 // group goes on while its state is in cache).
 #include "sim/World.h"
@@ -41,18 +42,22 @@ TEST(Scheduling, AGroupWokenByItsCollectiveRunsBeforeRanksNotYetStarted) {
   EXPECT_EQ(order, expected);
 }
 
-// Of the members a collective wakes, the lowest runs first: rank 3 arrives last and goes on;
-// then 0, 1, 2 in order.
-TEST(Scheduling, TheMembersAWokenCollectiveWakesRunLowestFirst) {
+// Of the members a collective wakes, the one that arrived last runs first (the likeliest to
+// be in cache), so that rounds of all-reduces over every rank go back and forth: in the first,
+// ranks 0, 1, 2 wait in order and rank 3 completes it and goes on, then 2, 1, 0 run; in the
+// second, 3, 2, 1 wait and rank 0 completes it, then 1, 2, 3 run.
+TEST(Scheduling, TheMembersAWokenCollectiveWakesRunLastArrivedFirst) {
   World world(Model{1, 1, 4}, {}, Options{});
   SourceRange at;
   std::vector<int64_t> after;
   world.run([&](Rank &rank) {
-    ValuePtr g = rank.fakeGrad(at, 0, IntSet::single(0));
-    rank.collective(at, CollectiveKind::AllReduce, g, world.allRanks());
-    after.push_back(rank.id());
+    for (int round = 0; round < 2; ++round) {
+      ValuePtr g = rank.fakeGrad(at, 0, IntSet::single(0));
+      rank.collective(at, CollectiveKind::AllReduce, g, world.allRanks());
+      after.push_back(rank.id());
+    }
   });
-  EXPECT_EQ(after, (std::vector<int64_t>{3, 0, 1, 2}));
+  EXPECT_EQ(after, (std::vector<int64_t>{3, 2, 1, 0, 0, 1, 2, 3}));
 }
 
 // A receiver waiting for a message runs as soon as its sender blocks, before a rank that has
