@@ -3,18 +3,19 @@
 
 Checks that every diagnostic the compiler can emit is exercised by at least one lit test.
 It finds each place in the compiler's sources that reports an error, warning or note
-(`.error(`, `errorWith(`, `.warning(`, `.note(`, `usageError(`, `error = "..."`), takes the longest
-string literal of its message as the diagnostic's signature, and looks for that text in the
-lit tests' expectations. A message no test mentions is listed and the check fails.
-A site can opt out with a comment `// diag-coverage: unreachable (why)` on the line before
-it; use that only for messages no input can trigger."""
+(`.error(`, `errorWith(`, `.warning(`, `.note(`, `stopAtLimit(`, `stopForWantOf(`,
+`usageError(`, `error = "..."`), takes the longest string literal of its message as the
+diagnostic's signature, and looks for that text in the lit tests' expectations. A message
+no test mentions is listed and the check fails. A site can opt out with a comment
+`// diag-coverage: unreachable (why)` on the line before it; use that only for messages no
+input can trigger."""
 import pathlib
 import re
 import sys
 
 lit = pathlib.Path(sys.argv[1])
 sources = [pathlib.Path(d) for d in sys.argv[2:]]
-SITE = re.compile(r'(\berror\(|\berrorWith\(|\bwarning\(|\bnote\(|\bfatal\(|\bfail\(|\brecord\(|usageError\(|\berror = )')
+SITE = re.compile(r'(\berror\(|\berrorWith\(|\bwarning\(|\bnote\(|\bfatal\(|\bfail\(|\brecord\(|\bstopAtLimit\(|\bstopForWantOf\(|usageError\(|\berror = )')
 CODE = re.compile(r"^[a-z]+(-[a-z]+)*$")  # an aggregation code like "update-twice", not a message
 LITERAL = re.compile(r'"((?:[^"\\]|\\.)*)"')
 

@@ -5,6 +5,7 @@
 
 #include "sim/Arith.h"
 #include "sim/Execute.h"
+#include "sim/Fiber.h"
 
 #include <algorithm>
 #include <memory>
@@ -268,7 +269,8 @@ class RankInterpreter : public Evaluator {
 public:
   RankInterpreter(const ir::Program &program, const ir::Function &schedule, sim::Rank &rank,
                   std::vector<RtValue> &slots)
-      : Evaluator(slots, &rank.model()), program_(program), schedule_(schedule), rank_(rank) {}
+      : Evaluator(slots, &rank.model()), program_(program), schedule_(schedule), rank_(rank),
+        stackLimit_(stackLimit()) {}
 
   void run() { block(schedule_.body); }
 
@@ -284,14 +286,33 @@ protected:
   bool held(uint32_t array, const sim::SlotIndex &index) override { return rank_.holds(array, index); }
 
 private:
+  // Where the frames of nested blocks and calls must stop on a rank's stack: a sixteenth of it
+  // above its floor is left for what runs inside a statement (0 off a fiber: no limit). Sema
+  // bounds calls (10 000 deep) and the parser nesting (256 levels a function), but not both
+  // at once: 1000 procedures each calling the next inside 250 nested `if`s overflowed the
+  // stack, a crash.
+  static uintptr_t stackLimit() {
+    uintptr_t floor = sim::Fiber::stackFloor();
+    return floor ? floor + sim::kFiberStackBytes / 16 : 0;
+  }
+
   // Runs the statements of a block; false once the run is cancelled.
   [[gnu::noinline]] bool block(const ir::Block &b) {
+    if (reinterpret_cast<uintptr_t>(__builtin_frame_address(0)) < stackLimit_ && !b.empty()) [[unlikely]]
+      return tooDeep(b.front().range);
     for (const ir::Stmt &s : b) {
       if (rank_.cancelled() || !rank_.step(s.range))
         return false;
       statement(s);
     }
     return !rank_.cancelled();
+  }
+
+  [[gnu::noinline]] bool tooDeep(SourceRange at) {
+    rank_.stopForWantOf(at, "statements and procedure calls nest too deep here for a rank's stack (" +
+                                std::to_string(sim::kFiberStackBytes >> 20) +
+                                " MiB); nest them less deeply (fewer levels of calls, loops or `if`s)");
+    return false;
   }
 
   sim::SlotIndex indices(const ir::StorageRef &r) {
@@ -462,6 +483,7 @@ private:
   const ir::Program &program_;
   const ir::Function &schedule_;
   sim::Rank &rank_;
+  uintptr_t stackLimit_;
 };
 
 } // namespace

@@ -203,6 +203,12 @@ Fiber *Fiber::current() {
   return running;
 }
 
+uintptr_t Fiber::stackFloor() {
+  if (!running)
+    return 0;
+  return reinterpret_cast<uintptr_t>(running->stack_) + static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+}
+
 size_t Fiber::pooledStacks() {
   return pool.free.size();
 }

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 
 // SCHEDC_ASAN: built with AddressSanitizer (gcc says so with a macro, clang with a feature).
@@ -54,6 +55,10 @@ public:
   static void yield();
   // The fiber running now, or null on the scheduler's own stack.
   static Fiber *current();
+  // The lowest address the running fiber's frames may reach (just above its guard page), or
+  // 0 on a thread's own stack: code that nests without a bound of its own (the interpreter's
+  // blocks) stops itself before it gets there.
+  static uintptr_t stackFloor();
 
   // Stacks kept for reuse in this thread (after their fibers ended).
   static size_t pooledStacks();

@@ -117,6 +117,10 @@ void Rank::stopAtLimit(const SourceRange &at) {
   world_.stopAtLimit(at, world_.budget_.exceeded(), id_);
 }
 
+void Rank::stopForWantOf(SourceRange at, std::string why) {
+  world_.stopAtLimit(at, std::move(why), id_);
+}
+
 void World::stopAtLimit(SourceRange at, std::string message, int64_t rank) {
   if (cancelled_)
     return;

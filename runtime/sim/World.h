@@ -269,6 +269,9 @@ public:
   // Counts one executed statement; false (after a fatal error) once a resource limit is
   // reached (Options::limits) or the run is being abandoned.
   bool step(SourceRange at);
+  // The run cannot go on for want of a resource that no option raises (`why` says which and
+  // what to change): it stops at `at`, and the schedule is not judged (exit 6).
+  void stopForWantOf(SourceRange at, std::string why);
 
   // `act[3, 0]`: how a storage slot is named in messages.
   std::string slotName(uint32_t array, const SlotIndex &index) const;

@@ -1,0 +1,18 @@
+"""nested_calls.py N D — prints a correct schedule whose work is done at the end of a chain of
+N procedure calls, each call inside D nested `if`s (N x D levels of blocks: p0 calls p1 ...
+calls pN-1, which trains layer 0)."""
+import sys
+
+n, d = int(sys.argv[1]), int(sys.argv[2])
+for i in range(n - 1):
+    print(f"proc p{i}(l) {{ " + "if l >= 0 { " * d + f"p{i + 1}(l);" + " }" * d + " }")
+print(f"proc p{n - 1}(l) {{\n"
+      "  w[l], opt[l] = load(l);\n"
+      "  act[0] = input({0});\n"
+      "  act[1] = forward(l, act[0], w[l]);\n"
+      "  g[1] = loss(act[1]);\n"
+      "  gw[l], g[0] = backward(l, act[0], g[1], w[l]);\n"
+      "  w[l], opt[l] = update(l, gw[l], w[l], opt[l]);\n"
+      "  free act[0], act[1], g[1], g[0], gw[l];\n"
+      "}")
+print("schedule s(layers = 1, batches = 1, ranks = 1) { p0(0); }")
