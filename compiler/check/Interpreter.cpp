@@ -97,28 +97,15 @@ public:
     case ir::ExprOp::Batches: return model_ ? model_->batches : 0;
     case ir::ExprOp::AxisCoord: return axisCoord(static_cast<size_t>(e.value), e.range);
     case ir::ExprOp::AxisSize: return axisSize(static_cast<size_t>(e.value), e.range);
-    case ir::ExprOp::Held: {
-      sim::SlotIndex index;
-      for (const ir::Expr &o : e.operands)
-        index.push_back(evalInt(o));
-      return held(static_cast<uint32_t>(e.value), index) ? 1 : 0;
-    }
-    case ir::ExprOp::RankAt: {
-      std::vector<int64_t> coords;
-      for (const ir::Expr &o : e.operands)
-        coords.push_back(evalInt(o));
-      return rankAt(coords, e.range);
-    }
+    case ir::ExprOp::Held: return heldAt(e);
+    case ir::ExprOp::RankAt: return rankAtCoords(e);
     case ir::ExprOp::Neg: return checked(0, evalInt(e.operands[0]), '-', e.range);
     case ir::ExprOp::Not: return !evalInt(e.operands[0]);
     case ir::ExprOp::Eq:
     case ir::ExprOp::Ne: return equality(e);
     case ir::ExprOp::And: return evalInt(e.operands[0]) && evalInt(e.operands[1]);
     case ir::ExprOp::Or: return evalInt(e.operands[0]) || evalInt(e.operands[1]);
-    case ir::ExprOp::In: { // the set first, as compiled code does
-      SetValue s = eval(e.operands[1]).set;
-      return s.contains(evalInt(e.operands[0]));
-    }
+    case ir::ExprOp::In: return inSet(e);
     case ir::ExprOp::Min:
     case ir::ExprOp::Max: {
       int64_t best = evalInt(e.operands[0]);
@@ -128,7 +115,7 @@ public:
       }
       return best;
     }
-    case ir::ExprOp::Size: return eval(e.operands[0]).set.size();
+    case ir::ExprOp::Size: return sizeOf(e);
     case ir::ExprOp::Int: // evalInt's own cases
     case ir::ExprOp::Bool:
     case ir::ExprOp::Var:
@@ -147,6 +134,27 @@ public:
     SCHEDC_UNREACHABLE("an integer expression the interpreter does not know");
   }
 
+  // held(x[i, j]), rank_at(a, b), `i in s` and size(s), out of evalOtherInt: their vectors
+  // and sets would be in its frame, once for each level of an expression such as `!!!x` or
+  // `a && b && c`.
+  [[gnu::noinline]] int64_t inSet(const ir::Expr &e) {
+    SetValue s = eval(e.operands[1]).set; // the set first, as compiled code does
+    return s.contains(evalInt(e.operands[0]));
+  }
+  [[gnu::noinline]] int64_t sizeOf(const ir::Expr &e) { return eval(e.operands[0]).set.size(); }
+  [[gnu::noinline]] int64_t heldAt(const ir::Expr &e) {
+    sim::SlotIndex index;
+    for (const ir::Expr &o : e.operands)
+      index.push_back(evalInt(o));
+    return held(static_cast<uint32_t>(e.value), index) ? 1 : 0;
+  }
+  [[gnu::noinline]] int64_t rankAtCoords(const ir::Expr &e) {
+    std::vector<int64_t> coords;
+    for (const ir::Expr &o : e.operands)
+      coords.push_back(evalInt(o));
+    return rankAt(coords, e.range);
+  }
+
   // a + b, a - b, a * b, a / b, a % b: checked as compiled code checks them.
   int64_t arithmetic(const ir::Expr &e) {
     int64_t a = evalLeafOrInt(e.operands[0]), b = evalLeafOrInt(e.operands[1]);
@@ -161,18 +169,19 @@ public:
     return checked(a, b, op, e.range);
   }
 
-  // == and != of integers or sets.
+  // == and != of integers or sets; the sets' out of line (they would be in evalOtherInt's frame).
   int64_t equality(const ir::Expr &e) {
-    bool eq;
-    if (e.operands[0].type == ir::Type::Set) {
-      RtValue a = eval(e.operands[0]);
-      RtValue b = eval(e.operands[1]);
-      IntSet x = materialize(a.set, e.range);
-      eq = x == materialize(b.set, e.range);
-    } else {
-      int64_t a = evalInt(e.operands[0]);
-      eq = a == evalInt(e.operands[1]);
-    }
+    if (e.operands[0].type == ir::Type::Set)
+      return setEquality(e);
+    int64_t a = evalInt(e.operands[0]);
+    bool eq = a == evalInt(e.operands[1]);
+    return e.op == ir::ExprOp::Eq ? eq : !eq;
+  }
+  [[gnu::noinline]] int64_t setEquality(const ir::Expr &e) {
+    RtValue a = eval(e.operands[0]);
+    RtValue b = eval(e.operands[1]);
+    IntSet x = materialize(a.set, e.range);
+    bool eq = x == materialize(b.set, e.range);
     return e.op == ir::ExprOp::Eq ? eq : !eq;
   }
 
@@ -286,14 +295,15 @@ protected:
   bool held(uint32_t array, const sim::SlotIndex &index) override { return rank_.holds(array, index); }
 
 private:
-  // Where the frames of nested blocks and calls must stop on a rank's stack: a sixteenth of it
-  // above its floor is left for what runs inside a statement (0 off a fiber: no limit). Sema
-  // bounds calls (10 000 deep) and the parser nesting (256 levels a function), but not both
-  // at once: 1000 procedures each calling the next inside 250 nested `if`s overflowed the
-  // stack, a crash.
+  // Where the frames of nested blocks and calls must stop on a rank's stack: half of it, above
+  // its floor, is left for what runs inside a statement (0 off a fiber: no limit), whose
+  // deepest is an expression of 10 000 operators nested 10 000 deep (`!!!...x`: ~1.3 MB, with
+  // frames of ~130 bytes a level). Sema bounds calls (10 000 deep) and the parser nesting (256
+  // levels a function), but not both at once: 1000 procedures each calling the next inside
+  // 250 nested `if`s overflowed the stack, a crash.
   static uintptr_t stackLimit() {
     uintptr_t floor = sim::Fiber::stackFloor();
-    return floor ? floor + sim::kFiberStackBytes / 16 : 0;
+    return floor ? floor + sim::kFiberStackBytes / 2 : 0;
   }
 
   // Runs the statements of a block; false once the run is cancelled.

@@ -204,9 +204,7 @@ Fiber *Fiber::current() {
 }
 
 uintptr_t Fiber::stackFloor() {
-  if (!running)
-    return 0;
-  return reinterpret_cast<uintptr_t>(running->stack_) + static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  return running ? running->floor_ : 0;
 }
 
 size_t Fiber::pooledStacks() {
@@ -220,6 +218,7 @@ bool Fiber::prepare() {
   if (!stack)
     return false;
   stack_ = stack;
+  floor_ = reinterpret_cast<uintptr_t>(stack) + static_cast<uintptr_t>(sysconf(_SC_PAGESIZE)); // above the guard
   started_ = true;
   char *top = static_cast<char *>(stack_) + stackBytes_;
   valgrindStack_ = SCHEDC_STACK_REGISTER(static_cast<char *>(stack_), top);
