@@ -100,6 +100,9 @@ size_t descend(const char *from, size_t bytes) {
 // are the first of a slab, both guarded), in a child process that must crash; without a
 // guard the second fiber's frames land in the first's stack and the child exits 0.
 TEST(FiberDeathTest, RunningPastTheStackHitsItsGuard) {
+#ifdef SCHEDC_ASAN
+  GTEST_SKIP() << "AddressSanitizer reports the overrun itself, a report scripts/sanitize.sh counts as an error";
+#endif
   auto crashed = [](int status) { return WIFSIGNALED(status) || (WIFEXITED(status) && WEXITSTATUS(status) != 0); };
   EXPECT_EXIT(
       {
