@@ -308,7 +308,7 @@ private:
 
   // Runs the statements of a block; false once the run is cancelled.
   [[gnu::noinline]] bool block(const ir::Block &b) {
-    if (reinterpret_cast<uintptr_t>(__builtin_frame_address(0)) < stackLimit_ && !b.empty()) [[unlikely]]
+    if (sim::Fiber::stackPointer() < stackLimit_ && !b.empty()) [[unlikely]]
       return tooDeep(b.front().range);
     for (const ir::Stmt &s : b) {
       if (rank_.cancelled() || !rank_.step(s.range))

@@ -59,6 +59,19 @@ public:
   // 0 on a thread's own stack: code that nests without a bound of its own (the interpreter's
   // blocks) stops itself before it gets there.
   static uintptr_t stackFloor();
+  // Where the caller's frame is on its stack (to compare with stackFloor), without making the
+  // caller keep a frame pointer as __builtin_frame_address would.
+  static uintptr_t stackPointer() {
+    uintptr_t sp;
+#if defined(__x86_64__)
+    asm volatile("mov %%rsp, %0" : "=r"(sp));
+#elif defined(__aarch64__)
+    asm volatile("mov %0, sp" : "=r"(sp));
+#else
+    sp = reinterpret_cast<uintptr_t>(__builtin_frame_address(0));
+#endif
+    return sp;
+  }
 
   // Stacks kept for reuse in this thread (after their fibers ended).
   static size_t pooledStacks();
