@@ -12,9 +12,10 @@
 // without). On an older kernel a guard is that PROT_NONE page; the system limits a process's
 // mappings (vm.max_map_count, 65 530 by default), so after kGuardedStacks such guards in a
 // thread (half that limit), or once the limit refuses one, later stacks have no guard. The
-// guard is a safety net, not a need: a schedule's depth is bounded (sema allows 10 000 nested
-// calls and no recursion) and the stack is sized for it. Stacks of other sizes (the
-// driver's) are a mapping each, with a guard, and pooled likewise.
+// guard is a safety net, not a need: sema allows 10 000 nested calls and no recursion, and
+// the checker's interpreter stops a rank whose nesting reaches half its stack
+// (check/Interpreter.cpp, stackFloor below). Stacks of other sizes (the driver's) are a
+// mapping each, with a guard, and pooled likewise.
 #include "sim/Fiber.h"
 
 #include <algorithm>
