@@ -298,9 +298,9 @@ private:
   // Where the frames of nested blocks and calls must stop on a rank's stack: half of it, above
   // its floor, is left for what runs inside a statement (0 off a fiber: no limit), whose
   // deepest is an expression of 10 000 operators nested 10 000 deep (`!!!...x`: ~1.6 MB,
-  // evalInt's and evalOtherInt's frames, 160 bytes a level). Sema bounds calls (10 000 deep) and the parser nesting
-  // (256 levels a function), but not both at once: 1000 procedures each calling the next inside 250 nested `if`s
-  // overflowed the stack, a crash.
+  // evalInt's and evalOtherInt's frames, 160 bytes a level). Sema bounds calls (10 000
+  // deep) and the parser nesting (256 levels a function), but not both at once: 1000
+  // procedures each calling the next inside 250 nested `if`s overflowed the stack, a crash.
   static uintptr_t stackLimit() {
     uintptr_t floor = sim::Fiber::stackFloor();
     return floor ? floor + sim::kFiberStackBytes / 2 : 0;

@@ -360,7 +360,7 @@ ValuePtr Rank::collective(SourceRange at, CollectiveKind kind, const ValuePtr &v
   c.at[pos] = at;
   c.readyAt[pos] = clock_.ready(eventOf(kind), input->made);
   c.arrivals.push_back(static_cast<uint32_t>(pos));
-  if (++c.arrived == elems.size()) {
+  if (c.arrivals.size() == elems.size()) {
     for (const Number &ready : c.readyAt)
       c.ready.join(ready);
     World::matchCalls(c, *g.members, *this);

@@ -57,6 +57,9 @@ namespace {
 
 thread_local Fiber *running = nullptr;
 
+// The system's page size (a guard is one page), asked once, before main (no fiber runs then).
+const auto kPageBytes = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+
 // Unmaps `bytes` at `base`; where the system refuses, at least gives their pages back.
 void unmap(void *base, size_t bytes) {
   if (munmap(base, bytes) != 0)
@@ -157,16 +160,15 @@ struct StackPool {
   // has them, else a PROT_NONE page while such guards are allowed (see the top); a stack the
   // system refuses a guard (the mapping limit) runs without one.
   void guard(void *stack) {
-    size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
     if (markerGuards.load(std::memory_order_relaxed)) {
-      if (madvise(stack, page, kMadvGuardInstall) == 0)
+      if (madvise(stack, kPageBytes, kMadvGuardInstall) == 0)
         return;
       if (errno == EINVAL) // a kernel before 6.13 (or a tool that does not pass the advice on)
         markerGuards.store(false, std::memory_order_relaxed);
     }
     if (!guarding)
       return;
-    if (guarded < kGuardedStacks && mprotect(stack, page, PROT_NONE) == 0)
+    if (guarded < kGuardedStacks && mprotect(stack, kPageBytes, PROT_NONE) == 0)
       ++guarded;
     else
       guarding = false;
@@ -205,7 +207,7 @@ Fiber *Fiber::current() {
 }
 
 uintptr_t Fiber::stackFloor() {
-  return running ? running->floor_ : 0;
+  return running ? reinterpret_cast<uintptr_t>(running->stack_) + kPageBytes : 0; // above the guard
 }
 
 size_t Fiber::pooledStacks() {
@@ -219,7 +221,6 @@ bool Fiber::prepare() {
   if (!stack)
     return false;
   stack_ = stack;
-  floor_ = reinterpret_cast<uintptr_t>(stack) + static_cast<uintptr_t>(sysconf(_SC_PAGESIZE)); // above the guard
   started_ = true;
   char *top = static_cast<char *>(stack_) + stackBytes_;
   valgrindStack_ = SCHEDC_STACK_REGISTER(static_cast<char *>(stack_), top);

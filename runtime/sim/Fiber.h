@@ -84,7 +84,6 @@ private:
   void *caller_ = nullptr;  // whoever resumed it, where it waits
   void *stack_ = nullptr;
   size_t stackBytes_ = 0;
-  uintptr_t floor_ = 0; // stackFloor()
   unsigned valgrindStack_ = 0;
   // The resuming side's stack, for AddressSanitizer's switch announcements.
   const void *callerStack_ = nullptr;

@@ -449,8 +449,8 @@ private:
     // When each member's event could start, by position: taken as it arrives, while its clock
     // is in cache (it logs nothing until the collective completes), folded in group order.
     std::vector<Number> readyAt;
-    std::vector<uint32_t> arrivals; // positions, in the order the members arrived
-    size_t arrived = 0, taken = 0;
+    std::vector<uint32_t> arrivals; // positions, in the order the members arrived (so far)
+    size_t taken = 0;
     bool mismatched = false;
     bool done = false;
     cost::CallReady ready; // when every member is ready, once complete
