@@ -349,7 +349,7 @@ private:
       if (room(s.range))
         block(evalInt(x->cond) ? x->then : x->otherwise);
     } else if (auto *x = std::get_if<ir::ForStmt>(&s.node))
-      loop(*x, s.range);
+      loop(*x);
     else if (auto *x = std::get_if<ir::CallStmt>(&s.node))
       call(*x, s.range);
     else if (auto *x = std::get_if<ir::MeshStmt>(&s.node))
@@ -394,8 +394,8 @@ private:
   // Runs a loop over its domain's elements, in order or reversed. Each iteration runs out of
   // line, so that the loop's frame, on a rank's stack once per level of nesting, keeps only the
   // domain and the position in it.
-  [[gnu::noinline]] void loop(const ir::ForStmt &f, const SourceRange &at) {
-    if (!room(at))
+  [[gnu::noinline]] void loop(const ir::ForStmt &f) {
+    if (!room(f.domain.range)) // its domain (the statement's range would cost block() a spill)
       return;
     SetValue d = eval(f.domain).set;
     if (d.isRange) {
