@@ -12,18 +12,11 @@
 // every switch is announced to it, so it follows the fibers' stacks.
 #pragma once
 
+#include "memory/Sanitizer.h"
+
 #include <cstddef>
 #include <cstdint>
 #include <functional>
-
-// SCHEDC_ASAN: built with AddressSanitizer (gcc says so with a macro, clang with a feature).
-#if defined(__SANITIZE_ADDRESS__)
-#define SCHEDC_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define SCHEDC_ASAN 1
-#endif
-#endif
 
 namespace schedc::sim {
 

@@ -99,6 +99,10 @@ public:
   // A weight's, optimizer state's or weight gradient's slices: "shards {1} of 4", or
   // "tensor-parallel part {1} of 4" (a part, or a part's shard).
   std::string slices() const;
+
+  // Values come from their thread's list of freed ones (Value.cpp).
+  static void *operator new(size_t bytes);
+  static void operator delete(void *block, size_t bytes) noexcept;
 };
 
 using ValuePtr = boost::intrusive_ptr<const Value>;
