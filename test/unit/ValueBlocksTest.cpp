@@ -4,6 +4,8 @@
 // one thread may be dropped on another, before and after it ends.
 #include "sim/Value.h"
 
+#include "memory/Sanitizer.h"
+
 #include <gtest/gtest.h>
 #include <set>
 #include <thread>
