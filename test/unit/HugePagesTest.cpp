@@ -1,7 +1,9 @@
 // HugePages: a thread moves to the huge-page arena only once it has allocated kLargeRunBytes,
-// and what it allocates then lies in a mapping marked MADV_HUGEPAGE ("hg" in its VmFlags).
+// and what it allocates then lies in a mapping marked MADV_HUGEPAGE ("hg" in its VmFlags); a
+// wide run's World looks as it makes its ranks.
 // Skipped where the tests do not run on jemalloc (the sanitizer builds).
 #include "memory/HugePages.h"
+#include "sim/World.h"
 
 #include <gtest/gtest.h>
 #include <jemalloc/jemalloc.h>
@@ -69,6 +71,25 @@ TEST(HugePages, AThreadMovesOnlyOnceItHasAllocatedALargeRun) {
 
     schedc::memory::useHugePagesOnceLarge(); // once moved, it stays
     EXPECT_EQ(threadArena(), after);
+  }).join();
+}
+
+// A wide run's ranks are its first large allocation (1024 ranks: some 1.5 MB of Rank objects,
+// 384 page faults in 4 KiB pages): the World looks at the thread's count as it makes them,
+// so a thread that has allocated a large run moves before the last ranks are made, and those
+// lie in huge pages (without the look, the first events moved it, after every rank was made).
+TEST(HugePages, AWideRunsLastRanksLieInHugePages) {
+  if (!mallctl)
+    GTEST_SKIP() << "not linked with jemalloc";
+  std::thread([] {
+    unsigned before = threadArena();
+    std::vector<std::unique_ptr<char[]>> kept; // what a front end allocated before the run
+    for (uint64_t total = 0; total <= schedc::memory::kLargeRunBytes; total += 1 << 20)
+      kept.emplace_back(new char[1 << 20]);
+    schedc::sim::World world(schedc::sim::Model{1, 1, 256}, {}, schedc::sim::Options{});
+    EXPECT_NE(threadArena(), before) << "still in the first arena after making 256 ranks";
+    const void *last = &world.rank(255);
+    EXPECT_NE(mappingFlags(last).find(" hg"), std::string::npos) << mappingFlags(last);
   }).join();
 }
 
