@@ -1,4 +1,4 @@
-// Value implementation: memory units and descriptions.
+// Value implementation: memory units, descriptions, and values' blocks from a free list.
 #include "sim/Value.h"
 
 #include "diagnostics/InternalError.h"
@@ -18,7 +18,7 @@ namespace {
 
 // A thread's freed values' blocks, kept for its next values: a check makes and drops two
 // values an event (ddp on 1024 ranks x 32 layers: 264 192), and jemalloc's fast paths took
-// ~75 instructions for the pair, the list ~10 (callgrind: 572.1 M -> 557.1 M instructions on
+// ~75 instructions for the pair, the list ~10 (callgrind: 572.1 M -> 558.9 M instructions on
 // that run). At most kKeptFreeValues (5 MiB) a thread; the rest go back to jemalloc, as all
 // of them do when a thread other than the main one ends (the main thread's are the
 // kernel's at exit, like its stacks: sim/Fiber.cpp). Off under AddressSanitizer, so that it
