@@ -204,6 +204,10 @@ public:
     return v;
   }
 
+  // A set as one shared set: its elements if it has them already, else built (within the
+  // size limit).
+  SetPtr shared(const SetValue &s, SourceRange at) { return s.isRange ? makeSet(materialize(s, at)) : s.elems; }
+
   // The elements of a set (built on demand, within the size limit).
   IntSet materialize(const SetValue &s, SourceRange at) {
     if (!s.isRange)
@@ -457,11 +461,9 @@ private:
     case ir::Group::Axis: return rank_.axisGroup(g.axis, g.range);
     case ir::Group::Ranks: {
       SetValue s = eval(g.ranks[0]).set;
-      if (!s.isRange)
-        return s.elems; // already a shared set
-      if (s.size() <= kMaxSetSize)
-        return rank_.rangeGroup(s.lo, s.hi);
-      return makeSet(materialize(s, g.range)); // reports the size
+      if (s.isRange && s.size() <= kMaxSetSize)
+        return rank_.rangeGroup(s.lo, s.hi); // one set for every rank naming the range
+      return shared(s, g.range);
     }
     }
     SCHEDC_UNREACHABLE("a group of no kind");
@@ -477,10 +479,7 @@ private:
   ValuePtr read(const ir::StorageRef &r) { return rank_.read(r.array, indices(r), r.range); }
 
   // A set argument's elements (`input({0, 1})`), out of line: few operations take one.
-  [[gnu::noinline]] SetPtr setArgument(const ir::Expr &e) {
-    SetValue s = eval(e).set;
-    return s.isRange ? makeSet(materialize(s, e.range)) : s.elems;
-  }
+  [[gnu::noinline]] SetPtr setArgument(const ir::Expr &e) { return shared(eval(e).set, e.range); }
 
   // Runs an operation: its arguments in call order, then the sim backend's dispatch.
   sim::Results operation(const ir::Operation &op) {
