@@ -31,15 +31,13 @@ constexpr uint32_t kKeptFreeValues = uint32_t{1} << 16;
 // through a call); the list's owner below empties it when the thread ends.
 thread_local FreeBlock *freeValues = nullptr;
 thread_local uint32_t freeValueCount = 0;
-thread_local bool freeListClosed = false;
 struct FreeListOwner {
+  // Values dropped after this (by other thread-locals) go to jemalloc: the list counts as full.
   ~FreeListOwner() {
-    freeListClosed = true; // values freed after this (other thread-locals') go to jemalloc
-    if (gettid() == getpid())
-      return;
-    while (FreeBlock *b = std::exchange(freeValues, freeValues ? freeValues->next : nullptr))
-      ::operator delete(b, sizeof(Value));
-    freeValueCount = 0;
+    if (gettid() != getpid())
+      while (FreeBlock *b = std::exchange(freeValues, freeValues ? freeValues->next : nullptr))
+        ::operator delete(b, sizeof(Value));
+    freeValueCount = kKeptFreeValues;
   }
 };
 thread_local FreeListOwner freeListOwner;
@@ -60,7 +58,7 @@ void *Value::operator new(size_t bytes) {
 
 void Value::operator delete(void *block, size_t bytes) noexcept {
 #ifndef SCHEDC_ASAN
-  if (freeValueCount < kKeptFreeValues && !freeListClosed) [[likely]] {
+  if (freeValueCount < kKeptFreeValues) [[likely]] {
     if (freeValueCount == 0)
       (void)&freeListOwner; // the list has an owner from its first block on
     auto *b = static_cast<FreeBlock *>(block);
