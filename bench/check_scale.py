@@ -18,8 +18,9 @@ and, for fsdp 1024 x 32, the time and peak memory of writing its Chrome trace (c
 and its SVG timeline (draw), with the file's size; and (not with --quick) gpipe 64 x 256
 checked from its .sched and from the PyTorch CSV `schedc export --comms` writes of it.
 Five timed runs of each scale case (three of hybrid and megatron, whose single runs moved by
-±10% in one sitting; one of allreduce; --quick: one of each, and neither hybrid nor megatron). A case that stops (a resource limit, a refused stack)
-prints its exit status and the first line of its message instead of a rate.
+±10% in one sitting; one of allreduce; --quick: one of each, and neither hybrid nor
+megatron). A case that stops (a resource limit, a refused stack) prints its exit status and
+the first line of its message instead of a rate.
 A benchmark, not a test: it prints figures and fails only if schedc fails on a case that
 must pass."""
 import json

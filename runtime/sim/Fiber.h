@@ -8,8 +8,8 @@
 // end in a guard page (a page-table marker; on kernels before 6.13 a PROT_NONE page, and past
 // 16 384 of those in a thread, or the system's limit on memory mappings, none: Fiber.cpp),
 // and go back to a pool when their fiber ends, so a later fiber reuses them without a system
-// call. Under AddressSanitizer
-// every switch is announced to it, so it follows the fibers' stacks.
+// call. Under AddressSanitizer every switch is announced to it, so it follows the fibers'
+// stacks.
 #pragma once
 
 #include "memory/Sanitizer.h"
