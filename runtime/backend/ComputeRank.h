@@ -13,6 +13,7 @@
 #include "sim/Execute.h"
 #include "sim/World.h"
 
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -71,6 +72,15 @@ public:
   // Waits until the work enqueued so far has finished (a device runs it asynchronously), so
   // a measured time covers the work itself; a no-op where work is done when a call returns.
   virtual void settle() {}
+  // The step's clock, where a device runs the work after the calls return (a call's own
+  // time is then not its work's). clockStarts: every rank at once, after a barrier.
+  // beforeFirstEvent: before each call of this rank until one logs an event (the step
+  // begins with the last). deviceSpan: the step's work on this device, from the first
+  // event's start to the end of everything enqueued so far, in seconds since clockStarts
+  // (waits for it); none where the calls' own times are the work's (cpu).
+  virtual void clockStarts() {}
+  virtual void beforeFirstEvent() {}
+  virtual std::optional<std::pair<double, double>> deviceSpan() { return std::nullopt; }
   // After the run (collective): this rank's line for --stats (the backend's GEMM rate next
   // to the library's own, measured in the same run, and its communication time).
   virtual std::string stats() = 0;

@@ -55,12 +55,14 @@ public:
     if (config.tf32)
       checkBlas(cublasSetMathMode(blas_, CUBLAS_TF32_TENSOR_OP_MATH), "cublasSetMathMode");
     precisionName_ = bf16() ? "bf16" : config.tf32 ? "tf32" : "fp32";
-    memory_.check(cudaEventCreate(&stepStart_), "cudaEventCreate");
-    memory_.check(cudaEventRecord(stepStart_, compute_), "cudaEventRecord");
+    for (cudaEvent_t *e : {&origin_, &stepStart_, &stepEnd_})
+      memory_.check(cudaEventCreate(e), "cudaEventCreate");
+    warmUp();
   }
   ~CudaRank() override {
     cudaDeviceSynchronize();
-    cudaEventDestroy(stepStart_);
+    for (cudaEvent_t e : {origin_, stepStart_, stepEnd_})
+      cudaEventDestroy(e);
     cublasDestroy(blas_);
     workspace_.reset(); // freed on the compute stream; every other buffer went with the run's values
     if (collectives_ != compute_)
@@ -257,18 +259,41 @@ public:
     memory_.check(cudaStreamSynchronize(collectives_), "cudaStreamSynchronize");
   }
 
+  // The device's clock starts once the work before the barrier (the warm-up) has finished.
+  void clockStarts() override {
+    memory_.check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+    memory_.check(cudaEventRecord(origin_, compute_), "cudaEventRecord");
+    clockStarted_ = true;
+  }
+  // The step begins when the compute stream reaches the first event's work (what came
+  // before, such as the weights' loading, done).
+  void beforeFirstEvent() override {
+    memory_.check(cudaEventRecord(stepStart_, compute_), "cudaEventRecord");
+    stepStarted_ = true;
+  }
+  // Measured once, when the step's last work is enqueued: every stream joined into the
+  // compute stream, then waited for.
+  std::optional<std::pair<double, double>> deviceSpan() override {
+    if (!clockStarted_)
+      return std::nullopt;
+    if (!span_) {
+      span_.emplace(1e300, 0.0); // no event on this rank: no span
+      memory_.streams().wait(compute_, memory_.streams().record(collectives_));
+      messages_.joinInto(compute_);
+      memory_.check(cudaEventRecord(stepEnd_, compute_), "cudaEventRecord");
+      memory_.check(cudaStreamSynchronize(compute_), "cudaStreamSynchronize");
+      float startMs = 0, endMs = 0;
+      if (stepStarted_ && cudaEventElapsedTime(&startMs, origin_, stepStart_) == cudaSuccess &&
+          cudaEventElapsedTime(&endMs, origin_, stepEnd_) == cudaSuccess)
+        span_.emplace(startMs / 1e3, endMs / 1e3);
+    }
+    return span_;
+  }
+
   std::string stats() override {
-    // The step: from this rank's first operation to the end of its last, on any stream.
-    memory_.streams().wait(compute_, memory_.streams().record(collectives_));
-    messages_.joinInto(compute_);
-    cudaEvent_t stepEnd;
-    memory_.check(cudaEventCreate(&stepEnd), "cudaEventCreate");
-    memory_.check(cudaEventRecord(stepEnd, compute_), "cudaEventRecord");
-    memory_.check(cudaStreamSynchronize(compute_), "cudaStreamSynchronize");
-    float stepMs = 0;
-    cudaEventElapsedTime(&stepMs, stepStart_, stepEnd);
-    cudaEventDestroy(stepEnd);
-    double step = stepMs / 1e3;
+    // The step: from this rank's first event to the end of its last work, on any stream.
+    std::optional<std::pair<double, double>> span = deviceSpan();
+    double step = span && span->second > span->first ? span->second - span->first : 0.0;
     double reference = referenceRate(d_.hidden);
     char line[400];
     std::snprintf(line, sizeof line,
@@ -569,6 +594,26 @@ private:
     return inner;
   }
 
+  // Before the clock starts: the first launch of a kernel, and the first GEMM of each kind a
+  // step makes, load their code (CUDA loads modules lazily), a cost a training loop pays
+  // once, not every step. Our kernels loaded; one GEMM of each kind (operands, result
+  // type), at the layer's sizes up to H = T = 8192 (at most ~1 GiB of scratch buffers, kept
+  // in the pool for the step's own; cuBLAS picks its kernels by size); the allocator's peak
+  // then forgets them.
+  void warmUp() {
+    memory_.check(loadKernels(), "loading the kernels");
+    int64_t h = std::min<int64_t>(d_.hidden, kWarmUpSize), m = std::min<int64_t>(d_.tokens, kWarmUpSize);
+    int64_t u = backend::innerUnits(h);
+    Buffer w = zeros(u * 2 * h, low_), x = zeros(m * h, low_), c = zeros(2 * h * std::max(m, u), DType::F32);
+    // h = x W1 (fp32), y = h W2 and dx = dz W1^T (low), dW = x^T dz (the gradients' type),
+    // as forward and backward call them.
+    gemmRaw(CUBLAS_OP_T, CUBLAS_OP_N, u, m, h, w->raw(), 2 * h, x->raw(), h, low_, c->raw(), u, DType::F32);
+    gemmRaw(CUBLAS_OP_N, CUBLAS_OP_N, h, m, u, w->raw(), 2 * h, x->raw(), u, low_, c->raw(), h, low_);
+    gemmRaw(CUBLAS_OP_N, CUBLAS_OP_T, h, u, m, x->raw(), h, x->raw(), u, low_, c->raw(), 2 * h, gradType_);
+    memory_.check(cudaStreamSynchronize(compute_), "cudaStreamSynchronize");
+    memory_.forgetPeak();
+  }
+
   // cuBLAS's own rate on n x n x n in this run at the run's precision, in GFLOP/s.
   double referenceRate(int64_t n) {
     Buffer a = zeros(n * n, low_), b = zeros(n * n, low_), c = zeros(n * n, low_);
@@ -599,8 +644,11 @@ private:
   PointToPoint messages_;
   cublasHandle_t blas_ = nullptr;
   static constexpr int64_t kBlasWorkspaceBytes = 32 << 20; // what cuBLAS asks for on Hopper
+  static constexpr int64_t kWarmUpSize = 8192;             // warmUp's largest H and T
   Buffer workspace_;
-  cudaEvent_t stepStart_ = nullptr;
+  cudaEvent_t origin_ = nullptr, stepStart_ = nullptr, stepEnd_ = nullptr; // the step's clock
+  bool clockStarted_ = false, stepStarted_ = false;
+  std::optional<std::pair<double, double>> span_; // deviceSpan, once measured
   const char *precisionName_ = "fp32";
   double gemmFlops_ = 0;
 };
@@ -632,6 +680,15 @@ std::unique_ptr<backend::ComputeRank> makeCudaRank(const backend::ComputeConfig 
   int local = localRank();
   cudaError_t e = cudaSetDevice(local);
   cudaStream_t compute = nullptr, collectives = nullptr;
+  // Freed device memory stays in the allocator's pool across synchronizations (by default
+  // the pool gives it back to the driver at each, and the next allocation maps it again), as
+  // in a training loop's steady state.
+  cudaMemPool_t pool = nullptr;
+  uint64_t keep = UINT64_MAX;
+  if (e == cudaSuccess)
+    e = cudaDeviceGetDefaultMemPool(&pool, local);
+  if (e == cudaSuccess)
+    e = cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep);
   if (e == cudaSuccess)
     e = cudaStreamCreateWithFlags(&compute, cudaStreamNonBlocking);
   if (e == cudaSuccess && config.overlap)

@@ -56,6 +56,7 @@ public:
   void release(void *p, int64_t bytes, BufferUses &uses);
   int64_t liveBytes() const { return live_; }
   int64_t peakBytes() const { return peak_; }
+  void forgetPeak() { peak_ = live_; } // the peak from now on (after a warm-up)
   Order &order() { return order_; }
   const CudaStreams &streams() const { return streams_; }
   void check(cudaError_t e, const char *what) const { streams_.check(e, what); }

@@ -117,6 +117,7 @@ private:
     runOptions.keepEvents = here.settle; // drawing what it measured needs the events
     runOptions.afterRun = [this](const sim::World &world, sim::CheckResult &result) { return afterRun(world, result); };
     MPI_Barrier(MPI_COMM_WORLD); // one start for every rank's clock
+    local_->clockStarts();
     here.origin = RankContext::now();
     int code = sim::runAndReport(d_.setup, evaluated, runOptions, d_.body(&here), d_.sources, diags_, streams_.out);
     local_->finish();
@@ -127,10 +128,7 @@ private:
   std::string afterRun(const sim::World &world, sim::CheckResult &result) {
     result.backend = run_.name();
     result.measuredPeak = gatherPeaks(world);
-    // The cpu backend's events end when their calls return; the cuda backend's times are
-    // the device's only when it settles after each (drawing), so it reports none here.
-    if (run_.backend == ComputeRun::Cpu)
-      result.measuredSeconds = stepSeconds();
+    result.measuredSeconds = stepSeconds();
     bool drawing = !options_.traceFile.empty() || !options_.timelineFile.empty();
     sim::MeasuredRun times = drawing ? gatherTimes(world) : sim::MeasuredRun{};
     std::string problem;
@@ -143,13 +141,20 @@ private:
   }
 
   // The step's wall clock, as the cost models count it: from the first event's start on any
-  // rank to the last event's end (loading weights and making inputs, which are no events,
-  // come before; the clocks share the start after a barrier).
+  // rank to the last event's end (loading weights and making inputs before the first event
+  // are not counted; the clocks share the start after a barrier). The cpu backend's events
+  // end when their calls return; the cuda backend's work runs after, and its device says
+  // when (deviceSpan).
   double stepSeconds() {
     double span[2] = {1e300, 0}; // -first start, last end: one MPI_MAX for both
-    for (const sim::Measured &m : measured_) {
-      span[0] = std::min(span[0], m.start);
-      span[1] = std::max(span[1], m.start + m.length);
+    if (std::optional<std::pair<double, double>> device = local_->deviceSpan()) {
+      span[0] = device->first;
+      span[1] = device->second;
+    } else {
+      for (const sim::Measured &m : measured_) {
+        span[0] = std::min(span[0], m.start);
+        span[1] = std::max(span[1], m.start + m.length);
+      }
     }
     span[0] = -span[0];
     MPI_Allreduce(MPI_IN_PLACE, span, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);

@@ -72,6 +72,8 @@ public:
   explicit RealTime(RankContext &c) : c_(c) {
     if (c_.measured) {
       before_ = c_.rank->eventCount();
+      if (before_ == 0 && c_.compute)
+        c_.compute->beforeFirstEvent();
       start_ = RankContext::now();
     }
   }
