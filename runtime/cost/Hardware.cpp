@@ -9,7 +9,8 @@ namespace schedc::cost {
 namespace {
 
 // NVIDIA DGX H100: eight H100 SXM5 80 GB. H100 datasheet (NVIDIA, "H100 Tensor Core GPU",
-// 2023): BF16 tensor core 1979 TFLOP/s with sparsity, so 989.5 dense; FP32 67 TFLOP/s;
+// 2023): BF16 tensor core 1979 TFLOP/s with sparsity, so 989.5 dense; TF32 tensor core 989
+// with sparsity, so 494.5 dense; FP32 67 TFLOP/s;
 // 80 GB HBM3 at 3.35 TB/s; fourth-generation NVLink 900 GB/s per GPU in both directions
 // together (450 each way). DGX H100 datasheet: eight ConnectX-7 at 400 Gb/s, one per GPU
 // (50 GB/s each way). Latencies per ring step are NCCL's own model (src/graph/tuning.cc,
@@ -20,7 +21,7 @@ namespace {
 Hardware dgxH100() {
   Hardware h;
   h.name = "dgx-h100";
-  h.peakBf16 = 989.5e12, h.peakFp32 = 67e12, h.gemmEfficiency = 0.7;
+  h.peakBf16 = 989.5e12, h.peakTf32 = 494.5e12, h.peakFp32 = 67e12, h.gemmEfficiency = 0.7;
   h.memoryBytes = 80e9, h.memoryBandwidth = 3.35e12;
   h.acceleratorsPerNode = 8;
   h.intraBandwidth = 450e9, h.intraLatency = 3.4e-6;
@@ -30,14 +31,15 @@ Hardware dgxH100() {
 }
 
 // NVIDIA DGX A100 80 GB: eight A100 SXM4 80 GB. A100 datasheet (NVIDIA, "A100 Tensor Core
-// GPU", 2021): BF16 tensor core 312 TFLOP/s dense, FP32 19.5 TFLOP/s, 80 GB HBM2e at
+// GPU", 2021): BF16 tensor core 312 TFLOP/s dense, TF32 tensor core 156 dense, FP32 19.5
+// TFLOP/s, 80 GB HBM2e at
 // 2039 GB/s; third-generation NVLink 600 GB/s per GPU (300 each way). DGX A100 datasheet:
 // eight ConnectX-6 at 200 Gb/s for compute traffic, one per GPU (25 GB/s each way).
 // Latencies as for dgx-h100 (NCCL's model); GEMM efficiency 0.7, an assumption as above.
 Hardware dgxA100() {
   Hardware h;
   h.name = "dgx-a100-80gb";
-  h.peakBf16 = 312e12, h.peakFp32 = 19.5e12, h.gemmEfficiency = 0.7;
+  h.peakBf16 = 312e12, h.peakTf32 = 156e12, h.peakFp32 = 19.5e12, h.gemmEfficiency = 0.7;
   h.memoryBytes = 80e9, h.memoryBandwidth = 2.039e12;
   h.acceleratorsPerNode = 8;
   h.intraBandwidth = 300e9, h.intraLatency = 3.4e-6;
@@ -64,6 +66,7 @@ constexpr SettingType kNumber = SettingType::Number;
 const Key<H> kKeys[] = {
     {"peak_tflops_bf16", kNumber, nullptr, nullptr, &H::peakBf16, 1e12},
     {"peak_tflops_fp32", kNumber, nullptr, nullptr, &H::peakFp32, 1e12},
+    {"peak_tflops_tf32", kNumber, nullptr, nullptr, &H::peakTf32, 1e12},
     {"gemm_efficiency", kNumber, nullptr, nullptr, nullptr, 1, setEfficiency},
     {"memory_gb", kNumber, nullptr, nullptr, &H::memoryBytes, 1e9},
     {"memory_bandwidth_gbs", kNumber, nullptr, nullptr, &H::memoryBandwidth, 1e9},

@@ -6,6 +6,8 @@
 // Presets with the sources of their numbers (dgx-h100, dgx-a100-80gb), and the same TOML
 // description format as models (DescriptionFile.h):
 //   peak_tflops_bf16 peak_tflops_fp32   dense tensor-core / fp32 peak, 10^12 FLOP/s
+//   peak_tflops_tf32                    dense TF32 tensor-core peak (fp32 GEMMs with --tf32);
+//                                       0 or absent: none, they run at the fp32 peak
 //   gemm_efficiency                     the fraction of peak a large GEMM reaches, (0, 1]
 //   memory_gb memory_bandwidth_gbs      capacity in 10^9 bytes; bandwidth in 10^9 bytes/s
 //   elementwise_gelems                  10^9 elements/s of a model's element-wise passes
@@ -40,6 +42,7 @@ struct Link {
 struct Hardware {
   std::string name;
   double peakBf16 = 0, peakFp32 = 0; // FLOP/s
+  double peakTf32 = 0;               // FLOP/s; 0: no TF32 tensor cores
   double gemmEfficiency = 0;         // of peak, for large GEMMs
   double memoryBytes = 0;            // per accelerator
   double memoryBandwidth = 0;        // bytes/s
@@ -55,7 +58,10 @@ struct Hardware {
     return nodes > 1 ? Link{interBandwidth, interLatency} : Link{intraBandwidth, intraLatency};
   }
 
-  double peak(bool bf16) const { return bf16 ? peakBf16 : peakFp32; }
+  // The GEMMs' peak: bf16, else TF32 where asked for and the accelerator has it, else fp32.
+  double peak(bool bf16, bool tf32 = false) const {
+    return bf16 ? peakBf16 : tf32 && peakTf32 > 0 ? peakTf32 : peakFp32;
+  }
   int64_t nodeOf(int64_t rank) const { return rank / acceleratorsPerNode; }
   // The first problem with the description ("gemm_efficiency must be in (0, 1]"), or "".
   std::string invalid() const;

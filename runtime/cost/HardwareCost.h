@@ -50,6 +50,7 @@ struct TrainingPrecision {
   bool bf16 = false;
   bool fp32Gradients = false;
   int optimizerMoments = 1;
+  bool tf32 = false; // fp32 GEMMs on TF32 tensor cores (the cuda backend's --tf32)
 };
 
 class HardwareCost final : public CostModel {
@@ -69,8 +70,13 @@ public:
 
   const LayerModel &model() const { return *model_; }
   const Hardware &hardware() const { return hardware_; }
-  // FLOP/s the GEMMs run at: peak at the precision x GEMM efficiency.
-  double gemmRate() const { return hardware_.peak(precision_.bf16) * hardware_.gemmEfficiency; }
+  // The accelerator's peak at the GEMMs' precision, and that precision's name.
+  double peak() const { return hardware_.peak(precision_.bf16, precision_.tf32); }
+  const char *gemmPrecision() const {
+    return precision_.bf16 ? "bf16" : precision_.tf32 && hardware_.peakTf32 > 0 ? "tf32" : "fp32";
+  }
+  // FLOP/s the GEMMs run at: that peak x GEMM efficiency.
+  double gemmRate() const { return peak() * hardware_.gemmEfficiency; }
   // Bytes of one element of `data`.
   double elementBytes(Data data) const;
   // Bytes of the data an event moves or updates.

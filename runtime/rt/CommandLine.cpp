@@ -117,8 +117,8 @@ bool timeOnHardware(CommandLine &line, std::string &error) {
   if (!hardware)
     return false;
   const sim::ByteModel &bytes = line.options.bytes;
-  cost::TrainingPrecision precision{bytes.precision == sim::Precision::Bf16, bytes.fp32Gradients,
-                                    bytes.optimizerStates};
+  cost::TrainingPrecision precision{bytes.precision == sim::Precision::Bf16, bytes.fp32Gradients, bytes.optimizerStates,
+                                    line.run.config.tf32};
   line.cost = std::make_shared<const cost::HardwareCost>(cost::tanhLayers(bytes.hidden, bytes.tokens),
                                                          std::move(*hardware), precision);
   line.options.costModel = line.cost.get();

@@ -20,7 +20,7 @@ HardwareFigures hardwareFigures(const CheckResult &r, const Report &rep) {
   HardwareFigures h;
   const cost::Hardware &machine = r.hardware->hardware();
   h.seconds = rep.makespan.asDouble();
-  double peak = h.seconds * static_cast<double>(r.model.ranks) * machine.peak(r.bytes.precision == Precision::Bf16);
+  double peak = h.seconds * static_cast<double>(r.model.ranks) * r.hardware->peak();
   h.mfu = peak > 0 ? rep.modelFlops / peak : 0;
   h.hfu = peak > 0 ? rep.flops / peak : 0;
   h.capacity = machine.memoryBytes;
@@ -88,7 +88,7 @@ std::string hardwareLines(const CheckResult &r, const Report &rep) {
   char line[320];
   std::snprintf(line, sizeof line, "Step time: %.4g s on %s (%s): MFU %.1f%%, HFU %.1f%% of %.1f TFLOP/s %s\n",
                 h.seconds, machine.name.c_str(), r.hardware->model().name().c_str(), 100 * h.mfu, 100 * h.hfu,
-                machine.peak(r.bytes.precision == Precision::Bf16) / 1e12, precisionName(r.bytes.precision));
+                r.hardware->peak() / 1e12, r.hardware->gemmPrecision());
   std::string s = line;
   if (h.over.empty()) {
     s += "Fits: yes: the fullest rank, " + std::to_string(rep.maxBytesRank) + ", holds " + gigabytes(rep.maxBytes) +

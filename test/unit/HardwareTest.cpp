@@ -25,6 +25,8 @@ TEST(Hardware, PresetsCarryTheirDatasheetNumbers) {
   ASSERT_TRUE(a100);
   EXPECT_EQ(a100->invalid(), "");
   EXPECT_DOUBLE_EQ(a100->peakBf16, 312e12);
+  EXPECT_DOUBLE_EQ(h100->peakTf32, 494.5e12); // TF32 tensor cores, dense
+  EXPECT_DOUBLE_EQ(a100->peakTf32, 156e12);
   EXPECT_EQ(hardwarePresetNames(), "dgx-h100, dgx-a100-80gb");
 }
 
@@ -60,6 +62,7 @@ TEST(HardwareFile, ProblemsAreLocated) {
                      ProblemCase{"preset = \"dgx-h200\"\n", 1, 10, "unknown preset `dgx-h200`"},
                      ProblemCase{"preset = \"dgx-h100\"\naccelerators_per_node = 0\n", 2, 25, "at least 1"},
                      ProblemCase{"peak_tflops_bf16 = 100\n", 0, 0, "peak_tflops_fp32 must be given"},
+                     ProblemCase{"preset = \"dgx-h100\"\npeak_tflops_tf32 = -1\n", 2, 20, "must not be negative"},
                  });
 }
 
@@ -211,6 +214,33 @@ TEST_F(HardwareCostTest, SelectiveRecomputationRecomputesTheScores) {
                    t.backwardWeightFlops(3));
   t.flashAttention = false;
   EXPECT_EQ(t.scoreRecomputeFlops(), 0);
+}
+
+// fp32 GEMMs with --tf32 run at the TF32 tensor-core peak where the accelerator has one
+// (measured on an H200 before the model knew it: 1.316 s predicted at the fp32 peak
+// against 0.21 s), and at the fp32 peak where it has none.
+TEST(HardwareCostTanh, TF32GemmsRunAtTheTensorCorePeak) {
+  Hardware h = *findHardwarePreset("dgx-h100");
+  h.gemmEfficiency = 1;
+  double gemm = 2.0 * 256 * 1024 * 1024;
+  Work forward{.kind = EventKind::Forward, .layer = 0, .microBatches = 1};
+  HardwareCost fp32(tanhLayers(1024, 256), h, {});
+  HardwareCost tf32(tanhLayers(1024, 256), h, {.tf32 = true});
+  EXPECT_DOUBLE_EQ(fp32.length(forward).asDouble(), gemm / 67e12);
+  EXPECT_DOUBLE_EQ(tf32.length(forward).asDouble(), gemm / 494.5e12);
+  EXPECT_DOUBLE_EQ(tf32.peak(), 494.5e12);
+  EXPECT_STREQ(tf32.gemmPrecision(), "tf32");
+  EXPECT_STREQ(fp32.gemmPrecision(), "fp32");
+  HardwareCost bf16(tanhLayers(1024, 256), h, {.bf16 = true});
+  EXPECT_STREQ(bf16.gemmPrecision(), "bf16");
+  h.peakTf32 = 0; // none: the fp32 peak
+  HardwareCost noTensorCores(tanhLayers(1024, 256), h, {.tf32 = true});
+  EXPECT_DOUBLE_EQ(noTensorCores.length(forward).asDouble(), gemm / 67e12);
+  EXPECT_STREQ(noTensorCores.gemmPrecision(), "fp32");
+  FileProblem problem;
+  auto file = parseHardware("preset = \"dgx-a100-80gb\"\npeak_tflops_tf32 = 100\n", problem);
+  ASSERT_TRUE(file) << problem.message;
+  EXPECT_DOUBLE_EQ(file->peakTf32, 100e12);
 }
 
 // The real backends' layer: each backward call recomputes h = tanh(x W1) first.
