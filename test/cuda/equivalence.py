@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""equivalence.py SCHEDC EXAMPLES INPUTS MPIEXEC [--stand-in=cpu]
+"""equivalence.py SCHEDC EXAMPLES INPUTS MPIEXEC [--stand-in=cpu] [--build-only=DIR --gpus=N | --prebuilt=DIR]
 
 The cuda backend's proofs, on the GPUs of this machine (one MPI process per GPU). Exits 77
 (ctest: skipped) when there is no GPU. For every case of test/cpu/cases.py whose ranks fit
@@ -20,7 +20,11 @@ backward, recomputation, shards):
    every rank: at fp32, SGD, H = 512, T = 256 (also 4 bytes per puzzle unit), at bf16
    with Adam and at bf16 with fp32 gradients, at H = 64, T = 16.
 Prints one line per case. With --stand-in=cpu it runs everything on the cpu backend as if
-there were one GPU (CI does, so this script cannot rot while no GPU runs it)."""
+there were one GPU (CI does, so this script cannot rot while no GPU runs it).
+Built here, run there (a GPU machine without schedc's build dependencies,
+scripts/gpu-bundle.sh): --build-only=DIR compiles the cases that fit N GPUs into DIR and
+exits; --prebuilt=DIR runs the executables found there instead of building them (SCHEDC
+is then not used); --cases=A,B,... runs only those cases."""
 import os
 import shutil
 import subprocess
@@ -32,7 +36,9 @@ if os.environ.get("SCHEDC_MPI_ASAN_OPTIONS"):
     os.environ["ASAN_OPTIONS"] = os.environ["SCHEDC_MPI_ASAN_OPTIONS"]
 
 schedc, examples, inputs, mpiexec = sys.argv[1:5]
-stand_in = "--stand-in=cpu" in sys.argv[5:]
+options = dict(arg[2:].split("=", 1) for arg in sys.argv[5:] if arg.startswith("--") and "=" in arg)
+stand_in = options.get("stand-in") == "cpu"
+build_only, prebuilt = options.get("build-only"), options.get("prebuilt")
 device = "cpu" if stand_in else "cuda"
 here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(here), "cpu"))
@@ -42,6 +48,8 @@ compare = os.path.join(os.path.dirname(here), "cpu", "compare_weights.py")
 smi = shutil.which("nvidia-smi")
 listing = subprocess.run([smi, "-L"], capture_output=True, text=True).stdout if smi else ""
 gpus = 1 if stand_in else sum(1 for line in listing.splitlines() if line.startswith("GPU "))
+if build_only:
+    gpus = int(options.get("gpus", "1"))
 if gpus == 0:
     print("no GPU on this machine: the cuda backend's equivalence test is skipped")
     sys.exit(77)
@@ -79,14 +87,21 @@ with tempfile.TemporaryDirectory() as tmp:
     cases = {name: shape for name, shape in puzzles.items() if shape[2] <= gpus}
     print(f"{gpus} GPU(s): {len(cases)} of {len(puzzles)} cases fit, and {len(one_rank)} stdlib schedules on one rank")
     cases.update({name: (4, 4, 1) for name in one_rank})
+    if "cases" in options and not build_only:  # a share of them, to run several shares at once
+        cases = {name: shape for name, shape in cases.items() if name in options["cases"].split(",")}
     exe = {}
-    for name in cases:
-        exe[name] = os.path.join(tmp, name)
+    for name in {**cases, "basic": puzzles["basic"]}:  # basic: every case's reference
+        exe[name] = os.path.join(prebuilt or build_only or tmp, name)
+        if prebuilt:
+            continue
         file = os.path.join(stdlib, one_rank[name][0] + ".sched") if name in one_rank else source(name, examples, inputs)
         built = run([schedc, "build", *([] if stand_in else ["--cuda"]), file, "-o", exe[name],
                      *build_options.get(name, [])])
         if built.returncode != 0:
             sys.exit(f"cannot build {name}: {built.stderr}")
+    if build_only:
+        print(f"built {len(exe)} executables into {build_only}")
+        sys.exit(0)
 
     def train(name, ranks, backend, out, extra=()):
         return run(mpi + ["-np", str(ranks), exe[name], "--backend=" + backend, "--weights-out=" + out]

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# bundle.sh SCHEDC — scripts/gpu-bundle.sh's bundle works where it is unpacked: built with
+# the cpu backend standing in for the GPU (as cuda_equivalence_stand_in), unpacked into a
+# fresh folder, its env.sh sourced, two cases of test/cuda/equivalence.py run from it
+# (--prebuilt) through the bundle's own mpirun. So the way the GPU checks reach a machine
+# without schedc's build dependencies cannot rot while no GPU runs it.
+set -euo pipefail
+schedc="$(realpath "$1")"
+cd "$(dirname "$0")/../.."
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+SCHEDC="$schedc" scripts/gpu-bundle.sh "$tmp/gpu-bundle" --stand-in=cpu
+mkdir "$tmp/there"
+tar -xJf "$tmp/gpu-bundle.tar.xz" -C "$tmp/there"
+source "$tmp/there/gpu-bundle/env.sh" 2>/dev/null # no CUDA libraries are needed here
+python3 test/cuda/equivalence.py - examples test/lit/check/Inputs "$tmp/there/gpu-bundle/mpirun" \
+  --prebuilt="$tmp/there/gpu-bundle/cases" --stand-in=cpu --cases=grad_accum,zbv-1
