@@ -4,9 +4,10 @@
 # tests of test/lit/cuda (feature `gpu`) and cuda_equivalence run instead of skipping —
 # and the benchmark bench/cuda_step.py.
 # With --bundle (made by scripts/gpu-bundle.sh where schedc builds, for a GPU machine
-# without its build dependencies; one GPU): runs test/lit/cuda/gpu-run.test's checks (by
-# grep: no FileCheck there), the benchmark, the hardware model's step beside the measured
-# one, and test/cuda/equivalence.py on the prebuilt cases (three shares at once).
+# without its build dependencies): runs test/lit/cuda/gpu-run.test's checks and, on two
+# GPUs or more, gpu-messages.test's (by grep: no FileCheck there), the benchmark, the
+# hardware model's step beside the measured one, and test/cuda/equivalence.py on the
+# prebuilt cases (three shares at once; those the bundle was built for).
 # Records what each printed in ${OUT:-gpu-check}/. Exits non-zero if a check fails.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -68,6 +69,21 @@ timeout 120 "$cases/basic" --backend=cuda --hidden=65536 --tokens=65536 -D layer
   { echo "FAIL: a model larger than the GPU ran"; status=1; }
 expect "$out/run-oom.txt" "cudaMallocAsync of [0-9]+ bytes: out of memory"
 echo "gpu-run.test's checks: $([[ $status -eq 0 ]] && echo passed || echo failed)"
+
+# test/lit/cuda/gpu-messages.test, where there are two GPUs or more.
+if (( $(grep -c "^GPU " <(nvidia-smi -L)) >= 2 )); then
+  before=$status
+  mpirun=("$root/mpirun" --allow-run-as-root -np 2)
+  for overlap in "" --no-overlap; do
+    timeout 120 "${mpirun[@]}" "$root/messages/interleaved" --backend=cuda -D ranks=2 -D chunks=2 -D layers=8 \
+      -D batches=4 --hidden=64 --tokens=16 $overlap > "$out/messages$overlap.txt" 2>&1
+    expect "$out/messages$overlap.txt" "^Correct!" "^Measured Maximum Bytes"
+  done
+  timeout 120 "${mpirun[@]}" "$root/messages/warnings" --backend=cuda --hidden=128 --tokens=64 --no-verify \
+    > "$out/unreceived.txt" 2>&1 && { echo "FAIL: the run with an unreceived message succeeded"; status=1; }
+  expect "$out/unreceived.txt" "warning: a message sent here from rank 0 to rank 1 is never received"
+  echo "gpu-messages.test's checks: $([[ $status -eq $before ]] && echo passed || echo failed)"
+fi
 
 # The benchmark alone on the GPU, then the equivalence proofs in three shares at once.
 timeout 180 python3 bench/cuda_step.py --prebuilt="$cases/basic" --mpirun="$root/mpirun" > "$out/cuda-step.txt" 2>&1 || status=1

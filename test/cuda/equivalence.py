@@ -89,6 +89,11 @@ with tempfile.TemporaryDirectory() as tmp:
     cases.update({name: (4, 4, 1) for name in one_rank})
     if "cases" in options and not build_only:  # a share of them, to run several shares at once
         cases = {name: shape for name, shape in cases.items() if name in options["cases"].split(",")}
+    if prebuilt:  # a bundle built for fewer GPUs than this machine has
+        absent = [name for name in cases if not os.path.exists(os.path.join(prebuilt, name))]
+        cases = {name: shape for name, shape in cases.items() if name not in absent}
+        if absent:
+            print(f"{len(absent)} cases that fit are not in {prebuilt} (built for fewer GPUs): {', '.join(absent)}")
     exe = {}
     for name in {**cases, "basic": puzzles["basic"]}:  # basic: every case's reference
         exe[name] = os.path.join(prebuilt or build_only or tmp, name)
