@@ -96,7 +96,7 @@ int resolveCostModel(Options &opts, SourceManager &sources, DiagnosticEngine &di
   if (!hardware)
     return exitCode;
   cost::TrainingPrecision precision{opts.bytes.precision == sim::Precision::Bf16, opts.bytes.fp32Gradients,
-                                    opts.bytes.optimizerStates};
+                                    opts.bytes.optimizerStates, opts.bytes.tf32};
   opts.bytes.given = true;
   auto cost = std::make_shared<const cost::HardwareCost>(std::move(layers), std::move(*hardware), precision);
   opts.costModel = cost.get();

@@ -33,8 +33,9 @@ bool readBackendOption(ArgumentList &args, CommandLine &line, std::string &error
     if (v.empty())
       error = "--weights-out needs a directory";
     run.weightsOut = v;
-  } else if (a == "--tf32") {
+  } else if (a == "--tf32") { // as --precision=tf32, but refused beside --precision=bf16
     run.config.tf32 = true;
+    line.options.bytes.tf32 = true;
   } else if (a == "--no-overlap") {
     run.config.overlap = false;
   } else if (a == "--overwrite-weights") {
@@ -89,12 +90,14 @@ std::string checkTogether(const CommandLine &line) {
     return "--calibrate measures the cpu backend: run it with --backend=cpu under mpirun (-np 2 or more for MPI)";
   if (!line.hardwareSettings.empty() && line.hardware.empty())
     return "--hardware-set changes the --hardware, and none is given";
-  // The model the report predicts bytes for is the one a real backend computes.
+  // The model the report predicts bytes for is the one a real backend computes: TF32 is a
+  // GPU's (the sim backend only predicts its time).
   if (run.config.tf32 && line.options.bytes.precision == sim::Precision::Bf16)
     return "--tf32 is for fp32 GEMMs; with --precision=bf16 the GEMMs are bf16";
-  if ((run.config.tf32 || !run.config.overlap) && run.backend != ComputeRun::Cuda)
-    return std::string(run.config.tf32 ? "--tf32" : "--no-overlap") +
-           " is an option of the cuda backend (--backend=cuda)";
+  if (line.options.bytes.tf32 && line.computing && run.backend != ComputeRun::Cuda)
+    return "TF32 GEMMs (--precision=tf32, --tf32) are the cuda backend's; the cpu backend computes in fp32";
+  if (!run.config.overlap && run.backend != ComputeRun::Cuda)
+    return "--no-overlap is an option of the cuda backend (--backend=cuda)";
   return {};
 }
 
@@ -106,6 +109,7 @@ void configureModel(CommandLine &line) {
   config.dims.tokens = bytes.tokens;
   config.precision = bytes.precision;
   config.fp32Gradients = bytes.fp32Gradients;
+  config.tf32 = bytes.tf32;
   bool adam = bytes.optimizerStates == 2;
   config.optimizer.kind = adam ? backend::Optimizer::Adam : backend::Optimizer::Sgd;
   config.optimizer.lr = adam ? 1e-3f : 0.1f; // each optimizer's usual step size
@@ -118,7 +122,7 @@ bool timeOnHardware(CommandLine &line, std::string &error) {
     return false;
   const sim::ByteModel &bytes = line.options.bytes;
   cost::TrainingPrecision precision{bytes.precision == sim::Precision::Bf16, bytes.fp32Gradients, bytes.optimizerStates,
-                                    line.run.config.tf32};
+                                    bytes.tf32};
   line.cost = std::make_shared<const cost::HardwareCost>(cost::tanhLayers(bytes.hidden, bytes.tokens),
                                                          std::move(*hardware), precision);
   line.options.costModel = line.cost.get();
@@ -180,7 +184,7 @@ The model (cpu and cuda compute it; on every backend the report predicts each ra
 bytes of it, and cpu and cuda measure them):
 )" + sim::kByteModelHelp +
          R"(  --seed=N             cpu/cuda: the seed of inputs, targets and initial weights (default 1)
-  --tf32               cuda, fp32: GEMMs on TF32 tensor cores (fp32 storage)
+  --tf32               --precision=tf32: cuda's GEMMs on TF32 tensor cores (fp32 storage)
   --no-overlap         cuda: collectives on the compute stream, not overlapping it
 
   --weights-out=DIR    cpu/cuda: write the final weights to DIR/layer_<l>.npy (H x H float32);

@@ -44,7 +44,9 @@ double ByteModel::tensorBytes(const Value &v) const {
 }
 
 std::string ByteModel::describe() const {
-  std::string gradients = precision == Precision::Bf16 && fp32Gradients ? " with fp32 gradients" : "";
+  std::string gradients = precision == Precision::Bf16 && fp32Gradients ? " with fp32 gradients"
+                          : tf32                                        ? " with TF32 GEMMs"
+                                                                        : "";
   std::string shape =
       transformer ? transformer->name : "hidden " + std::to_string(hidden) + ", tokens " + std::to_string(tokens);
   if (transformer && transformer->tensorParallel > 1) // a rank is one accelerator of each group
@@ -80,10 +82,12 @@ bool parseByteModelOption(const std::string &flag, const std::string &value, Byt
     else
       error = "unknown --optimizer `" + value + "` (expected sgd or adam)";
   } else if (flag == "--precision") {
-    if (value == "fp32" || value == "bf16")
+    if (value == "fp32" || value == "tf32" || value == "bf16") {
       m.precision = value == "bf16" ? Precision::Bf16 : Precision::Fp32;
-    else
-      error = "unknown --precision `" + value + "` (expected fp32 or bf16)";
+      m.tf32 = value == "tf32";
+    } else {
+      error = "unknown --precision `" + value + "` (expected fp32, tf32 or bf16)";
+    }
   } else if (flag == "--grad-precision") {
     if (value == "fp32" || value == "bf16")
       m.fp32Gradients = value == "fp32";
@@ -101,7 +105,9 @@ const char *const kByteModelHelp =
   --tokens=T           rows per micro-batch (default 256)
   --optimizer=sgd|adam SGD with momentum 0.9, lr 0.1 (default; 1 state per parameter)
                        or Adam, lr 0.001 (2 states)
-  --precision=fp32|bf16  fp32 (default), or bf16 mixed precision: bf16 weights,
+  --precision=fp32|tf32|bf16  fp32 (default); tf32: fp32 values, GEMMs on TF32 tensor
+                       cores (the hardware model's time; the cuda backend computes so);
+                       or bf16 mixed precision: bf16 weights,
                        gradients and activations; the fp32 master weights are part of
                        the optimizer state (sharded with it), as ZeRO counts them
   --grad-precision=bf16|fp32  a bf16 run's weight gradients: bf16 (default) or fp32

@@ -46,6 +46,7 @@ struct ByteModel {
   int optimizerStates = 1; // moments per parameter: 1 (SGD with momentum) or 2 (Adam)
   Precision precision = Precision::Fp32;
   bool fp32Gradients = false; // a bf16 run keeps (accumulates, reduces) weight gradients in fp32
+  bool tf32 = false;          // fp32 values whose GEMMs run on TF32 tensor cores: only the time differs
   bool given = false;         // set on the command line: the text report shows the bytes
   std::shared_ptr<const cost::Transformer> transformer; // its layers instead of H x H ones
 
@@ -100,8 +101,8 @@ private:
 // The option `arg` sets, if it is one of the model's ("--hidden" of "--hidden=64"), else "".
 std::string byteModelFlag(const std::string &arg);
 
-// Reads one of the model's options (--hidden, --tokens, --optimizer, --precision,
-// --grad-precision) into
+// Reads one of the model's options (--hidden, --tokens, --optimizer, --precision (fp32,
+// tf32, bf16), --grad-precision) into
 // `m`. Returns false if `flag` is not one of them; sets `error` if its value is bad.
 bool parseByteModelOption(const std::string &flag, const std::string &value, ByteModel &m, std::string &error);
 
