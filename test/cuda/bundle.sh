@@ -11,7 +11,7 @@ schedc="$(realpath "$1")"
 cd "$(dirname "$0")/../.."
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
-SCHEDC="$schedc" scripts/gpu-bundle.sh "$tmp/gpu-bundle" --stand-in=cpu
+SCHEDC="$schedc" scripts/gpu-bundle.sh "$tmp/gpu-bundle" --stand-in=cpu --cases=grad_accum,zbv-1
 mkdir "$tmp/there"
 tar -xJf "$tmp/gpu-bundle.tar.xz" -C "$tmp/there"
 source "$tmp/there/gpu-bundle/env.sh" 2>/dev/null # no CUDA libraries are needed here

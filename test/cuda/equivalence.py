@@ -24,7 +24,7 @@ there were one GPU (CI does, so this script cannot rot while no GPU runs it).
 Built here, run there (a GPU machine without schedc's build dependencies,
 scripts/gpu-bundle.sh): --build-only=DIR compiles the cases that fit N GPUs into DIR and
 exits; --prebuilt=DIR runs the executables found there instead of building them (SCHEDC
-is then not used); --cases=A,B,... runs only those cases."""
+is then not used); --cases=A,B,... runs (or builds) only those cases."""
 import os
 import shutil
 import subprocess
@@ -87,7 +87,7 @@ with tempfile.TemporaryDirectory() as tmp:
     cases = {name: shape for name, shape in puzzles.items() if shape[2] <= gpus}
     print(f"{gpus} GPU(s): {len(cases)} of {len(puzzles)} cases fit, and {len(one_rank)} stdlib schedules on one rank")
     cases.update({name: (4, 4, 1) for name in one_rank})
-    if "cases" in options and not build_only:  # a share of them, to run several shares at once
+    if "cases" in options:  # a share of them, to run several shares at once (or to build)
         cases = {name: shape for name, shape in cases.items() if name in options["cases"].split(",")}
     if prebuilt:  # a bundle built for fewer GPUs than this machine has
         absent = [name for name in cases if not os.path.exists(os.path.join(prebuilt, name))]
