@@ -6,7 +6,8 @@
 # With --bundle (made by scripts/gpu-bundle.sh where schedc builds, for a GPU machine
 # without its build dependencies): runs test/lit/cuda/gpu-run.test's checks and, on two
 # GPUs or more, gpu-messages.test's (by grep: no FileCheck there), the benchmark, the
-# hardware model's step beside the measured one, and test/cuda/equivalence.py on the
+# hardware model's step beside the measured one (in all, and event by event:
+# bench/event_times.py), and test/cuda/equivalence.py on the
 # prebuilt cases (three shares at once; those the bundle was built for).
 # Records what each printed in ${OUT:-gpu-check}/. Exits non-zero if a check fails.
 set -uo pipefail
@@ -95,6 +96,13 @@ for run in "basic -D batches=1" "basic -D batches=4" "ddp-1 -D ranks=1 -D batche
       --precision=bf16 --hardware=dgx-h100 2>&1 | grep -E "^(Measured )?[Ss]tep time" | tr '\n' ' ')"
   done
 done | tee "$out/predicted-step.txt"
+# The same step event by event: each kind's measured time (--trace: every event waits for
+# its device work) beside the model's (the sim backend's trace with --hardware).
+step=(-D layers=8 -D batches=1 --hidden=8192 --tokens=4096 --precision=bf16)
+timeout 120 "$cases/basic" --backend=cuda "${step[@]}" --trace="$out/measured-trace.json" > /dev/null 2>&1
+timeout 120 "$cases/basic" --backend=sim "${step[@]}" --hardware=dgx-h100 --trace="$out/predicted-trace.json" \
+  > /dev/null 2>&1
+python3 bench/event_times.py "$out/measured-trace.json" "$out/predicted-trace.json" | tee "$out/event-times.txt"
 names=($(ls "$cases"))
 pids=()
 for share in 0 1 2; do
