@@ -2,6 +2,7 @@
 #include "check/Check.h"
 
 #include "check/Interpreter.h"
+#include "check/StackSize.h"
 
 namespace schedc::check {
 
@@ -16,6 +17,7 @@ sim::RunSetup setupOf(const ir::Program &program, const ir::Function &schedule, 
   setup.targetSteps = schedule.targets.steps;
   setup.targetMemory = schedule.targets.memory;
   setup.scheduleAt = SourceRange(schedule.range.begin);
+  setup.stackBytes = stackBytesFor(program, schedule);
   return setup;
 }
 

@@ -307,7 +307,7 @@ private:
   // procedures each calling the next inside 250 nested `if`s overflowed the stack, a crash.
   static uintptr_t stackLimit() {
     uintptr_t floor = sim::Fiber::stackFloor();
-    return floor ? floor + sim::kFiberStackBytes / 2 : 0;
+    return floor ? floor + sim::Fiber::stackBytes() / 2 : 0;
   }
 
   // Whether the stack has room for one more level of blocks at `at` (an `if`, a loop, a call
@@ -316,9 +316,11 @@ private:
   // in every block was 5% of gpipe's time).
   bool room(const SourceRange &at) { return sim::Fiber::stackPointer() >= stackLimit_ || tooDeep(at); }
   [[gnu::noinline]] bool tooDeep(const SourceRange &at) {
-    rank_.stopForWantOf(at, "statements and procedure calls nest too deep here for a rank's stack (" +
-                                std::to_string(sim::kFiberStackBytes >> 20) +
-                                " MiB); nest them less deeply (fewer levels of calls, loops or `if`s)");
+    size_t stack = sim::Fiber::stackBytes();
+    rank_.stopForWantOf(
+        at, "statements and procedure calls nest too deep here for a rank's stack (" +
+                (stack >= (1 << 20) ? std::to_string(stack >> 20) + " MiB" : std::to_string(stack >> 10) + " KiB") +
+                "); nest them less deeply (fewer levels of calls, loops or `if`s)");
     return false;
   }
 

@@ -14,8 +14,9 @@
 // thread (half that limit), or once the limit refuses one, later stacks have no guard. The
 // guard is a safety net, not a need: sema allows 10 000 nested calls and no recursion, and
 // the checker's interpreter stops a rank whose nesting reaches half its stack
-// (check/Interpreter.cpp, stackFloor below). Stacks of other sizes (the driver's) are a
-// mapping each, with a guard, and pooled likewise.
+// (check/Interpreter.cpp, stackFloor below). A shallow program's smaller stacks
+// (kShallowStackBytes) come from slabs of their own in the same way; stacks of other sizes
+// (the driver's) are a mapping each, with a guard, and pooled likewise.
 #include "sim/Fiber.h"
 
 #include <algorithm>
@@ -88,6 +89,8 @@ constexpr size_t kFirstSlab = 16, kLargestSlab = 1024;
 // start stacks halfway into a table, so each guard shares its neighbour's.
 constexpr size_t kTableSpan = size_t(2) << 20;
 static_assert(kFiberStackBytes % kTableSpan == 0, "every stack boundary the same distance into a table");
+static_assert(kTableSpan % kShallowStackBytes == 0 || kShallowStackBytes == kFiberStackBytes,
+              "shallow stacks tile a table");
 
 // The offset from `slab` at which the first stack starts halfway into a page table's span.
 size_t midTable(const void *slab) {
@@ -101,11 +104,16 @@ struct StackPool {
     void *base;
     size_t bytes;
   };
+  // The slabs of stacks of one size.
+  struct Slabs {
+    size_t stackBytes;
+    char *next = nullptr; // the current slab's first unused stack
+    size_t left = 0;      // its unused stacks
+    size_t slabStacks = kFirstSlab / 2;
+  };
   std::vector<Span> mappings; // slabs and other stacks mapped, unmapped when the thread ends
   std::vector<Span> free;     // ended fibers' stacks, their touched pages still there
-  char *next = nullptr;       // the current slab's first unused stack
-  size_t left = 0;            // its unused stacks
-  size_t slabStacks = kFirstSlab / 2;
+  Slabs slabs[2] = {{kFiberStackBytes}, {kShallowStackBytes}};
   size_t guarded = 0;
   bool guarding = true; // false past kGuardedStacks, or once the mapping limit refused a guard
 
@@ -127,28 +135,30 @@ struct StackPool {
         free.pop_back();
         return base;
       }
-    void *stack = bytes == kFiberStackBytes ? fromSlab() : mapped(bytes);
+    void *stack = bytes == kFiberStackBytes     ? fromSlab(slabs[0])
+                  : bytes == kShallowStackBytes ? fromSlab(slabs[1])
+                                                : mapped(bytes);
     if (stack)
       guard(stack);
     return stack;
   }
   void give(void *base, size_t bytes) { free.push_back({base, bytes}); }
 
-  // A fresh default-size stack from the current slab, or from a new one: twice the last
-  // (up to kLargestSlab stacks), or as many as the address space still holds.
-  void *fromSlab() {
-    if (left == 0) {
-      size_t stacks = std::min(slabStacks * 2, kLargestSlab);
+  // A fresh stack of the slabs' size from the current slab, or from a new one: twice the
+  // last (up to kLargestSlab stacks), or as many as the address space still holds.
+  void *fromSlab(Slabs &s) {
+    if (s.left == 0) {
+      size_t stacks = std::min(s.slabStacks * 2, kLargestSlab);
       void *slab = nullptr;
-      for (; stacks > 0 && !(slab = mapAnonymous(stacks * kFiberStackBytes + kTableSpan)); stacks /= 2) {
+      for (; stacks > 0 && !(slab = mapAnonymous(stacks * s.stackBytes + kTableSpan)); stacks /= 2) {
       }
       if (!slab)
         return nullptr;
-      mappings.push_back({slab, stacks * kFiberStackBytes + kTableSpan});
-      next = static_cast<char *>(slab) + midTable(slab), left = stacks, slabStacks = stacks;
+      mappings.push_back({slab, stacks * s.stackBytes + kTableSpan});
+      s.next = static_cast<char *>(slab) + midTable(slab), s.left = stacks, s.slabStacks = stacks;
     }
-    --left;
-    return std::exchange(next, next + kFiberStackBytes);
+    --s.left;
+    return std::exchange(s.next, s.next + s.stackBytes);
   }
   void *mapped(size_t bytes) {
     void *stack = mapAnonymous(bytes);
@@ -208,6 +218,10 @@ Fiber *Fiber::current() {
 
 uintptr_t Fiber::stackFloor() {
   return running ? reinterpret_cast<uintptr_t>(running->stack_) + kPageBytes : 0; // above the guard
+}
+
+size_t Fiber::stackBytes() {
+  return running ? running->stackBytes_ : 0;
 }
 
 size_t Fiber::pooledStacks() {

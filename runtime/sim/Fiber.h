@@ -27,6 +27,13 @@ constexpr size_t kFiberStackBytes = size_t(64) << 20;
 #else
 constexpr size_t kFiberStackBytes = size_t(8) << 20;
 #endif
+// A shallow program's stack (check/StackSize.h decides): eight share a page table where an
+// 8 MiB stack takes one of its own. Under AddressSanitizer, the default.
+#ifdef SCHEDC_ASAN
+constexpr size_t kShallowStackBytes = kFiberStackBytes;
+#else
+constexpr size_t kShallowStackBytes = size_t(256) << 10;
+#endif
 
 class Fiber {
 public:
@@ -52,6 +59,8 @@ public:
   // 0 on a thread's own stack: code that nests without a bound of its own (the interpreter's
   // blocks) stops itself before it gets there.
   static uintptr_t stackFloor();
+  // The running fiber's stack size, or 0 on a thread's own stack.
+  static size_t stackBytes();
   // Where the caller's frame is on its stack (to compare with stackFloor), without making the
   // caller keep a frame pointer as __builtin_frame_address would.
   static uintptr_t stackPointer() {

@@ -221,6 +221,7 @@ int runAndReport(const RunSetup &setup, const std::optional<std::vector<int64_t>
   simOptions.silenced = options.silenced;
   simOptions.overlapHidden = options.overlapHidden;
   simOptions.tagMeaning = options.tagMeaning;
+  simOptions.stackBytes = setup.stackBytes;
   auto owned = std::make_unique<World>(*model, setup.arrays, simOptions);
   World &world = *owned;
   if (options.lastRun)

@@ -38,6 +38,9 @@ struct RunSetup {
   std::vector<ArrayInfo> arrays;
   std::optional<int64_t> targetSteps, targetMemory;
   SourceRange scheduleAt;
+  // Each rank's fiber stack: the default (compiled programs), or less for a program whose
+  // nesting the interpreter can bound (check/StackSize.h).
+  size_t stackBytes = kFiberStackBytes;
 };
 
 struct CheckResult;

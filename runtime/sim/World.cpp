@@ -50,10 +50,12 @@ World::~World() = default;
 void World::run(const std::function<void(Rank &)> &body) {
   for (auto &r : ranks_) {
     Rank *rank = r.get();
-    rank->fiber_ = std::make_unique<Fiber>([rank, &body] {
-      body(*rank);
-      rank->finished_ = true;
-    });
+    rank->fiber_ = std::make_unique<Fiber>(
+        [rank, &body] {
+          body(*rank);
+          rank->finished_ = true;
+        },
+        options_.stackBytes);
     runnable_.push_back(rank);
   }
   // Every rank in order, but a woken rank ahead of every other runnable one

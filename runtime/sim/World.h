@@ -78,6 +78,8 @@ struct Options {
   // What the message of a tag carries, for messages about it ("" or empty: the tag alone);
   // an imported PyTorch file's tags name a stage and micro-batch (ImportSchedule.h).
   TagMeaning tagMeaning;
+  // Each rank's fiber stack: the default, or a shallow program's (RunSetup::stackBytes).
+  size_t stackBytes = kFiberStackBytes;
 };
 
 // What a send or a receive moved (recorded with Options::recordTransfers): the rank's

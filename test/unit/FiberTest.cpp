@@ -95,30 +95,64 @@ size_t descend(const char *from, size_t bytes) {
   return descend(from, bytes) + frame[1];
 }
 
+// In its own thread (a fresh pool: the two stacks are the first of a slab, both guarded),
+// runs a fiber on a stack of `bytes` past its end beside a live neighbour; exits 0 if that
+// does not crash.
+void runPastAStack(size_t bytes) {
+  std::thread t([bytes] {
+    Fiber below([] { Fiber::yield(); }, bytes); // stays alive, so the next stack is its neighbour
+    below.resume();
+    Fiber past(
+        [bytes] {
+          const char *top = static_cast<const char *>(__builtin_frame_address(0));
+          descend(top, bytes + (size_t(64) << 10));
+        },
+        bytes);
+    past.resume();
+  });
+  t.join();
+  std::exit(0);
+}
+bool crashed(int status) {
+  return WIFSIGNALED(status) || (WIFEXITED(status) && WEXITSTATUS(status) != 0);
+}
+
 // A fiber that runs past its stack is stopped by the guard page below it, not let into the
-// stack of the fiber before it in the slab. In its own thread (a fresh pool: the two stacks
-// are the first of a slab, both guarded), in a child process that must crash; without a
+// stack of the fiber before it in the slab: in a child process that must crash; without a
 // guard the second fiber's frames land in the first's stack and the child exits 0.
 TEST(FiberDeathTest, RunningPastTheStackHitsItsGuard) {
 #ifdef SCHEDC_ASAN
   GTEST_SKIP() << "AddressSanitizer reports the overrun itself, a report scripts/sanitize.sh counts as an error";
 #endif
-  auto crashed = [](int status) { return WIFSIGNALED(status) || (WIFEXITED(status) && WEXITSTATUS(status) != 0); };
-  EXPECT_EXIT(
-      {
-        std::thread t([] {
-          Fiber below([] { Fiber::yield(); }); // stays alive, so the next stack is its neighbour
-          below.resume();
-          Fiber past([] {
-            const char *top = static_cast<const char *>(__builtin_frame_address(0));
-            descend(top, kFiberStackBytes + (size_t(64) << 10));
-          });
-          past.resume();
-        });
-        t.join();
-        std::exit(0);
-      },
-      crashed, "");
+  EXPECT_EXIT(runPastAStack(kFiberStackBytes), crashed, "");
+}
+
+// A shallow program's stacks (kShallowStackBytes) come from slabs of their own: two fibers
+// alive at once in a fresh thread run on neighbouring stacks of that size, each knowing it;
+// and one that runs past its stack hits the guard below, as a default stack's would.
+TEST(Fiber, ShallowStacksAreSlabNeighbours) {
+  uintptr_t floors[2] = {0, 0};
+  size_t sizes[2] = {0, 0};
+  std::thread t([&] {
+    Fiber first([&] { floors[0] = Fiber::stackFloor(), sizes[0] = Fiber::stackBytes(), Fiber::yield(); },
+                kShallowStackBytes);
+    Fiber second([&] { floors[1] = Fiber::stackFloor(), sizes[1] = Fiber::stackBytes(); }, kShallowStackBytes);
+    first.resume();
+    second.resume();
+    first.resume();
+  });
+  t.join();
+  EXPECT_EQ(sizes[0], kShallowStackBytes);
+  EXPECT_EQ(sizes[1], kShallowStackBytes);
+  EXPECT_EQ(floors[1] - floors[0], kShallowStackBytes);
+  EXPECT_EQ(Fiber::stackBytes(), 0u); // off a fiber
+}
+
+TEST(FiberDeathTest, RunningPastAShallowStackHitsItsGuard) {
+#ifdef SCHEDC_ASAN
+  GTEST_SKIP() << "AddressSanitizer reports the overrun itself, a report scripts/sanitize.sh counts as an error";
+#endif
+  EXPECT_EXIT(runPastAStack(kShallowStackBytes), crashed, "");
 }
 
 // More fibers alive at once than a process may have PROT_NONE-guarded stacks (each is two

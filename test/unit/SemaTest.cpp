@@ -1,6 +1,7 @@
 // Unit tests of sema and the IR: storage kinds, slots, the verifier catching malformed IR,
 // and did-you-mean suggestions.
 #include "sema/Sema.h"
+#include "AnalyzedText.h"
 #include "ir/IR.h"
 #include "parse/Parser.h"
 #include "sema/SemaContext.h"
@@ -10,21 +11,6 @@
 #include <sstream>
 
 using namespace schedc;
-
-namespace {
-struct Analyzed {
-  SourceManager sm;
-  std::ostringstream out;
-  DiagnosticEngine diags{sm, &out};
-  std::unique_ptr<ir::Program> program;
-  explicit Analyzed(const std::string &text) {
-    std::vector<std::unique_ptr<ast::Module>> modules;
-    modules.push_back(parseModule(sm.addBuffer("t.sched", text), sm, diags));
-    if (modules.back())
-      program = sema::analyze(modules, {}, diags);
-  }
-};
-} // namespace
 
 TEST(Sema, InfersStorageKindsThroughCopies) {
   Analyzed a("schedule s(layers = 1, batches = 1) {\n"
