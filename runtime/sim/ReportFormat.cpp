@@ -118,7 +118,9 @@ std::string hardwareJson(const CheckResult &r, const Report &rep) {
   }
   return "  \"hardware\": {\"model\": " + quote(r.hardware->model().name()) +
          ", \"machine\": " + quote(r.hardware->hardware().name) + ", \"step_seconds\": " + num(h.seconds) +
-         ", \"mfu\": " + num(h.mfu) + ", \"hfu\": " + num(h.hfu) + ", \"model_flops\": " + num(rep.modelFlops) +
+         ", \"mfu\": " + num(h.mfu) + ", \"hfu\": " + num(h.hfu) +
+         ", \"gemm_precision\": " + quote(r.hardware->gemmPrecision()) +
+         ", \"peak_flops\": " + num(r.hardware->peak()) + ", \"model_flops\": " + num(rep.modelFlops) +
          ", \"accelerator_memory\": " + integral(h.capacity) + ", \"fits\": " + (h.over.empty() ? "true" : "false") +
          ", \"ranks_over_memory\": [" + over + "], \"per_rank\": [" + ranks + "]},\n";
 }
