@@ -58,10 +58,12 @@ struct Hardware {
     return nodes > 1 ? Link{interBandwidth, interLatency} : Link{intraBandwidth, intraLatency};
   }
 
-  // The GEMMs' peak: bf16, else TF32 where asked for and the accelerator has it, else fp32.
-  double peak(bool bf16, bool tf32 = false) const {
-    return bf16 ? peakBf16 : tf32 && peakTf32 > 0 ? peakTf32 : peakFp32;
-  }
+  // The precision GEMMs run at here: bf16, else TF32 where asked for and the accelerator has
+  // TF32 tensor cores, else fp32; its peak and its name.
+  enum class Gemm : uint8_t { Fp32, Tf32, Bf16 };
+  Gemm gemm(bool bf16, bool tf32) const { return bf16 ? Gemm::Bf16 : tf32 && peakTf32 > 0 ? Gemm::Tf32 : Gemm::Fp32; }
+  double peak(Gemm g) const { return g == Gemm::Bf16 ? peakBf16 : g == Gemm::Tf32 ? peakTf32 : peakFp32; }
+  static const char *gemmName(Gemm g) { return g == Gemm::Bf16 ? "bf16" : g == Gemm::Tf32 ? "tf32" : "fp32"; }
   int64_t nodeOf(int64_t rank) const { return rank / acceleratorsPerNode; }
   // The first problem with the description ("gemm_efficiency must be in (0, 1]"), or "".
   std::string invalid() const;

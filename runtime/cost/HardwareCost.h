@@ -71,10 +71,8 @@ public:
   const LayerModel &model() const { return *model_; }
   const Hardware &hardware() const { return hardware_; }
   // The accelerator's peak at the GEMMs' precision, and that precision's name.
-  double peak() const { return hardware_.peak(precision_.bf16, precision_.tf32); }
-  const char *gemmPrecision() const {
-    return precision_.bf16 ? "bf16" : precision_.tf32 && hardware_.peakTf32 > 0 ? "tf32" : "fp32";
-  }
+  double peak() const { return hardware_.peak(gemm()); }
+  const char *gemmPrecision() const { return Hardware::gemmName(gemm()); }
   // FLOP/s the GEMMs run at: that peak x GEMM efficiency.
   double gemmRate() const { return peak() * hardware_.gemmEfficiency; }
   // Bytes of one element of `data`.
@@ -83,6 +81,7 @@ public:
   double bytesOf(const Work &work) const;
 
 private:
+  Hardware::Gemm gemm() const { return hardware_.gemm(precision_.bf16, precision_.tf32); }
   double seconds(const Work &work) const;
   double collectiveSeconds(const Work &work) const;
   // NCCL's time for a collective of n ranks on `nodes` nodes moving `bytes` (the whole
