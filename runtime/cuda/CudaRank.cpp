@@ -594,14 +594,13 @@ private:
     return inner;
   }
 
-  // Before the clock starts: the first launch of a kernel, and the first GEMM of each kind a
-  // step makes, load their code (CUDA loads modules lazily), a cost a training loop pays
-  // once, not every step. Our kernels loaded; one GEMM of each kind (operands, result
-  // type), at the layer's sizes up to H = T = 8192 (at most ~1 GiB of scratch buffers, kept
-  // in the pool for the step's own; cuBLAS picks its kernels by size); the allocator's peak
-  // then forgets them.
+  // Before the clock starts: the first GEMM of each kind a step makes loads cuBLAS's code
+  // for it (CUDA loads modules lazily), a cost a training loop pays once, not every step.
+  // One GEMM of each kind (operands, result type), at the layer's sizes up to H = T = 8192
+  // (at most 1 GiB of scratch buffers, kept in the pool for the step's own; cuBLAS picks its
+  // kernels by size); the allocator's peak then forgets them. (Preloading our own kernels
+  // with cudaFuncGetAttributes changed nothing measurable on an H200: not done.)
   void warmUp() {
-    memory_.check(loadKernels(), "loading the kernels");
     int64_t h = std::min<int64_t>(d_.hidden, kWarmUpSize), m = std::min<int64_t>(d_.tokens, kWarmUpSize);
     int64_t u = backend::innerUnits(h);
     Buffer w = zeros(u * 2 * h, low_), x = zeros(m * h, low_), c = zeros(2 * h * std::max(m, u), DType::F32);

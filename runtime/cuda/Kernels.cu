@@ -118,32 +118,6 @@ template <class F> void byType(DType t, F f) {
 
 } // namespace
 
-cudaError_t loadKernels() {
-  cudaError_t first = cudaSuccess;
-  auto load = [&](const void *kernel) {
-    cudaFuncAttributes attributes;
-    cudaError_t e = cudaFuncGetAttributes(&attributes, kernel);
-    first = first == cudaSuccess ? e : first;
-  };
-  load(reinterpret_cast<const void *>(generateWeight));
-  for (DType type : {DType::F32, DType::BF16})
-    byType(type, [&](auto *p) {
-      using T = std::remove_pointer_t<decltype(p)>;
-      for (const void *kernel :
-           {reinterpret_cast<const void *>(generate<T>), reinterpret_cast<const void *>(tanhKernel<T>),
-            reinterpret_cast<const void *>(tanhBackwardKernel<T>), reinterpret_cast<const void *>(lossKernel<T>),
-            reinterpret_cast<const void *>(addKernel<T>), reinterpret_cast<const void *>(sgdKernel<T>),
-            reinterpret_cast<const void *>(adamKernel<T>)})
-        load(kernel);
-      for (DType from : {DType::F32, DType::BF16})
-        byType(from, [&](auto *q) {
-          using From = std::remove_pointer_t<decltype(q)>;
-          load(reinterpret_cast<const void *>(convertKernel<T, From>));
-        });
-    });
-  return first;
-}
-
 void initialWeight(float *out, const backend::Dims &d, int64_t layer, int64_t begin, int64_t count,
                    cudaStream_t stream) {
   generateWeight<<<blocks(count), kThreads, 0, stream>>>(

@@ -15,9 +15,6 @@
 
 namespace schedc::cuda {
 
-// Loads every kernel of this file now (each is referenced): CUDA loads a kernel lazily, at
-// its first use, a cost a training loop pays once and a measured step should not.
-cudaError_t loadKernels();
 // Elements [begin, begin + count) of layer `layer`'s initial H x H weight (fp32 masters;
 // the layout and scales of backend/Tensors.h).
 void initialWeight(float *out, const backend::Dims &d, int64_t layer, int64_t begin, int64_t count,
