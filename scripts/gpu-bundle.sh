@@ -52,7 +52,7 @@ export OMPI_MCA_mca_base_component_show_load_errors=0 OMPI_MCA_pml=ob1 OMPI_MCA_
 export PMIX_MCA_pcompress_base_silence_warning=1 # its notice's help text is not carried
 cuda_dirs=""
 for lib in libcudart.so.13 libcublas.so.13 libcublasLt.so.13 libnccl.so.2; do
-  found="$(find /usr/local/cuda/ /usr/local/cuda*/ /opt /usr/lib /usr/local/lib -name "$lib" 2>/dev/null | head -1)"
+  found="$(find /usr/local/cuda*/ /opt /usr/lib /usr/local/lib -name "$lib" 2>/dev/null | head -1)"
   [[ -n "$found" ]] || { echo "env.sh: $lib not found on this machine" >&2; continue; }
   [[ ":$cuda_dirs:" == *":$(dirname "$found"):"* ]] || cuda_dirs="$cuda_dirs:$(dirname "$found")"
 done
