@@ -33,8 +33,8 @@ bool readBackendOption(ArgumentList &args, CommandLine &line, std::string &error
     if (v.empty())
       error = "--weights-out needs a directory";
     run.weightsOut = v;
-  } else if (a == "--tf32") { // as --precision=tf32, but refused beside --precision=bf16
-    run.config.tf32 = true;
+  } else if (a == "--tf32") {
+    line.tf32Flag = true;
     line.options.bytes.tf32 = true;
   } else if (a == "--no-overlap") {
     run.config.overlap = false;
@@ -92,7 +92,7 @@ std::string checkTogether(const CommandLine &line) {
     return "--hardware-set changes the --hardware, and none is given";
   // The model the report predicts bytes for is the one a real backend computes: TF32 is a
   // GPU's (the sim backend only predicts its time).
-  if (run.config.tf32 && line.options.bytes.precision == sim::Precision::Bf16)
+  if (line.tf32Flag && line.options.bytes.precision == sim::Precision::Bf16)
     return "--tf32 is for fp32 GEMMs; with --precision=bf16 the GEMMs are bf16";
   if (line.options.bytes.tf32 && line.computing && run.backend != ComputeRun::Cuda)
     return "TF32 GEMMs (--precision=tf32, --tf32) are the cuda backend's; the cpu backend computes in fp32";

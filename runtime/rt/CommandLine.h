@@ -18,6 +18,7 @@ struct CommandLine {
   ComputeRun run;
   bool computing = false; // --backend=cpu or cuda
   bool help = false;      // --help: print helpText() and stop
+  bool tf32Flag = false;  // --tf32 given: as --precision=tf32, but refused beside --precision=bf16
   // --hardware=NAME|FILE (with --hardware-set=KEY=VALUE): time the run with the hardware
   // cost model (the tanh(xW1)W2 layers of --hidden and --tokens on that machine), which
   // options.costModel then points to.
