@@ -38,7 +38,8 @@ if grep -q "not found" "$out/ldd.txt"; then
   exit 1
 fi
 
-# test/lit/cuda/gpu-run.test, its lines in order.
+# test/lit/cuda/gpu-run.test, its lines in order (its FileCheck patterns as grep: change the
+# two together).
 expect() { # expect FILE PATTERN...: every extended regular expression is in FILE
   local file="$1"
   shift
