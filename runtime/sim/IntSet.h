@@ -4,8 +4,8 @@
 // runs shortened: `{0, 1, 2}`, `{0, 1, ..., 511, 600}`.
 #pragma once
 
+#include <atomic>
 #include <boost/smart_ptr/intrusive_ptr.hpp>
-#include <boost/smart_ptr/intrusive_ref_counter.hpp>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -13,7 +13,7 @@
 
 namespace schedc::sim {
 
-class IntSet : public boost::intrusive_ref_counter<IntSet, boost::thread_unsafe_counter> {
+class IntSet {
 public:
   IntSet() = default;
   // From any elements (sorted and deduplicated here).
@@ -41,12 +41,38 @@ public:
 
   std::string str() const;
 
+  // How a set is counted: by the one thread that holds it (every set made by a rank), by
+  // several at once (a set a parallel run hands from one thread to others: a collective's
+  // result, the groups every rank names; sim/World.h's Lane), or not at all (the sets
+  // interned for the whole process: emptySet, singleSet, whose counts are written by no one,
+  // so their cache lines stay clean and any thread may drop them). Set once, before the set
+  // is shared.
+  enum class Counting : uint8_t { OneThread, Threads, Never };
+  void countAs(Counting c) const { counting_ = c; }
+  Counting counting() const { return counting_; }
+
 private:
   std::vector<int64_t> elems_;
+  mutable uint32_t refs_ = 0;
+  mutable Counting counting_ = Counting::OneThread;
+  friend void intrusive_ptr_add_ref(const IntSet *s) {
+    if (s->counting_ == Counting::OneThread) [[likely]]
+      ++s->refs_;
+    else if (s->counting_ == Counting::Threads)
+      std::atomic_ref<uint32_t>(s->refs_).fetch_add(1, std::memory_order_relaxed);
+  }
+  friend void intrusive_ptr_release(const IntSet *s) {
+    if (s->counting_ == Counting::OneThread) [[likely]] {
+      if (--s->refs_ == 0)
+        delete s;
+    } else if (s->counting_ == Counting::Threads &&
+               std::atomic_ref<uint32_t>(s->refs_).fetch_sub(1, std::memory_order_acq_rel) == 1) {
+      delete s;
+    }
+  }
 };
 
-// A set shared by the values and groups that hold it, counted in place (not atomically: sets,
-// like values, live on the simulator's thread).
+// A set shared by the values and groups that hold it, counted in place (IntSet::Counting).
 using SetPtr = boost::intrusive_ptr<const IntSet>;
 template <class... Args> SetPtr makeSet(Args &&...args) {
   return SetPtr(new IntSet(std::forward<Args>(args)...));

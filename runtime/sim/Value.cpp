@@ -5,6 +5,7 @@
 #include "memory/Sanitizer.h"
 
 #include <algorithm>
+#include <atomic>
 #include <unistd.h>
 #include <utility>
 
@@ -144,22 +145,38 @@ bool slicesCover(const IntSet &a, int64_t aTotal, const IntSet &b, int64_t bTota
   return true;
 }
 
-SetPtr emptySet() {
-  static const auto empty = makeSet();
-  return empty;
+namespace {
+
+const IntSet *interned(IntSet s) {
+  auto *p = new IntSet(std::move(s));
+  p->countAs(IntSet::Counting::Never);
+  return p;
 }
 
+} // namespace
+
+SetPtr emptySet() {
+  static const IntSet *const empty = interned(IntSet());
+  return SetPtr(empty);
+}
+
+// Process-wide, for every thread of a parallel run (sim/World.h): a set is made at its first
+// use and kept; two threads that make one at once keep the first.
 SetPtr singleSet(int64_t v) {
-  constexpr int64_t kInterned = int64_t{1} << 16; // at most 1 MiB of pointers
+  constexpr int64_t kInterned = int64_t{1} << 16; // 512 KiB of pointers, paged in as used
   if (v < 0 || v >= kInterned)
     return makeSet(IntSet::single(v));
-  thread_local std::vector<SetPtr> interned;
-  if (static_cast<size_t>(v) >= interned.size())
-    interned.resize(static_cast<size_t>(v) + 1);
-  SetPtr &s = interned[static_cast<size_t>(v)];
-  if (!s)
-    s = makeSet(IntSet::single(v));
-  return s;
+  static std::atomic<const IntSet *> sets[kInterned];
+  std::atomic<const IntSet *> &slot = sets[v];
+  const IntSet *s = slot.load(std::memory_order_acquire);
+  if (!s) [[unlikely]] {
+    const IntSet *made = interned(IntSet::single(v));
+    if (slot.compare_exchange_strong(s, made, std::memory_order_acq_rel))
+      s = made;
+    else
+      delete made;
+  }
+  return SetPtr(s);
 }
 
 SetPtr setOf(IntSet s) {
