@@ -14,6 +14,9 @@ second and the peak resident memory of the process (of one more run, under /usr/
   megatron  16 384 ranks: stdlib/megatron.sched on a dp 128 x stage 16 x tp 8 mesh, 128 layers,
             1024 micro-batches (8 per replica)
   allreduce one all-reduce over 32 767 ranks, and over 65 536 (bench/allreduce.sched)
+Every case runs as `schedc check` does by default, its ranks on one thread a processor where
+it has 64 ranks or more for each (--threads=auto; docs/checks.md#threads); the cases marked
+`-1t` again on one thread (--threads=1).
 and, for fsdp 1024 x 32, the time and peak memory of writing its Chrome trace (check --trace)
 and its SVG timeline (draw), with the file's size; and (not with --quick) gpipe 64 x 256
 checked from its .sched and from the PyTorch CSV `schedc export --comms` writes of it.
@@ -62,11 +65,20 @@ cases = [
                       ["-D", "ranks=16384", "-D", "stages=16", "-D", "tensors=8", "-D", "layers=128",
                        "-D", "batches=1024"], 3)),
     ("allreduce", case(os.path.join(here, "allreduce.sched"), ["-D", "ranks=32767"], 1)),
+    # On one thread, against the default: what the lanes gain.
+    ("ddp-1t", case(os.path.join(puzzles, "ddp.sched"), ["-D", "layers=32", "-D", "batches=1024", "--threads=1"], 5)),
+    ("fsdp-1t", case(os.path.join(puzzles, "fsdp.sched"), ["-D", "layers=32", "-D", "batches=1024", "--threads=1"], 5)),
+    ("hybrid-1t", case(os.path.join(root, "stdlib", "hybrid.sched"),
+                       ["-D", "ranks=16384", "-D", "stages=16", "-D", "layers=32", "-D", "batches=16384",
+                        "--threads=1"], 3)),
+    ("megatron-1t", case(os.path.join(root, "stdlib", "megatron.sched"),
+                         ["-D", "ranks=16384", "-D", "stages=16", "-D", "tensors=8", "-D", "layers=128",
+                          "-D", "batches=1024", "--threads=1"], 3)),
     # The most ranks a schedule may have, each waiting on its own stack (sim/Fiber.cpp).
     ("allreduce", case(os.path.join(here, "allreduce.sched"), ["-D", "ranks=65536"], 1)),
 ]
 if quick:
-    cases = [(name, dict(c, runs=1)) for name, c in cases if name not in ("hybrid", "megatron")]
+    cases = [(name, dict(c, runs=1)) for name, c in cases if not name.startswith(("hybrid", "megatron"))]
 
 
 def run(command):
@@ -117,9 +129,9 @@ def scale(name, c):
         if c["must_pass"]:
             sys.exit(f"schedc failed on {name} (exit {code})")
         message = next((d.get("message", "") for d in doc.get("diagnostics", [])), "")
-        print(f"{name:<10} {'':>6} {'':>10} {wall:>8.2f} {'':>11} {rss:>7.0f} MiB  stopped: exit {code}: {message}")
+        print(f"{name:<11} {'':>6} {'':>10} {wall:>8.2f} {'':>11} {rss:>7.0f} MiB  stopped: exit {code}: {message}")
         return
-    print(f"{name:<10} {doc['ranks']:>6} {doc['events']:>10} {wall:>8.2f} {doc['events'] / wall:>11,.0f} "
+    print(f"{name:<11} {doc['ranks']:>6} {doc['events']:>10} {wall:>8.2f} {doc['events'] / wall:>11,.0f} "
           f"{rss:>7.0f} MiB  {doc['verdict']}")
 
 
@@ -137,7 +149,8 @@ def drawing(name, args, suffix, runs):
 
 
 start_up()
-print(f"{'schedule':<10} {'ranks':>6} {'events':>10} {'seconds':>8} {'events/s':>11} {'peak RSS':>10}  verdict")
+print(f"processors this process may use: {len(os.sched_getaffinity(0))}\n")
+print(f"{'schedule':<11} {'ranks':>6} {'events':>10} {'seconds':>8} {'events/s':>11} {'peak RSS':>10}  verdict")
 for name, c in cases:
     scale(name, c)
 

@@ -269,6 +269,9 @@ std::optional<Options> parseOptions(const std::vector<std::string> &argv, std::s
   o.command = *cmd;
   if (o.command == Command::Help || o.command == Command::Version)
     return o;
+  error = sim::defaultThreads(o.threads);
+  if (!error.empty())
+    return std::nullopt;
   ArgumentList args(std::vector<std::string>(argv.begin() + 1, argv.end()));
   while (!args.done() && error.empty() && args.error().empty()) {
     const std::string &a = args.take();
@@ -278,7 +281,8 @@ std::optional<Options> parseOptions(const std::vector<std::string> &argv, std::s
     }
     if (readInputOption(args, o, error) || readOutputOption(args, o, error))
       continue;
-    if (std::string flag = sim::readSharedOption(args, o.bytes, o.limits, o.silenced, o.overlapHidden, error);
+    if (std::string flag =
+            sim::readSharedOption(args, o.bytes, o.limits, o.silenced, o.overlapHidden, o.threads, error);
         !flag.empty()) {
       if (error.empty() && o.command == Command::Build)
         error = flag + " is an option of the compiled program, not of build (pass it when it runs)";

@@ -51,6 +51,7 @@ struct Options {
   sim::ByteModel bytes;                      // --hidden, --tokens, --optimizer, --precision: bytes to predict
   sim::SilencedWarnings silenced;            // --no-warn=leftover,unreceived
   double overlapHidden = 0;                  // --overlap=SHARE
+  unsigned threads = sim::kAutoThreads;      // --threads=N|auto (default: SCHEDC_THREADS)
 };
 
 // Parses argv. On error returns nullopt and sets `error`.

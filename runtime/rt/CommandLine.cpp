@@ -134,7 +134,7 @@ bool timeOnHardware(CommandLine &line, std::string &error) {
 std::optional<CommandLine> readCommandLine(const std::vector<std::string> &argv, Refusal &refusal) {
   CommandLine line;
   ArgumentList args(argv);
-  std::string error;
+  std::string error = sim::defaultThreads(line.options.threads);
   while (!args.done() && error.empty() && args.error().empty()) {
     const std::string &a = args.take();
     if (a == "--help" || a == "-h") {
@@ -143,7 +143,7 @@ std::optional<CommandLine> readCommandLine(const std::vector<std::string> &argv,
     }
     if (!readBackendOption(args, line, error) && !readReportOption(args, line, error) &&
         sim::readSharedOption(args, line.options.bytes, line.options.limits, line.options.silenced,
-                              line.options.overlapHidden, error)
+                              line.options.overlapHidden, line.options.threads, error)
             .empty())
       error = "unknown option `" + a + "`";
   }

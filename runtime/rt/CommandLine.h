@@ -14,7 +14,7 @@ namespace schedc::rt {
 
 struct CommandLine {
   std::vector<std::string> defines; // -D NAME=VALUE
-  sim::RunOptions options;
+  sim::RunOptions options;          // (--threads: the cpu and cuda backends' real runs take one)
   ComputeRun run;
   bool computing = false; // --backend=cpu or cuda
   bool help = false;      // --help: print helpText() and stop

@@ -115,6 +115,7 @@ private:
     if (!root_) // the events are the same on every rank: rank 0 writes them
       runOptions.eventsFile.clear();
     runOptions.keepEvents = here.settle; // drawing what it measured needs the events
+    runOptions.threads = 1;              // the ranks' bodies compute on this process's backend
     runOptions.afterRun = [this](const sim::World &world, sim::CheckResult &result) { return afterRun(world, result); };
     MPI_Barrier(MPI_COMM_WORLD); // one start for every rank's clock
     local_->clockStarts();

@@ -15,15 +15,15 @@ namespace schedc::sim {
 
 namespace {
 
-void *reserve = nullptr;
+std::atomic<void *> reserve{nullptr}; // (threads of a parallel run may fail at once)
+std::atomic<bool> reserveKept{false}; // the handler is installed with a reserve
 constexpr size_t kReserveBytes = size_t(64) << 20;
 
 // operator new's handler: give back the reserve once and let the allocation try again; the
 // run notices at its next statement. Past that there is nothing left to give: end now.
 void onAllocationFailure() {
-  if (reserve) {
-    std::free(reserve);
-    reserve = nullptr;
+  if (void *kept = reserve.exchange(nullptr)) {
+    std::free(kept);
     Budget::allocationFailed.store(true, std::memory_order_relaxed);
     return;
   }
@@ -87,7 +87,12 @@ Budget::Budget(const Limits &limits)
     : limits_(limits), start_(std::chrono::steady_clock::now()), lastMemoryCheck_(start_) {}
 
 std::string Budget::checkLimits() {
-  if (steps_ > limits_.maxSteps)
+  uint64_t steps = steps_;
+  if (shared_) {
+    steps = shared_->fetch_add(steps_ - sharedSteps_, std::memory_order_relaxed) + (steps_ - sharedSteps_);
+    sharedSteps_ = steps_;
+  }
+  if (steps > limits_.maxSteps)
     return "the schedule runs more than " + std::to_string(limits_.maxSteps) +
            " statements; stopping (is a loop bound too large? --max-steps=N raises the limit)";
   if (memoryExhausted())
@@ -122,7 +127,17 @@ uint64_t residentBytes() {
 void installOutOfMemoryHandler() {
   if (!reserve && !Budget::allocationFailed.load())
     reserve = std::malloc(kReserveBytes);
+  reserveKept = true;
   std::set_new_handler(onAllocationFailure);
+}
+
+void renewOutOfMemoryReserve() {
+  if (!reserveKept || reserve.load() || !Budget::allocationFailed.load())
+    return;
+  if (void *fresh = std::malloc(kReserveBytes)) {
+    reserve = fresh;
+    Budget::allocationFailed = false;
+  }
 }
 
 } // namespace schedc::sim

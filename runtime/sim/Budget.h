@@ -51,6 +51,11 @@ public:
     return withinLimits();
   }
   const std::string &exceeded() const { return exceeded_; }
+  // Counts statements into `total` too, shared with other threads' budgets (a parallel run:
+  // sim/World.h's Lane), and holds the run to maxSteps over all of them: each adds what it
+  // ran at its looks at the clock, so the run stops within a few hundred statements a
+  // thread of the limit.
+  void share(std::atomic<uint64_t> &total) { shared_ = &total; }
 
   // Set by operator new's handler when it gave back the reserve (installOutOfMemoryHandler).
   static inline std::atomic<bool> allocationFailed{false};
@@ -67,6 +72,8 @@ private:
 
   Limits limits_;
   uint64_t steps_ = 0;
+  std::atomic<uint64_t> *shared_ = nullptr;
+  uint64_t sharedSteps_ = 0; // steps_ when last added to *shared_
   std::string exceeded_;
   std::chrono::steady_clock::time_point start_, lastMemoryCheck_;
 };
@@ -76,5 +83,8 @@ uint64_t residentBytes();
 
 // Installs operator new's handler with its reserve (once per process; idempotent).
 void installOutOfMemoryHandler();
+// Takes a reserve again where a run gave it back and has since let go of its memory (a
+// parallel run that diverged for want of memory, before the run on one thread).
+void renewOutOfMemoryReserve();
 
 } // namespace schedc::sim

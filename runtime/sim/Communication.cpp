@@ -11,23 +11,24 @@
 
 namespace schedc::sim {
 
-World::Group &World::groupFor(const SetPtr &members) {
+World::Group &World::groupFor(Lane &lane, const SetPtr &members) {
+  const std::vector<int64_t> &elems = members->elements();
+  Group *&recent =
+      lane.recentGroups[static_cast<uint64_t>(elems.front() * 31 + static_cast<int64_t>(elems.size())) % kRecentGroups];
+  if (recent && (recent->members == members || recent->members->elements() == elems))
+    return *recent;
+  std::unique_lock<std::mutex> lock(groupsLock_, std::defer_lock);
+  if (parallel_)
+    lock.lock();
   auto init = [&](std::unique_ptr<Group> &g) -> Group & {
     if (!g) {
       g = std::make_unique<Group>();
-      g->members = members;
+      g->members = kept(members);
       g->calls.assign(members->size(), 0);
     }
     return *g;
   };
-  if (members == allRanks_ || *members == *allRanks_)
-    return init(allGroup_);
-  const std::vector<int64_t> &elems = members->elements();
-  Group *&recent =
-      recentGroups_[static_cast<uint64_t>(elems.front() * 31 + static_cast<int64_t>(elems.size())) % kRecentGroups];
-  if (recent && (recent->members == members || recent->members->elements() == elems))
-    return *recent;
-  recent = &init(groups_[elems]);
+  recent = members == allRanks_ || *members == *allRanks_ ? &init(allGroup_) : &init(groups_[elems]);
   return *recent;
 }
 
@@ -249,10 +250,10 @@ Value World::unitePieces(const Collective &c, const IntSet &members, bool poison
   return out;
 }
 
-Value World::Collective::resultFor(size_t position) const {
-  Value mine = result;
+Value World::Collective::resultFor(size_t position, const Value &of) const {
+  Value mine = of;
   if (kind == CollectiveKind::ReduceScatter) { // each member keeps its own shard of the sum
-    int64_t n = static_cast<int64_t>(inputs.size()), pos = static_cast<int64_t>(position);
+    int64_t n = static_cast<int64_t>(kinds.size()), pos = static_cast<int64_t>(position);
     if (mine.kind == Kind::Activation || mine.kind == Kind::ActGrad) { // split along the sequence
       mine.shards = singleSet(pos);
       mine.total = n;
@@ -266,6 +267,33 @@ Value World::Collective::resultFor(size_t position) const {
     }
   }
   return mine;
+}
+
+bool World::awaitCall(Rank &r, Collective &c, uint32_t members, Rank::Wait wait) {
+  r.wait_ = std::move(wait);
+  for (;;) {
+    if (c.done.load(std::memory_order_acquire))
+      return !r.cancelled();
+    if (r.cancelled()) {
+      uint32_t before = c.arrived.fetch_or(Collective::kAbandoned, std::memory_order_acq_rel);
+      if ((before & Collective::kAbandoned) || before != members)
+        return false; // no member completes it now
+      // Its last member is completing it, and wakes every member when it has.
+    }
+    r.blocked_ = true;
+    Fiber::yield();
+  }
+}
+
+void World::handBack(Collective &c) const {
+  c.laneResults.assign(lanes_.size(), c.result);
+  for (Value &v : c.laneResults) {
+    v.shards = forLane(v.shards);
+    v.batches = forLane(v.batches);
+  }
+  c.result = Value();
+  for (ValuePtr &in : c.inputs)
+    in.reset();
 }
 
 // Every member must have called the same collective on the same layer as the group's
@@ -348,52 +376,86 @@ ValuePtr Rank::collective(SourceRange at, CollectiveKind kind, const ValuePtr &v
     return poison(v->kind, v->layer);
   }
   ValuePtr input = collectiveInput(at, kind, v);
-  World::Group &g = world_.groupFor(group);
+  World::Group &g = world_.groupFor(*lane_, group);
   const auto &elems = g.members->elements();
   size_t pos = static_cast<size_t>(std::lower_bound(elems.begin(), elems.end(), id_) - elems.begin());
+  // On several threads, a member finds its call under the group's lock, and fills its own
+  // position of it without; the last to arrive completes it (it alone touches it then) and
+  // wakes the rest, who read it completed.
+  std::unique_lock<SpinLock> lock(g.lock, std::defer_lock);
+  if (world_.parallel_)
+    lock.lock();
+  int32_t nodes = world_.nodesOf(g);
   uint64_t call = g.calls[pos]++;
   while (g.base + g.instances.size() <= call)
     g.instances.emplace_back(kind, elems.size());
   World::Collective &c = g.instances[call - g.base];
+  if (lock)
+    lock.unlock();
   c.kinds[pos] = kind;
   c.inputs[pos] = input;
   c.at[pos] = at;
   c.readyAt[pos] = clock_.ready(eventOf(kind), input->made);
-  c.arrivals.push_back(static_cast<uint32_t>(pos));
-  if (c.arrivals.size() == elems.size()) {
+  bool last;
+  if (world_.parallel_) {
+    uint32_t before = c.arrived.fetch_add(1, std::memory_order_acq_rel);
+    if (before & World::Collective::kAbandoned) // a cancelled run's call, never to complete
+      return poison(v->kind, v->layer);
+    last = before + 1 == elems.size();
+  } else {
+    c.arrivals.push_back(static_cast<uint32_t>(pos));
+    last = c.arrivals.size() == elems.size();
+  }
+  if (last) {
     for (const Number &ready : c.readyAt)
       c.ready.join(ready);
     World::matchCalls(c, *g.members, *this);
     World::combine(c, *g.members, *this, at);
+    if (world_.parallel_)
+      world_.handBack(c);
     c.done = true;
     // The member that arrived last runs first (each goes to the front): the last to run
     // before the collective completed are the likeliest to be in cache still. Where every
     // member waits in every round (ddp's all-reduces), rounds go back and forth over the
     // ranks, not round and round (where each rank resumed is the one least recently run).
-    for (uint32_t p : c.arrivals)
-      if (elems[p] != id_)
-        world_.schedule(*world_.ranks_[elems[p]]);
-  } else if (!waitUntil([&c] { return c.done; },
-                        Wait{.at = at, .collective = &c, .kind = kind, .members = g.members})) {
+    // (On several threads, where arrivals are not listed, in the group's order.)
+    if (world_.parallel_) {
+      thread_local std::vector<Rank *> woken;
+      woken.clear();
+      for (int64_t member : elems)
+        if (member != id_)
+          woken.push_back(world_.ranks_[member].get());
+      world_.wake(woken);
+    } else {
+      for (uint32_t p : c.arrivals)
+        if (elems[p] != id_)
+          world_.schedule(*world_.ranks_[elems[p]]);
+    }
+  } else if (Wait wait{.at = at, .collective = &c, .kind = kind, .members = g.members};
+             world_.parallel_ ? !World::awaitCall(*this, c, static_cast<uint32_t>(elems.size()), std::move(wait))
+                              : !waitUntil([&c] { return c.done.load(std::memory_order_relaxed); }, std::move(wait))) {
     return poison(v->kind, v->layer);
   }
   cost::Work work{.kind = eventOf(kind),
                   .data = dataOf(v->kind),
                   .groupSize = static_cast<int32_t>(elems.size()),
-                  .nodes = world_.nodesOf(g),
+                  .nodes = nodes,
                   .layer = v->layer,
                   .volume = v->memory().asDouble()};
   cost::Producers made = logEvent(work, nullptr, at, v->made, cost::AlsoWaits::call(c.ready.time()));
   if (world_.options_.recordTransfers)
     collectiveCalls_.push_back({figures_.events - 1, kind, v->kind, v->layer, g.members});
-  Value mine = c.resultFor(pos);
+  Value mine = c.resultFor(pos, c.laneResults.empty() ? c.result : c.laneResults[lane_->index]);
   mine.made = made;
   ValuePtr result = makeValue(std::move(mine));
-  if (++c.taken == elems.size()) // everyone has its result: retire finished instances
-    while (!g.instances.empty() && g.instances.front().taken == elems.size()) {
-      g.instances.pop_front();
+  if (c.taken.fetch_add(1, std::memory_order_acq_rel) + 1 == elems.size()) { // everyone has its result
+    if (world_.parallel_)
+      lock.lock();
+    while (!g.instances.empty() && g.instances.front().taken.load(std::memory_order_acquire) == elems.size()) {
+      g.instances.pop_front(); // retire finished instances
       ++g.base;
     }
+  }
   return result;
 }
 
@@ -420,18 +482,29 @@ bool Rank::badRoute(SourceRange at, bool sending, int64_t peer, int64_t tag) {
 
 void Rank::send(SourceRange at, int64_t to, const ValuePtr &v, int64_t tag) {
   if (canExchange(to, tag)) // a real backend sends whenever the route is valid (rt/Abi.cpp)
-    world_.routes_.insert({id_, to});
+    (world_.parallel_ ? lane_->routes : world_.routes_).insert({id_, to});
   if (cancelled() || refusedInPair(at, "send") || badRoute(at, true, to, tag))
     return;
-  int32_t flow = world_.flows_++;
+  int32_t flow = world_.flows_.fetch_add(1, std::memory_order_relaxed);
   const cost::CostModel &model = *world_.options_.costModel;
   int32_t nodes = model.placesRanksOnNodes() && model.nodeOf(id_) != model.nodeOf(to) ? 2 : 1;
   logEvent({.kind = EventKind::Pass, .data = dataOf(v->kind), .nodes = nodes, .volume = v->memory().asDouble()},
            nullptr, at, v->made, {}, flow);
   if (world_.options_.recordTransfers)
     transfers_.push_back({figures_.events - 1, to, true, v->kind, v->layer, v->batches});
-  world_.inbox_[to][{id_, tag}].push_back(World::Message{v, at, flow, clock_.lastEnd()});
   Rank &peer = *world_.ranks_[to];
+  if (world_.parallel_) {
+    // A value for another thread is its own copy: the two threads count nothing in common.
+    World::Message m{peer.lane_ == lane_ ? v : detached(v), at, flow, clock_.lastEnd()};
+    std::lock_guard<std::mutex> lock(world_.inboxLock(to));
+    world_.inbox_[to][{id_, tag}].push_back(std::move(m));
+    if (peer.awaiting_ == std::pair{id_, tag}) {
+      peer.awaiting_ = {-1, 0};
+      world_.wake(peer);
+    }
+    return;
+  }
+  world_.inbox_[to][{id_, tag}].push_back(World::Message{v, at, flow, clock_.lastEnd()});
   if (peer.blocked_ && peer.wait_.peer == id_)
     world_.schedule(peer);
 }
@@ -439,11 +512,32 @@ void Rank::send(SourceRange at, int64_t to, const ValuePtr &v, int64_t tag) {
 ValuePtr Rank::recv(SourceRange at, int64_t from, int64_t tag) {
   if (refusedInPair(at, "recv") || badRoute(at, false, from, tag))
     return poison(Kind::Activation);
+  std::unique_lock<std::mutex> lock(world_.inboxLock(id_), std::defer_lock);
+  if (world_.parallel_)
+    lock.lock(); // the sender's thread adds to the queue, and says when it has (awaiting_)
   std::deque<World::Message> &queue = world_.inbox_[id_][{from, tag}];
-  if (!waitUntil([&queue] { return !queue.empty(); }, Wait{.at = at, .peer = from, .tag = tag}))
+  auto ready = [&] {
+    if (!world_.parallel_)
+      return !queue.empty();
+    if (!lock.owns_lock())
+      lock.lock();
+    if (!queue.empty())
+      return true; // still locked, to take the message
+    awaiting_ = {from, tag};
+    lock.unlock();
+    return false;
+  };
+  if (!waitUntil(ready, Wait{.at = at, .peer = from, .tag = tag})) {
+    if (world_.parallel_) {
+      std::lock_guard<std::mutex> relock(world_.inboxLock(id_));
+      awaiting_ = {-1, 0};
+    }
     return poison(Kind::Activation);
+  }
   World::Message m = std::move(queue.front());
   queue.pop_front();
+  if (lock.owns_lock())
+    lock.unlock();
   cost::Producers made =
       logEvent({.kind = EventKind::Pass}, nullptr, at, {}, cost::AlsoWaits::message(m.sentEnd), m.flow);
   if (world_.options_.recordTransfers)

@@ -78,12 +78,15 @@ SetPtr Rank::rangeGroup(int64_t lo, int64_t hi) {
 }
 
 SetPtr World::groupSet(int64_t first, int64_t size, int64_t stride) {
+  std::unique_lock<std::mutex> lock(groupsLock_, std::defer_lock);
+  if (parallel_)
+    lock.lock();
   SetPtr &group = groupSets_[{first, size, stride}];
   if (!group) {
     std::vector<int64_t> members;
     for (int64_t k = 0; k < size; ++k)
       members.push_back(first + k * stride);
-    group = makeSet(std::move(members));
+    group = kept(makeSet(std::move(members)));
   }
   return group;
 }

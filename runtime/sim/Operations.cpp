@@ -39,13 +39,13 @@ cost::Producers Rank::logEvent(const cost::Work &work, SetPtr batches, SourceRan
   if (pair_) { // placed with the rest of the pair when it closes
     index += static_cast<int64_t>(pair_->events.size());
     pair_->events.push_back(
-        {{work, after, pair_->second}, std::move(batches), world_.sites_.intern(at), flow, heldNow()});
+        {{work, after, pair_->second}, std::move(batches), lane_->sites.intern(at), flow, heldNow()});
     return cost::Producers::of(cost::streamOfClass(work.kind), index);
   }
   cost::Placed placed = clock_.place(work, after, also);
   HeldSample held = heldNow();
   addToFigures(work, placed, held);
-  keepEvent(work, placed, held, std::move(batches), world_.sites_.intern(at), flow);
+  keepEvent(work, placed, held, std::move(batches), lane_->sites.intern(at), flow);
   memory::useHugePagesOnceLarge();
   return cost::Producers::of(cost::streamOfClass(work.kind), index);
 }
@@ -109,6 +109,15 @@ ValuePtr Rank::madeBy(const ValuePtr &v, cost::Producers made) const {
   return ValuePtr(new Value(std::move(copy)));
 }
 
+ValuePtr Rank::detached(const ValuePtr &v) const {
+  SCHEDC_ASSERT(!v->payload, "a backend's value on a thread of a parallel run");
+  Value copy = *v; // keeps its memory
+  for (SetPtr *set : {&copy.shards, &copy.batches})
+    if (*set && (*set)->counting() == IntSet::Counting::OneThread)
+      *set = makeSet(**set);
+  return ValuePtr(new Value(std::move(copy)));
+}
+
 ValuePtr Rank::poison(Kind kind, int64_t layer) const {
   Value v;
   v.kind = kind;
@@ -141,19 +150,21 @@ std::string Rank::slotName(uint32_t array, const SlotIndex &index) const {
 void Rank::store(uint32_t array, const SlotIndex &index, ValuePtr v, SourceRange at) {
   if (cancelled())
     return;
-  std::optional<Kind> &kind = world_.arrayKinds_[array];
-  if (kind && *kind != v->kind && !v->poisoned) {
+  // The first store names the kind (on several threads, one wins and the others compare).
+  int8_t known = world_.arrayKinds_[array].load(std::memory_order_relaxed);
+  if (known == World::kNoKind)
+    world_.arrayKinds_[array].compare_exchange_strong(known, static_cast<int8_t>(v->kind), std::memory_order_relaxed);
+  if (known != World::kNoKind && known != static_cast<int8_t>(v->kind) && !v->poisoned) {
+    Kind kind = static_cast<Kind>(known);
     errorWith(at, "store-kind", [&] {
-      return "storing " + v->describe() + " in `" + world_.arrays_[array].name + "`, which holds " + kindPlural(*kind);
+      return "storing " + v->describe() + " in `" + world_.arrays_[array].name + "`, which holds " + kindPlural(kind);
     });
-    v = poison(*kind, v->layer);
-  } else if (!kind) {
-    kind = v->kind;
+    v = poison(kind, v->layer);
   }
   if (pair_)
     touchInPair(array, index, true, at);
   const Value *stored = v.get();
-  ValuePtr replaced = storage_.store(array, indexSpan(index), std::move(v), world_.sites_.intern(at));
+  ValuePtr replaced = storage_.store(array, indexSpan(index), std::move(v), lane_->sites.intern(at));
   if (recompute_) { // the replaced value first: it may be the one stored again
     if (replaced)
       recompute_->dropped(replaced.get());
@@ -193,7 +204,8 @@ ValuePtr Rank::read(uint32_t array, const SlotIndex &index, SourceRange at) {
   if (const Value *v = storage_.find(array, indexSpan(index)))
     return ValuePtr(v);
   reportEmptySlot(array, index, at, false);
-  return poison(world_.arrayKinds_[array].value_or(Kind::Activation));
+  int8_t known = world_.arrayKinds_[array].load(std::memory_order_relaxed);
+  return poison(known == World::kNoKind ? Kind::Activation : static_cast<Kind>(known));
 }
 
 void Rank::reportEmptySlot(uint32_t array, const SlotIndex &index, SourceRange at, bool freeing) {
@@ -218,7 +230,7 @@ void Rank::free(uint32_t array, const SlotIndex &index, SourceRange at) {
     return;
   if (pair_)
     touchInPair(array, index, true, at);
-  if (ValuePtr freed = storage_.erase(array, indexSpan(index), world_.sites_.intern(at))) {
+  if (ValuePtr freed = storage_.erase(array, indexSpan(index), lane_->sites.intern(at))) {
     if (recompute_)
       recompute_->dropped(freed.get());
     if (world_.options_.recordTransfers && freed->kind == Kind::Weight)
@@ -512,7 +524,7 @@ std::pair<ValuePtr, ValuePtr> Rank::update(SourceRange at, int64_t layer, const 
         });
         ok = false;
       } else if (!done.shards) {
-        done = Updated{w->shards, w->total, world_.sites_.intern(at)};
+        done = Updated{w->shards, w->total, lane_->sites.intern(at)};
       } else if (done.total == w->total) {
         done.shards = setOf(done.shards->unite(*w->shards));
       }

@@ -222,11 +222,19 @@ int runAndReport(const RunSetup &setup, const std::optional<std::vector<int64_t>
   simOptions.overlapHidden = options.overlapHidden;
   simOptions.tagMeaning = options.tagMeaning;
   simOptions.stackBytes = setup.stackBytes;
+  simOptions.threads = options.threads;
   auto owned = std::make_unique<World>(*model, setup.arrays, simOptions);
+  owned->run(body);
+  if (owned->diverged()) { // on one thread, which reports what the threads met in its order
+    owned.reset();
+    renewOutOfMemoryReserve();
+    simOptions.threads = 1;
+    owned = std::make_unique<World>(*model, setup.arrays, simOptions);
+    owned->run(body);
+  }
   World &world = *owned;
   if (options.lastRun)
     leaveToExit(std::move(owned));
-  world.run(body);
 
   for (const Diagnostic &d : world.diagnostics()) {
     auto b = d.severity == Severity::Error ? diags.error(d.range, d.message) : diags.warning(d.range, d.message);

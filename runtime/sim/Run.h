@@ -66,6 +66,10 @@ struct RunOptions {
   // The process exits after this run: its World is left to the exit, not torn down (freeing
   // every event and value one by one was 5% of checking fsdp on 1024 ranks).
   bool lastRun = false;
+  // Threads to run the ranks on (--threads; Options::threads, kAutoThreads: the run's
+  // choice): a run on several that diverges is made again on one. `body` must be safe to
+  // run for different ranks at once.
+  unsigned threads = 1;
 };
 
 // Parses "name=value" (value a decimal integer, optionally negative).

@@ -15,6 +15,12 @@ const char *const kWarningsHelp =
                        the pair hides, as measured on the device (DualPipe's F&B = the
                        longer side + (1 - SHARE) x the shorter); default 0: no overlap
                        claimed, the pair takes the sum of its sides
+  --threads=N|auto     run the ranks on N threads (1 to 256; the sim backend's runs only).
+                       The default, auto (or the environment's SCHEDC_THREADS), takes one
+                       a processor where a run has 64 ranks or more for each. Every figure
+                       and message is the same on any number: a run that meets an error
+                       or a warning on the way is made again on one thread, which reports
+                       it (docs/checks.md#threads)
 )";
 
 namespace {
@@ -40,11 +46,38 @@ void parseOverlap(const std::string &value, double &hidden, std::string &error) 
     hidden = share;
 }
 
+// --threads's value: a number of threads, or auto.
+void parseThreads(const std::string &value, unsigned &threads, std::string &error) {
+  char *end = nullptr;
+  unsigned long n = std::strtoul(value.c_str(), &end, 10);
+  if (value == "auto")
+    threads = kAutoThreads;
+  else if (!value.empty() && value[0] != '-' && *end == '\0' && n >= 1 && n <= kMaxThreads)
+    threads = static_cast<unsigned>(n);
+  else
+    error = "--threads takes a number of threads from 1 to " + std::to_string(kMaxThreads) + ", or auto, not `" +
+            value + "`";
+}
+
 } // namespace
 
+std::string defaultThreads(unsigned &threads) {
+  threads = kAutoThreads;
+  const char *value = std::getenv("SCHEDC_THREADS");
+  std::string error;
+  if (value)
+    parseThreads(value, threads, error);
+  return error.empty() ? error : "SCHEDC_THREADS" + error.substr(error.find(' '));
+}
+
 std::string readSharedOption(ArgumentList &args, ByteModel &bytes, Limits &limits, SilencedWarnings &silenced,
-                             double &overlapHidden, std::string &error) {
+                             double &overlapHidden, unsigned &threads, std::string &error) {
   std::string value;
+  if (args.current().rfind("--threads", 0) == 0 && args.value("--threads", value)) {
+    if (error.empty() && args.error().empty())
+      parseThreads(value, threads, error);
+    return "--threads";
+  }
   if (args.current().rfind("--overlap", 0) == 0 && args.value("--overlap", value)) {
     if (error.empty() && args.error().empty())
       parseOverlap(value, overlapHidden, error);

@@ -1,7 +1,7 @@
 // SharedOptions — the options that `schedc check/draw/run/compare` and compiled programs both
 // take, read by one function so that both accept and refuse them alike: the byte model's
 // (--hidden, --tokens, --optimizer, --precision; Bytes.h), the limits' (--max-steps,
-// --time-limit, --memory-limit; Budget.h), --no-warn and --overlap.
+// --time-limit, --memory-limit; Budget.h), --no-warn, --overlap and --threads.
 #pragma once
 
 #include "options/ArgumentList.h"
@@ -24,10 +24,19 @@ struct SilencedWarnings {
 };
 extern const char *const kWarningsHelp;
 
+// --threads: the threads a run's ranks run on (Options::threads); kAutoThreads lets the
+// run choose from the processors the process may use and the ranks it has.
+constexpr unsigned kAutoThreads = 0;
+constexpr unsigned kMaxThreads = 256;
+
+// The default of --threads: the environment's SCHEDC_THREADS (the same values), or auto.
+// Returns what is wrong with SCHEDC_THREADS ("" if nothing).
+std::string defaultThreads(unsigned &threads);
+
 // If the current argument is one of those options, reads its value into `bytes`, `limits`,
-// `silenced` or `overlapHidden` (--overlap: Options::overlapHidden) (a bad or missing value:
-// `error`, unless already set) and returns the flag; else "".
+// `silenced`, `overlapHidden` (--overlap: Options::overlapHidden) or `threads` (a bad or
+// missing value: `error`, unless already set) and returns the flag; else "".
 std::string readSharedOption(ArgumentList &args, ByteModel &bytes, Limits &limits, SilencedWarnings &silenced,
-                             double &overlapHidden, std::string &error);
+                             double &overlapHidden, unsigned &threads, std::string &error);
 
 } // namespace schedc::sim

@@ -4,8 +4,11 @@
 // place of a 24-byte SourceRange (20 of the 56 bytes an event lost, 20 of a storage
 // entry's 40). Recent ids are remembered by where their range begins, so a
 // range asked for again (each is, once per event on every rank) is found without hashing.
+// Each thread of a run keeps its own (sim/World.h's Lane), its ids from `first` on: the
+// top bits of an id say whose it is.
 #pragma once
 
+#include "diagnostics/InternalError.h"
 #include "diagnostics/SourceManager.h"
 
 #include <array>
@@ -19,21 +22,29 @@ namespace schedc::sim {
 class Sites {
 public:
   using Id = uint32_t;
+  // Where there are several, an id's bits above these say which it is of (at most 16 M
+  // ranges each; one alone has the whole 32 bits).
+  static constexpr unsigned kLaneShift = 24;
+
+  explicit Sites(Id first = 0, Id capacity = ~Id{0}) : first_(first), capacity_(capacity) {}
 
   Id intern(const SourceRange &r) {
     Id &cached = recent_[(r.begin.line * 31 + r.begin.col) % kRecent];
     if (cached < ranges_.size() && same(ranges_[cached], r)) [[likely]]
-      return cached;
-    return cached = lookUp(r);
+      return first_ + cached;
+    cached = lookUp(r);
+    return first_ + cached;
   }
-  const SourceRange &range(Id id) const { return ranges_[id]; }
+  const SourceRange &range(Id id) const { return ranges_[id - first_]; }
 
 private:
   // The id of `r`, given it now if it has none (off the path of a recent range).
   [[gnu::noinline]] Id lookUp(const SourceRange &r) {
     auto [it, fresh] = ids_.try_emplace(r, static_cast<Id>(ranges_.size()));
-    if (fresh)
+    if (fresh) {
+      SCHEDC_ASSERT(ranges_.size() < capacity_, "more sites than a lane has ids for");
       ranges_.push_back(r);
+    }
     return it->second;
   }
   // Six 32-bit fields and no padding: compared as bytes, without a branch per field.
@@ -51,6 +62,7 @@ private:
     bool operator()(const SourceRange &a, const SourceRange &b) const { return same(a, b); }
   };
 
+  Id first_, capacity_;
   std::unordered_map<SourceRange, Id, Hash, Equal> ids_;
   std::vector<SourceRange> ranges_;
   static constexpr size_t kRecent = 64;

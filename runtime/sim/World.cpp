@@ -23,21 +23,37 @@ const char *collectiveName(CollectiveKind k) {
 const Model &Rank::model() const {
   return world_.model_;
 }
-Rank::Rank(World &world, int64_t id)
-    : world_(world), id_(id), storage_(world.options_.bytes, world.names_), clock_(*world.options_.costModel) {
+Rank::Rank(World &world, int64_t id, Lane &lane)
+    : world_(world), id_(id), storage_(world.options_.bytes, lane.names), clock_(*world.options_.costModel),
+      lane_(&lane) {
   figures_.rank = id;
   if (world.options_.bytes.transformer)
     recompute_ = std::make_unique<RecomputedBytes>();
 }
 
 World::World(Model model, std::vector<ArrayInfo> arrays, Options options)
-    : model_(model), arrays_(std::move(arrays)), options_(options), budget_(options.limits) {
-  for (const ArrayInfo &a : arrays_)
-    arrayKinds_.push_back(a.kind);
-  allRanks_ = makeSet(IntSet::range(0, model_.ranks));
+    : model_(model), arrays_(std::move(arrays)), options_(options) {
+  arrayKinds_ = std::make_unique<std::atomic<int8_t>[]>(arrays_.size());
+  for (size_t i = 0; i < arrays_.size(); ++i)
+    arrayKinds_[i] = arrays_[i].kind ? static_cast<int8_t>(*arrays_[i].kind) : kNoKind;
+  // Lanes of consecutive ranks: a pipeline's neighbours and a tensor-parallel group mostly
+  // share one.
+  int64_t threads = options_.threads != kAutoThreads ? options_.threads : autoThreads(model_.ranks);
+  auto lanes = static_cast<uint32_t>(std::clamp<int64_t>(threads, 1, model_.ranks));
+  if (options_.keepEvents || options_.recordTransfers)
+    lanes = 1;
+  for (uint32_t i = 0; i < lanes; ++i) {
+    lanes_.push_back(std::make_unique<Lane>(i, lanes, options_.limits));
+    if (lanes > 1)
+      lanes_.back()->budget.share(steps_);
+  }
+  allRanks_ = kept(makeSet(IntSet::range(0, model_.ranks)));
   inbox_.resize(static_cast<size_t>(model_.ranks));
   for (int64_t r = 0; r < model_.ranks; ++r) {
-    ranks_.push_back(std::unique_ptr<Rank>(new Rank(*this, r)));
+    Lane &lane = *lanes_[static_cast<size_t>(r * lanes / model_.ranks)];
+    ranks_.push_back(std::unique_ptr<Rank>(new Rank(*this, r, lane)));
+    if (lanes > 1)
+      lane.ranks.push_back(ranks_.back().get());
     // A wide run's ranks are its first large allocation: looked at here, a thread that has
     // allocated a large run makes the rest of them in huge pages, not in 4 KiB pages that each
     // fault (ddp on 1024 ranks: 2 960 -> 2 568 faults, 0.98 of the time; fsdp 0.89).
@@ -46,6 +62,27 @@ World::World(Model model, std::vector<ArrayInfo> arrays, Options options)
 }
 
 World::~World() = default;
+
+const SourceRange &World::site(Sites::Id id) const {
+  return lanes_[lanes_.size() > 1 ? id >> Sites::kLaneShift : 0]->sites.range(id);
+}
+
+SetPtr World::kept(SetPtr s) {
+  if (lanes_.size() == 1 || s->counting() == IntSet::Counting::Never)
+    return s;
+  auto *owned = new IntSet(*s);
+  owned->countAs(IntSet::Counting::Never);
+  keptSets_.emplace_back(owned);
+  return SetPtr(owned);
+}
+
+SetPtr World::forLane(const SetPtr &s) {
+  if (!s || s->counting() == IntSet::Counting::Never)
+    return s;
+  SetPtr copy = makeSet(*s);
+  copy->countAs(IntSet::Counting::Threads);
+  return copy;
+}
 
 void World::run(const std::function<void(Rank &)> &body) {
   for (auto &r : ranks_) {
@@ -58,6 +95,22 @@ void World::run(const std::function<void(Rank &)> &body) {
         options_.stackBytes);
     runnable_.push_back(rank);
   }
+  if (lanes_.size() > 1) {
+    runInParallel();
+    runnable_.clear();
+  } else {
+    runOnOneThread();
+  }
+  completed_ = !cancelled_;
+  if (diverged_)
+    return;
+  for (auto &r : ranks_)
+    r->settleRecomputedBytes();
+  if (completed_)
+    checkEnd();
+}
+
+void World::runOnOneThread() {
   // Every rank in order, but a woken rank ahead of every other runnable one
   // (World::schedule): a tensor-parallel group whose collective completes goes on
   // together while its ranks' state is in cache, where a queue in order of waking ran every
@@ -97,14 +150,11 @@ void World::run(const std::function<void(Rank &)> &body) {
         runnable_.push_back(r.get());
       }
   }
-  completed_ = !cancelled_;
-  for (auto &r : ranks_)
-    r->settleRecomputedBytes();
-  if (completed_)
-    checkEnd();
 }
 
 void World::schedule(Rank &r) {
+  if (parallel_)
+    return wake(r);
   if (r.blocked_) {
     r.blocked_ = false;
     runnable_.push_front(&r);
@@ -114,16 +164,16 @@ void World::schedule(Rank &r) {
 bool Rank::waitUntil(const std::function<bool()> &ready, Wait wait) {
   wait_ = std::move(wait);
   while (!ready()) {
-    if (world_.cancelled_)
+    if (cancelled())
       return false;
     blocked_ = true;
     Fiber::yield();
   }
-  return !world_.cancelled_;
+  return !cancelled();
 }
 
 void Rank::stopAtLimit(const SourceRange &at) {
-  world_.stopAtLimit(at, world_.budget_.exceeded(), id_);
+  world_.stopAtLimit(at, lane_->budget.exceeded(), id_);
 }
 
 void Rank::stopForWantOf(SourceRange at, std::string why) {
@@ -131,6 +181,8 @@ void Rank::stopForWantOf(SourceRange at, std::string why) {
 }
 
 void World::stopAtLimit(SourceRange at, std::string message, int64_t rank) {
+  if (parallel_)
+    return diverge();
   if (cancelled_)
     return;
   record(Severity::Error, at, "limit", std::move(message), rank);
@@ -146,6 +198,8 @@ void World::record(Severity s, SourceRange at, const char *code, std::string mes
     return;
   if (s == Severity::Warning && options_.silenced.silences(code))
     return;
+  if (parallel_) // which rank reports first, and so what is reported, is the threads' race
+    return diverge();
   // Problems of the whole run (rank -1) are each their own report.
   auto key = std::make_pair(std::string(code), std::make_tuple(at.begin.file, at.begin.line, at.begin.col));
   auto it = rank < 0 ? diagIndex_.end() : diagIndex_.find(key);

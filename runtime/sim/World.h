@@ -24,17 +24,22 @@
 #include "sim/Recompute.h"
 #include "sim/SharedOptions.h"
 #include "sim/Sites.h"
+#include "sim/SpinLock.h"
 #include "sim/Storage.h"
 #include "sim/TagMeaning.h"
 #include "sim/Value.h"
 
 #include <array>
+#include <atomic>
+#include <condition_variable>
 #include <deque>
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
 #include <tuple>
 #include <type_traits>
@@ -80,7 +85,19 @@ struct Options {
   TagMeaning tagMeaning;
   // Each rank's fiber stack: the default, or a shallow program's (RunSetup::stackBytes).
   size_t stackBytes = kFiberStackBytes;
+  // Threads to run the ranks on (sim/Parallel.cpp): 1, or more for a run whose caller
+  // reruns it on one thread when World::diverged says so; kAutoThreads (SharedOptions.h):
+  // autoThreads's choice. One with keepEvents or recordTransfers (their logs are in the
+  // order of one thread).
+  unsigned threads = 1;
+  static constexpr int64_t kRanksPerThread = 64;
 };
+
+// The processors this process may run on (its affinity; `taskset` and cgroup cpusets narrow it).
+unsigned processors();
+// The threads --threads=auto gives a run of `ranks`: one a processor, where each has
+// Options::kRanksPerThread ranks or more; one where the address space is limited.
+int64_t autoThreads(int64_t ranks);
 
 // What a send or a receive moved (recorded with Options::recordTransfers): the rank's
 // event of it, the other rank and the value.
@@ -173,6 +190,7 @@ struct Report {
 };
 
 class World;
+struct Lane;
 
 class Rank {
 public:
@@ -282,7 +300,7 @@ private:
   // The run reached the limit the budget names: a fatal error at `at`.
   void stopAtLimit(const SourceRange &at);
   friend class World;
-  Rank(World &world, int64_t id);
+  Rank(World &world, int64_t id, Lane &lane);
 
   // While blocked: what the rank waits for (for deadlock reports; put in words only then).
   struct Wait {
@@ -316,6 +334,9 @@ private:
   // A copy of `v` made by `made` (a received message: the sender's value is made by the
   // sender's events).
   ValuePtr madeBy(const ValuePtr &v, cost::Producers made) const;
+  // A copy of `v` with copies of the sets only this thread counts (a message to a rank on
+  // another thread of a parallel run).
+  ValuePtr detached(const ValuePtr &v) const;
   // Waits (yields the fiber) until `ready()`; returns false if the run was cancelled.
   bool waitUntil(const std::function<bool()> &ready, Wait wait);
   ValuePtr poison(Kind kind, int64_t layer = 0) const;
@@ -373,6 +394,11 @@ private:
   NearMap<Updated> updated_;
   bool blocked_ = false;
   bool finished_ = false;
+  // A parallel run's (sim/Parallel.cpp): queued to run (or running and woken again), and the
+  // message a receive waits for ({-1, 0}: none; under its inbox's lock).
+  std::atomic<bool> queued_{false};
+  std::pair<int64_t, int64_t> awaiting_{-1, 0};
+  Lane *lane_; // the thread's share of the run this rank is in
   bool measure_ = false;
   std::unique_ptr<Fiber> fiber_;
   std::vector<int64_t> meshSizes_, meshStrides_;
@@ -417,7 +443,11 @@ public:
 
   const Rank &rank(int64_t r) const { return *ranks_[r]; }
   // Where in the source an event or a stored value is (Event::site, Storage::Held::storedAt).
-  const SourceRange &site(Sites::Id id) const { return sites_.range(id); }
+  const SourceRange &site(Sites::Id id) const;
+  // True if a run on several threads (Options::threads) met what only a run on one thread
+  // reports in a fixed order — an error, a warning, a limit, a deadlock: it stopped, and its
+  // results mean nothing; the caller runs the schedule again on one thread.
+  bool diverged() const { return diverged_; }
   // Every (sender, receiver) pair a send was made for, the run's point-to-point routes: a
   // real backend that needs a channel per route (the cuda backend's NCCL pairs) makes them
   // before it runs, from a verification run of the same schedule.
@@ -428,6 +458,7 @@ public:
 
 private:
   friend class Rank;
+  friend struct Lane;
   struct Recorded {
     Diagnostic diag;
     int64_t rank;                    // the rank the message describes (-1: the whole run)
@@ -440,8 +471,9 @@ private:
         : kind(k), kinds(members), inputs(members), at(members), readyAt(members) {
       arrivals.reserve(members);
     }
-    // What the member at `position` gets: the result (a reduce-scatter's: its shard of it).
-    Value resultFor(size_t position) const;
+    // What the member at `position` gets of `of` (`result`, or its lane's copy): the
+    // result, or a reduce-scatter's shard of it.
+    Value resultFor(size_t position, const Value &of) const;
 
     CollectiveKind kind; // of the lowest member (what the others must match)
     int64_t layer = -1;
@@ -451,15 +483,21 @@ private:
     // When each member's event could start, by position: taken as it arrives, while its clock
     // is in cache (it logs nothing until the collective completes), folded in group order.
     std::vector<Number> readyAt;
-    std::vector<uint32_t> arrivals; // positions, in the order the members arrived (so far)
-    size_t taken = 0;
+    std::vector<uint32_t> arrivals; // positions, in the order the members arrived (one thread)
+    // A parallel run's: the members that have arrived, and kAbandoned once a member of a
+    // cancelled run left it before anyone could complete it (Rank::awaitCall).
+    std::atomic<uint32_t> arrived{0};
+    static constexpr uint32_t kAbandoned = uint32_t{1} << 31;
+    std::atomic<size_t> taken{0}; // members that have taken their results
     bool mismatched = false;
-    bool done = false;
-    cost::CallReady ready; // when every member is ready, once complete
-    Value result;          // once complete; each member makes its own value of it (made by its event)
+    std::atomic<bool> done{false};
+    cost::CallReady ready;          // when every member is ready, once complete
+    Value result;                   // once complete; each member makes its own value of it (made by its event)
+    std::vector<Value> laneResults; // a parallel run's: `result` for each lane's members (World::forLane)
   };
 
   struct Group {
+    SpinLock lock; // a parallel run's: held while a member finds its call, or the last retires it
     SetPtr members;
     std::vector<uint64_t> calls;      // collectives called so far, by position
     std::deque<Collective> instances; // instances[i] is call number base + i
@@ -475,12 +513,44 @@ private:
   // Makes a blocked rank runnable, ahead of every other runnable rank: a rank woken by a
   // completed collective or a message runs while what it shares with its waker is in cache.
   void schedule(Rank &r);
+  // The ranks on Options::threads threads (sim/Parallel.cpp); sets diverged_ where the run
+  // must be made again on one.
+  void runInParallel();
+  // A parallel run's schedule(): from any thread, to the rank's own.
+  void wake(Rank &r);
+  void wake(std::span<Rank *const> ranks); // in order, as schedule() one by one
+  // A lane's thread: runs its ranks until no rank of any lane can run.
+  void runLane(Lane &lane);
+  // A lane's next ranks, from other lanes or after waiting idle; false once the run is over.
+  bool refill(Lane &lane);
+  // What the last lane to go idle does: wakes the unfinished to unwind, or stops the lanes.
+  void settleLanes();
+  // In a parallel run, what would be recorded (or stop the run) instead makes it diverge.
+  void diverge();
+  // A parallel run's wait of `r` in collective `c` until it is complete; false if the run
+  // was cancelled. A member of a cancelled run leaves only where no member can complete the
+  // call any more (it marks it abandoned); else it waits for the member completing it, which
+  // reads and lets go of every member's input while their ranks stand still.
+  static bool awaitCall(Rank &r, Collective &c, uint32_t members, Rank::Wait wait);
+  // A set the run keeps to its end, which every rank may hold (the groups, all ranks): in a
+  // parallel run not counted at all, and freed with the World.
+  SetPtr kept(SetPtr s);
+  // A copy of `s` for the ranks of one lane to hold (a collective's result), counted
+  // atomically: that lane's thread counts it, and whichever drops it last frees it.
+  static SetPtr forLane(const SetPtr &s);
+  // In a parallel run, what a completed collective does before it wakes its members: their
+  // inputs are let go (each value counted by its own rank's thread only), and each lane's
+  // members take their results from a copy of their own (Collective::laneResults).
+  void handBack(Collective &c) const;
   void reportDeadlock();
   // Stops the run at a resource limit: one error (of the whole run when `at` is empty).
   void stopAtLimit(SourceRange at, std::string message, int64_t rank);
+  // The ranks in turn on this thread (Options::threads 1).
+  void runOnOneThread();
   void checkEnd();
   void checkFinalModel();
-  Group &groupFor(const SetPtr &members);
+  // The group of `members`, made at its first call: looked for in `lane`'s recent groups first.
+  Group &groupFor(Lane &lane, const SetPtr &members);
   static void combine(Collective &c, const IntSet &members, Rank &reporter, SourceRange at);
   // How combine and unitePieces report a problem: a code and the words, put together only
   // when called (Rank::errorWith).
@@ -494,10 +564,14 @@ private:
 
   Model model_;
   std::vector<ArrayInfo> arrays_;
-  std::vector<std::optional<Kind>> arrayKinds_; // static kind, or the first kind stored
+  // Each array's static kind, or the first kind stored in it (kNoKind: none yet), by any rank.
+  static constexpr int8_t kNoKind = -1;
+  std::unique_ptr<std::atomic<int8_t>[]> arrayKinds_;
   Options options_;
+  // World::kept's sets, freed after everything that holds them (so declared first of those).
+  std::vector<std::unique_ptr<const IntSet>> keptSets_;
   SetPtr allRanks_;
-  SlotDirectory names_; // the names of every rank's storage slots (Storage.h); before ranks_
+  std::vector<std::unique_ptr<Lane>> lanes_; // each thread's share (one on one thread); before ranks_
   std::vector<std::unique_ptr<Rank>> ranks_;
   std::deque<Rank *> runnable_;
   std::vector<Recorded> diags_;
@@ -510,37 +584,68 @@ private:
   // and World::groupFor compared copies element by element; a shared set it finds by pointer.
   SetPtr groupSet(int64_t first, int64_t size, int64_t stride);
   std::map<std::tuple<int64_t, int64_t, int64_t>, SetPtr> groupSets_;
-  // The group last found for each (first member, size), tried before groups_: a rank calls
-  // its few groups again and again (Megatron's mesh on 16 384 ranks has 2 176 of them).
+  // The group last found for each (first member, size), tried before groups_ (a lane's own:
+  // Lane::recentGroups): a rank calls its few groups again and again (Megatron's mesh on
+  // 16 384 ranks has 2 176 of them).
   static constexpr size_t kRecentGroups = 1024;
-  std::array<Group *, kRecentGroups> recentGroups_{};
+  std::mutex groupsLock_; // a parallel run's: groups_, allGroup_ and groupSets_
   struct Message {
     ValuePtr value;
     SourceRange sentAt;
     int32_t flow;   // the id shared by the send's and the receive's events
     Number sentEnd; // when the send's event ends
   };
-  int32_t flows_ = 0; // messages sent so far
-  std::set<std::pair<int64_t, int64_t>> routes_;
-  // inbox_[to][{from, tag}]: messages in the order they were sent.
+  std::atomic<int32_t> flows_{0};                // messages sent so far
+  std::set<std::pair<int64_t, int64_t>> routes_; // (a parallel run's lanes' merged at its end)
+  // inbox_[to][{from, tag}]: messages in the order they were sent; in a parallel run under
+  // the lock of `to`'s stripe.
   std::vector<std::map<std::pair<int64_t, int64_t>, std::deque<Message>>> inbox_;
-  Budget budget_;
-  Sites sites_;
+  static constexpr size_t kInboxStripes = 64;
+  std::array<std::mutex, kInboxStripes> inboxLocks_;
+  std::mutex &inboxLock(int64_t to) { return inboxLocks_[static_cast<size_t>(to) % kInboxStripes]; }
   bool stoppedAtLimit_ = false;
-  bool cancelled_ = false;
+  bool parallel_ = false; // the ranks run on several threads now
+  std::atomic<bool> diverged_{false};
+  std::atomic<bool> cancelled_{false};
+  std::atomic<uint64_t> steps_{0}; // a parallel run's statements, over its lanes (Budget::share)
+  std::atomic<int> busyLanes_{0};  // a parallel run's lanes not idle (Lane::idle)
+  std::atomic<bool> quiet_{false}; // every rank is done: the lanes stop
   bool completed_ = false;
   bool forged_ = false;
   unsigned errors_ = 0;
 };
 
+// A thread's share of a run: its ranks' names for storage slots and sites, its budget and
+// recent groups, looked up and written without locks; and, in a parallel run
+// (sim/Parallel.cpp), the ranks it runs and those other threads woke for it. A run on one
+// thread has one lane.
+struct Lane {
+  Lane(uint32_t index, uint32_t lanes, const Limits &limits)
+      : index(index), sites(index << Sites::kLaneShift, lanes > 1 ? Sites::Id{1} << Sites::kLaneShift : ~Sites::Id{0}),
+        budget(limits) {}
+  uint32_t index;
+  SlotDirectory names; // of its ranks' storage slots (Storage.h)
+  Sites sites;         // ids carry the lane (World::site)
+  Budget budget;
+  std::array<World::Group *, World::kRecentGroups> recentGroups{};
+  std::set<std::pair<int64_t, int64_t>> routes; // a parallel run's, merged at its end
+  std::vector<Rank *> ranks;                    // a parallel run's
+  std::deque<Rank *> runnable;                  // likewise: its own thread's
+  std::mutex lock;                              // likewise: guards woken
+  std::condition_variable wakeUp;
+  std::vector<Rank *> woken; // woken by other lanes' ranks
+  std::atomic<bool> anyWoken{false};
+  bool idle = false; // under `lock`: waits with nothing to run (World::busyLanes_ counts it out)
+};
+
 // Inline: both run for every statement of every rank.
 inline bool Rank::cancelled() const {
-  return world_.cancelled_;
+  return world_.cancelled_.load(std::memory_order_relaxed);
 }
 
 inline bool Rank::step(SourceRange at) {
-  if (world_.budget_.charge()) [[likely]]
-    return !world_.cancelled_;
+  if (lane_->budget.charge()) [[likely]]
+    return !cancelled();
   stopAtLimit(at);
   return false;
 }

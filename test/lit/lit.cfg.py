@@ -17,12 +17,17 @@ config.name = "schedc"
 config.test_format = lit.formats.ShTest(execute_external=False)
 config.suffixes = [".sched", ".test"]
 config.test_source_root = os.path.dirname(__file__)
-config.test_exec_root = os.path.join(os.path.dirname(config.schedc_bin), "test", "lit")
+# Where the tests' outputs go: test/lit, or (--param outputs=NAME) a folder of its own, for a
+# second run of the suite beside the first (ctest's lit_threads).
+config.test_exec_root = os.path.join(os.path.dirname(config.schedc_bin), "test", lit_config.params.get("outputs", "lit"))
 config.excludes = ["Inputs"]
 
 config.environment["PATH"] = os.pathsep.join(
     [config.schedc_bin, config.llvm_tools_dir, config.environment.get("PATH", os.environ.get("PATH", ""))])
 config.environment["SCHEDC_STDLIB"] = os.path.join(config.schedc_src, "stdlib")
+# The default of --threads (ctest lit_threads runs the suite with several on every run).
+if os.environ.get("SCHEDC_THREADS"):
+    config.environment["SCHEDC_THREADS"] = os.environ["SCHEDC_THREADS"]
 
 config.substitutions.append(("%schedc", os.path.join(config.schedc_bin, "schedc")))
 config.substitutions.append(("%expect_exit", config.python + " " + os.path.join(config.test_source_root, "expect_exit.py")))

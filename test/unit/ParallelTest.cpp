@@ -1,0 +1,156 @@
+// Unit tests of a run on several threads (sim/Parallel.cpp): its ranks run on their lanes'
+// threads, its figures and diagnostics are those of the run on one thread, and what only a
+// run on one thread reports in a fixed order — an error, a deadlock, a limit — makes it
+// diverge (stop, every rank unwound) rather than report.
+#include "sim/World.h"
+
+#include <gtest/gtest.h>
+
+#include <mutex>
+#include <set>
+#include <thread>
+
+namespace schedc::sim {
+namespace {
+
+constexpr int64_t kRanks = 64;
+
+Options onThreads(unsigned threads) {
+  Options o;
+  o.threads = threads;
+  o.keepEvents = false;
+  return o;
+}
+
+// Every rank: a forward of its own micro-batch, the result to the next rank round a ring and
+// one from the previous, an all-reduce over every rank and one over its block of eight.
+void ringAndReductions(Rank &rank) {
+  SourceRange at;
+  int64_t next = (rank.id() + 1) % kRanks, previous = (rank.id() + kRanks - 1) % kRanks;
+  auto [weight, opt] = rank.load(at, 0, 0, 1);
+  ValuePtr in = rank.input(at, IntSet::single(rank.id()));
+  ValuePtr out = rank.forward(at, 0, in, weight);
+  rank.store(0, SlotIndex{0}, out, at);
+  rank.send(at, next, out, 7);
+  rank.store(0, SlotIndex{1}, rank.recv(at, previous, 7), at);
+  ValuePtr gradient = rank.backward(at, 0, in, rank.loss(at, out), weight).first;
+  ValuePtr all = rank.collective(at, CollectiveKind::AllReduce, gradient, rank.allRanks());
+  int64_t block = rank.id() / 8 * 8;
+  ValuePtr eight = rank.collective(at, CollectiveKind::AllReduce, gradient, rank.rangeGroup(block, block + 8));
+  rank.store(1, SlotIndex{0}, all, at);
+  rank.store(1, SlotIndex{1}, eight, at);
+}
+
+std::vector<ArrayInfo> arrays() {
+  return {ArrayInfo{"act", Kind::Activation}, ArrayInfo{"grad", Kind::WeightGrad}};
+}
+
+TEST(Parallel, FiguresAndDiagnosticsOnSeveralThreadsAreOnesOnOne) {
+  World one(Model{1, kRanks, kRanks}, arrays(), onThreads(1));
+  one.run(ringAndReductions);
+  World four(Model{1, kRanks, kRanks}, arrays(), onThreads(4));
+  four.run(ringAndReductions);
+  ASSERT_FALSE(four.diverged());
+  ASSERT_TRUE(four.completed());
+  Report a = one.report(), b = four.report();
+  EXPECT_EQ(a.events, b.events);
+  EXPECT_EQ(a.timesteps.str(), b.timesteps.str()); // Numbers compare as their printed figures
+  EXPECT_EQ(a.makespan.str(), b.makespan.str());
+  EXPECT_EQ(a.maxMemory.str(), b.maxMemory.str());
+  EXPECT_EQ(a.communicationVolume, b.communicationVolume);
+  for (int64_t r = 0; r < kRanks; ++r) {
+    EXPECT_EQ(a.ranks[r].end.str(), b.ranks[r].end.str()) << "rank " << r;
+    EXPECT_EQ(a.ranks[r].peakMemory.str(), b.ranks[r].peakMemory.str()) << "rank " << r;
+    EXPECT_EQ(a.ranks[r].events, b.ranks[r].events) << "rank " << r;
+  }
+  std::vector<Diagnostic> da = one.diagnostics(), db = four.diagnostics();
+  ASSERT_EQ(da.size(), db.size());
+  ASSERT_FALSE(da.empty()); // the end's: values still held, the layer never updated
+  for (size_t i = 0; i < da.size(); ++i)
+    EXPECT_EQ(da[i].message, db[i].message);
+  EXPECT_EQ(one.routes(), four.routes());
+  EXPECT_EQ(one.collectiveGroups(), four.collectiveGroups());
+}
+
+TEST(Parallel, EachLaneOfConsecutiveRanksRunsOnAThreadOfItsOwn) {
+  std::mutex lock;
+  std::vector<std::thread::id> threadOf(kRanks);
+  World world(Model{1, kRanks, kRanks}, arrays(), onThreads(4));
+  world.run([&](Rank &rank) {
+    {
+      std::lock_guard<std::mutex> guard(lock);
+      threadOf[rank.id()] = std::this_thread::get_id();
+    }
+    ringAndReductions(rank);
+  });
+  ASSERT_FALSE(world.diverged());
+  std::set<std::thread::id> threads(threadOf.begin(), threadOf.end());
+  EXPECT_EQ(threads.size(), 4u);
+  for (int64_t r = 0; r < kRanks; ++r)
+    EXPECT_EQ(threadOf[r], threadOf[r / 16 * 16]) << "rank " << r;
+}
+
+TEST(Parallel, AnErrorMakesTheRunDivergeAndOneThreadReportsIt) {
+  auto readsNothing = [](Rank &rank) {
+    ringAndReductions(rank);
+    if (rank.id() == 37)
+      rank.read(0, SlotIndex{5}, SourceRange{});
+  };
+  World four(Model{1, kRanks, kRanks}, arrays(), onThreads(4));
+  four.run(readsNothing);
+  EXPECT_TRUE(four.diverged());
+  EXPECT_FALSE(four.completed());
+  EXPECT_TRUE(four.diagnostics().empty()); // its report is the one-thread run's to make
+  World one(Model{1, kRanks, kRanks}, arrays(), onThreads(1));
+  one.run(readsNothing);
+  EXPECT_FALSE(one.diverged());
+  EXPECT_TRUE(one.hasErrors());
+}
+
+// Every rank receives from the next before it sends: no rank can go on. The lanes all go
+// idle, the run diverges, and every blocked rank is woken to unwind (the run returns).
+TEST(Parallel, ADeadlockMakesTheRunDivergeAndEveryRankUnwinds) {
+  int64_t unwound = 0;
+  std::mutex lock;
+  World world(Model{1, kRanks, kRanks}, arrays(), onThreads(3));
+  world.run([&](Rank &rank) {
+    SourceRange at;
+    rank.recv(at, (rank.id() + 1) % kRanks);
+    std::lock_guard<std::mutex> guard(lock);
+    ++unwound;
+  });
+  EXPECT_TRUE(world.diverged());
+  EXPECT_EQ(unwound, kRanks);
+}
+
+// The statement limit holds over every lane's statements together.
+TEST(Parallel, TheStatementLimitCountsEveryThreadsStatements) {
+  Options options = onThreads(4);
+  options.limits.maxSteps = 5000;
+  World world(Model{1, kRanks, kRanks}, arrays(), options);
+  world.run([](Rank &rank) {
+    for (int i = 0; i < 1000 && rank.step(SourceRange{}); ++i) {
+    }
+  });
+  EXPECT_TRUE(world.diverged()); // 64 000 statements: the one-thread run stops at the limit
+}
+
+// A set interned for the process is counted by no one: copies made and dropped on several
+// threads at once leave it as it was.
+TEST(Parallel, InternedSetsAreSharedByThreadsWithoutCounting) {
+  SetPtr single = singleSet(3);
+  EXPECT_EQ(single->counting(), IntSet::Counting::Never);
+  EXPECT_EQ(emptySet()->counting(), IntSet::Counting::Never);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([] {
+      for (int i = 0; i < 10000; ++i)
+        EXPECT_EQ(singleSet(3)->min(), 3);
+    });
+  for (std::thread &t : threads)
+    t.join();
+  EXPECT_EQ(singleSet(3).get(), single.get());
+}
+
+} // namespace
+} // namespace schedc::sim
