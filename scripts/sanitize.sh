@@ -25,14 +25,5 @@ export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:log_path=$logs/ubsan
 export SCHEDC_MPI_ASAN_OPTIONS=$ASAN_OPTIONS:detect_leaks=0 # read by the tests that start MPI jobs
 status=0
 (cd build-asan && ctest --output-on-failure -j2 "$@") || status=$?
-# Every report of every process, whether or not its test noticed.
-reports=$(grep -l -E "ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:" "$logs"/* 2>/dev/null || true)
-for r in $reports; do
-  echo "== sanitizer report: $r"
-  head -n 60 "$r"
-done
-if [[ -n "$reports" ]]; then
-  echo "sanitize: $(wc -w <<<"$reports") process(es) reported errors" >&2
-  exit 1
-fi
-exit $status
+source scripts/sanitizer-reports.sh
+finish_with_reports "$logs" "ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:" sanitize "$status"

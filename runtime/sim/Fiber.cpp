@@ -50,6 +50,21 @@
 #define SCHEDC_FINISH_SWITCH(save, bottom, size) ((void)(save), (void)(bottom), (void)(size))
 #endif
 
+// Tell ThreadSanitizer which fiber runs (it would otherwise see one thread's code on many
+// stacks): each fiber is one of its fibers, switched to before each jump.
+#ifdef SCHEDC_TSAN
+#include <sanitizer/tsan_interface.h>
+#define SCHEDC_TSAN_CREATE() __tsan_create_fiber(0)
+#define SCHEDC_TSAN_CURRENT() __tsan_get_current_fiber()
+#define SCHEDC_TSAN_SWITCH(fiber) __tsan_switch_to_fiber(fiber, 0)
+#define SCHEDC_TSAN_DESTROY(fiber) __tsan_destroy_fiber(fiber)
+#else
+#define SCHEDC_TSAN_CREATE() nullptr
+#define SCHEDC_TSAN_CURRENT() nullptr
+#define SCHEDC_TSAN_SWITCH(fiber) ((void)(fiber))
+#define SCHEDC_TSAN_DESTROY(fiber) ((void)(fiber))
+#endif
+
 namespace schedc::sim {
 
 namespace fc = boost::context::detail;
@@ -198,6 +213,7 @@ struct FiberEntry {
     self->body_(); // bodies catch everything: nothing may unwind past this frame
     self->finished_ = true;
     SCHEDC_START_SWITCH(nullptr, self->callerStack_, self->callerStackBytes_); // this stack is done
+    SCHEDC_TSAN_SWITCH(self->tsanCaller_);
     fc::jump_fcontext(self->caller_, nullptr);
     __builtin_unreachable(); // a finished fiber is never resumed
   }
@@ -206,6 +222,8 @@ struct FiberEntry {
 Fiber::Fiber(std::function<void()> body, size_t stackBytes) : body_(std::move(body)), stackBytes_(stackBytes) {}
 
 Fiber::~Fiber() {
+  if (tsanFiber_)
+    SCHEDC_TSAN_DESTROY(tsanFiber_);
   if (stack_) {
     SCHEDC_STACK_DEREGISTER(valgrindStack_);
     pool.give(stack_, stackBytes_);
@@ -238,6 +256,7 @@ bool Fiber::prepare() {
   started_ = true;
   char *top = static_cast<char *>(stack_) + stackBytes_;
   valgrindStack_ = SCHEDC_STACK_REGISTER(static_cast<char *>(stack_), top);
+  tsanFiber_ = SCHEDC_TSAN_CREATE();
   context_ = fc::make_fcontext(top, stackBytes_, &FiberEntry::run);
   return true;
 }
@@ -249,6 +268,8 @@ bool Fiber::resume() {
   running = this;
   void *fakeStack = nullptr;
   SCHEDC_START_SWITCH(&fakeStack, stack_, stackBytes_);
+  tsanCaller_ = SCHEDC_TSAN_CURRENT();
+  SCHEDC_TSAN_SWITCH(tsanFiber_);
   fc::transfer_t back = fc::jump_fcontext(context_, this);
   SCHEDC_FINISH_SWITCH(fakeStack, nullptr, nullptr);
   context_ = back.fctx; // where the fiber stopped (unused once it finished)
@@ -260,6 +281,7 @@ void Fiber::yield() {
   Fiber *self = running;
   void *fakeStack = nullptr;
   SCHEDC_START_SWITCH(&fakeStack, self->callerStack_, self->callerStackBytes_);
+  SCHEDC_TSAN_SWITCH(self->tsanCaller_);
   fc::transfer_t back = fc::jump_fcontext(self->caller_, nullptr);
   SCHEDC_FINISH_SWITCH(fakeStack, &self->callerStack_, &self->callerStackBytes_);
   self->caller_ = back.fctx; // who resumed it this time

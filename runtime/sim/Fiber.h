@@ -22,14 +22,14 @@ namespace schedc::sim {
 
 // A rank's stack: 8 MiB, reserved, not committed — room for the 10 000 nested calls sema
 // allows. Frames under AddressSanitizer are several times larger: 64 MiB there.
-#ifdef SCHEDC_ASAN
+#if defined(SCHEDC_ASAN) || defined(SCHEDC_TSAN) // instrumented frames are several times larger
 constexpr size_t kFiberStackBytes = size_t(64) << 20;
 #else
 constexpr size_t kFiberStackBytes = size_t(8) << 20;
 #endif
 // A shallow program's stack (check/StackSize.h decides): eight share a page table where an
 // 8 MiB stack takes one of its own. Under AddressSanitizer, the default.
-#ifdef SCHEDC_ASAN
+#if defined(SCHEDC_ASAN) || defined(SCHEDC_TSAN)
 constexpr size_t kShallowStackBytes = kFiberStackBytes;
 #else
 constexpr size_t kShallowStackBytes = size_t(256) << 10;
@@ -89,6 +89,7 @@ private:
   unsigned valgrindStack_ = 0;
   // The resuming side's stack, for AddressSanitizer's switch announcements.
   const void *callerStack_ = nullptr;
+  void *tsanFiber_ = nullptr, *tsanCaller_ = nullptr; // ThreadSanitizer's names of it and its resumer
   size_t callerStackBytes_ = 0;
   bool started_ = false;
   bool finished_ = false;

@@ -11,3 +11,13 @@
 #define SCHEDC_ASAN 1
 #endif
 #endif
+
+// SCHEDC_TSAN: likewise for ThreadSanitizer (a parallel run's checks: scripts/tsan.sh); fibers
+// tell it when they switch (sim/Fiber.cpp).
+#if defined(__SANITIZE_THREAD__)
+#define SCHEDC_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define SCHEDC_TSAN 1
+#endif
+#endif
