@@ -24,9 +24,9 @@ namespace schedc::sim {
 
 class Storage {
 public:
-  // Slots are named in `names`, one directory for every rank of a run (World::names_): one
-  // copy of its tables stays in cache where 1024 ranks' own copies did not (every fsdp rank
-  // names the same slots). `model` is what `bytes()` predicts with. Both must outlive it.
+  // Slots are named in `names`, one directory for every rank of a lane (a thread's share of
+  // a run: Lane::names): one copy of its tables stays in cache where 1024 ranks' own copies
+  // did not (every fsdp rank names the same slots). `model` is what `bytes()` predicts with. Both must outlive it.
   Storage(const ByteModel &model, SlotDirectory &names) : names_(names), model_(model) {}
   ~Storage();
   Storage(const Storage &) = delete; // its places own their values
