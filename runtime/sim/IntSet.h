@@ -16,6 +16,17 @@ namespace schedc::sim {
 class IntSet {
 public:
   IntSet() = default;
+  // A copy is a new set: counted by no one yet, by one thread (its count is not copied).
+  IntSet(const IntSet &other) : elems_(other.elems_) {}
+  IntSet(IntSet &&other) noexcept : elems_(std::move(other.elems_)) {}
+  IntSet &operator=(const IntSet &other) {
+    elems_ = other.elems_;
+    return *this;
+  }
+  IntSet &operator=(IntSet &&other) noexcept {
+    elems_ = std::move(other.elems_);
+    return *this;
+  }
   // From any elements (sorted and deduplicated here).
   explicit IntSet(std::vector<int64_t> elems);
   static IntSet single(int64_t v) { return IntSet(std::vector<int64_t>{v}); }
@@ -50,6 +61,8 @@ public:
   enum class Counting : uint8_t { OneThread, Threads, Never };
   void countAs(Counting c) const { counting_ = c; }
   Counting counting() const { return counting_; }
+  // How many SetPtrs hold it (counted ones; for tests).
+  uint32_t holders() const { return refs_; }
 
 private:
   std::vector<int64_t> elems_;

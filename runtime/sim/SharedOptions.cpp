@@ -17,10 +17,11 @@ const char *const kWarningsHelp =
                        claimed, the pair takes the sum of its sides
   --threads=N|auto     run the ranks on N threads (1 to 256; the sim backend's runs only).
                        The default, auto (or the environment's SCHEDC_THREADS), takes one
-                       a processor where a run has 64 ranks or more for each. Every figure
-                       and message is the same on any number: a run that meets an error
-                       or a warning on the way is made again on one thread, which reports
-                       it (docs/checks.md#threads)
+                       a processor where a run has 64 ranks or more for each (one where
+                       `ulimit -v` bounds the address space). Every figure and message is
+                       the same on any number: a run that meets an error or a warning on
+                       the way is made again on one thread, which reports it
+                       (docs/checks.md#threads)
 )";
 
 namespace {
