@@ -269,6 +269,26 @@ Value World::Collective::resultFor(size_t position, const Value &of) const {
   return mine;
 }
 
+// The member that arrived last runs first (each goes to the front): the last to run before
+// the collective completed are the likeliest to be in cache still. Where every member waits
+// in every round (ddp's all-reduces), rounds go back and forth over the ranks, not round and
+// round (where each rank resumed is the one least recently run). On several threads, where
+// arrivals are not listed, in the group's order, a lane's worth handed over at a time.
+void World::wakeMembers(const Collective &c, const std::vector<int64_t> &members, int64_t self) {
+  if (!parallel_) {
+    for (uint32_t p : c.arrivals)
+      if (members[p] != self)
+        schedule(*ranks_[members[p]]);
+    return;
+  }
+  thread_local std::vector<Rank *> woken;
+  woken.clear();
+  for (int64_t member : members)
+    if (member != self)
+      woken.push_back(ranks_[member].get());
+  wake(woken);
+}
+
 bool World::awaitCall(Rank &r, Collective &c, uint32_t members, Rank::Wait wait) {
   r.wait_ = std::move(wait);
   for (;;) {
@@ -396,17 +416,12 @@ ValuePtr Rank::collective(SourceRange at, CollectiveKind kind, const ValuePtr &v
   c.inputs[pos] = input;
   c.at[pos] = at;
   c.readyAt[pos] = clock_.ready(eventOf(kind), input->made);
-  bool last;
-  if (world_.parallel_) {
-    uint32_t before = c.arrived.fetch_add(1, std::memory_order_acq_rel);
-    if (before & World::Collective::kAbandoned) // a cancelled run's call, never to complete
-      return poison(v->kind, v->layer);
-    last = before + 1 == elems.size();
-  } else {
+  if (!world_.parallel_)
     c.arrivals.push_back(static_cast<uint32_t>(pos));
-    last = c.arrivals.size() == elems.size();
-  }
-  if (last) {
+  uint32_t before = c.arrived.fetch_add(1, std::memory_order_acq_rel);
+  if (before & World::Collective::kAbandoned) // a cancelled run's call, never to complete
+    return poison(v->kind, v->layer);
+  if (before + 1 == elems.size()) {
     for (const Number &ready : c.readyAt)
       c.ready.join(ready);
     World::matchCalls(c, *g.members, *this);
@@ -414,26 +429,9 @@ ValuePtr Rank::collective(SourceRange at, CollectiveKind kind, const ValuePtr &v
     if (world_.parallel_)
       world_.handBack(c);
     c.done = true;
-    // The member that arrived last runs first (each goes to the front): the last to run
-    // before the collective completed are the likeliest to be in cache still. Where every
-    // member waits in every round (ddp's all-reduces), rounds go back and forth over the
-    // ranks, not round and round (where each rank resumed is the one least recently run).
-    // (On several threads, where arrivals are not listed, in the group's order.)
-    if (world_.parallel_) {
-      thread_local std::vector<Rank *> woken;
-      woken.clear();
-      for (int64_t member : elems)
-        if (member != id_)
-          woken.push_back(world_.ranks_[member].get());
-      world_.wake(woken);
-    } else {
-      for (uint32_t p : c.arrivals)
-        if (elems[p] != id_)
-          world_.schedule(*world_.ranks_[elems[p]]);
-    }
-  } else if (Wait wait{.at = at, .collective = &c, .kind = kind, .members = g.members};
-             world_.parallel_ ? !World::awaitCall(*this, c, static_cast<uint32_t>(elems.size()), std::move(wait))
-                              : !waitUntil([&c] { return c.done.load(std::memory_order_relaxed); }, std::move(wait))) {
+    world_.wakeMembers(c, elems, id_);
+  } else if (!World::awaitCall(*this, c, static_cast<uint32_t>(elems.size()),
+                               Wait{.at = at, .collective = &c, .kind = kind, .members = g.members})) {
     return poison(v->kind, v->layer);
   }
   cost::Work work{.kind = eventOf(kind),
@@ -493,45 +491,36 @@ void Rank::send(SourceRange at, int64_t to, const ValuePtr &v, int64_t tag) {
   if (world_.options_.recordTransfers)
     transfers_.push_back({figures_.events - 1, to, true, v->kind, v->layer, v->batches});
   Rank &peer = *world_.ranks_[to];
-  if (world_.parallel_) {
-    // A value for another thread is its own copy: the two threads count nothing in common.
-    World::Message m{peer.lane_ == lane_ ? v : detached(v), at, flow, clock_.lastEnd()};
-    std::lock_guard<std::mutex> lock(world_.inboxLock(to));
-    world_.inbox_[to][{id_, tag}].push_back(std::move(m));
-    if (peer.awaiting_ == std::pair{id_, tag}) {
-      peer.awaiting_ = {-1, 0};
-      world_.wake(peer);
-    }
-    return;
-  }
-  world_.inbox_[to][{id_, tag}].push_back(World::Message{v, at, flow, clock_.lastEnd()});
-  if (peer.blocked_ && peer.wait_.peer == id_)
+  // A value for another thread is its own copy: the two threads count nothing in common.
+  World::Message m{world_.parallel_ && peer.lane_ != lane_ ? detached(v) : v, at, flow, clock_.lastEnd()};
+  std::unique_lock<std::mutex> lock = world_.lockInbox(to);
+  world_.inbox_[to][{id_, tag}].push_back(std::move(m));
+  if (peer.awaiting_ == std::pair{id_, tag}) { // the receiver waits for this message
+    peer.awaiting_ = {-1, 0};
     world_.schedule(peer);
+  }
 }
 
 ValuePtr Rank::recv(SourceRange at, int64_t from, int64_t tag) {
   if (refusedInPair(at, "recv") || badRoute(at, false, from, tag))
     return poison(Kind::Activation);
-  std::unique_lock<std::mutex> lock(world_.inboxLock(id_), std::defer_lock);
-  if (world_.parallel_)
-    lock.lock(); // the sender's thread adds to the queue, and says when it has (awaiting_)
+  // The sender adds to the queue and, where this rank says it waits for the message
+  // (awaiting_), wakes it; on several threads, both under the inbox's lock.
+  std::unique_lock<std::mutex> lock = world_.lockInbox(id_);
   std::deque<World::Message> &queue = world_.inbox_[id_][{from, tag}];
   auto ready = [&] {
-    if (!world_.parallel_)
-      return !queue.empty();
-    if (!lock.owns_lock())
+    if (world_.parallel_ && !lock.owns_lock())
       lock.lock();
     if (!queue.empty())
-      return true; // still locked, to take the message
+      return true; // (still locked, to take the message)
     awaiting_ = {from, tag};
-    lock.unlock();
+    if (lock.owns_lock())
+      lock.unlock();
     return false;
   };
   if (!waitUntil(ready, Wait{.at = at, .peer = from, .tag = tag})) {
-    if (world_.parallel_) {
-      std::lock_guard<std::mutex> relock(world_.inboxLock(id_));
-      awaiting_ = {-1, 0};
-    }
+    lock = world_.lockInbox(id_);
+    awaiting_ = {-1, 0};
     return poison(Kind::Activation);
   }
   World::Message m = std::move(queue.front());

@@ -154,16 +154,7 @@ void World::runLane(Lane &lane) {
     Rank *r = lane.runnable.front();
     lane.runnable.pop_front();
     r->queued_.store(false, std::memory_order_release); // a wake from now on queues it again
-    if (r->finished_)
-      continue;
-    if (!r->fiber_->started() && (cancelled_ || !r->fiber_->prepare())) {
-      diverge(); // not begun, or out of stacks: the one-thread run reports it
-      r->finished_ = true;
-    } else {
-      r->fiber_->resume();
-    }
-    if (r->finished_)
-      r->fiber_.reset();
+    runTurn(*r);                                        // (a stack refused: stopAtLimit diverges)
   }
   currentLane = nullptr;
 }
@@ -172,10 +163,8 @@ void World::runInParallel() {
   parallel_ = true;
   busyLanes_ = static_cast<int>(lanes_.size());
   for (auto &lane : lanes_)
-    for (Rank *r : lane->ranks) {
+    for (Rank *r : lane->runnable)
       r->queued_.store(true, std::memory_order_relaxed);
-      lane->runnable.push_back(r);
-    }
   // Every thread is made before any runs: where the system refuses one, the run diverges
   // before it starts, and the ranks of lanes without a thread count as done, never begun.
   std::latch start(1);
@@ -192,7 +181,7 @@ void World::runInParallel() {
   } catch (const std::system_error &) {
     diverge();
     for (size_t i = started; i < lanes_.size(); ++i) {
-      for (Rank *r : lanes_[i]->ranks)
+      for (Rank *r : lanes_[i]->runnable)
         r->finished_ = true;
       lanes_[i]->runnable.clear();
       lanes_[i]->idle = true;

@@ -394,10 +394,11 @@ private:
   NearMap<Updated> updated_;
   bool blocked_ = false;
   bool finished_ = false;
-  // A parallel run's (sim/Parallel.cpp): queued to run (or running and woken again), and the
-  // message a receive waits for ({-1, 0}: none; under its inbox's lock).
-  std::atomic<bool> queued_{false};
+  // The message (source, tag) a receive waits for ({-1, 0}: none; a parallel run's under
+  // its inbox's lock), and, a parallel run's (sim/Parallel.cpp), queued to run (or running
+  // and woken again).
   std::pair<int64_t, int64_t> awaiting_{-1, 0};
+  std::atomic<bool> queued_{false};
   Lane *lane_; // the thread's share of the run this rank is in
   bool measure_ = false;
   std::unique_ptr<Fiber> fiber_;
@@ -483,9 +484,9 @@ private:
     // When each member's event could start, by position: taken as it arrives, while its clock
     // is in cache (it logs nothing until the collective completes), folded in group order.
     std::vector<Number> readyAt;
-    std::vector<uint32_t> arrivals; // positions, in the order the members arrived (one thread)
-    // A parallel run's: the members that have arrived, and kAbandoned once a member of a
-    // cancelled run left it before anyone could complete it (Rank::awaitCall).
+    std::vector<uint32_t> arrivals; // on one thread: positions, in the order the members arrived
+    // The members that have arrived (the last completes the call), and kAbandoned once a
+    // member of a cancelled run left it before anyone could complete it (World::awaitCall).
     std::atomic<uint32_t> arrived{0};
     static constexpr uint32_t kAbandoned = uint32_t{1} << 31;
     std::atomic<size_t> taken{0}; // members that have taken their results
@@ -527,11 +528,13 @@ private:
   void settleLanes();
   // In a parallel run, what would be recorded (or stop the run) instead makes it diverge.
   void diverge();
-  // A parallel run's wait of `r` in collective `c` until it is complete; false if the run
-  // was cancelled. A member of a cancelled run leaves only where no member can complete the
-  // call any more (it marks it abandoned); else it waits for the member completing it, which
-  // reads and lets go of every member's input while their ranks stand still.
+  // The wait of `r` in collective `c` until it is complete; false if the run was cancelled.
+  // A member of a cancelled run leaves only where no member can complete the call any more
+  // (it marks it abandoned); else it waits for the member completing it, which, on several
+  // threads, reads and lets go of every member's input while their ranks stand still.
   static bool awaitCall(Rank &r, Collective &c, uint32_t members, Rank::Wait wait);
+  // What the member `self` that completed `c` does: wakes the other `members`.
+  void wakeMembers(const Collective &c, const std::vector<int64_t> &members, int64_t self);
   // A set the run keeps to its end, which every rank may hold (the groups, all ranks): in a
   // parallel run not counted at all, and freed with the World.
   SetPtr kept(SetPtr s);
@@ -545,8 +548,11 @@ private:
   void reportDeadlock();
   // Stops the run at a resource limit: one error (of the whole run when `at` is empty).
   void stopAtLimit(SourceRange at, std::string message, int64_t rank);
-  // The ranks in turn on this thread (Options::threads 1).
+  // The ranks in turn on this thread (Options::threads 1), from its lane's queue.
   void runOnOneThread();
+  // Runs `r` until it waits or ends: starts it (or stops the run where its stack is refused),
+  // and lets its stack go once it has ended.
+  void runTurn(Rank &r);
   void checkEnd();
   void checkFinalModel();
   // The group of `members`, made at its first call: looked for in `lane`'s recent groups first.
@@ -573,7 +579,6 @@ private:
   SetPtr allRanks_;
   std::vector<std::unique_ptr<Lane>> lanes_; // each thread's share (one on one thread); before ranks_
   std::vector<std::unique_ptr<Rank>> ranks_;
-  std::deque<Rank *> runnable_;
   std::vector<Recorded> diags_;
   std::map<std::pair<std::string, std::tuple<uint32_t, uint32_t, uint32_t>>, size_t> diagIndex_;
   std::unique_ptr<Group> allGroup_;
@@ -602,7 +607,11 @@ private:
   std::vector<std::map<std::pair<int64_t, int64_t>, std::deque<Message>>> inbox_;
   static constexpr size_t kInboxStripes = 64;
   std::array<std::mutex, kInboxStripes> inboxLocks_;
-  std::mutex &inboxLock(int64_t to) { return inboxLocks_[static_cast<size_t>(to) % kInboxStripes]; }
+  // In a parallel run, the lock of `to`'s inbox, taken; on one thread, none.
+  std::unique_lock<std::mutex> lockInbox(int64_t to) {
+    return parallel_ ? std::unique_lock<std::mutex>(inboxLocks_[static_cast<size_t>(to) % kInboxStripes])
+                     : std::unique_lock<std::mutex>();
+  }
   bool stoppedAtLimit_ = false;
   bool parallel_ = false; // the ranks run on several threads now
   std::atomic<bool> diverged_{false};
@@ -616,9 +625,9 @@ private:
 };
 
 // A thread's share of a run: its ranks' names for storage slots and sites, its budget and
-// recent groups, looked up and written without locks; and, in a parallel run
-// (sim/Parallel.cpp), the ranks it runs and those other threads woke for it. A run on one
-// thread has one lane.
+// recent groups, looked up and written without locks; the ranks it has to run; and, in a
+// parallel run (sim/Parallel.cpp), those other threads woke for it. A run on one thread has
+// one lane.
 struct Lane {
   Lane(uint32_t index, uint32_t lanes, const Limits &limits)
       : index(index), sites(index << Sites::kLaneShift, lanes > 1 ? Sites::Id{1} << Sites::kLaneShift : ~Sites::Id{0}),
@@ -628,9 +637,8 @@ struct Lane {
   Sites sites;         // ids carry the lane (World::site)
   Budget budget;
   std::array<World::Group *, World::kRecentGroups> recentGroups{};
+  std::deque<Rank *> runnable;                  // its ranks to run, its own thread's
   std::set<std::pair<int64_t, int64_t>> routes; // a parallel run's, merged at its end
-  std::vector<Rank *> ranks;                    // a parallel run's
-  std::deque<Rank *> runnable;                  // likewise: its own thread's
   std::mutex lock;                              // likewise: guards woken
   std::condition_variable wakeUp;
   std::vector<Rank *> woken; // woken by other lanes' ranks
