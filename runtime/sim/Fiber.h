@@ -21,14 +21,15 @@
 namespace schedc::sim {
 
 // A rank's stack: 8 MiB, reserved, not committed — room for the 10 000 nested calls sema
-// allows. Frames under AddressSanitizer are several times larger: 64 MiB there.
-#if defined(SCHEDC_ASAN) || defined(SCHEDC_TSAN) // instrumented frames are several times larger
+// allows. Frames under AddressSanitizer and ThreadSanitizer are several times larger: 64 MiB
+// there.
+#if defined(SCHEDC_ASAN) || defined(SCHEDC_TSAN)
 constexpr size_t kFiberStackBytes = size_t(64) << 20;
 #else
 constexpr size_t kFiberStackBytes = size_t(8) << 20;
 #endif
 // A shallow program's stack (check/StackSize.h decides): eight share a page table where an
-// 8 MiB stack takes one of its own. Under AddressSanitizer, the default.
+// 8 MiB stack takes one of its own. Under the sanitizers, the default.
 #if defined(SCHEDC_ASAN) || defined(SCHEDC_TSAN)
 constexpr size_t kShallowStackBytes = kFiberStackBytes;
 #else
@@ -89,8 +90,8 @@ private:
   unsigned valgrindStack_ = 0;
   // The resuming side's stack, for AddressSanitizer's switch announcements.
   const void *callerStack_ = nullptr;
-  void *tsanFiber_ = nullptr, *tsanCaller_ = nullptr; // ThreadSanitizer's names of it and its resumer
   size_t callerStackBytes_ = 0;
+  void *tsanFiber_ = nullptr, *tsanCaller_ = nullptr; // ThreadSanitizer's names of it and its resumer
   bool started_ = false;
   bool finished_ = false;
 };

@@ -2,6 +2,8 @@
 // is a missing value, not an unknown option), then its value is parsed by its owner.
 #include "sim/SharedOptions.h"
 
+#include "options/OptionValues.h"
+
 #include <cstdlib>
 #include <sstream>
 
@@ -47,28 +49,26 @@ void parseOverlap(const std::string &value, double &hidden, std::string &error) 
     hidden = share;
 }
 
-// --threads's value: a number of threads, or auto.
-void parseThreads(const std::string &value, unsigned &threads, std::string &error) {
-  char *end = nullptr;
-  unsigned long n = std::strtoul(value.c_str(), &end, 10);
+// --threads's value (or SCHEDC_THREADS's: `from` says which): a number of threads, or auto.
+void parseThreads(const std::string &value, const char *from, unsigned &threads, std::string &error) {
+  uint64_t n = 0;
   if (value == "auto")
     threads = kAutoThreads;
-  else if (!value.empty() && value[0] != '-' && *end == '\0' && n >= 1 && n <= kMaxThreads)
+  else if (parseWholeNumber(value, 1, kMaxThreads, n))
     threads = static_cast<unsigned>(n);
   else
-    error = "--threads takes a number of threads from 1 to " + std::to_string(kMaxThreads) + ", or auto, not `" +
-            value + "`";
+    error = std::string(from) + " takes a number of threads from 1 to " + std::to_string(kMaxThreads) +
+            ", or auto, not `" + value + "`";
 }
 
 } // namespace
 
 std::string defaultThreads(unsigned &threads) {
   threads = kAutoThreads;
-  const char *value = std::getenv("SCHEDC_THREADS");
   std::string error;
-  if (value)
-    parseThreads(value, threads, error);
-  return error.empty() ? error : "SCHEDC_THREADS" + error.substr(error.find(' '));
+  if (const char *value = std::getenv("SCHEDC_THREADS"))
+    parseThreads(value, "SCHEDC_THREADS", threads, error);
+  return error;
 }
 
 std::string readSharedOption(ArgumentList &args, ByteModel &bytes, Limits &limits, SilencedWarnings &silenced,
@@ -76,7 +76,7 @@ std::string readSharedOption(ArgumentList &args, ByteModel &bytes, Limits &limit
   std::string value;
   if (args.current().rfind("--threads", 0) == 0 && args.value("--threads", value)) {
     if (error.empty() && args.error().empty())
-      parseThreads(value, threads, error);
+      parseThreads(value, "--threads", threads, error);
     return "--threads";
   }
   if (args.current().rfind("--overlap", 0) == 0 && args.value("--overlap", value)) {
