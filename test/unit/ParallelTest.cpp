@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <mutex>
+#include <new>
 #include <set>
 #include <thread>
 
@@ -134,6 +135,24 @@ TEST(Parallel, TheStatementLimitCountsEveryThreadsStatements) {
     }
   });
   EXPECT_TRUE(world.diverged()); // the one-thread run stops at the limit
+}
+
+// A parallel run that ran out of memory gave back operator new's reserve; before the run on
+// one thread the reserve is taken again, so that run too stops at its next statement on a
+// failed allocation rather than ending the process (without the renewal, the second call
+// of the handler below ends this test's process: exit 6).
+TEST(Parallel, TheAllocationReserveSpentByTheThreadsIsRenewedForTheRunOnOne) {
+  installOutOfMemoryHandler();
+  std::new_handler giveBack = std::get_new_handler();
+  ASSERT_NE(giveBack, nullptr);
+  giveBack(); // an allocation of the threads' run failed
+  EXPECT_TRUE(Budget::allocationFailed.load());
+  renewOutOfMemoryReserve();
+  EXPECT_FALSE(Budget::allocationFailed.load());
+  giveBack(); // one of the run on one thread fails: there is a reserve to give back again
+  EXPECT_TRUE(Budget::allocationFailed.load());
+  renewOutOfMemoryReserve();
+  EXPECT_FALSE(Budget::allocationFailed.load());
 }
 
 // A set interned for the process is counted by no one: copies made and dropped on several
