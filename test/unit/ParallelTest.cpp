@@ -155,21 +155,24 @@ TEST(Parallel, TheAllocationReserveSpentByTheThreadsIsRenewedForTheRunOnOne) {
   EXPECT_FALSE(Budget::allocationFailed.load());
 }
 
-// A set interned for the process is counted by no one: copies made and dropped on several
-// threads at once leave it as it was.
-TEST(Parallel, InternedSetsAreSharedByThreadsWithoutCounting) {
+// A set interned for the process is one set for every thread, and counted by no one: copies
+// made and dropped on several threads at once leave it as it was.
+TEST(Parallel, InternedSetsAreOneForEveryThreadAndNotCounted) {
   SetPtr single = singleSet(3);
   EXPECT_EQ(single->counting(), IntSet::Counting::Never);
   EXPECT_EQ(emptySet()->counting(), IntSet::Counting::Never);
+  std::vector<const IntSet *> seen(4);
   std::vector<std::thread> threads;
-  for (int t = 0; t < 4; ++t)
-    threads.emplace_back([] {
+  for (size_t t = 0; t < seen.size(); ++t)
+    threads.emplace_back([&seen, t] {
       for (int i = 0; i < 10000; ++i)
-        EXPECT_EQ(singleSet(3)->min(), 3);
+        seen[t] = singleSet(3).get();
     });
   for (std::thread &t : threads)
     t.join();
-  EXPECT_EQ(singleSet(3).get(), single.get());
+  for (const IntSet *s : seen)
+    EXPECT_EQ(s, single.get()); // (a table a thread, as before 04eff1b, gave each its own)
+  EXPECT_EQ(single->holders(), 0u);
 }
 
 } // namespace
