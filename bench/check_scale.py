@@ -67,16 +67,10 @@ cases = [
     ("allreduce", case(os.path.join(here, "allreduce.sched"), ["-D", "ranks=32767"], 1)),
     # The most ranks a schedule may have, each waiting on its own stack (sim/Fiber.cpp).
     ("allreduce", case(os.path.join(here, "allreduce.sched"), ["-D", "ranks=65536"], 1)),
-    # On one thread, against the default: what the lanes gain.
-    ("ddp-1t", case(os.path.join(puzzles, "ddp.sched"), ["-D", "layers=32", "-D", "batches=1024", "--threads=1"], 5)),
-    ("fsdp-1t", case(os.path.join(puzzles, "fsdp.sched"), ["-D", "layers=32", "-D", "batches=1024", "--threads=1"], 5)),
-    ("hybrid-1t", case(os.path.join(root, "stdlib", "hybrid.sched"),
-                       ["-D", "ranks=16384", "-D", "stages=16", "-D", "layers=32", "-D", "batches=16384",
-                        "--threads=1"], 3)),
-    ("megatron-1t", case(os.path.join(root, "stdlib", "megatron.sched"),
-                         ["-D", "ranks=16384", "-D", "stages=16", "-D", "tensors=8", "-D", "layers=128",
-                          "-D", "batches=1024", "--threads=1"], 3)),
 ]
+# On one thread, against the default: what the lanes gain.
+cases += [(name + "-1t", dict(c, params=c["params"] + ["--threads=1"]))
+          for name, c in cases if name in ("ddp", "fsdp", "hybrid", "megatron")]
 if quick:
     cases = [(name, dict(c, runs=1)) for name, c in cases if not name.startswith(("hybrid", "megatron"))]
 
