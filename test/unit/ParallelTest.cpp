@@ -8,6 +8,7 @@
 
 #include <mutex>
 #include <new>
+#include <sched.h>
 #include <set>
 #include <thread>
 
@@ -89,6 +90,30 @@ TEST(Parallel, EachLaneOfConsecutiveRanksRunsOnAThreadOfItsOwn) {
   EXPECT_EQ(threads.size(), 4u);
   for (int64_t r = 0; r < kRanks; ++r)
     EXPECT_EQ(threadOf[r], threadOf[r / 16 * 16]) << "rank " << r;
+}
+
+// A lane's thread is made bound away from its maker's processor (Parallel.cpp's Placement):
+// once it runs it may use every processor the process may, as any thread.
+TEST(Parallel, ALanesThreadMayRunOnEveryProcessorOfTheProcess) {
+  cpu_set_t process;
+  ASSERT_EQ(sched_getaffinity(0, sizeof process, &process), 0);
+  std::mutex lock;
+  std::vector<cpu_set_t> maskOf(kRanks);
+  World world(Model{1, kRanks, kRanks}, arrays(), onThreads(4));
+  world.run([&](Rank &rank) {
+    cpu_set_t mask;
+    CPU_ZERO(&mask);
+    sched_getaffinity(0, sizeof mask, &mask);
+    {
+      std::lock_guard<std::mutex> guard(lock);
+      maskOf[rank.id()] = mask;
+    }
+    ringAndReductions(rank);
+  });
+  ASSERT_FALSE(world.diverged());
+  for (int64_t r = 0; r < kRanks; ++r)
+    EXPECT_TRUE(CPU_EQUAL(&maskOf[r], &process))
+        << "rank " << r << ": " << CPU_COUNT(&maskOf[r]) << " of " << CPU_COUNT(&process) << " processors";
 }
 
 TEST(Parallel, AnErrorMakesTheRunDivergeAndOneThreadReportsIt) {
