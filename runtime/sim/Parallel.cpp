@@ -195,6 +195,8 @@ void World::runLane(Lane &lane) {
     r->queued_.store(false, std::memory_order_release); // a wake from now on queues it again
     runTurn(*r);                                        // (a stack refused: stopAtLimit diverges)
   }
+  if (!cancelled_) // every rank has finished: the lanes tally their ranks side by side
+    tallyEnd(lane);
   currentLane = nullptr;
 }
 

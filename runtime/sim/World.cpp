@@ -51,6 +51,9 @@ World::World(Model model, std::vector<ArrayInfo> arrays, Options options)
   inbox_.resize(static_cast<size_t>(model_.ranks));
   for (int64_t r = 0; r < model_.ranks; ++r) {
     Lane &lane = *lanes_[static_cast<size_t>(r * lanes / model_.ranks)];
+    if (lane.endRank == 0)
+      lane.firstRank = static_cast<size_t>(r);
+    lane.endRank = static_cast<size_t>(r) + 1;
     ranks_.push_back(std::unique_ptr<Rank>(new Rank(*this, r, lane)));
     // A wide run's ranks are its first large allocation: looked at here, a thread that has
     // allocated a large run makes the rest of them in huge pages, not in 4 KiB pages that each
@@ -102,8 +105,12 @@ void World::run(const std::function<void(Rank &)> &body) {
     return;
   for (auto &r : ranks_)
     r->settleRecomputedBytes();
-  if (completed_)
-    checkEnd();
+  if (!completed_)
+    return;
+  EndTally &tally = lanes_[0]->end;
+  for (size_t i = 1; i < lanes_.size(); ++i)
+    tally.add(std::move(lanes_[i]->end));
+  checkEnd(tally);
 }
 
 void World::runOnOneThread() {
@@ -134,6 +141,8 @@ void World::runOnOneThread() {
         runnable.push_back(r.get());
       }
   }
+  if (!cancelled_)
+    tallyEnd(*lanes_[0]);
 }
 
 void World::runTurn(Rank &r) {
@@ -352,7 +361,52 @@ void World::reportDeadlock() {
 
 // ---- End of the run ----------------------------------------------------------------------------
 
-void World::checkEnd() {
+void World::tallyEnd(Lane &lane) {
+  EndTally &tally = lane.end;
+  tally = EndTally(static_cast<size_t>(model_.layers));
+  // Activations and gradients still held (weights and optimizer states are the model), by the
+  // statement that stored them. A statement stores many values in a row: the last site's
+  // leftover is looked up once.
+  EndTally::Leftover *last = nullptr;
+  Sites::Id lastSite = 0;
+  Kind lastKind = Kind::Activation;
+  auto note = [&](int64_t rank, const Storage::Held &h) {
+    Kind k = h.value->kind;
+    if (h.value->poisoned) // an error was reported for it
+      return;
+    if (!last || h.storedAt != lastSite || k != lastKind) {
+      const SourceLoc &at = site(h.storedAt).begin;
+      last = &tally.leftover({at.file, at.line, at.col, int(k)}, k);
+      lastSite = h.storedAt, lastKind = k;
+    }
+    if (!last->mayName(rank)) {
+      ++last->count;
+      return;
+    }
+    const StorageKey stored = h.key();
+    last->note({rank, stored.array, stored.index});
+  };
+  // The updated weights held at the end (checkFinalModel).
+  auto noteWeight = [&](const Storage::Held &h) {
+    const Value &v = *h.value;
+    if (v.step < 1 || v.layer < 0 || v.layer >= model_.layers)
+      return;
+    if (v.poisoned) {
+      tally.finals[v.layer].failed = true;
+      return;
+    }
+    tally.forged |= v.forged;
+    tally.finals[v.layer].note(v);
+  };
+  for (size_t i = lane.firstRank; i < lane.endRank; ++i) {
+    Rank &r = *ranks_[i];
+    for (Kind k : {Kind::Activation, Kind::ActGrad, Kind::WeightGrad})
+      r.storage_.forEachOf(k, [&](const Storage::Held &h) { note(r.id_, h); });
+    r.storage_.forEachOf(Kind::Weight, noteWeight);
+  }
+}
+
+void World::checkEnd(const EndTally &tally) {
   // Messages nobody received.
   for (int64_t to = 0; to < model_.ranks; ++to)
     for (const auto &[route, queue] : inbox_[to])
@@ -362,101 +416,33 @@ void World::checkEnd() {
                    withTag(route.second) +
                    " is never received (receive it, or pass --no-warn=unreceived if it is meant)",
                route.first);
-  // Activations and gradients still held (weights and optimizer states are the model),
-  // by the statement that stored them; each warning names the first four slots in order
-  // of rank, then index.
-  struct Slot {
-    int64_t rank;
-    uint32_t array;
-    SlotIndex index;
-    bool operator<(const Slot &o) const { return std::tie(rank, index) < std::tie(o.rank, o.index); }
-  };
-  struct Leftover {
-    Kind kind;
-    std::vector<Slot> first; // the four smallest, sorted
-    size_t count = 0;
-  };
-  std::map<std::tuple<uint32_t, uint32_t, uint32_t, int>, Leftover> leftovers;
-  std::vector<std::tuple<uint32_t, uint32_t, uint32_t, int>> order;
-  // A statement stores many values in a row: the last site's group is looked up once.
-  Leftover *last = nullptr;
-  Sites::Id lastSite = 0;
-  Kind lastKind = Kind::Activation;
-  auto note = [&](int64_t rank, const Storage::Held &h) {
-    Kind k = h.value->kind;
-    if (h.value->poisoned) // an error was reported for it
-      return;
-    if (!last || h.storedAt != lastSite || k != lastKind) {
-      const SourceLoc &at = site(h.storedAt).begin;
-      auto key = std::make_tuple(at.file, at.line, at.col, int(k));
-      auto [it, inserted] = leftovers.emplace(key, Leftover{k, {}});
-      if (inserted)
-        order.push_back(key);
-      last = &it->second, lastSite = h.storedAt, lastKind = k;
-    }
-    ++last->count;
-    std::vector<Slot> &first = last->first;
-    if (first.size() == 4 && first.back().rank < rank) // ranks come in order: not among the first
-      return;
-    const StorageKey stored = h.key();
-    Slot slot{rank, stored.array, stored.index};
-    if (first.size() < 4 || slot < first.back()) {
-      first.insert(std::upper_bound(first.begin(), first.end(), slot), std::move(slot));
-      if (first.size() > 4)
-        first.pop_back();
-    }
-  };
-  for (auto &r : ranks_)
-    for (Kind k : {Kind::Activation, Kind::ActGrad, Kind::WeightGrad}) // weights and optimizer states are the model
-      r->storage_.forEachOf(k, [&](const Storage::Held &h) { note(r->id_, h); });
-  for (const auto &key : order) {
-    const Leftover &l = leftovers[key];
+  // Each warning names the first four slots in order of rank, then index.
+  for (const auto &statement : tally.order) {
+    const EndTally::Leftover &l = tally.leftovers.at(statement);
     std::string list;
     for (size_t i = 0; i < l.first.size(); ++i) {
-      const Slot &slot = l.first[i];
+      const EndTally::Slot &slot = l.first[i];
       list += (i ? ", " : "") + ranks_[static_cast<size_t>(slot.rank)]->slotName(slot.array, slot.index) + " on rank " +
               std::to_string(slot.rank);
     }
-    if (l.count > 4)
-      list += " and " + std::to_string(l.count - 4) + " more";
-    SourceRange at{{std::get<0>(key), std::get<1>(key), std::get<2>(key)}};
+    if (l.count > EndTally::kSlotsNamed)
+      list += " and " + std::to_string(l.count - EndTally::kSlotsNamed) + " more";
+    SourceRange at{{std::get<0>(statement), std::get<1>(statement), std::get<2>(statement)}};
     record(Severity::Warning, at, "leftover",
            std::string(kindPlural(l.kind)) + " stored here are still held at the end of the step: " + list +
                " (`free` them once the step no longer needs them, or pass --no-warn=leftover if they are meant "
                "to stay)",
            -1);
   }
-  checkFinalModel();
+  checkFinalModel(tally);
 }
 
 // Every layer must end up updated exactly once on every shard: the updated weights held at
 // the end, over all ranks, must cover each layer completely.
-void World::checkFinalModel() {
-  struct Final {
-    int64_t total = 0;
-    std::vector<int64_t> shards; // of every rank's pieces, in any order (an IntSet once all are in)
-    bool inconsistent = false;
-    bool failed = false; // an update of the layer failed: that error is the report
-  };
-  std::vector<Final> finals(static_cast<size_t>(model_.layers));
-  for (auto &r : ranks_)
-    r->storage_.forEachOf(Kind::Weight, [&](const Storage::Held &h) {
-      const Value &v = *h.value;
-      if (v.step < 1 || v.layer < 0 || v.layer >= model_.layers)
-        return;
-      if (v.poisoned) {
-        finals[v.layer].failed = true;
-        return;
-      }
-      forged_ |= v.forged;
-      Final &f = finals[v.layer];
-      if (f.total && f.total != v.total)
-        f.inconsistent = true;
-      f.total = v.total;
-      f.shards.insert(f.shards.end(), v.shards->elements().begin(), v.shards->elements().end());
-    });
+void World::checkFinalModel(const EndTally &tally) {
+  forged_ |= tally.forged;
   for (int64_t l = 0; l < model_.layers; ++l) {
-    const Final &f = finals[l];
+    const EndTally::Final &f = tally.finals[l];
     if (f.failed)
       continue;
     IntSet shards(f.shards); // sorted once: uniting piece by piece was quadratic in the ranks

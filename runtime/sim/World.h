@@ -19,6 +19,7 @@
 #include "sim/Budget.h"
 #include "sim/Bytes.h"
 #include "sim/DenseWindow.h"
+#include "sim/EndTally.h"
 #include "sim/Fiber.h"
 #include "sim/Pair.h"
 #include "sim/Recompute.h"
@@ -553,8 +554,13 @@ private:
   // Runs `r` until it waits or ends: starts it (or stops the run where its stack is refused),
   // and lets its stack go once it has ended.
   void runTurn(Rank &r);
-  void checkEnd();
-  void checkFinalModel();
+  // Tallies what the end-of-step checks look for in `lane`'s ranks (its own thread's, once
+  // every rank has finished a run that was not cancelled), into Lane::end.
+  void tallyEnd(Lane &lane);
+  // The end-of-step checks: messages never received, and from the lanes' tallies added up,
+  // values still held and the final model.
+  void checkEnd(const EndTally &tally);
+  void checkFinalModel(const EndTally &tally);
   // The group of `members`, made at its first call: looked for in `lane`'s recent groups first.
   Group &groupFor(Lane &lane, const SetPtr &members);
   static void combine(Collective &c, const IntSet &members, Rank &reporter, SourceRange at);
@@ -633,8 +639,9 @@ struct Lane {
       : index(index), sites(index << Sites::kLaneShift, lanes > 1 ? Sites::Id{1} << Sites::kLaneShift : ~Sites::Id{0}),
         budget(limits) {}
   uint32_t index;
-  SlotDirectory names; // of its ranks' storage slots (Storage.h)
-  Sites sites;         // ids carry the lane (World::site)
+  size_t firstRank = 0, endRank = 0; // its ranks, consecutive
+  SlotDirectory names;               // of its ranks' storage slots (Storage.h)
+  Sites sites;                       // ids carry the lane (World::site)
   Budget budget;
   std::array<World::Group *, World::kRecentGroups> recentGroups{};
   std::deque<Rank *> runnable;                  // its ranks to run, its own thread's
@@ -644,6 +651,7 @@ struct Lane {
   std::vector<Rank *> woken; // woken by other lanes' ranks
   std::atomic<bool> anyWoken{false};
   bool idle = false; // under `lock`: waits with nothing to run (World::busyLanes_ counts it out)
+  EndTally end;      // what the end-of-step checks find in its ranks (World::tallyEnd)
 };
 
 // Inline: both run for every statement of every rank.
