@@ -57,6 +57,14 @@ std::vector<std::vector<int64_t>> World::collectiveGroups() const {
 
 namespace {
 
+// How many members ahead combine asks for their values' memory (see there).
+constexpr size_t kAhead = 8;
+
+void prefetchElements(const SetPtr &s) {
+  if (s)
+    __builtin_prefetch(s->elements().data());
+}
+
 std::string groupName(const IntSet &members, int64_t ranks) {
   return static_cast<int64_t>(members.size()) == ranks ? "all ranks" : "ranks " + members.str();
 }
@@ -105,13 +113,23 @@ std::string Rank::waiting() const {
 
 // Computes the result of a complete collective, reporting problems that only the whole
 // group shows (different shards, micro-batches summed twice).
+//
+// The members' values live with their ranks, those of other lanes in another processor's
+// cache: each loop over them asks for the values, then their sets, a few members ahead
+// (an all-reduce over ddp 1024 x 32's 1024 ranks: 40 -> 21 us a call, on two threads).
 void World::combine(Collective &c, const IntSet &members, Rank &reporter, SourceRange at) {
   size_t n = c.inputs.size();
   bool poisoned = c.mismatched;
   bool forged = false;
-  for (const ValuePtr &v : c.inputs) {
-    poisoned |= v->poisoned;
-    forged |= v->forged;
+  for (size_t i = 0; i < n; ++i) {
+    if (i + 2 * kAhead < n)
+      __builtin_prefetch(c.inputs[i + 2 * kAhead].get());
+    if (i + kAhead < n) {
+      __builtin_prefetch(c.inputs[i + kAhead]->batches.get());
+      __builtin_prefetch(c.inputs[i + kAhead]->shards.get());
+    }
+    poisoned |= c.inputs[i]->poisoned;
+    forged |= c.inputs[i]->forged;
   }
   const Value &first = *c.inputs[0];
   // Reports `message()`, out of line: the words are put together only for a failure.
@@ -145,6 +163,9 @@ void World::combine(Collective &c, const IntSet &members, Rank &reporter, Source
   std::vector<size_t> starts; // where each member's elements begin in `all` (for messages)
   for (size_t i = 0; i < n && !poisoned; ++i) {
     const Value &v = *c.inputs[i];
+    if (i + kAhead < n)
+      prefetchElements(c.kind == CollectiveKind::AllGather ? c.inputs[i + kAhead]->shards
+                                                           : c.inputs[i + kAhead]->batches);
     starts.push_back(all.size());
     auto who = [&] { return "rank " + std::to_string(members.elements()[i]); };
     if (c.kind == CollectiveKind::AllGather) {
