@@ -19,6 +19,7 @@
 #include "sim/World.h"
 
 #include <algorithm>
+#include <chrono>
 #include <latch>
 #include <pthread.h>
 #include <sched.h>
@@ -68,6 +69,29 @@ void startElsewhere(std::thread &thread, const Placement &place) {
 void takeEveryProcessor(const Placement &place) {
   if (place.away)
     sched_setaffinity(0, sizeof place.allowed, &place.allowed);
+}
+
+// A lane with nothing to run watches for ranks handed to it this long before it sleeps.
+// A sleeping lane costs the lane that wakes it a system call (futex) and itself the time the
+// system takes to run it again; ddp 1024 x 32's lanes wait 20-30 times a run, mostly for
+// the other lane to complete an all-reduce (0.1-0.2 ms). Measured against sleeping at once
+// (alternated, 31-41 runs): watching 60 us 1.00 of the time, 200 us 0.966-0.975, 1 ms
+// 0.969, with 0-5% more CPU time; at 200 us fsdp 1024 x 32 0.95 and gpipe on 128 stages
+// 0.97. A hand-over to a lane that sleeps took 15 us, to one that watches 2-3.
+constexpr std::chrono::microseconds kWatchBeforeSleeping{200};
+
+// Until something is handed to `lane` or the run is over, at most kWatchBeforeSleeping.
+void watch(const Lane &lane, const std::atomic<bool> &quiet) {
+  auto until = std::chrono::steady_clock::now() + kWatchBeforeSleeping;
+  for (;;) {
+    for (int i = 0; i < 32; ++i) {
+      if (lane.anyWoken.load(std::memory_order_acquire) || quiet.load(std::memory_order_acquire))
+        return;
+      pauseProcessor();
+    }
+    if (std::chrono::steady_clock::now() >= until)
+      return;
+  }
 }
 
 } // namespace
@@ -160,6 +184,7 @@ void World::settleLanes() {
 // is nothing to run, the lane goes idle and waits; false once the run is over.
 bool World::refill(Lane &lane) {
   std::unique_lock<std::mutex> lock(lane.lock);
+  bool watched = false;
   for (;;) {
     for (Rank *r : lane.woken)
       lane.runnable.push_front(r);
@@ -170,6 +195,13 @@ bool World::refill(Lane &lane) {
     if (quiet_)
       return false;
     if (lane.idle) {
+      if (!watched) { // counted idle meanwhile: where every lane is, the last settles the run
+        watched = true;
+        lock.unlock();
+        watch(lane, quiet_);
+        lock.lock();
+        continue;
+      }
       lane.wakeUp.wait(lock);
       continue;
     }
