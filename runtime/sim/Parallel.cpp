@@ -77,7 +77,9 @@ void takeEveryProcessor(const Placement &place) {
 // the other lane to complete an all-reduce (0.1-0.2 ms). Measured against sleeping at once
 // (alternated, 31-41 runs): watching 60 us 1.00 of the time, 200 us 0.966-0.975, 1 ms
 // 0.969, with 0-5% more CPU time; at 200 us fsdp 1024 x 32 0.95 and gpipe on 128 stages
-// 0.97. A hand-over to a lane that sleeps took 15 us, to one that watches 2-3.
+// 0.97. A hand-over to a lane that sleeps took 15 us, to one that watches 2-3. With more
+// lanes than processors a watching lane would keep a working one off its processor: they
+// sleep at once.
 constexpr std::chrono::microseconds kWatchBeforeSleeping{200};
 
 // Until something is handed to `lane` or the run is over, at most kWatchBeforeSleeping.
@@ -195,7 +197,7 @@ bool World::refill(Lane &lane) {
     if (quiet_)
       return false;
     if (lane.idle) {
-      if (!watched) { // counted idle meanwhile: where every lane is, the last settles the run
+      if (!watched && watchIdle_) { // counted idle meanwhile: where every lane is, the last settles the run
         watched = true;
         lock.unlock();
         watch(lane, quiet_);
@@ -234,6 +236,7 @@ void World::runLane(Lane &lane) {
 
 void World::runInParallel() {
   parallel_ = true;
+  watchIdle_ = lanes_.size() <= processors();
   busyLanes_ = static_cast<int>(lanes_.size());
   for (auto &lane : lanes_)
     for (Rank *r : lane->runnable)

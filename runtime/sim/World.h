@@ -619,7 +619,8 @@ private:
                      : std::unique_lock<std::mutex>();
   }
   bool stoppedAtLimit_ = false;
-  bool parallel_ = false; // the ranks run on several threads now
+  bool parallel_ = false;  // the ranks run on several threads now
+  bool watchIdle_ = false; // a parallel run's idle lanes watch before they sleep (as many lanes as processors at most)
   std::atomic<bool> diverged_{false};
   std::atomic<bool> cancelled_{false};
   std::atomic<uint64_t> steps_{0}; // a parallel run's statements, over its lanes (Budget::share)
