@@ -134,6 +134,11 @@ static_assert(largest(kParamCount) <= kMaxParams && largest(kResultCount) <= kMa
 
 } // namespace
 
+// The tables, for the inline lookups (Operations.h); constinit: set before any code runs,
+// so other files' static initializers may look them up.
+constinit const std::array<EventInfo, kEventKinds> kEventInfos = std::to_array(kEvents);
+constinit const std::array<OpInfo, kOpKinds> kOpInfos = kOps;
+
 const char *valueKindName(ValueKind k) {
   return kKindNames[static_cast<size_t>(k)];
 }
@@ -146,14 +151,6 @@ std::optional<ValueKind> valueKindOf(SigType t) {
   if (t < SigType::Weight || t >= SigType::Value)
     return std::nullopt;
   return static_cast<ValueKind>(static_cast<int>(t) - static_cast<int>(SigType::Weight));
-}
-
-const EventInfo &eventInfo(EventKind k) {
-  return kEvents[static_cast<size_t>(k)];
-}
-
-const OpInfo &opInfo(OpKind k) {
-  return kOps[static_cast<size_t>(k)];
 }
 
 std::optional<OpKind> findOperation(std::string_view name) {

@@ -5,6 +5,7 @@
 // operand by its position.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -46,7 +47,12 @@ struct EventInfo {
   int shade;
   const char *legend; // its legend label: "/label" joins an earlier entry, "?" only when present
 };
-const EventInfo &eventInfo(EventKind k);
+// Each event kind's, in EventKind order (Operations.cpp): read inline, on the simulator's
+// every event.
+extern const std::array<EventInfo, kEventKinds> kEventInfos;
+inline const EventInfo &eventInfo(EventKind k) {
+  return kEventInfos[static_cast<size_t>(k)];
+}
 inline const char *eventName(EventKind k) {
   return eventInfo(k).name;
 }
@@ -104,7 +110,11 @@ struct OpInfo {
 constexpr size_t kMaxParams = 5;
 constexpr size_t kMaxResults = 2;
 
-const OpInfo &opInfo(OpKind k);
+// Each operation's, in OpKind order (Operations.cpp): read inline, as eventInfo.
+extern const std::array<OpInfo, kOpKinds> kOpInfos;
+inline const OpInfo &opInfo(OpKind k) {
+  return kOpInfos[static_cast<size_t>(k)];
+}
 inline const char *opName(OpKind k) {
   return opInfo(k).name;
 }
