@@ -5,8 +5,7 @@
 
 namespace schedc::sim {
 
-void EndTally::Leftover::note(Slot slot) {
-  ++count;
+void EndTally::Leftover::keep(Slot slot) {
   if (first.size() < kSlotsNamed || slot < first.back()) {
     first.insert(std::upper_bound(first.begin(), first.end(), slot), std::move(slot));
     if (first.size() > kSlotsNamed)

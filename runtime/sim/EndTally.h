@@ -29,9 +29,19 @@ struct EndTally {
     Kind kind;
     std::vector<Slot> first; // the kSlotsNamed smallest, sorted
     size_t count = 0;
-    // Whether a slot of `rank` can be among the first (ranks are tallied in order).
-    bool mayName(int64_t rank) const { return first.size() < kSlotsNamed || first.back().rank >= rank; }
-    void note(Slot slot);
+    // Counts a slot of `rank` still held (ranks are tallied in order). Its name, `keyOf()`
+    // (a StorageKey, built on demand: Storage::Held::key), is asked for only where it may be
+    // among the first.
+    template <class KeyOf> void note(int64_t rank, KeyOf &&keyOf) {
+      ++count;
+      if (first.size() == kSlotsNamed && first.back().rank < rank)
+        return;
+      const StorageKey key = keyOf();
+      keep({rank, key.array, key.index});
+    }
+
+  private:
+    void keep(Slot slot); // among the first, if it is
   };
   using Statement = std::tuple<uint32_t, uint32_t, uint32_t, int>; // file, line, column, kind
   // One layer's updated weights held at the end, over the ranks tallied.

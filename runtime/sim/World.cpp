@@ -379,12 +379,7 @@ void World::tallyEnd(Lane &lane) {
       last = &tally.leftover({at.file, at.line, at.col, int(k)}, k);
       lastSite = h.storedAt, lastKind = k;
     }
-    if (!last->mayName(rank)) {
-      ++last->count;
-      return;
-    }
-    const StorageKey stored = h.key();
-    last->note({rank, stored.array, stored.index});
+    last->note(rank, [&h] { return h.key(); });
   };
   // The updated weights held at the end (checkFinalModel).
   auto noteWeight = [&](const Storage::Held &h) {

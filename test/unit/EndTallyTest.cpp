@@ -42,10 +42,7 @@ void tally(EndTally &t, const std::vector<RankEnd> &all, size_t from, size_t to)
   for (size_t r = from; r < to; ++r) {
     for (const auto &[statement, index] : all[r].held) {
       EndTally::Leftover &l = t.leftover(statement, static_cast<Kind>(std::get<3>(statement)));
-      if (!l.mayName(static_cast<int64_t>(r)))
-        ++l.count;
-      else
-        l.note({static_cast<int64_t>(r), 0, SlotIndex{index}});
+      l.note(static_cast<int64_t>(r), [index] { return StorageKey(0, SlotIndex{index}); });
     }
     for (const auto &[layer, total, shard] : all[r].weights) {
       Value w;
