@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <mutex>
 #include <new>
 #include <sched.h>
@@ -146,6 +147,38 @@ TEST(Parallel, ADeadlockMakesTheRunDivergeAndEveryRankUnwinds) {
     ++unwound;
   });
   EXPECT_TRUE(world.diverged());
+  EXPECT_EQ(unwound, kRanks);
+}
+
+// With no more lanes than processors an idle lane watches for work before it sleeps
+// (Parallel.cpp's watch; the tests above take 3 and 4 lanes, more than a 2-processor
+// machine's): a run still ends, with one thread's figures — here rank 0 keeps the others
+// waiting longer than a lane watches, so the other lane goes to sleep and must be woken —
+// and a deadlock still settles, every rank unwound, while a lane watches.
+TEST(Parallel, LanesThatWatchBeforeSleepingEndTheRunAndSettleADeadlock) {
+  const unsigned lanes = std::min(2u, processors());
+  auto late = [](Rank &rank) {
+    if (rank.id() == 0)
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    ringAndReductions(rank);
+  };
+  World one(Model{1, kRanks, kRanks}, arrays(), onThreads(1));
+  one.run(late);
+  World two(Model{1, kRanks, kRanks}, arrays(), onThreads(lanes));
+  two.run(late);
+  ASSERT_FALSE(two.diverged());
+  EXPECT_EQ(one.report().makespan.str(), two.report().makespan.str());
+  EXPECT_EQ(one.report().events, two.report().events);
+
+  int64_t unwound = 0;
+  std::mutex lock;
+  World stuck(Model{1, kRanks, kRanks}, arrays(), onThreads(lanes));
+  stuck.run([&](Rank &rank) {
+    rank.recv(SourceRange{}, (rank.id() + 1) % kRanks);
+    std::lock_guard<std::mutex> guard(lock);
+    ++unwound;
+  });
+  EXPECT_EQ(stuck.diverged(), lanes > 1);
   EXPECT_EQ(unwound, kRanks);
 }
 
