@@ -562,7 +562,10 @@ ValuePtr Rank::recv(SourceRange at, int64_t from, int64_t tag) {
     return false;
   };
   if (!waitUntil(ready, Wait{.at = at, .peer = from, .tag = tag})) {
-    lock = world_.lockInbox(id_);
+    // Cancelled: `ready` may have found the message (and kept the lock) or not (and let it
+    // go). Taking it again while held would wait on this very thread forever.
+    if (world_.parallel_ && !lock.owns_lock())
+      lock.lock();
     awaiting_ = {-1, 0};
     return poison(Kind::Activation);
   }

@@ -1,6 +1,7 @@
 # lit configuration of schedc's FileCheck suites. Each folder holds the tests of one phase
 # (parse, sema, driver, limits, examples). Substitutions:
-#   %schedc        the compiler under test
+#   %schedc        the compiler under test (in lit_threads, thread_matrix.py running it)
+#   %schedc_exe    its executable, always (to copy it, run ldd on it, pass it to a script)
 #   %expect_exit N CMD...   runs CMD and fails unless it exits with status N
 #   %examples      the examples/ folder;  %stdlib  the stdlib/ folder
 #   %python        the Python interpreter (to generate large inputs)
@@ -25,11 +26,20 @@ config.excludes = ["Inputs"]
 config.environment["PATH"] = os.pathsep.join(
     [config.schedc_bin, config.llvm_tools_dir, config.environment.get("PATH", os.environ.get("PATH", ""))])
 config.environment["SCHEDC_STDLIB"] = os.path.join(config.schedc_src, "stdlib")
-# The default of --threads (ctest lit_threads runs the suite with several on every run).
+# The default of --threads, where the environment sets it.
 if os.environ.get("SCHEDC_THREADS"):
     config.environment["SCHEDC_THREADS"] = os.environ["SCHEDC_THREADS"]
 
-config.substitutions.append(("%schedc", os.path.join(config.schedc_bin, "schedc")))
+# ctest's lit_threads (`--param thread_matrix=8,1,2`): every schedc runs on the first count
+# of threads, and one that fails runs again on each other count and must report the same
+# (thread_matrix.py).
+schedc = os.path.join(config.schedc_bin, "schedc")
+config.substitutions.append(("%schedc_exe", schedc))  # the executable itself, always (ldd)
+if lit_config.params.get("thread_matrix"):
+    config.environment["SCHEDC_THREADS"] = lit_config.params["thread_matrix"].split(",")[0]
+    schedc = " ".join([config.python, os.path.join(config.test_source_root, "thread_matrix.py"),
+                       lit_config.params["thread_matrix"], schedc])
+config.substitutions.append(("%schedc", schedc))
 config.substitutions.append(("%expect_exit", config.python + " " + os.path.join(config.test_source_root, "expect_exit.py")))
 config.substitutions.append(("%examples", os.path.join(config.schedc_src, "examples")))
 config.substitutions.append(("%stdlib", os.path.join(config.schedc_src, "stdlib")))
