@@ -1,10 +1,13 @@
 // Budget implementation: the step count every statement, the clock every 256, resident
-// memory (/proc/self/statm) at most every 10 ms of run time, and the allocation reserve.
+// memory (/proc/self/statm) every 10 ms of run time and whenever the thread has allocated
+// another 1/128 of the limit, and the allocation reserve.
 #include "sim/Budget.h"
 
 #include "diagnostics/Diagnostics.h"
+#include "memory/ThreadAllocation.h"
 #include "options/OptionValues.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
@@ -51,13 +54,13 @@ const char *const kLimitsHelp =
     "  --max-steps=N        give up after N executed statements (default 1000000000)\n"
     "  --time-limit=SECONDS give up after this much wall-clock time (default 600; 0: none)\n"
     "  --memory-limit=MiB   give up when the process holds more memory than this (default:\n"
-    "                       3/4 of the machine's memory; 0: none)\n";
+    "                       3/8 of the machine's memory; 0: none)\n";
 
 Limits defaultLimits() {
   Limits l;
   long pages = sysconf(_SC_PHYS_PAGES), pageSize = sysconf(_SC_PAGESIZE);
   if (pages > 0 && pageSize > 0)
-    l.maxMemoryMiB = static_cast<uint64_t>(pages) * static_cast<uint64_t>(pageSize) / 4 * 3 >> 20;
+    l.maxMemoryMiB = static_cast<uint64_t>(pages) * static_cast<uint64_t>(pageSize) / 8 * 3 >> 20;
   return l;
 }
 
@@ -83,8 +86,12 @@ void parseLimitOption(const std::string &flag, const std::string &value, Limits 
   }
 }
 
+namespace {
+const uint64_t kAlwaysPast = UINT64_MAX;
+}
+
 Budget::Budget(const Limits &limits)
-    : limits_(limits), start_(std::chrono::steady_clock::now()), lastMemoryCheck_(start_) {}
+    : limits_(limits), allocated_(&kAlwaysPast), start_(std::chrono::steady_clock::now()), lastMemoryCheck_(start_) {}
 
 std::string Budget::checkLimits() {
   uint64_t steps = steps_;
@@ -103,7 +110,13 @@ std::string Budget::checkLimits() {
   if (limits_.maxSeconds > 0 && seconds > limits_.maxSeconds)
     return "the run takes more than " + std::to_string(static_cast<uint64_t>(limits_.maxSeconds)) +
            " seconds; stopping (--time-limit=SECONDS raises the limit, 0 removes it)";
-  if (limits_.maxMemoryMiB > 0 && now - lastMemoryCheck_ >= std::chrono::milliseconds(10)) {
+  bool allocatedSlice = *allocated_ >= nextMemoryLook_;
+  if (allocated_ == &kAlwaysPast) // the first look, on the thread that runs this budget
+    allocated_ = memory::threadAllocatedBytes();
+  if (limits_.maxMemoryMiB == 0) {
+    nextMemoryLook_ = UINT64_MAX;
+  } else if (allocatedSlice || now - lastMemoryCheck_ >= std::chrono::milliseconds(10)) {
+    nextMemoryLook_ = *allocated_ + std::max<uint64_t>((limits_.maxMemoryMiB << 20) / kMemorySlices, 1);
     lastMemoryCheck_ = now;
     uint64_t mib = residentBytes() >> 20;
     if (mib > limits_.maxMemoryMiB)

@@ -1,7 +1,9 @@
 // Budget — the resource limits of one simulated run, checked as it goes, so that no schedule
 // (a loop bound of a billion, a million layers, tens of thousands of ranks) can make schedc
 // run or grow without end: statements executed (--max-steps), wall-clock seconds
-// (--time-limit) and the process's resident memory (--memory-limit). A run that reaches one
+// (--time-limit) and the process's resident memory (--memory-limit: looked at whenever the
+// running thread has allocated another 1/128 of it, so a run stops within a few percent of
+// it however fast it grows). A run that reaches one
 // stops with an error naming the limit and the option that raises it, and the command exits
 // with kExitLimit. The same options are read by `schedc check/draw/run/compare` and by
 // compiled programs (parseLimitOption), so both stop alike.
@@ -29,7 +31,8 @@ struct Limits {
   uint64_t maxMemoryMiB = 0; // resident memory of the process; 0: none (see defaultLimits)
 };
 
-// The defaults: 1 000 000 000 statements, 600 s, and 3/4 of the machine's physical memory.
+// The defaults: 1 000 000 000 statements, 600 s, and 3/8 of the machine's physical memory, so
+// that two runs side by side (held within a few percent of their limit) leave a quarter of it.
 Limits defaultLimits();
 
 // If `arg` is a limit's option (`--max-steps`, `--time-limit`, `--memory-limit`), that flag.
@@ -46,7 +49,8 @@ public:
   // false, and exceeded() is the error that stops it (which limit, and how to raise it).
   bool charge() {
     ++steps_;
-    if (steps_ <= limits_.maxSteps && (steps_ & (kCheckEvery - 1)) != 0 && !memoryExhausted()) [[likely]]
+    if (steps_ <= limits_.maxSteps && (steps_ & (kCheckEvery - 1)) != 0 && !memoryExhausted() &&
+        *allocated_ < nextMemoryLook_) [[likely]]
       return true;
     return withinLimits();
   }
@@ -72,6 +76,13 @@ private:
 
   Limits limits_;
   uint64_t steps_ = 0;
+  // The bytes this budget's thread has allocated (memory/ThreadAllocation.h), and the count at
+  // which it next looks at the process's memory: each time the thread has allocated another
+  // 1/kMemorySlices of --memory-limit, besides every 10 ms. Until the first look (on the
+  // thread that runs the budget, at its first statement) a count that is always past it.
+  static constexpr uint64_t kMemorySlices = 128;
+  const uint64_t *allocated_;
+  uint64_t nextMemoryLook_ = 0;
   std::atomic<uint64_t> *shared_ = nullptr;
   uint64_t sharedSteps_ = 0; // steps_ when last added to *shared_
   std::string exceeded_;
