@@ -285,7 +285,9 @@ public:
   // `require(cond, "message")`: where it does not hold, the run stops with the message
   // (naming this rank unless the condition is the same on every rank).
   void require(SourceRange at, bool holds, bool sameOnEveryRank, const std::string &message);
-  // True once the run is being abandoned: every call returns at once, the caller unwinds.
+  // True once the run is being abandoned, or this rank has met an error a second time (a
+  // loop's next iteration: error() stops it there): every call returns at once, the caller
+  // unwinds.
   bool cancelled() const;
   // Counts one executed statement; false (after a fatal error) once a resource limit is
   // reached (Options::limits) or the run is being abandoned.
@@ -395,6 +397,7 @@ private:
   NearMap<Updated> updated_;
   bool blocked_ = false;
   bool finished_ = false;
+  bool stopped_ = false; // stopped at an error met again (error()): what follows is its echo
   // The message (source, tag) a receive waits for ({-1, 0}: none; a parallel run's under
   // its inbox's lock), and, a parallel run's (sim/Parallel.cpp), queued to run (or running
   // and woken again).
@@ -509,8 +512,9 @@ private:
   // The nodes `g`'s members are on, counted once per group (1 for a model without nodes).
   int32_t nodesOf(Group &g) const;
 
-  // Records a diagnostic; one per (code, location), later ranks noted on the first.
-  void record(Severity s, SourceRange at, const char *code, std::string message, int64_t rank,
+  // Records a diagnostic; one per (code, location), later ranks noted on the first. True where
+  // `rank` has recorded this one before (a loop meets it again).
+  bool record(Severity s, SourceRange at, const char *code, std::string message, int64_t rank,
               std::vector<Diagnostic> notes = {});
   // Makes a blocked rank runnable, ahead of every other runnable rank: a rank woken by a
   // completed collective or a message runs while what it shares with its waker is in cache.
@@ -629,6 +633,7 @@ private:
   bool completed_ = false;
   bool forged_ = false;
   unsigned errors_ = 0;
+  int64_t stoppedRanks_ = 0; // ranks stopped at an error (Rank::stopped_; one thread's run)
 };
 
 // A thread's share of a run: its ranks' names for storage slots and sites, its budget and
@@ -657,7 +662,7 @@ struct Lane {
 
 // Inline: both run for every statement of every rank.
 inline bool Rank::cancelled() const {
-  return world_.cancelled_.load(std::memory_order_relaxed);
+  return stopped_ || world_.cancelled_.load(std::memory_order_relaxed);
 }
 
 inline bool Rank::step(SourceRange at) {

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """same_on_threads.py STATUS OUT CMD... — runs CMD with --threads=1, 2 and 8 (each within 60 s)
 and fails unless the three exit with STATUS and print the same standard output and error,
-byte for byte; writes the one-thread run's output (both streams) to OUT. threads.test runs the faults that used to hang the lanes with it."""
+byte for byte; writes the one-thread run's standard error, then its output, to OUT. threads.test runs the faults that used to hang the lanes with it."""
 import subprocess
 import sys
 
@@ -20,4 +20,4 @@ for threads in ("2", "8"):
         sys.exit(f"same_on_threads: --threads={threads} reports otherwise than --threads=1 "
                  f"(status {runs[threads][0]} against {runs['1'][0]}): {' '.join(command)}")
 with open(out, "wb") as f:
-    f.write(runs["1"][1] + runs["1"][2])
+    f.write(runs["1"][2] + runs["1"][1])
