@@ -6,6 +6,7 @@
 // the threaded driver, alternated: fsdp 1024 x 32 and gpipe 64 x 256 each took 0.93 of the
 // time).
 #include "diagnostics/Diagnostics.h"
+#include "diagnostics/StandardOutput.h"
 #include "driver/Driver.h"
 #include "sim/Budget.h"
 #include "sim/Fiber.h"
@@ -42,6 +43,7 @@ constexpr size_t kDriverStackBytes = size_t(512) << 20;
 
 int driverMain(int argc, char **argv, const Compiler *compiler) {
   sim::installOutOfMemoryHandler();
+  guardStandardStreams();
   Job job;
   job.args.assign(argv + 1, argv + argc);
   job.compiler = compiler;
@@ -50,8 +52,7 @@ int driverMain(int argc, char **argv, const Compiler *compiler) {
     runJob(&job); // the system refuses the stack (ulimit -v): run on the main stack
   else
     driver.resume(); // the driver never yields: this returns when it is done
-  std::cout.flush();
-  return job.exitCode;
+  return finishStandardOutput(job.exitCode, "schedc");
 }
 
 } // namespace schedc::driver

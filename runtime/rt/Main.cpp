@@ -5,6 +5,7 @@
 // check` takes — so the report and diagnostics are byte for byte the same.
 #include "cpu/Calibrate.h"
 #include "cpu/Kernels.h"
+#include "diagnostics/StandardOutput.h"
 #include "rt/CommandLine.h"
 #include "rt/ComputeRun.h"
 #include "rt/Program.h"
@@ -111,6 +112,7 @@ int computeOnThisRank(const schedc_program &program, const CommandLine &line, in
 extern "C" int schedc_main(const schedc_program *program, int argc, char **argv) {
   namespace rt = schedc::rt;
   schedc::sim::installOutOfMemoryHandler();
+  schedc::guardStandardStreams();
   rt::Refusal refusal;
   std::optional<rt::CommandLine> line = rt::readCommandLine(std::vector<std::string>(argv + 1, argv + argc), refusal);
   if (!line)
@@ -119,7 +121,8 @@ extern "C" int schedc_main(const schedc_program *program, int argc, char **argv)
                     refusal.exitCode);
   if (line->help) {
     std::cout << rt::helpText(argv[0]);
-    return schedc::kExitOk;
+    return schedc::finishStandardOutput(schedc::kExitOk, argv[0]);
   }
-  return line->computing ? rt::computeOnThisRank(*program, *line, argc, argv) : rt::simulate(*program, *line);
+  int code = line->computing ? rt::computeOnThisRank(*program, *line, argc, argv) : rt::simulate(*program, *line);
+  return schedc::finishStandardOutput(code, argv[0]);
 }
