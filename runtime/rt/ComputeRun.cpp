@@ -10,7 +10,9 @@
 
 #include "sim/ReportFormat.h"
 #include "sim/Timeline.h"
+#include "sim/Watchdog.h"
 
+#include <chrono>
 #include <cstring>
 #include <mpi.h>
 #include <sstream>
@@ -26,6 +28,10 @@ public:
       : d_(d), options_(options), run_(run), comm_(comm), diags_(diags), streams_(streams), root_(comm.rank() == 0) {}
 
   int go(const std::optional<std::vector<int64_t>> &evaluated) {
+    // --time-limit counts from here on every rank, verification included, and holds where a
+    // rank waits in MPI or NCCL for a peer that stopped (the watchdog ends the process).
+    options_.limits.started = std::chrono::steady_clock::now();
+    sim::Watchdog watchdog(options_.limits);
     backend::ComputeConfig config = run_.config;
     config.dims.batches = evaluated ? d_.parameter("batches", 1) : 1;
     if (int code = checkProcesses(evaluated); code != kExitOk)
@@ -219,7 +225,7 @@ private:
   }
 
   Decoded &d_;
-  const sim::RunOptions &options_;
+  sim::RunOptions options_; // a copy: go() starts the run's clock in its limits
   const ComputeRun &run_;
   backend::Comm &comm_;
   DiagnosticEngine &diags_;

@@ -91,7 +91,10 @@ const uint64_t kAlwaysPast = UINT64_MAX;
 }
 
 Budget::Budget(const Limits &limits)
-    : limits_(limits), allocated_(&kAlwaysPast), start_(std::chrono::steady_clock::now()), lastMemoryCheck_(start_) {}
+    : limits_(limits), allocated_(&kAlwaysPast),
+      start_(limits.started != std::chrono::steady_clock::time_point{} ? limits.started
+                                                                       : std::chrono::steady_clock::now()),
+      lastMemoryCheck_(std::chrono::steady_clock::now()) {}
 
 std::string Budget::checkLimits() {
   uint64_t steps = steps_;

@@ -29,6 +29,9 @@ struct Limits {
   uint64_t maxSteps = 1'000'000'000;
   double maxSeconds = 600;   // wall clock of the run; 0: none
   uint64_t maxMemoryMiB = 0; // resident memory of the process; 0: none (see defaultLimits)
+  // When the run's clock started (maxSeconds counts from it); unset: when its Budget is made.
+  // A run made again on one thread after its lanes met a problem keeps its first start.
+  std::chrono::steady_clock::time_point started{};
 };
 
 // The defaults: 1 000 000 000 statements, 600 s, and 3/8 of the machine's physical memory, so

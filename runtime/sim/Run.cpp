@@ -5,6 +5,7 @@
 #include "sim/ReportFormat.h"
 #include "sim/Timeline.h"
 #include "sim/Trace.h"
+#include "sim/Watchdog.h"
 
 #include <cctype>
 #include <cerrno>
@@ -12,6 +13,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <ostream>
 
 namespace schedc::sim {
@@ -212,6 +214,9 @@ int runAndReport(const RunSetup &setup, const std::optional<std::vector<int64_t>
 
   Options simOptions;
   simOptions.limits = options.limits;
+  if (simOptions.limits.started == std::chrono::steady_clock::time_point{})
+    simOptions.limits.started = std::chrono::steady_clock::now();
+  auto watchdog = std::make_optional<Watchdog>(simOptions.limits); // until the run is over
   simOptions.scheduleAt = setup.scheduleAt;
   simOptions.costModel = options.costModel;
   simOptions.bytes = options.bytes;
@@ -232,6 +237,7 @@ int runAndReport(const RunSetup &setup, const std::optional<std::vector<int64_t>
     owned = std::make_unique<World>(*model, setup.arrays, simOptions);
     owned->run(body);
   }
+  watchdog.reset();
   World &world = *owned;
   if (options.lastRun)
     leaveToExit(std::move(owned));
