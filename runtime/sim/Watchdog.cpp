@@ -1,5 +1,7 @@
-// Watchdog implementation: setitimer(ITIMER_REAL) to the deadline; SIGALRM's handler does only
-// what a handler may (write(2) of a line made beforehand, _exit).
+// Watchdog implementation: a POSIX timer of its own (timer_create) that raises a real-time
+// signal at the deadline — not SIGALRM and setitimer, which libFuzzer uses for its -timeout
+// and a program may too; the handler does only what a handler may (write(2) of a line made
+// beforehand, _exit).
 #include "sim/Watchdog.h"
 
 #include "diagnostics/Diagnostics.h"
@@ -11,7 +13,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
-#include <sys/time.h>
+#include <ctime>
 #include <unistd.h>
 
 namespace schedc::sim {
@@ -21,6 +23,10 @@ std::atomic<bool> watching{false};
 char line[512];
 size_t lineBytes = 0;
 struct sigaction before {};
+timer_t timer;
+int signalNumber() {
+  return SIGRTMIN + 4;
+}
 
 void onDeadline(int) {
   (void)!::write(STDERR_FILENO, line, lineBytes);
@@ -43,11 +49,25 @@ Watchdog::Watchdog(const Limits &limits) {
   struct sigaction on {};
   on.sa_handler = onDeadline;
   sigemptyset(&on.sa_mask);
-  itimerval timer{};
-  timer.it_value.tv_sec = static_cast<time_t>(seconds);
-  timer.it_value.tv_usec = static_cast<suseconds_t>((seconds - static_cast<double>(timer.it_value.tv_sec)) * 1e6);
-  if (sigaction(SIGALRM, &on, &before) != 0 || setitimer(ITIMER_REAL, &timer, nullptr) != 0) {
+  sigevent event{};
+  event.sigev_notify = SIGEV_SIGNAL;
+  event.sigev_signo = signalNumber();
+  itimerspec when{};
+  when.it_value.tv_sec = static_cast<time_t>(seconds);
+  when.it_value.tv_nsec = static_cast<long>((seconds - static_cast<double>(when.it_value.tv_sec)) * 1e9);
+  if (sigaction(signalNumber(), &on, &before) != 0) {
     watching = false; // no timer to be had: the run's own checks remain
+    return;
+  }
+  if (timer_create(CLOCK_MONOTONIC, &event, &timer) != 0) {
+    sigaction(signalNumber(), &before, nullptr);
+    watching = false;
+    return;
+  }
+  if (timer_settime(timer, 0, &when, nullptr) != 0) {
+    timer_delete(timer);
+    sigaction(signalNumber(), &before, nullptr);
+    watching = false;
     return;
   }
   armed_ = true;
@@ -56,9 +76,8 @@ Watchdog::Watchdog(const Limits &limits) {
 Watchdog::~Watchdog() {
   if (!armed_)
     return;
-  itimerval off{};
-  setitimer(ITIMER_REAL, &off, nullptr);
-  sigaction(SIGALRM, &before, nullptr);
+  timer_delete(timer);
+  sigaction(signalNumber(), &before, nullptr);
   watching = false;
 }
 
