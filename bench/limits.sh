@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# How closely --memory-limit holds a run that grows fast: runs bench/limits/*.sched into a
+# How closely --memory-limit holds a run that grows fast, and how fast a wrong schedule ends.
+# First: runs bench/limits/*.sched into a
 # limit and prints, for each, the limit, the figure in the run's message and the process's
 # peak resident memory (GNU time's %M), in MiB, with the exit status (6: stopped at the
 # limit). Usage: bench/limits.sh [BUILD] (default build/).
@@ -29,3 +30,29 @@ run "grow_sets (24 MB a statement)" 1000 bench/limits/grow_sets.sched -D batches
 for threads in 1 2 8; do
   run "grow_ranks --threads=$threads" 1000 bench/limits/grow_ranks.sched --threads=$threads
 done
+
+# How fast a wrong schedule ends: the issue-44 reproducers, wall seconds and peak MiB. Each
+# must end with its error (exit 1) on any number of threads.
+printf '\n%-52s %8s %8s %5s\n' input seconds peak exit
+timed() { # NAME ARGS...
+  local name=$1 out status
+  shift
+  out=$(mktemp)
+  set +e
+  /usr/bin/time -f '%e %M' -o "$out.time" timeout 60 "$schedc" check "$@" > /dev/null 2>&1
+  status=$?
+  set -e
+  read -r seconds peak < <(tail -1 "$out.time")
+  printf '%-52s %8s %8s %5s\n' "$name" "$seconds" "$((peak / 1024))" "$status"
+  rm -f "$out" "$out.time"
+}
+faults=test/lit/driver/Inputs/pipeline_faults.sched
+for threads in 1 2 8; do
+  for fault in 1 2 3 4 5; do
+    timed "pipeline_faults fault=$fault --threads=$threads" "$faults" -D fault=$fault --threads=$threads
+  done
+done
+nocool=$(mktemp --suffix=.sched)
+grep -v 'for mb in batches - warmup' stdlib/1f1b.sched > "$nocool"
+timed "1f1b without cooldown, 128 ranks, default threads" "$nocool" -D ranks=128 -D layers=256 -D batches=256
+rm -f "$nocool"

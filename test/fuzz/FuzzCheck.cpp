@@ -2,7 +2,8 @@
 // stdlib/, mutated with the language's dictionary) that the front end accepts runs on the
 // sim backend under the checker — every operation's checks, collective matching, deadlock
 // detection, the end-of-run checks and the report (text or JSON, chosen by the input's last
-// byte; the compute-only cost model and the byte model likewise). Runs are kept small (at
+// byte; the compute-only cost model and the byte model likewise; and whether it runs on one
+// thread only, or on one and on 2 to 5, whose reports must be the same byte for byte). Runs are kept small (at
 // most 8 ranks, 16 layers and micro-batches, 20 000 statements, 5 s); larger parameters
 // are skipped, not run. Nothing may crash or trip a sanitizer, and an exit code the docs
 // reserve for compiler bugs (70) aborts the target.
@@ -67,6 +68,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   options.costModel = flags & 2 ? cost::findCostModel("compute-only") : &cost::puzzleCost();
   options.bytes.given = flags & 4;
   options.bytes.precision = flags & 8 ? sim::Precision::Bf16 : sim::Precision::Fp32;
-  fuzz::runSmallCheck(*program, schedule, *params, options, sources, diags);
+  if (flags & 16) // on one thread and on 2 to 5 (lanes of the ranks), which must say the same
+    fuzz::compareThreads(*program, schedule, *params, options, sources, 2 + ((flags >> 5) & 3));
+  else
+    fuzz::runSmallCheck(*program, schedule, *params, options, sources, diags);
   return 0;
 }
