@@ -10,9 +10,7 @@
 
 #include "sim/ReportFormat.h"
 #include "sim/Timeline.h"
-#include "sim/Watchdog.h"
 
-#include <chrono>
 #include <cstring>
 #include <mpi.h>
 #include <sstream>
@@ -28,10 +26,6 @@ public:
       : d_(d), options_(options), run_(run), comm_(comm), diags_(diags), streams_(streams), root_(comm.rank() == 0) {}
 
   int go(const std::optional<std::vector<int64_t>> &evaluated) {
-    // --time-limit counts from here on every rank, verification included, and holds where a
-    // rank waits in MPI or NCCL for a peer that stopped (the watchdog ends the process).
-    options_.limits.started = std::chrono::steady_clock::now();
-    sim::Watchdog watchdog(options_.limits);
     backend::ComputeConfig config = run_.config;
     config.dims.batches = evaluated ? d_.parameter("batches", 1) : 1;
     if (int code = checkProcesses(evaluated); code != kExitOk)
@@ -120,8 +114,9 @@ private:
     runOptions.timelineFile.clear();
     if (!root_) // the events are the same on every rank: rank 0 writes them
       runOptions.eventsFile.clear();
-    runOptions.keepEvents = here.settle; // drawing what it measured needs the events
-    runOptions.threads = 1;              // the ranks' bodies compute on this process's backend
+    runOptions.keepEvents = here.settle;          // drawing what it measured needs the events
+    runOptions.threads = 1;                       // the ranks' bodies compute on this process's backend
+    runOptions.stopRanksAtRepeatedErrors = false; // (a stopped rank's peers would wait in MPI)
     runOptions.afterRun = [this](const sim::World &world, sim::CheckResult &result) { return afterRun(world, result); };
     MPI_Barrier(MPI_COMM_WORLD); // one start for every rank's clock
     local_->clockStarts();
@@ -225,7 +220,7 @@ private:
   }
 
   Decoded &d_;
-  sim::RunOptions options_; // a copy: go() starts the run's clock in its limits
+  const sim::RunOptions &options_;
   const ComputeRun &run_;
   backend::Comm &comm_;
   DiagnosticEngine &diags_;

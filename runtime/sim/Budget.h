@@ -2,8 +2,8 @@
 // (a loop bound of a billion, a million layers, tens of thousands of ranks) can make schedc
 // run or grow without end: statements executed (--max-steps), wall-clock seconds
 // (--time-limit) and the process's resident memory (--memory-limit: looked at whenever the
-// running thread has allocated another 1/128 of it, so a run stops within a few percent of
-// it however fast it grows). A run that reaches one
+// running thread has allocated another 1/128 of it, so a run stops within that and one
+// statement's allocation past it). A run that reaches one
 // stops with an error naming the limit and the option that raises it, and the command exits
 // with kExitLimit. The same options are read by `schedc check/draw/run/compare` and by
 // compiled programs (parseLimitOption), so both stop alike.

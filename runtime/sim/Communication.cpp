@@ -422,6 +422,8 @@ ValuePtr Rank::collectiveInput(SourceRange at, CollectiveKind kind, const ValueP
 
 ValuePtr Rank::collective(SourceRange at, CollectiveKind kind, const ValuePtr &v, SetPtr group) {
   const char *name = collectiveName(kind);
+  if (cancelled()) // (stopped at an error in this statement: it joins nothing more)
+    return poison(v->kind, v->layer);
   if (refusedInPair(at, name))
     return poison(v->kind, v->layer);
   if (group->empty() || group->min() < 0 || group->max() >= world_.model_.ranks) {

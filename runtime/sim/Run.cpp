@@ -216,7 +216,9 @@ int runAndReport(const RunSetup &setup, const std::optional<std::vector<int64_t>
   simOptions.limits = options.limits;
   if (simOptions.limits.started == std::chrono::steady_clock::time_point{})
     simOptions.limits.started = std::chrono::steady_clock::now();
-  auto watchdog = std::make_optional<Watchdog>(simOptions.limits); // until the run is over
+  std::optional<Watchdog> watchdog; // until the run is over
+  if (options.watchdog)
+    watchdog.emplace(simOptions.limits);
   simOptions.scheduleAt = setup.scheduleAt;
   simOptions.costModel = options.costModel;
   simOptions.bytes = options.bytes;
@@ -228,6 +230,7 @@ int runAndReport(const RunSetup &setup, const std::optional<std::vector<int64_t>
   simOptions.tagMeaning = options.tagMeaning;
   simOptions.stackBytes = setup.stackBytes;
   simOptions.threads = options.threads;
+  simOptions.stopRanksAtRepeatedErrors = options.stopRanksAtRepeatedErrors;
   auto owned = std::make_unique<World>(*model, setup.arrays, simOptions);
   owned->run(body);
   if (owned->diverged()) { // on one thread, which reports what the threads met in its order

@@ -70,6 +70,10 @@ struct RunOptions {
   // choice): a run on several that diverges is made again on one. `body` must be safe to
   // run for different ranks at once.
   unsigned threads = 1;
+  bool stopRanksAtRepeatedErrors = true; // Options::stopRanksAtRepeatedErrors
+  // --time-limit also held by a timer (sim/Watchdog.h); off under a fuzzer, whose own timeout
+  // records a run that hangs.
+  bool watchdog = true;
 };
 
 // Parses "name=value" (value a decimal integer, optionally negative).

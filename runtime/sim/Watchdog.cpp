@@ -12,23 +12,25 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
-#include <string>
 #include <ctime>
+#include <string>
 #include <unistd.h>
 
 namespace schedc::sim {
 
 namespace {
 std::atomic<bool> watching{false};
+volatile sig_atomic_t armed = 0; // the handler stays installed; a signal that comes late finds 0
 char line[512];
 size_t lineBytes = 0;
-struct sigaction before {};
 timer_t timer;
 int signalNumber() {
   return SIGRTMIN + 4;
 }
 
 void onDeadline(int) {
+  if (!armed)
+    return;
   (void)!::write(STDERR_FILENO, line, lineBytes);
   std::_Exit(kExitLimit);
 }
@@ -55,18 +57,15 @@ Watchdog::Watchdog(const Limits &limits) {
   itimerspec when{};
   when.it_value.tv_sec = static_cast<time_t>(seconds);
   when.it_value.tv_nsec = static_cast<long>((seconds - static_cast<double>(when.it_value.tv_sec)) * 1e9);
-  if (sigaction(signalNumber(), &on, &before) != 0) {
-    watching = false; // no timer to be had: the run's own checks remain
-    return;
-  }
-  if (timer_create(CLOCK_MONOTONIC, &event, &timer) != 0) {
-    sigaction(signalNumber(), &before, nullptr);
+  // No handler or timer to be had: the run's own checks remain.
+  if (sigaction(signalNumber(), &on, nullptr) != 0 || timer_create(CLOCK_MONOTONIC, &event, &timer) != 0) {
     watching = false;
     return;
   }
+  armed = 1;
   if (timer_settime(timer, 0, &when, nullptr) != 0) {
+    armed = 0;
     timer_delete(timer);
-    sigaction(signalNumber(), &before, nullptr);
     watching = false;
     return;
   }
@@ -76,8 +75,8 @@ Watchdog::Watchdog(const Limits &limits) {
 Watchdog::~Watchdog() {
   if (!armed_)
     return;
+  armed = 0; // (the handler stays: a real-time signal already queued would end the process)
   timer_delete(timer);
-  sigaction(signalNumber(), &before, nullptr);
   watching = false;
 }
 

@@ -3,8 +3,9 @@
 // statement and its report); the watchdog is for a run that never gets to one: lanes asleep
 // on a lock, a rank of the cpu or cuda backend waiting in MPI or NCCL for a peer that stopped.
 // Past the limit and a grace for that report (kGraceSeconds), a timer's signal (a real-time
-// one: SIGALRM is libFuzzer's) ends the process with one line and kExitLimit. A signal, not a thread: a process that starts no
-// thread keeps glibc's single-threaded reference counts (driver/DriverMain.cpp).
+// one: SIGALRM is libFuzzer's) ends the process with one line and kExitLimit. A signal, not
+// a thread: a process that starts no thread keeps glibc's single-threaded reference counts
+// (driver/DriverMain.cpp).
 #pragma once
 
 #include "sim/Budget.h"

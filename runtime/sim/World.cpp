@@ -130,10 +130,10 @@ void World::runOnOneThread() {
     bool anyBlocked = std::any_of(ranks_.begin(), ranks_.end(), [](auto &r) { return !r->finished_; });
     if (!anyBlocked)
       break;
-    // Ranks that wait for a rank stopped at its error wait for its echo, not in a deadlock of
-    // their own: they unwind, and the run is unfinished.
+    // Ranks that wait (at some remove) for a rank stopped at its error wait for its echo, not
+    // in a deadlock of their own: they are named in a note, unwind, and the run is unfinished.
     if (!cancelled_) {
-      if (stoppedRanks_ == 0)
+      if (!waitForStoppedRanks())
         reportDeadlock();
       cancelled_ = true;
     }
@@ -283,7 +283,8 @@ void Rank::error(SourceRange at, const char *code, std::string message, std::vec
   // first iteration and ends (a typo'd index in a loop of 10^9 ran 139 s and took 22.6 GB, a
   // poisoned value an iteration). On several threads the first error has made the run
   // diverge already.
-  if (world_.record(Severity::Error, at, code, std::move(message), id_, std::move(notes)) && !stopped_) {
+  if (world_.record(Severity::Error, at, code, std::move(message), id_, std::move(notes)) && !stopped_ &&
+      world_.options_.stopRanksAtRepeatedErrors) {
     stopped_ = true;
     ++world_.stoppedRanks_;
   }
@@ -305,6 +306,62 @@ void Rank::require(SourceRange at, bool holds, bool sameOnEveryRank, const std::
 }
 
 // ---- Deadlock --------------------------------------------------------------------------------
+
+// Whether every blocked rank waits for a rank stopped at its error, itself or through ranks
+// that do: a message from it, or a collective it (or such a rank) never joined. If so, a note
+// on the first stopped rank's error says so (the stopped ranks' errors are the report).
+bool World::waitForStoppedRanks() {
+  if (stoppedRanks_ == 0)
+    return false;
+  std::vector<bool> echo(static_cast<size_t>(model_.ranks));
+  for (auto &r : ranks_)
+    echo[static_cast<size_t>(r->id_)] = r->stopped_;
+  auto waitsForEcho = [&](const Rank &r) {
+    if (r.wait_.peer >= 0)
+      return static_cast<bool>(echo[static_cast<size_t>(r.wait_.peer)]);
+    if (!r.wait_.collective)
+      return false;
+    const auto &c = *static_cast<const Collective *>(r.wait_.collective);
+    const auto &members = r.wait_.members->elements();
+    for (size_t i = 0; i < members.size(); ++i)
+      if (!c.inputs[i] && echo[static_cast<size_t>(members[i])])
+        return true;
+    return false;
+  };
+  for (bool more = true; more;) { // until no further rank is found waiting for an echo
+    more = false;
+    for (auto &r : ranks_)
+      if (!r->finished_ && !echo[static_cast<size_t>(r->id_)] && waitsForEcho(*r))
+        echo[static_cast<size_t>(r->id_)] = more = true;
+  }
+  std::vector<int64_t> stopped, waiting;
+  for (auto &r : ranks_) {
+    if (r->stopped_)
+      stopped.push_back(r->id_);
+    else if (!r->finished_) {
+      if (!echo[static_cast<size_t>(r->id_)])
+        return false; // a deadlock of its own
+      waiting.push_back(r->id_);
+    }
+  }
+  auto list = [](const std::vector<int64_t> &v) {
+    std::string s = IntSet(v).str();
+    return (v.size() == 1 ? "rank " : "ranks ") + s.substr(1, s.size() - 2);
+  };
+  // Noted on the first error of a stopped rank (that rank's, or the others noted on it).
+  for (Recorded &r : diags_) {
+    bool ofStopped = r.rank >= 0 && ranks_[static_cast<size_t>(r.rank)]->stopped_;
+    for (int64_t other : r.otherRanks)
+      ofStopped |= ranks_[static_cast<size_t>(other)]->stopped_;
+    if (r.diag.severity != Severity::Error || !ofStopped)
+      continue;
+    r.diag.notes.push_back(note({}, list(waiting) + (waiting.size() == 1 ? " waits" : " wait") + " for " +
+                                        list(stopped) + ", which stopped at an error it met again, and " +
+                                        (waiting.size() == 1 ? "cannot" : "none can") + " continue"));
+    break;
+  }
+  return true;
+}
 
 void World::reportDeadlock() {
   std::vector<Rank *> blocked;

@@ -92,6 +92,9 @@ struct Options {
   // order of one thread).
   unsigned threads = 1;
   static constexpr int64_t kRanksPerThread = 64;
+  // A rank that meets an error again stops (Rank::error). Off where a real backend computes
+  // the run (rt/ComputeRun.cpp): its peers would wait in MPI for what it no longer sends.
+  bool stopRanksAtRepeatedErrors = true;
 };
 
 // The processors this process may run on (its affinity; `taskset` and cgroup cpusets narrow it).
@@ -512,6 +515,9 @@ private:
   // The nodes `g`'s members are on, counted once per group (1 for a model without nodes).
   int32_t nodesOf(Group &g) const;
 
+  // At the end of a one-thread run with blocked ranks: whether they all wait for ranks stopped
+  // at their errors (then noted), not in a deadlock of their own.
+  bool waitForStoppedRanks();
   // Records a diagnostic; one per (code, location), later ranks noted on the first. True where
   // `rank` has recorded this one before (a loop meets it again).
   bool record(Severity s, SourceRange at, const char *code, std::string message, int64_t rank,

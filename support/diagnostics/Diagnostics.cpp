@@ -110,7 +110,7 @@ std::pair<std::string, SourceRange> window(std::string_view line, SourceRange r)
   auto columns = static_cast<uint32_t>(starts.size());
   if (columns <= kShownColumns)
     return {std::string(line), r};
-  uint32_t caret = std::min(r.begin.col, columns);
+  uint32_t caret = std::min(r.begin.col, columns + 1); // (the end of the line, at most)
   uint32_t first = caret > kColumnsBeforeCaret ? caret - kColumnsBeforeCaret : 1;
   first = std::min(first, columns - kShownColumns + 1);
   uint32_t last = first + kShownColumns - 1; // (the last column shown)
@@ -126,7 +126,7 @@ std::pair<std::string, SourceRange> window(std::string_view line, SourceRange r)
   SourceRange moved = r;
   moved.begin.col = caret - shift;
   if (r.end.line == r.begin.line)
-    moved.end.col = std::min(r.end.col, last) - shift;
+    moved.end.col = std::max(std::min(r.end.col, last), caret) - shift;
   return {text, moved};
 }
 

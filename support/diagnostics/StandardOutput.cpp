@@ -46,7 +46,9 @@ int finishStandardOutput(int exitCode, const char *program) {
   }
   if (!lost)
     return exitCode;
-  std::string why = outputWasClosed || reason == EBADF ? "it is closed" : reason ? std::strerror(reason) : "a write failed";
+  std::string why = outputWasClosed || reason == EBADF ? "it is closed"
+                    : reason                           ? std::strerror(reason)
+                                                       : "a write failed";
   std::string line = std::string(program) + ": error: cannot write to standard output: " + why +
                      " (what it should have shown is lost; write it to a file with -o, or to a pipe)\n";
   (void)!::write(STDERR_FILENO, line.data(), line.size());

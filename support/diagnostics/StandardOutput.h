@@ -1,6 +1,7 @@
 // StandardOutput — standard output as an output like any other: where it cannot be written
-// (`> /dev/full`, a closed descriptor, a pipe whose reader is gone), the command says so and
-// exits kExitIoError instead of exiting 0 with the data lost. Used by both drivers (schedc,
+// (`> /dev/full`, a closed descriptor), the command says so and exits kExitIoError instead of
+// exiting 0 with the data lost. (A pipe whose reader is gone ends the process by SIGPIPE, as
+// for any command.) Used by both drivers (schedc,
 // schedc-llvm) and by compiled programs (rt/Main.cpp).
 #pragma once
 

@@ -29,6 +29,7 @@ inline CheckOutput runSmallCheck(const ir::Program &program, const ir::Function 
   options.limits.maxSteps = 20'000;
   options.limits.maxSeconds = 5;
   options.limits.maxMemoryMiB = 0;
+  options.watchdog = false; // libFuzzer's -timeout records a run that hangs; the watchdog would end it unseen
   std::ostringstream out;
   CheckOutput said;
   said.code = check::runCheck(program, schedule, params, options, sources, diags, out);
@@ -58,8 +59,7 @@ inline void compareThreads(const ir::Program &program, const ir::Function &sched
                many.diagnostics.find("seconds; stopping") != std::string::npos;
   if (one == many || timed)
     return;
-  std::fprintf(stderr,
-               "check on 1 thread and on %lld differ:\n-- exit %d\n%s%s\n-- exit %d\n%s%s\n",
+  std::fprintf(stderr, "check on 1 thread and on %lld differ:\n-- exit %d\n%s%s\n-- exit %d\n%s%s\n",
                static_cast<long long>(threads), one.code, one.diagnostics.c_str(), one.report.c_str(), many.code,
                many.diagnostics.c_str(), many.report.c_str());
   std::abort();
