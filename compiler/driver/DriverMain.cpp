@@ -2,9 +2,8 @@
 // 512 MiB stack, so that deeply nested (but within-limit) input cannot overflow it, and
 // whatever escapes it becomes an exit code. The stack is a fiber's on the main thread, not a
 // second thread's: a process that never starts a thread keeps glibc's single-threaded flag,
-// and libstdc++'s shared_ptr then counts references without atomic instructions (against
-// the threaded driver, alternated: fsdp 1024 x 32 and gpipe 64 x 256 each took 0.93 of the
-// time).
+// and libstdc++'s shared_ptr then counts references without atomic instructions (measured in
+// docs/performance.md).
 #include "diagnostics/Diagnostics.h"
 #include "diagnostics/StandardOutput.h"
 #include "driver/Driver.h"

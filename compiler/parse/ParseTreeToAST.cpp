@@ -14,8 +14,8 @@ using P = schedc_antlr::SchedParser;
 using namespace ast;
 
 // A context's children, read without ANTLR's generated accessors (`ctx->expr(0)`,
-// `ctx->ID()`): those test every child with a dynamic_cast, a tenth of the front end's
-// instructions on a large file (an imported PyTorch schedule; callgrind). A child is a
+// `ctx->ID()`): those test every child with a dynamic_cast, a large share of the front end's
+// work on a large file (docs/performance.md). A child is a
 // token's node exactly when its type is TerminalNodeImpl (error nodes, its subclass, occur
 // only in trees with syntax errors, which are never converted), otherwise a rule's context,
 // whose rule index says which rule.

@@ -22,10 +22,9 @@
 namespace schedc::sim {
 
 struct Limits {
-  // Statements executed over all ranks: enough for the largest real step, a 405B-class one
-  // (stdlib/megatron.sched on TP 8 x PP 16 x DP 128, 64 micro-batches per replica: some 210 M
-  // statements in 46 s, measured 2026-11-25; the 50 M this was stopped it), and a runaway
-  // loop still stops within minutes (about 4 at that rate, inside the 600 s time limit).
+  // Statements executed over all ranks: several times the largest real step (a 405B-class
+  // megatron mesh; docs/performance.md), and a runaway loop still stops within minutes, inside
+  // the 600 s time limit.
   uint64_t maxSteps = 1'000'000'000;
   double maxSeconds = 600;   // wall clock of the run; 0: none
   uint64_t maxMemoryMiB = 0; // resident memory of the process; 0: none (see defaultLimits)
