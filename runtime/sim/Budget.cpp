@@ -113,13 +113,17 @@ std::string Budget::checkLimits() {
   if (limits_.maxSeconds > 0 && seconds > limits_.maxSeconds)
     return "the run takes more than " + std::to_string(static_cast<uint64_t>(limits_.maxSeconds)) +
            " seconds; stopping (--time-limit=SECONDS raises the limit, 0 removes it)";
+  uint64_t slice = std::max<uint64_t>((limits_.maxMemoryMiB << 20) / kMemorySlices, 1);
+  if (allocated_ == &kAlwaysPast) {              // the first look, on the thread that runs this budget: the
+    allocated_ = memory::threadAllocatedBytes(); // count from here (the run has held nothing yet)
+    nextMemoryLook_ = limits_.maxMemoryMiB == 0 ? UINT64_MAX : *allocated_ + slice;
+    return {};
+  }
   bool allocatedSlice = *allocated_ >= nextMemoryLook_;
-  if (allocated_ == &kAlwaysPast) // the first look, on the thread that runs this budget
-    allocated_ = memory::threadAllocatedBytes();
   if (limits_.maxMemoryMiB == 0) {
     nextMemoryLook_ = UINT64_MAX;
   } else if (allocatedSlice || now - lastMemoryCheck_ >= std::chrono::milliseconds(10)) {
-    nextMemoryLook_ = *allocated_ + std::max<uint64_t>((limits_.maxMemoryMiB << 20) / kMemorySlices, 1);
+    nextMemoryLook_ = *allocated_ + slice;
     lastMemoryCheck_ = now;
     uint64_t mib = residentBytes() >> 20;
     if (mib > limits_.maxMemoryMiB)

@@ -307,6 +307,14 @@ void Rank::require(SourceRange at, bool holds, bool sameOnEveryRank, const std::
 
 // ---- Deadlock --------------------------------------------------------------------------------
 
+namespace {
+// "rank 3" or "ranks 0, 1, ..., 5", as messages name them.
+std::string rankList(const std::vector<int64_t> &ranks) {
+  std::string s = IntSet(ranks).str();
+  return (ranks.size() == 1 ? "rank " : "ranks ") + s.substr(1, s.size() - 2);
+}
+} // namespace
+
 // Whether every blocked rank waits for a rank stopped at its error, itself or through ranks
 // that do: a message from it, or a collective it (or such a rank) never joined. If so, a note
 // on the first stopped rank's error says so (the stopped ranks' errors are the report).
@@ -344,10 +352,6 @@ bool World::waitForStoppedRanks() {
       waiting.push_back(r->id_);
     }
   }
-  auto list = [](const std::vector<int64_t> &v) {
-    std::string s = IntSet(v).str();
-    return (v.size() == 1 ? "rank " : "ranks ") + s.substr(1, s.size() - 2);
-  };
   // Noted on the first error of a stopped rank (that rank's, or the others noted on it).
   for (Recorded &r : diags_) {
     bool ofStopped = r.rank >= 0 && ranks_[static_cast<size_t>(r.rank)]->stopped_;
@@ -355,8 +359,8 @@ bool World::waitForStoppedRanks() {
       ofStopped |= ranks_[static_cast<size_t>(other)]->stopped_;
     if (r.diag.severity != Severity::Error || !ofStopped)
       continue;
-    r.diag.notes.push_back(note({}, list(waiting) + (waiting.size() == 1 ? " waits" : " wait") + " for " +
-                                        list(stopped) + ", which stopped at an error it met again, and " +
+    r.diag.notes.push_back(note({}, rankList(waiting) + (waiting.size() == 1 ? " waits" : " wait") + " for " +
+                                        rankList(stopped) + ", which stopped at an error it met again, and " +
                                         (waiting.size() == 1 ? "cannot" : "none can") + " continue"));
     break;
   }
@@ -409,16 +413,12 @@ void World::reportDeadlock() {
       for (size_t i = 0; i < members.size(); ++i)
         if (!c.inputs[i])
           (ranks_[members[i]]->finished_ ? finished : elsewhere).push_back(members[i]);
-      auto list = [](const std::vector<int64_t> &v) {
-        std::string s = IntSet(v).str();
-        return (v.size() == 1 ? "rank " : "ranks ") + s.substr(1, s.size() - 2);
-      };
       what += "; it never comes: ";
       if (!finished.empty())
-        what += list(finished) + (finished.size() == 1 ? " has" : " have") + " finished";
+        what += rankList(finished) + (finished.size() == 1 ? " has" : " have") + " finished";
       if (!elsewhere.empty())
-        what += std::string(finished.empty() ? "" : ", ") + list(elsewhere) + (elsewhere.size() == 1 ? " is" : " are") +
-                " blocked elsewhere";
+        what += std::string(finished.empty() ? "" : ", ") + rankList(elsewhere) +
+                (elsewhere.size() == 1 ? " is" : " are") + " blocked elsewhere";
     }
     notes.push_back(note(r.wait_.at, what));
   }

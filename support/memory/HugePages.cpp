@@ -3,6 +3,8 @@
 // "arenas.create" with hooks, then "thread.arena": jemalloc's documented interface).
 #include "memory/HugePages.h"
 
+#include "memory/ThreadAllocation.h"
+
 #include <jemalloc/jemalloc.h>
 #include <sys/mman.h>
 
@@ -83,11 +85,7 @@ void useHugePagesOnceLarge() {
   if (!state.allocated) {
     if (++state.calls < kCallsBeforeLooking)
       return;
-    size_t size = sizeof(state.allocated);
-    if (!mallctl || mallctl("thread.allocatedp", &state.allocated, &size, nullptr, 0) != 0 || !state.allocated) {
-      state.settled = true;
-      return;
-    }
+    state.allocated = threadAllocatedBytes(); // (a count that stays 0 without jemalloc)
   }
   if (*state.allocated < kLargeRunBytes)
     return;
