@@ -18,6 +18,7 @@ sim::RunSetup setupOf(const ir::Program &program, const ir::Function &schedule, 
   setup.targetMemory = schedule.targets.memory;
   setup.scheduleAt = SourceRange(schedule.range.begin);
   setup.stackBytes = stackBytesFor(program, schedule);
+  setup.p2p = schedule.orderedPointToPoint ? sim::PointToPoint::Ordered : sim::PointToPoint::Tagged;
   return setup;
 }
 

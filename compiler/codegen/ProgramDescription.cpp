@@ -59,7 +59,7 @@ void emitProgramDescription(llvm::Module &module, const ir::Program &program, co
   auto *paramType = llvm::StructType::create(c, {t.ptr_, t.i32_, t.i32_}, "schedc_param");
   auto *programType = llvm::StructType::create(c,
                                                {t.i32_, t.ptr_, t.i32_, t.ptr_, t.i32_, t.ptr_, t.i32_, t.ptr_, t.i32_,
-                                                t.ptr_, t.i32_, t.ptr_, t.i32_, t.i64_, t.i64_, t.ptr_, t.ptr_},
+                                                t.ptr_, t.i32_, t.ptr_, t.i32_, t.i64_, t.i64_, t.ptr_, t.ptr_, t.i32_},
                                                "schedc_program");
 
   // Parameters and the schedule itself need locations too: take them before the table is written.
@@ -91,11 +91,12 @@ void emitProgramDescription(llvm::Module &module, const ir::Program &program, co
                                              llvm::ConstantArray::get(axesType, axes), "axes");
 
   auto *description = llvm::ConstantStruct::get(
-      programType, {t.u32(SCHEDC_ABI_VERSION), t.str(entry.name), t.u32(scheduleLoc), t.array(fileType, files, "files"),
-                    t.u32(files.size()), t.array(locationType, locs, "locations"), t.u32(locs.size()),
-                    t.array(paramType, params, "params"), t.u32(params.size()), t.array(arrayType, arrays, "arrays"),
-                    t.u32(arrays.size()), axesTable, t.u32(axes.size()), t.i64(entry.targets.steps.value_or(-1)),
-                    t.i64(entry.targets.memory.value_or(-1)), parameters, entryFunction});
+      programType,
+      {t.u32(SCHEDC_ABI_VERSION), t.str(entry.name), t.u32(scheduleLoc), t.array(fileType, files, "files"),
+       t.u32(files.size()), t.array(locationType, locs, "locations"), t.u32(locs.size()),
+       t.array(paramType, params, "params"), t.u32(params.size()), t.array(arrayType, arrays, "arrays"),
+       t.u32(arrays.size()), axesTable, t.u32(axes.size()), t.i64(entry.targets.steps.value_or(-1)),
+       t.i64(entry.targets.memory.value_or(-1)), parameters, entryFunction, t.u32(entry.orderedPointToPoint ? 1 : 0)});
   auto *programVar = new llvm::GlobalVariable(module, programType, true, llvm::GlobalValue::ExternalLinkage,
                                               description, kProgramSymbol);
 

@@ -144,6 +144,7 @@ int runCompare(const Options &opts, SourceManager &sources, DiagnosticEngine &di
   runOptions.bytes = opts.bytes;
   runOptions.silenced = opts.silenced;
   runOptions.overlapHidden = opts.overlapHidden;
+  runOptions.p2p = opts.p2p;
   runOptions.threads = opts.threads;
   std::vector<Row> rows;
   bool allCorrect = true;

@@ -36,6 +36,7 @@ sim::RunOptions runOptionsOf(const Options &opts) {
   runOptions.bytes = opts.bytes;
   runOptions.silenced = opts.silenced;
   runOptions.overlapHidden = opts.overlapHidden;
+  runOptions.p2p = opts.p2p;
   runOptions.threads = opts.threads;
   if (opts.command != Command::Draw)
     return runOptions;

@@ -282,7 +282,7 @@ std::optional<Options> parseOptions(const std::vector<std::string> &argv, std::s
     if (readInputOption(args, o, error) || readOutputOption(args, o, error))
       continue;
     if (std::string flag =
-            sim::readSharedOption(args, o.bytes, o.limits, o.silenced, o.overlapHidden, o.threads, error);
+            sim::readSharedOption(args, o.bytes, o.limits, o.silenced, o.overlapHidden, o.threads, o.p2p, error);
         !flag.empty()) {
       if (error.empty() && o.command == Command::Build)
         error = flag + " is an option of the compiled program, not of build (pass it when it runs)";

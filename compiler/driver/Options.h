@@ -52,6 +52,7 @@ struct Options {
   sim::SilencedWarnings silenced;            // --no-warn=leftover,unreceived
   double overlapHidden = 0;                  // --overlap=SHARE
   unsigned threads = sim::kAutoThreads;      // --threads=N|auto (default: SCHEDC_THREADS)
+  std::optional<sim::PointToPoint> p2p;      // --p2p=ordered|tagged (default: the schedule's @p2p)
 };
 
 // Parses argv. On error returns nullopt and sets `error`.

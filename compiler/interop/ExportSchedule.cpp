@@ -5,6 +5,7 @@
 // of a stage's last gathered layer, before the next event).
 #include "interop/ExportSchedule.h"
 
+#include "interop/CommsLowering.h"
 #include "interop/PytorchCsv.h"
 
 #include <fmt/format.h>
@@ -54,6 +55,8 @@ public:
       rows[i] = rowOf(i, comms);
     if (!problems_.empty())
       return std::nullopt;
+    if (comms) // placed as PyTorch's runtime places them, not where the schedule did
+      return withSendsAndReceives(std::move(rows));
     return writeActionTable(rows);
   }
 
@@ -221,16 +224,41 @@ private:
     }
     for (const sim::PairSpan &pair : world_.rank(r).pairs())
       overlapped(r, pair, at);
-    if (comms)
+    if (comms) // (each checked; written where CommsLowering puts them)
       for (const sim::Transfer &t : world_.rank(r).transfers())
-        if (std::optional<Action> a = transferAction(row, t))
-          at[atEvent(t.event)].push_back(Cell{{*a}, {}});
+        transferAction(row, t);
     if (fsdp_)
       fsdpActions(row, at);
     std::vector<Cell> out;
     for (auto &[key, cells] : at)
       out.insert(out.end(), cells.begin(), cells.end());
     return out;
+  }
+
+  // The rows with their sends and receives where PyTorch's _add_send_recv puts them
+  // (CommsLowering.h): every receive in the order its peer sends, no pair's stream waiting
+  // on itself, whatever order the schedule passed its messages in.
+  std::optional<std::string> withSendsAndReceives(std::vector<std::vector<Cell>> rows) {
+    ActionTable table;
+    table.rows = std::move(rows);
+    table.rowRanges.resize(table.rows.size());
+    mergeBackwardHalves(
+        table, [](const Action &a) { return a.type == ActionType::BackwardInput; }, ActionType::Backward);
+    std::vector<const Cell *> stuck;
+    std::optional<ActionTable> lowered = addSendRecv(table, stageOwner_, &stuck);
+    if (!lowered) { // (a correct step's computations can always be played in rounds)
+      std::string cells;
+      for (const Cell *cell : stuck)
+        if (cell)
+          cells += (cells.empty() ? "`" : ", `") + spell(*cell) + "`";
+      problems_.push_back(Diagnostic{Severity::Error,
+                                     {},
+                                     "PyTorch's _add_send_recv cannot place the sends and receives: the rows stop at " +
+                                         cells + ", each waiting for an input no row makes first",
+                                     {}});
+      return std::nullopt;
+    }
+    return writeActionTable(lowered->rows);
   }
 
   // An overlapped pair's cells, one action a side, made one OVERLAP_F_B cell: its forward

@@ -12,7 +12,7 @@ namespace {
 
 Cell stageCell(int64_t stage, ActionType type, SourceRange at) {
   Cell cell{{Action{stage, type, -1}}, at};
-  cell.inserted = true;
+  cell.insertedBy = "PyTorch's lowering of FSDP stages";
   return cell;
 }
 

@@ -2,6 +2,7 @@
 // it applies (FsdpLowering.h), then one line of schedule per cell.
 #include "interop/ImportSchedule.h"
 
+#include "interop/CommsLowering.h"
 #include "interop/FsdpLowering.h"
 #include "interop/ImportShape.h"
 
@@ -31,6 +32,7 @@ public:
   // One cell of rank `rank`'s row; false if it cannot mean anything (reported). An
   // overlapped pair's receives come first, its computations overlapped, then its sends.
   bool cell(int64_t rank, const Cell &cell) {
+    current_ = &cell;
     std::vector<Code> codes;
     for (const Action &a : cell.actions) {
       std::optional<Code> one = action(rank, a, cell.range);
@@ -50,9 +52,14 @@ public:
       add("overlap { " + codes[0].compute + " } with { " + codes[1].compute + " }");
       add(codes[0].after), add(codes[1].after);
     }
+    ActionType type = cell.actions[0].type;
+    bool posted = type == ActionType::RecvF || type == ActionType::RecvB;
     line("    " + code + (code.empty() ? "" : " ") + "// " + spell(cell) +
-             (code.empty() ? ": a receive posted; the computation that needs it waits for it" : "") +
-             (cell.inserted ? " (added: PyTorch's lowering of FSDP stages)" : ""),
+             (posted ? ": a receive posted; the computation that needs it waits for it" : "") +
+             (type == ActionType::ReduceGrad && !shape_.fsdp
+                  ? ": the stage is not FSDP, so PyTorch's runtime only scales its gradients here"
+                  : "") +
+             (*cell.insertedBy ? std::string(" (added: ") + cell.insertedBy + ")" : ""),
          cell.range);
     return true;
   }
@@ -90,7 +97,7 @@ public:
            row);
     }
     line("  }", row);
-    posted_.clear(), unsharded_.clear(), reduced_.clear(), gradients_.clear();
+    posted_.clear(), unsharded_.clear(), reduced_.clear(), gradients_.clear(), made_.clear(), sent_.clear();
     return ok;
   }
   ImportedSchedule take() { return std::move(out_); }
@@ -126,6 +133,12 @@ private:
   }
   std::string recvF(int64_t s, int64_t mb) const {
     return fmt::format("act[{}, {}] = recv({}, tag = {});", first(s), mb, peer(owner(s - 1)), shape_.forwardTag(s, mb));
+  }
+  std::string postF(int64_t s, int64_t mb) const {
+    return fmt::format("post_recv({}, tag = {});", peer(owner(s - 1)), shape_.forwardTag(s, mb));
+  }
+  std::string postB(int64_t s, int64_t mb) const {
+    return fmt::format("post_recv({}, tag = {});", peer(owner(s + 1)), shape_.gradientTag(s, mb));
   }
   std::string sendB(int64_t s, int64_t mb) const {
     return fmt::format("send({0}, gact[{1}, {2}], tag = {3}); free gact[{1}, {2}];", peer(owner(s - 1)), first(s), mb,
@@ -192,8 +205,12 @@ private:
   std::optional<Code> action(int64_t rank, const Action &a, SourceRange at) {
     int64_t s = a.stage, mb = a.microBatch;
     bool backward = a.type != ActionType::Forward && a.type != ActionType::BackwardWeight && isCompute(a.type);
+    if (a.type == ActionType::Forward || backward) // (made for what sends it, even where reported below)
+      made_.insert({backward, s, mb});
     if ((a.type == ActionType::Forward || backward) && !received(rank, backward, s, mb, at))
       return std::nullopt;
+    if (a.type == ActionType::ReduceGrad && !shape_.fsdp)
+      return Code{}; // (scales the stage's gradients: nothing the check follows)
     if (!hasMicroBatch(a.type))
       return fsdpAction(rank, a, at);
     if (isCompute(a.type) && !fsdpReady(a, at))
@@ -207,11 +224,11 @@ private:
                               layersOf(s), mb, accumulate(a)),
                   {}};
     case ActionType::SendF:
-      if (!exchanges(rank, s, s + 1, at))
+      if (!exchanges(rank, s, s + 1, at) || !sendable(a, at))
         return std::nullopt;
       return Code{{}, {}, sendF(s, mb)};
     case ActionType::SendB:
-      if (!exchanges(rank, s, s - 1, at))
+      if (!exchanges(rank, s, s - 1, at) || !sendable(a, at))
         return std::nullopt;
       return Code{{}, {}, sendB(s, mb)};
     case ActionType::RecvF:
@@ -224,7 +241,7 @@ private:
             .note(it->second, "first posted here");
         return std::nullopt;
       }
-      return Code{};
+      return Code{{}, gradient ? postB(s, mb) : postF(s, mb), {}};
     }
     default: break;
     }
@@ -256,7 +273,7 @@ private:
     if (auto it = reduced_.find(s); it != reduced_.end()) {
       diags_
           .error(at, fmt::format("`{}` comes after stage {}'s REDUCE_GRAD: the gradient was reduced without it",
-                                 spell(Cell{{a}, {}, false}), s))
+                                 spell(Cell{{a}, {}}), s))
           .note(it->second, "reduced here");
       return false;
     }
@@ -269,7 +286,7 @@ private:
   // row has no such stage or the action cannot come here.
   std::optional<Code> fsdpAction(int64_t rank, const Action &a, SourceRange at) {
     int64_t s = a.stage;
-    std::string spelt = spell(Cell{{a}, {}, false});
+    std::string spelt = spell(Cell{{a}, {}});
     if (s >= shape_.stages || owner(s) != rank) {
       diags_.error(at, fmt::format("`{}`: stage {} is not computed in this row (rank {}), so its parameters are not "
                                    "this rank's",
@@ -308,6 +325,32 @@ private:
     return Code{{}, fmt::format("for l in {} {{ gw[l] = reducescatter(gw[l], group = replica); }}", layersOf(s)), {}};
   }
 
+  // Whether a SEND_F (SEND_B) finds the stage's output (input gradient) made earlier in the
+  // row and not sent yet (reported if not), as PyTorch's runtime needs it.
+  bool sendable(const Action &a, SourceRange at) {
+    if (*current_->insertedBy) // added after its computation: what is wrong is reported there
+      return true;
+    bool gradient = a.type == ActionType::SendB;
+    std::tuple key{gradient, a.stage, a.microBatch};
+    std::string spelt = spell(Cell{{a}, {}});
+    if (auto it = sent_.find(key); it != sent_.end()) {
+      diags_
+          .error(at, fmt::format("`{}` sends stage {}'s {} of micro-batch {} a second time", spelt, a.stage,
+                                 gradient ? "input gradient" : "output", a.microBatch))
+          .note(it->second, "first sent here");
+      return false;
+    }
+    if (!made_.count(key)) {
+      diags_.error(at, fmt::format("`{}` sends stage {}'s {} of micro-batch {}, but no `{}{}{}` earlier in this row "
+                                   "makes it",
+                                   spelt, a.stage, gradient ? "input gradient" : "output", a.microBatch, a.stage,
+                                   gradient ? (shape_.inputActions ? "I" : "B") : "F", a.microBatch));
+      return false;
+    }
+    sent_.emplace(key, at);
+    return true;
+  }
+
   // Whether stage s of this rank can exchange with stage `other` (reported if not): there is
   // one, and it is on another rank.
   bool exchanges(int64_t rank, int64_t s, int64_t other, SourceRange at) {
@@ -330,6 +373,10 @@ private:
   std::map<std::tuple<bool, int64_t, int64_t>, SourceRange> posted_; // receives the row posted
   std::map<int64_t, SourceRange> unsharded_, reduced_;               // FSDP: stages gathered, gradients reduced (where)
   std::map<int64_t, int64_t> gradients_;                             // stage -> weight gradients made so far
+  // (gradient or not, stage, micro-batch): outputs and input gradients the row made, and sent (where)
+  std::set<std::tuple<bool, int64_t, int64_t>> made_;
+  const Cell *current_ = nullptr; // the cell being written
+  std::map<std::tuple<bool, int64_t, int64_t>, SourceRange> sent_;
 };
 
 constexpr std::array<std::string_view, 24> kReserved{
@@ -365,10 +412,42 @@ bool lowerFsdp(ActionTable &table, const ImportOptions &opts, Shape &shape, Diag
     }
     addUnshardReshard(table);
   }
-  shape.fsdp = firstCellWith(table, fsdpAction) != nullptr;
+  // REDUCE_GRAD alone is not FSDP: PyTorch's single-stage schedules (GPipe, 1F1B) end each
+  // row with one for any module (stage.py, perform_reduce_grad: a plain or DDP module's
+  // gradients are only scaled there).
+  shape.fsdp = firstCellWith(table, [](const Action &a) {
+                 return a.type == ActionType::Unshard || a.type == ActionType::Reshard;
+               }) != nullptr;
   if (shape.fsdp && !firstCellWith(table, [](const Action &a) { return a.type == ActionType::ReduceGrad; }))
     addReduceGrad(table, shape.microBatches, [&shape](const Action &a) { return shape.makesWeightGradient(a); });
   return true;
+}
+
+// Where PyTorch's rounds stop on a compute-only file (CommsLowering.h): one error at the
+// first row's stuck cell, a note at each other row's, each saying what its action waits for.
+void reportStuck(const std::vector<const Cell *> &stuck, const Shape &sh, DiagnosticEngine &diags) {
+  auto waitsFor = [&](const Cell &cell) {
+    std::string what;
+    for (const Action &a : cell.actions) {
+      if (a.type == ActionType::Forward && a.stage > 0)
+        what += fmt::format("{}stage {}'s forward of micro-batch {} (`{}F{}`, rank {})", what.empty() ? "" : " and ",
+                            a.stage - 1, a.microBatch, a.stage - 1, a.microBatch, sh.owner[size_t(a.stage - 1)]);
+      else if (isCompute(a.type) && a.type != ActionType::BackwardWeight && a.stage + 1 < sh.stages)
+        what += fmt::format("{}the gradient from stage {}'s backward of micro-batch {} (rank {})",
+                            what.empty() ? "" : " and ", a.stage + 1, a.microBatch, sh.owner[size_t(a.stage + 1)]);
+    }
+    return fmt::format("`{}` waits for {}", spell(cell), what);
+  };
+  const Cell *first = nullptr;
+  std::vector<const Cell *> others;
+  for (const Cell *cell : stuck)
+    if (cell)
+      (first ? others.push_back(cell) : void(first = cell));
+  auto diag = diags.error(first->range, waitsFor(*first) + ", which no row computes before it: PyTorch's runtime "
+                                                           "cannot add the sends and receives to this compute-only "
+                                                           "file (_add_send_recv: \"Malformed compute schedule\")");
+  for (const Cell *cell : others)
+    diag.note(cell->range, waitsFor(*cell));
 }
 
 // The schedule's header: its parameters, what it requires of them, and with FSDP its mesh.
@@ -376,9 +455,13 @@ void writeHeader(Writer &w, const Shape &sh, const std::string &name, const std:
   w.line(fmt::format("// {}: imported by `schedc import` from {} (a PyTorch pipeline schedule: {} ranks, {} "
                      "stages placed {}, {} micro-batches, {}).",
                      name, from, sh.ranks, sh.stages, sh.placement(), sh.microBatches,
-                     sh.comms ? "with its sends and receives" : "compute only; the sends and receives are implied"),
+                     sh.lowered ? "compute only; its sends and receives added as PyTorch's runtime adds them"
+                     : sh.comms ? "with its sends and receives"
+                                : "compute only; the sends and receives are implied"),
          top);
   w.line("// Each line in a rank's block is one cell of its row; an OVERLAP_F_B pair is an `overlap`.", top);
+  w.line("// Sends and receives meet as PyTorch's over NCCL do: per pair of ranks, in the order they were sent.", top);
+  w.line("@p2p(ordered)", top);
   if (!sh.fsdp) {
     w.line(fmt::format("schedule {}(layers = {}, batches = {}, ranks = {}) {{", name, sh.stages, sh.microBatches,
                        sh.ranks),
@@ -424,6 +507,17 @@ std::optional<ImportedSchedule> importSchedule(const ActionTable &file, const st
   ActionTable table = file;
   if (!lowerFsdp(table, opts, *shape, diags))
     return std::nullopt;
+  // A compute-only file gets its sends and receives as PyTorch's runtime gives them.
+  if (!shape->comms) {
+    std::vector<const Cell *> stuck;
+    std::optional<ActionTable> lowered = addSendRecv(table, shape->owner, &stuck);
+    if (!lowered) {
+      reportStuck(stuck, *shape, diags);
+      return std::nullopt;
+    }
+    table = std::move(*lowered);
+    shape->comms = shape->lowered = true;
+  }
   const Shape &sh = *shape;
   SourceRange top = table.rowRanges.front();
   Writer w(sh, diags);

@@ -26,7 +26,8 @@ struct Shape {
   std::set<int64_t> weightHalves;     // stages with a W
   bool inputActions = false;          // the file writes input halves as I (then B is whole)
   std::vector<int64_t> firstGradient; // stage -> the micro-batch of its first weight gradient
-  bool comms = false;                 // the file has sends and receives
+  bool comms = false;                 // the file has sends and receives (or was given them: lowered)
+  bool lowered = false;               // a compute-only file given its sends and receives (CommsLowering.h)
   bool fsdp = false;                  // stages sharded over data-parallel replicas (set with FSDP's lowering)
 
   bool inputHalf(const Action &a) const {

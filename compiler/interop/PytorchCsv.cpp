@@ -167,6 +167,7 @@ std::optional<ActionTable> readActionTable(uint32_t file, const SourceManager &s
     std::string_view whole = row.substr(0, row.find_last_not_of(" \t\r") + 1); // npos + 1 == 0: empty
     table.rowRanges.push_back(cellRange(file, line, 0, whole.size()));
     std::vector<Cell> cells;
+    int32_t idle = 0;
     for (size_t at = 0; at <= row.size();) {
       size_t comma = row.find(',', at);
       if (comma == std::string_view::npos)
@@ -178,14 +179,18 @@ std::optional<ActionTable> readActionTable(uint32_t file, const SourceManager &s
         std::string why;
         std::optional<std::vector<Action>> actions = parseCell(cell, why);
         SourceRange range = cellRange(file, line, begin, cell.size());
-        if (actions)
+        if (actions) {
           cells.push_back(Cell{std::move(*actions), range});
-        else {
+          cells.back().idleBefore = idle;
+          idle = 0;
+        } else {
           diags.error(range, "`" + std::string(cell) + "` is not a PyTorch pipeline action: " + why +
                                  " (actions are <stage><type><micro-batch>, e.g. `0F1`; types F, I, W, B, BW, "
                                  "SEND_F, RECV_F, SEND_B, RECV_B, UNSHARD, RESHARD, REDUCE_GRAD)");
           bad = true;
         }
+      } else if (comma < row.size()) { // (not the end of a row: `a,b` has no idle slot after b)
+        ++idle;
       }
       at = comma + 1;
     }

@@ -46,8 +46,11 @@ struct Action {
 // A non-empty cell: one action, or two run together (OVERLAP_F_B: a forward, then a backward).
 struct Cell {
   std::vector<Action> actions;
-  SourceRange range;     // the cell in the file (of the cell that caused it, if inserted)
-  bool inserted = false; // added by a lowering (FsdpLowering), not written in the file
+  SourceRange range; // the cell in the file (of the cell that caused it, if inserted)
+  // Added by a lowering, not written in the file: "" if written, else what added it (its
+  // comment in the imported schedule).
+  const char *insertedBy = "";
+  int32_t idleBefore = 0; // empty cells right before it in its row (PyTorch's None actions)
 };
 
 // The table: rows[r] is rank r's cells in order (idle slots dropped).

@@ -207,6 +207,9 @@ struct Function {
   std::vector<std::string> slotNames; // one per slot (for dumps and debug info)
   std::vector<std::string> axes;      // mesh axes (schedules only)
   Targets targets;
+  // `@p2p(ordered)`: its sends and receives meet as PyTorch's over NCCL do, not by tag
+  // (sim/PointToPoint.h); --p2p overrides it.
+  bool orderedPointToPoint = false;
   Block body;
   SourceRange range;
   uint32_t callHeight = 0; // the longest chain of calls below this function (0: it calls none)

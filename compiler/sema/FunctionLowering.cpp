@@ -109,8 +109,12 @@ void FunctionLowering::params() {
 
 void FunctionLowering::attributes() {
   for (const ast::Attribute &a : ast_.attributes) {
+    if (a.name == "p2p") {
+      pointToPoint(a);
+      continue;
+    }
     if (a.name != "target") {
-      diags_.error(a.nameRange, "unknown attribute `@" + a.name + "`" + didYouMean(a.name, {"target"}));
+      diags_.error(a.nameRange, "unknown attribute `@" + a.name + "`" + didYouMean(a.name, {"target", "p2p"}));
       continue;
     }
     out_.targets.range = a.range;
@@ -133,6 +137,19 @@ void FunctionLowering::attributes() {
       }
     }
   }
+}
+
+// `@p2p(ordered)` or `@p2p(tagged)`: how the schedule's sends and receives meet.
+void FunctionLowering::pointToPoint(const ast::Attribute &a) {
+  const ast::NameExpr *name =
+      a.args.size() == 1 && a.args[0].name.empty() ? a.args[0].value->dyn<ast::NameExpr>() : nullptr;
+  if (!name || (name->name != "ordered" && name->name != "tagged")) {
+    diags_.error(a.args.empty() ? a.range : a.args[0].value->range,
+                 "`@p2p` takes `ordered` (sends and receives meet as PyTorch's over NCCL do: per pair, in the order "
+                 "they were sent) or `tagged` (by tag, the default)");
+    return;
+  }
+  out_.orderedPointToPoint = name->name == "ordered";
 }
 
 void lowerFunction(const ast::Function &fn, uint32_t id, SemaContext &ctx) {

@@ -73,6 +73,7 @@ private:
 
   void params();
   void attributes();
+  void pointToPoint(const ast::Attribute &a);
 
   // ---- Statements --------------------------------------------------------------------------
 

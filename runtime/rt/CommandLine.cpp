@@ -143,7 +143,7 @@ std::optional<CommandLine> readCommandLine(const std::vector<std::string> &argv,
     }
     if (!readBackendOption(args, line, error) && !readReportOption(args, line, error) &&
         sim::readSharedOption(args, line.options.bytes, line.options.limits, line.options.silenced,
-                              line.options.overlapHidden, line.options.threads, error)
+                              line.options.overlapHidden, line.options.threads, line.options.p2p, error)
             .empty())
       error = "unknown option `" + a + "`";
   }

@@ -30,6 +30,7 @@ Decoded::Decoded(const schedc_program &p) : program(p), values(p.num_params, 0) 
     setup.targetSteps = p.target_steps;
   if (p.target_memory >= 0)
     setup.targetMemory = p.target_memory;
+  setup.p2p = p.ordered_p2p ? sim::PointToPoint::Ordered : sim::PointToPoint::Tagged;
 }
 
 std::optional<std::vector<int64_t>> Decoded::evaluate(const std::map<std::string, int64_t> &overrides,

@@ -4,7 +4,8 @@
 // arrives, every member logs the call's event, which waits for every member (so it starts
 // when the last is ready; cost/Placement.h). `send` never waits; `recv` waits for the next
 // message from its source, and its event waits for the send's. Messages are matched per
-// (source, tag), first in first out.
+// (source, tag), first in first out; under ordered point-to-point, through the pairs'
+// channels instead (sim/OrderedChannels.cpp).
 #include "sim/World.h"
 
 #include <algorithm>
@@ -537,7 +538,9 @@ void Rank::send(SourceRange at, int64_t to, const ValuePtr &v, int64_t tag) {
     transfers_.push_back({figures_.events - 1, to, true, v->kind, v->layer, v->batches});
   Rank &peer = *world_.ranks_[to];
   // A value for another thread is its own copy: the two threads count nothing in common.
-  World::Message m{world_.parallel_ && peer.lane_ != lane_ ? detached(v) : v, at, flow, clock_.lastEnd()};
+  World::Message m{world_.parallel_ && peer.lane_ != lane_ ? detached(v) : v, at, flow, clock_.lastEnd(), tag};
+  if (world_.options_.p2p == PointToPoint::Ordered)
+    return sendOrdered(at, to, std::move(m));
   std::unique_lock<std::mutex> lock = world_.lockInbox(to);
   world_.inbox_[to][{id_, tag}].push_back(std::move(m));
   if (peer.awaiting_ == std::pair{id_, tag}) { // the receiver waits for this message
@@ -549,6 +552,8 @@ void Rank::send(SourceRange at, int64_t to, const ValuePtr &v, int64_t tag) {
 ValuePtr Rank::recv(SourceRange at, int64_t from, int64_t tag) {
   if (refusedInPair(at, "recv") || badRoute(at, false, from, tag))
     return poison(Kind::Activation);
+  if (world_.options_.p2p == PointToPoint::Ordered)
+    return recvOrdered(at, from, tag);
   // The sender adds to the queue and, where this rank says it waits for the message
   // (awaiting_), wakes it; on several threads, both under the inbox's lock.
   std::unique_lock<std::mutex> lock = world_.lockInbox(id_);

@@ -82,6 +82,11 @@ Results execute(Rank &rank, OpKind op, SourceRange at, const Operands &a) {
     return {};
   }
   case OpKind::Recv: return Results::one(rank.recv(at, a.integer(param::Recv::from), a.integer(param::Recv::tag)));
+  case OpKind::PostRecv: {
+    using P = param::PostRecv;
+    rank.postRecv(at, a.integer(P::from), a.integer(P::tag));
+    return {};
+  }
   default: break;
   }
   SCHEDC_UNREACHABLE("an operation the sim backend cannot execute");

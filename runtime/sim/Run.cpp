@@ -231,6 +231,7 @@ int runAndReport(const RunSetup &setup, const std::optional<std::vector<int64_t>
   simOptions.stackBytes = setup.stackBytes;
   simOptions.threads = options.threads;
   simOptions.stopRanksAtRepeatedErrors = options.stopRanksAtRepeatedErrors;
+  simOptions.p2p = options.p2p.value_or(setup.p2p);
   auto owned = std::make_unique<World>(*model, setup.arrays, simOptions);
   owned->run(body);
   if (owned->diverged()) { // on one thread, which reports what the threads met in its order

@@ -41,6 +41,7 @@ struct RunSetup {
   // Each rank's fiber stack: the default (compiled programs), or less for a program whose
   // nesting the interpreter can bound (check/StackSize.h).
   size_t stackBytes = kFiberStackBytes;
+  PointToPoint p2p = PointToPoint::Tagged; // the schedule's own (`@p2p`), unless RunOptions::p2p says
 };
 
 struct CheckResult;
@@ -74,6 +75,7 @@ struct RunOptions {
   // --time-limit also held by a timer (sim/Watchdog.h); off under a fuzzer, whose own timeout
   // records a run that hangs.
   bool watchdog = true;
+  std::optional<PointToPoint> p2p; // --p2p; unset: the schedule's own (RunSetup::p2p)
 };
 
 // Parses "name=value" (value a decimal integer, optionally negative).

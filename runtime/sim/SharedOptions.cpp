@@ -24,6 +24,11 @@ const char *const kWarningsHelp =
                        the same on any number: a run that meets an error or a warning on
                        the way is made again on one thread, which reports it
                        (docs/checks.md#threads)
+  --p2p=ordered|tagged how sends and receives meet: ordered, as PyTorch's pipelining does
+                       over NCCL (per pair of ranks in the order they were sent, each
+                       pair's operations in the order issued); tagged, by tag. Default:
+                       the schedule's `@p2p`, ordered for a PyTorch file, else tagged
+                       (docs/pytorch.md#point-to-point)
 )";
 
 namespace {
@@ -72,8 +77,14 @@ std::string defaultThreads(unsigned &threads) {
 }
 
 std::string readSharedOption(ArgumentList &args, ByteModel &bytes, Limits &limits, SilencedWarnings &silenced,
-                             double &overlapHidden, unsigned &threads, std::string &error) {
+                             double &overlapHidden, unsigned &threads, std::optional<PointToPoint> &p2p,
+                             std::string &error) {
   std::string value;
+  if (args.current().rfind("--p2p", 0) == 0 && args.value("--p2p", value)) {
+    if (error.empty() && args.error().empty() && !(p2p = parsePointToPoint(value)))
+      error = "--p2p takes ordered (sends and receives meet as PyTorch's over NCCL do) or tagged, not `" + value + "`";
+    return "--p2p";
+  }
   if (args.current().rfind("--threads", 0) == 0 && args.value("--threads", value)) {
     if (error.empty() && args.error().empty())
       parseThreads(value, "--threads", threads, error);

@@ -7,6 +7,7 @@
 #include "options/ArgumentList.h"
 #include "sim/Budget.h"
 #include "sim/Bytes.h"
+#include "sim/PointToPoint.h"
 
 #include <string>
 
@@ -34,9 +35,11 @@ constexpr unsigned kMaxThreads = 256;
 std::string defaultThreads(unsigned &threads);
 
 // If the current argument is one of those options, reads its value into `bytes`, `limits`,
-// `silenced`, `overlapHidden` (--overlap: Options::overlapHidden) or `threads` (a bad or
-// missing value: `error`, unless already set) and returns the flag; else "".
+// `silenced`, `overlapHidden` (--overlap: Options::overlapHidden), `threads` or `p2p` (--p2p:
+// RunOptions::p2p) (a bad or missing value: `error`, unless already set) and returns the
+// flag; else "".
 std::string readSharedOption(ArgumentList &args, ByteModel &bytes, Limits &limits, SilencedWarnings &silenced,
-                             double &overlapHidden, unsigned &threads, std::string &error);
+                             double &overlapHidden, unsigned &threads, std::optional<PointToPoint> &p2p,
+                             std::string &error);
 
 } // namespace schedc::sim

@@ -40,7 +40,7 @@ World::World(Model model, std::vector<ArrayInfo> arrays, Options options)
   // share one.
   int64_t threads = options_.threads != kAutoThreads ? options_.threads : autoThreads(model_.ranks);
   auto lanes = static_cast<uint32_t>(std::clamp<int64_t>(threads, 1, model_.ranks));
-  if (options_.keepEvents || options_.recordTransfers)
+  if (options_.keepEvents || options_.recordTransfers || options_.p2p == PointToPoint::Ordered)
     lanes = 1;
   for (uint32_t i = 0; i < lanes; ++i) {
     lanes_.push_back(std::make_unique<Lane>(i, lanes, options_.limits));
@@ -421,6 +421,8 @@ void World::reportDeadlock() {
                 (elsewhere.size() == 1 ? " is" : " are") + " blocked elsewhere";
     }
     notes.push_back(note(r.wait_.at, what));
+    for (Diagnostic &n : channelNotes(r))
+      notes.push_back(std::move(n));
   }
   if (blocked.size() > kShown)
     notes.push_back(note({}, "and " + std::to_string(blocked.size() - kShown) + " more blocked ranks"));
@@ -475,6 +477,7 @@ void World::tallyEnd(Lane &lane) {
 }
 
 void World::checkEnd(const EndTally &tally) {
+  reportPendingChannels(); // (ordered point-to-point; none under tagged)
   // Messages nobody received.
   for (int64_t to = 0; to < model_.ranks; ++to) {
     if (ranks_[to]->stopped_) // stopped at its error before it received them

@@ -18,10 +18,12 @@
 #include "memory/ChunkedLog.h"
 #include "sim/Budget.h"
 #include "sim/Bytes.h"
+#include "sim/Channels.h"
 #include "sim/DenseWindow.h"
 #include "sim/EndTally.h"
 #include "sim/Fiber.h"
 #include "sim/Pair.h"
+#include "sim/PointToPoint.h"
 #include "sim/Recompute.h"
 #include "sim/SharedOptions.h"
 #include "sim/Sites.h"
@@ -35,6 +37,7 @@
 #include <condition_variable>
 #include <deque>
 #include <functional>
+#include <list>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -44,6 +47,7 @@
 #include <string>
 #include <tuple>
 #include <type_traits>
+#include <unordered_map>
 #include <vector>
 
 namespace schedc::sim {
@@ -95,6 +99,9 @@ struct Options {
   // A rank that meets an error again stops (Rank::error). Off where a real backend computes
   // the run (rt/ComputeRun.cpp): its peers would wait in MPI for what it no longer sends.
   bool stopRanksAtRepeatedErrors = true;
+  // How sends and receives meet (sim/PointToPoint.h). An ordered run is on one thread: its
+  // pairs' channels are shared by two ranks without locks.
+  PointToPoint p2p = PointToPoint::Tagged;
 };
 
 // The processors this process may run on (its affinity; `taskset` and cgroup cpusets narrow it).
@@ -246,11 +253,16 @@ public:
   // `group` lists the participating ranks in order; it must contain this rank.
   ValuePtr collective(SourceRange at, CollectiveKind kind, const ValuePtr &v, SetPtr group);
   ValuePtr collectiveInput(SourceRange at, CollectiveKind kind, const ValuePtr &v);
-  // Messages are matched per (source, tag), first in first out; tags are 0 to kMaxTag (the
-  // least upper bound MPI guarantees).
+  // Messages are matched as Options::p2p says (sim/PointToPoint.h): per (source, tag), first
+  // in first out, or per pair in the order they were sent; tags are 0 to kMaxTag (the least
+  // upper bound MPI guarantees).
   static constexpr int64_t kMaxTag = 32767;
   void send(SourceRange at, int64_t to, const ValuePtr &v, int64_t tag = 0);
   ValuePtr recv(SourceRange at, int64_t from, int64_t tag = 0);
+  // `post_recv`: a receive posted here (PyTorch's irecv), taken by the next `recv` of the
+  // same source and tag. Under ordered point-to-point this is its place on the pair's
+  // channel; under tagged it changes nothing.
+  void postRecv(SourceRange at, int64_t from, int64_t tag = 0);
   // Whether a message to or from `peer` with `tag` is valid (send and recv report why not).
   bool canExchange(int64_t peer, int64_t tag) const;
 
@@ -316,6 +328,7 @@ private:
     const void *collective = nullptr;        // the World::Collective waited in, if any
     CollectiveKind kind = OpKind::AllReduce; // and what it is
     SetPtr members{};                        // and its group
+    const PostedRecv *post = nullptr;        // the ordered receive waited for, if any
   };
   // "waits here to receive from rank 3", "waits here in allreduce over all ranks for ...".
   std::string waiting() const;
@@ -343,6 +356,11 @@ private:
   // A copy of `v` with copies of the sets only this thread counts (a message to a rank on
   // another thread of a parallel run).
   ValuePtr detached(const ValuePtr &v) const;
+  // Ordered point-to-point (sim/OrderedChannels.cpp): a send put on its pair's channel, a
+  // receive posted there (kept in posted_), and a `recv` that waits for its posted receive.
+  void sendOrdered(SourceRange at, int64_t to, InFlight message);
+  PostedRecv &postOrdered(SourceRange at, int64_t from, int64_t tag);
+  ValuePtr recvOrdered(SourceRange at, int64_t from, int64_t tag);
   // Waits (yields the fiber) until `ready()`; returns false if the run was cancelled.
   bool waitUntil(const std::function<bool()> &ready, Wait wait);
   ValuePtr poison(Kind kind, int64_t layer = 0) const;
@@ -405,6 +423,10 @@ private:
   // its inbox's lock), and, a parallel run's (sim/Parallel.cpp), queued to run (or running
   // and woken again).
   std::pair<int64_t, int64_t> awaiting_{-1, 0};
+  // Ordered: the receives this rank posted and has not taken yet, in the order it posted
+  // them, and the one its `recv` waits for (null: none).
+  std::list<PostedRecv> posted_;
+  const PostedRecv *awaitingPost_ = nullptr;
   std::atomic<bool> queued_{false};
   Lane *lane_; // the thread's share of the run this rank is in
   bool measure_ = false;
@@ -610,12 +632,7 @@ private:
   // 16 384 ranks has 2 176 of them).
   static constexpr size_t kRecentGroups = 1024;
   std::mutex groupsLock_; // a parallel run's: groups_, allGroup_ and groupSets_
-  struct Message {
-    ValuePtr value;
-    SourceRange sentAt;
-    int32_t flow;   // the id shared by the send's and the receive's events
-    Number sentEnd; // when the send's event ends
-  };
+  using Message = InFlight;
   std::atomic<int32_t> flows_{0};                // messages sent so far
   std::set<std::pair<int64_t, int64_t>> routes_; // (a parallel run's lanes' merged at its end)
   // inbox_[to][{from, tag}]: messages in the order they were sent; in a parallel run under
@@ -628,6 +645,18 @@ private:
     return parallel_ ? std::unique_lock<std::mutex>(inboxLocks_[static_cast<size_t>(to) % kInboxStripes])
                      : std::unique_lock<std::mutex>();
   }
+  // Ordered point-to-point: each pair's channel, by lower rank x ranks + higher rank.
+  std::unordered_map<int64_t, PairChannel> channels_;
+  PairChannel &channel(int64_t a, int64_t b) { return channels_[std::min(a, b) * model_.ranks + std::max(a, b)]; }
+  // Puts `op` of rank `from` on its channel with `to`, and completes what can complete
+  // there: each matched receive gets its message, and a rank that waits for it is woken.
+  void issue(int64_t from, int64_t to, PairOp op);
+  // Ordered: what holds up the receive rank `r` is blocked in, on its pair's channel, as
+  // notes for a deadlock's report (none where it waits for the peer to send).
+  std::vector<Diagnostic> channelNotes(const Rank &r) const;
+  // Ordered: the end-of-step report of operations left on the channels (a rank would wait
+  // for them forever at the end of the step).
+  void reportPendingChannels();
   bool stoppedAtLimit_ = false;
   bool parallel_ = false;  // the ranks run on several threads now
   bool watchIdle_ = false; // a parallel run's idle lanes watch before they sleep (as many lanes as processors at most)

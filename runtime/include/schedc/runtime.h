@@ -23,7 +23,7 @@
 extern "C" {
 #endif
 
-#define SCHEDC_ABI_VERSION 5
+#define SCHEDC_ABI_VERSION 6
 
 typedef struct schedc_rank schedc_rank;
 typedef int64_t schedc_value;
@@ -78,6 +78,8 @@ typedef struct schedc_program {
   void (*parameters)(schedc_rank *context, int64_t *values, const uint8_t *overridden);
   /* Runs the schedule on one rank. */
   void (*entry)(schedc_rank *rank, const int64_t *params);
+  /* 1: `@p2p(ordered)`, its sends and receives meet per pair in the order they were sent. */
+  uint32_t ordered_p2p;
 } schedc_program;
 
 /* Runs a compiled program: reads the command line (--backend=sim, -D name=value,

@@ -1,0 +1,168 @@
+// Ordered point-to-point (sim/PointToPoint.h, sim/Channels.h): sends and posted receives go
+// on their pair's channel in the order each rank issues them, and complete there in pairs;
+// a `recv` waits until its posted receive has a message, and reports one that was sent for
+// another receive (another tag), naming both places. A rank never waits at a send or a post
+// (PyTorch's runtime issues them asynchronously and waits only where a computation needs a
+// received tensor, and for its sends at the end of the step): what a channel cannot
+// complete shows as a `recv` that never returns, or as operations left at the end.
+#include "sim/World.h"
+
+#include <algorithm>
+
+namespace schedc::sim {
+
+namespace {
+
+std::string opName(const PairOp &op) {
+  return op.send ? "send" : "receive";
+}
+
+} // namespace
+
+void World::issue(int64_t from, int64_t to, PairOp op) {
+  PairChannel &ch = channel(from, to);
+  ch.pending[from < to ? 0 : 1].push_back(std::move(op));
+  std::deque<PairOp> &low = ch.pending[0], &high = ch.pending[1];
+  while (!low.empty() && !high.empty() && low.front().send != high.front().send) {
+    bool lowSends = low.front().send;
+    PairOp &send = lowSends ? low.front() : high.front();
+    PairOp &receive = lowSends ? high.front() : low.front();
+    Rank &receiver = *ranks_[lowSends ? std::max(from, to) : std::min(from, to)];
+    receive.post->message = std::move(send.message);
+    if (receiver.awaitingPost_ == receive.post) {
+      receiver.awaitingPost_ = nullptr;
+      schedule(receiver);
+    }
+    low.pop_front();
+    high.pop_front();
+  }
+}
+
+void Rank::sendOrdered(SourceRange at, int64_t to, InFlight message) {
+  int64_t tag = message.tag;
+  world_.issue(id_, to, PairOp{.send = true, .at = at, .tag = tag, .message = std::move(message)});
+}
+
+PostedRecv &Rank::postOrdered(SourceRange at, int64_t from, int64_t tag) {
+  PostedRecv &posted = posted_.emplace_back(PostedRecv{.from = from, .tag = tag, .at = at, .message = {}});
+  world_.issue(id_, from, PairOp{.send = false, .at = at, .tag = tag, .message = {}, .post = &posted});
+  return posted;
+}
+
+void Rank::postRecv(SourceRange at, int64_t from, int64_t tag) {
+  if (cancelled() || refusedInPair(at, "post_recv") || badRoute(at, false, from, tag))
+    return;
+  if (world_.options_.p2p == PointToPoint::Ordered)
+    postOrdered(at, from, tag);
+}
+
+ValuePtr Rank::recvOrdered(SourceRange at, int64_t from, int64_t tag) {
+  if (cancelled())
+    return poison(Kind::Activation);
+  auto posted =
+      std::find_if(posted_.begin(), posted_.end(), [&](const PostedRecv &p) { return p.from == from && p.tag == tag; });
+  if (posted == posted_.end()) { // posted here, as it is taken
+    postOrdered(at, from, tag);
+    posted = std::prev(posted_.end());
+  }
+  PostedRecv &p = *posted;
+  auto ready = [&] {
+    if (p.message)
+      return true;
+    awaitingPost_ = &p;
+    return false;
+  };
+  if (!waitUntil(ready, Wait{.at = at, .peer = from, .tag = tag, .post = &p})) {
+    awaitingPost_ = nullptr;
+    return poison(Kind::Activation);
+  }
+  InFlight m = std::move(*p.message);
+  SourceRange postedAt = p.at;
+  posted_.erase(posted);
+  cost::Producers made =
+      logEvent({.kind = EventKind::Pass}, nullptr, at, {}, cost::AlsoWaits::message(m.sentEnd), m.flow);
+  if (world_.options_.recordTransfers)
+    transfers_.push_back({figures_.events - 1, from, false, m.value->kind, m.value->layer, m.value->batches});
+  if (m.tag != tag) {
+    errorWith(postedAt, "p2p-order", [&] {
+      std::string sender = "rank " + std::to_string(from);
+      auto tagged = [&](int64_t t) { return t ? world_.withTag(t) : " with tag 0"; };
+      return std::pair{"rank " + std::to_string(id_) + "'s receive here" + tagged(tag) + " would take the message " +
+                           sender + " sent" + tagged(m.tag) +
+                           ": under ordered point-to-point (PyTorch over NCCL) a rank takes a peer's messages in "
+                           "the order the peer sent them, whatever it posted the receive for",
+                       std::vector<Diagnostic>{note(m.sentAt, sender + " sends that message here")}};
+    });
+    Value wrong = *m.value;
+    wrong.poisoned = true;
+    return madeBy(makeValue(std::move(wrong)), made);
+  }
+  return madeBy(m.value, made);
+}
+
+std::vector<Diagnostic> World::channelNotes(const Rank &r) const {
+  std::vector<Diagnostic> notes;
+  const PostedRecv *post = r.wait_.post;
+  int64_t peer = r.wait_.peer;
+  auto found = channels_.find(std::min(r.id_, peer) * model_.ranks + std::max(r.id_, peer));
+  if (!post || found == channels_.end())
+    return notes;
+  const std::deque<PairOp> &mine = found->second.pending[r.id_ < peer ? 0 : 1];
+  const std::deque<PairOp> &theirs = found->second.pending[r.id_ < peer ? 1 : 0];
+  std::string me = "rank " + std::to_string(r.id_), other = "rank " + std::to_string(peer);
+  if (!mine.empty() && mine.front().post != post)
+    notes.push_back(note(mine.front().at, "on " + me + "'s stream with " + other + " that receive waits behind this " +
+                                              opName(mine.front()) + ", which has not completed"));
+  if (!mine.empty() && !theirs.empty() && mine.front().send == theirs.front().send)
+    notes.push_back(note(theirs.front().at, other + "'s next operation with " + me + " is a " + opName(theirs.front()) +
+                                                " too: each waits for the other to " +
+                                                (theirs.front().send ? "receive" : "send") +
+                                                " first (PyTorch runs a pair's sends and receives in the order "
+                                                "each rank issued them, on one stream per pair)"));
+  return notes;
+}
+
+void World::reportPendingChannels() {
+  std::vector<int64_t> keys;
+  for (const auto &[key, ch] : channels_)
+    if (!ch.pending[0].empty() || !ch.pending[1].empty())
+      keys.push_back(key);
+  std::sort(keys.begin(), keys.end());
+  for (int64_t key : keys) {
+    const PairChannel &ch = channels_.at(key);
+    int64_t low = key / model_.ranks, high = key % model_.ranks;
+    size_t side = ch.pending[0].empty() ? 1 : 0;
+    int64_t rank = side ? high : low, peer = side ? low : high;
+    if (ranks_[rank]->stopped_ || ranks_[peer]->stopped_)
+      continue; // stopped at an error: what it left is its echo
+    const PairOp &head = ch.pending[side].front();
+    const std::deque<PairOp> &theirs = ch.pending[1 - side];
+    std::string me = "rank " + std::to_string(rank), other = "rank " + std::to_string(peer);
+    std::string why;
+    std::vector<Diagnostic> notes;
+    if (theirs.empty()) {
+      why = other + (head.send ? " posts no receive for it" : " sends nothing more to " + me) +
+                 ", and PyTorch's runtime waits for every operation at the end of the step (a pair's "
+                 "messages are matched in the order they were sent)";
+    } else {
+      why = other + "'s next operation with " + me + " is a " + opName(theirs.front()) +
+                 " too, and each waits for the other to " + (head.send ? "receive" : "send") +
+                 " first (PyTorch runs a pair's sends and receives in the order each rank issued them, on one "
+                 "stream per pair)";
+      notes.push_back(note(theirs.front().at, other + "'s " + opName(theirs.front()) + " is here"));
+    }
+    record(Severity::Error, head.at, "p2p-pending",
+           me + "'s " + opName(head) + " here " + (head.send ? "to " : "from ") + other + withTag(head.tag) +
+               " never completes: " + why,
+           rank, std::move(notes));
+  }
+  for (const auto &r : ranks_)
+    for (const PostedRecv &p : r->posted_)
+      if (p.message && !r->stopped_)
+        record(Severity::Warning, p.at, "unreceived",
+               "the receive posted here from rank " + std::to_string(p.from) + withTag(p.tag) +
+                   " is never taken by a `recv` (take it, or pass --no-warn=unreceived if it is meant)",
+               r->id_);
+}
+
+} // namespace schedc::sim
