@@ -20,7 +20,7 @@ std::string opName(const PairOp &op) {
 } // namespace
 
 void World::issue(int64_t from, int64_t to, PairOp op) {
-  PairChannel &ch = channel(from, to);
+  PairChannel &ch = channels_[channelKey(from, to)];
   ch.pending[from < to ? 0 : 1].push_back(std::move(op));
   std::deque<PairOp> &low = ch.pending[0], &high = ch.pending[1];
   while (!low.empty() && !high.empty() && low.front().send != high.front().send) {
@@ -104,7 +104,7 @@ std::vector<Diagnostic> World::channelNotes(const Rank &r) const {
   std::vector<Diagnostic> notes;
   const PostedRecv *post = r.wait_.post;
   int64_t peer = r.wait_.peer;
-  auto found = channels_.find(std::min(r.id_, peer) * model_.ranks + std::max(r.id_, peer));
+  auto found = channels_.find(channelKey(r.id_, peer));
   if (!post || found == channels_.end())
     return notes;
   const std::deque<PairOp> &mine = found->second.pending[r.id_ < peer ? 0 : 1];
@@ -142,13 +142,13 @@ void World::reportPendingChannels() {
     std::vector<Diagnostic> notes;
     if (theirs.empty()) {
       why = other + (head.send ? " posts no receive for it" : " sends nothing more to " + me) +
-                 ", and PyTorch's runtime waits for every operation at the end of the step (a pair's "
-                 "messages are matched in the order they were sent)";
+            ", and PyTorch's runtime waits for every operation at the end of the step (a pair's "
+            "messages are matched in the order they were sent)";
     } else {
       why = other + "'s next operation with " + me + " is a " + opName(theirs.front()) +
-                 " too, and each waits for the other to " + (head.send ? "receive" : "send") +
-                 " first (PyTorch runs a pair's sends and receives in the order each rank issued them, on one "
-                 "stream per pair)";
+            " too, and each waits for the other to " + (head.send ? "receive" : "send") +
+            " first (PyTorch runs a pair's sends and receives in the order each rank issued them, on one "
+            "stream per pair)";
       notes.push_back(note(theirs.front().at, other + "'s " + opName(theirs.front()) + " is here"));
     }
     record(Severity::Error, head.at, "p2p-pending",

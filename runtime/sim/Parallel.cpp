@@ -33,12 +33,11 @@ namespace {
 
 thread_local Lane *currentLane = nullptr; // the lane this thread runs
 
-// Where a lane's new thread starts. On this project's 2-core machine the kernel put a new
-// thread on its maker's processor in 6 of 10 runs of ddp 1024 x 32, where it waited 2-5 ms
-// for the maker's time slice to end or for the load balancer, while the other processor
-// idled and the maker's lane ran ahead to the first all-reduce. So a lane's thread is made
-// bound to the processors the process may use less its maker's, and takes back all of them
-// as soon as it runs (the kernel may move it as ever from then on): it starts in 0.1 ms.
+// Where a lane's new thread starts. The kernel may put a new thread on its maker's
+// processor, where it waits for the maker's time slice while another processor idles and
+// the maker's lane runs ahead (docs/performance.md, "Figures behind design choices in the code"). So a
+// lane's thread is made bound to the processors the process may use less its maker's, and
+// takes back all of them as soon as it runs (the kernel may move it as ever from then on).
 struct Placement {
   cpu_set_t allowed;   // the process's processors
   cpu_set_t elsewhere; // those less the maker's
@@ -71,15 +70,12 @@ void takeEveryProcessor(const Placement &place) {
     sched_setaffinity(0, sizeof place.allowed, &place.allowed);
 }
 
-// A lane with nothing to run watches for ranks handed to it this long before it sleeps.
-// A sleeping lane costs the lane that wakes it a system call (futex) and itself the time the
-// system takes to run it again; ddp 1024 x 32's lanes wait 20-30 times a run, mostly for
-// the other lane to complete an all-reduce (0.1-0.2 ms). Measured against sleeping at once
-// (alternated, 31-41 runs): watching 60 us 1.00 of the time, 200 us 0.966-0.975, 1 ms
-// 0.969, with 0-5% more CPU time; at 200 us fsdp 1024 x 32 0.95 and gpipe on 128 stages
-// 0.97. A hand-over to a lane that sleeps took 15 us, to one that watches 2-3. With more
-// lanes than processors a watching lane would keep a working one off its processor: they
-// sleep at once.
+// A lane with nothing to run watches for ranks handed to it this long before it sleeps: a
+// sleeping lane costs the lane that wakes it a system call (futex) and itself the time the
+// system takes to run it again, and lanes mostly wait briefly for another lane to complete
+// a collective (the choice of 200 us is measured in docs/performance.md, "Figures behind
+// design choices"). With more lanes than processors a watching lane would keep a working
+// one off its processor: they sleep at once.
 constexpr std::chrono::microseconds kWatchBeforeSleeping{200};
 
 // Until something is handed to `lane` or the run is over, at most kWatchBeforeSleeping.

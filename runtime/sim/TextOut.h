@@ -1,8 +1,8 @@
 // TextOut — text appended piece by piece (`out += ...`) and written to a stream some 64 KiB
 // at a time, so an output file of any size (the trace or the timeline of 1024 ranks: tens
 // of MB) is never whole in memory, and is written as it is made. Not `stream << piece` for
-// each piece: a sentry and a call into the stream per piece made fsdp 1024 x 32's trace
-// take 1.10 of the time (A/B alternated, 7 runs).
+// each piece: a sentry and a call into the stream per piece is slower (docs/performance.md,
+// "Figures behind design choices in the code").
 #pragma once
 
 #include <ostream>

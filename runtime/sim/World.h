@@ -647,7 +647,7 @@ private:
   }
   // Ordered point-to-point: each pair's channel, by lower rank x ranks + higher rank.
   std::unordered_map<int64_t, PairChannel> channels_;
-  PairChannel &channel(int64_t a, int64_t b) { return channels_[std::min(a, b) * model_.ranks + std::max(a, b)]; }
+  int64_t channelKey(int64_t a, int64_t b) const { return std::min(a, b) * model_.ranks + std::max(a, b); }
   // Puts `op` of rank `from` on its channel with `to`, and completes what can complete
   // there: each matched receive gets its message, and a rank that waits for it is woken.
   void issue(int64_t from, int64_t to, PairOp op);
