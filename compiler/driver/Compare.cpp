@@ -155,6 +155,7 @@ int runCompare(const Options &opts, SourceManager &sources, DiagnosticEngine &di
       return std::string();
     };
     runOptions.tagMeaning = programs[i].tagMeaning;
+    runOptions.reading = programs[i].reading;
     std::ostringstream report; // the per-schedule report is summed up in the table
     int code =
         check::runCheck(*programs[i].program, *programs[i].schedule, overrides[i], runOptions, sources, diags, report);

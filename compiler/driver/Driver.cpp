@@ -100,6 +100,7 @@ int runDriver(const std::vector<std::string> &args, const Compiler *compiler) {
   const ir::Function &schedule = *loaded->schedule;
   sim::RunOptions runOptions = runOptionsOf(opts);
   runOptions.tagMeaning = loaded->tagMeaning;
+  runOptions.reading = loaded->reading;
   runOptions.lastRun = true; // check, draw and run run the schedule once, then the process exits
   switch (opts.command) {
   case Command::Draw:

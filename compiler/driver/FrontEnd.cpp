@@ -5,6 +5,7 @@
 #include "sema/Imports.h"
 #include "sema/Sema.h"
 
+#include <algorithm>
 #include <iostream>
 
 namespace schedc::driver {
@@ -33,6 +34,12 @@ const ir::Function *entrySchedule(const ir::Program &p, const std::string &file)
 
 } // namespace
 
+interop::ImportOptions importOptionsOf(const Options &opts) {
+  bool replicas = std::any_of(opts.defines.begin(), opts.defines.end(),
+                              [](const std::string &d) { return d.rfind("dp=", 0) == 0; });
+  return interop::ImportOptions{opts.fsdp, replicas};
+}
+
 std::optional<LoadedProgram> loadProgram(const std::string &file, const Options &opts, SourceManager &sources,
                                          DiagnosticEngine &diags, int &exitCode) {
   std::string error;
@@ -42,15 +49,16 @@ std::optional<LoadedProgram> loadProgram(const std::string &file, const Options 
     exitCode = kExitIoError;
     return std::nullopt;
   }
-  sim::TagMeaning tagMeaning;
+  interop::ImportedSchedule imported;
   if (interop::isPytorchSchedule(file)) { // a PyTorch schedule: its imported schedule
-    mainFile = interop::addImported(*mainFile, interop::ImportOptions{opts.fsdp}, sources, diags, &tagMeaning);
+    mainFile = interop::addImported(*mainFile, importOptionsOf(opts), sources, diags, &imported);
     exitCode = kExitSourceError;
     if (!mainFile)
       return std::nullopt;
   }
   LoadedProgram loaded;
-  loaded.tagMeaning = std::move(tagMeaning);
+  loaded.tagMeaning = std::move(imported.tagMeaning);
+  loaded.reading = std::move(imported.reading);
   sema::ImportOptions importOptions{opts.includes, sema::defaultStdlibDir()};
   bool unreadable = false;
   loaded.modules = sema::loadModules(*mainFile, importOptions, sources, diags, unreadable);

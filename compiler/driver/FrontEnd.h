@@ -21,7 +21,11 @@ struct LoadedProgram {
   std::unique_ptr<ir::Program> program;
   const ir::Function *schedule = nullptr; // null when stopped after --emit
   sim::TagMeaning tagMeaning;             // an imported PyTorch file's (sim::Options::tagMeaning)
+  std::string reading;                    // and how its stages were read (sim::RunOptions::reading)
 };
+
+// How to read a PyTorch file's stages: FSDP with --fsdp or -D dp=N, else plain modules.
+interop::ImportOptions importOptionsOf(const Options &opts);
 
 // Loads `file`. On failure reports the problem and returns nullopt with `exitCode` set;
 // with --emit=ast|ir prints the dump and returns a program without a schedule.

@@ -2,6 +2,7 @@
 #include "driver/Interop.h"
 
 #include "check/Check.h"
+#include "driver/FrontEnd.h"
 #include "interop/ExportSchedule.h"
 #include "interop/ImportSchedule.h"
 #include "sim/Run.h"
@@ -34,7 +35,7 @@ int runImport(const Options &opts, SourceManager &sources, DiagnosticEngine &dia
     std::cerr << "schedc: error: cannot read `" << opts.input << "`: " << error << "\n";
     return kExitIoError;
   }
-  std::optional<uint32_t> imported = interop::addImported(*csv, interop::ImportOptions{opts.fsdp}, sources, diags);
+  std::optional<uint32_t> imported = interop::addImported(*csv, importOptionsOf(opts), sources, diags);
   if (!imported)
     return kExitSourceError;
   return writeOutput(opts, sources.text(*imported));

@@ -59,8 +59,10 @@ OPTIONS
   -c                   build: write an object file instead of an executable
   --cuda               build: link the cuda backend in (run it with --backend=cuda;
                        only where schedc was built with CUDA and NCCL)
-  --fsdp               a compute-only .csv's stages are FSDP modules: add UNSHARD,
-                       RESHARD and REDUCE_GRAD as PyTorch does (-D dp=N replicas)
+  --fsdp               a .csv's stages are FSDP modules over -D dp=N replicas (default
+                       2; -D dp alone says so too): a compute-only file gets UNSHARD,
+                       RESHARD and REDUCE_GRAD as PyTorch adds them. Without either,
+                       the stages are plain modules: UNSHARD/RESHARD do nothing
   --error-limit=N      Stop after N errors (default 20, 0 means no limit)
   --events=FILE        check, run: write every event (rank, kind, layer, batches,
                        start, length, memory) as CSV, in the format of the reference traces
@@ -234,7 +236,7 @@ std::string checkTogether(Options &o) {
   if (o.command == Command::Import && !interop::isPytorchSchedule(o.input))
     return "import reads a PyTorch schedule file (FILE.csv); `" + o.input + "` is not one";
   if (o.fsdp && std::none_of(o.inputs.begin(), o.inputs.end(), interop::isPytorchSchedule))
-    return "--fsdp lowers a PyTorch schedule file (FILE.csv) for FSDP stages; `" + o.input + "` is not one";
+    return "--fsdp reads a PyTorch schedule file's (FILE.csv) stages as FSDP modules; `" + o.input + "` is not one";
   if (o.command == Command::Import && (!o.defines.empty() || o.emit != Emit::None || o.format != Format::Text))
     return "import writes the schedule as it is; -D, --emit and --format belong to check";
   if (o.command == Command::Export && (o.emit != Emit::None || o.format != Format::Text))

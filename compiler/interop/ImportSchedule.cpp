@@ -56,9 +56,7 @@ public:
     bool posted = type == ActionType::RecvF || type == ActionType::RecvB;
     line("    " + code + (code.empty() ? "" : " ") + "// " + spell(cell) +
              (posted ? ": a receive posted; the computation that needs it waits for it" : "") +
-             (type == ActionType::ReduceGrad && !shape_.fsdp
-                  ? ": the stage is not FSDP, so PyTorch's runtime only scales its gradients here"
-                  : "") +
+             (!shape_.fsdp ? plainNote(type) : "") +
              (*cell.insertedBy ? std::string(" (added: ") + cell.insertedBy + ")" : ""),
          cell.range);
     return true;
@@ -101,6 +99,16 @@ public:
     return ok;
   }
   ImportedSchedule take() { return std::move(out_); }
+
+  // What PyTorch's runtime does with an FSDP action on a stage that is not FSDP
+  // (schedules.py, _PipelineScheduleRuntime._step_microbatches; stage.py, perform_reduce_grad).
+  static const char *plainNote(ActionType type) {
+    if (type == ActionType::Unshard || type == ActionType::Reshard)
+      return ": the stage is not FSDP, so PyTorch's runtime does nothing here";
+    if (type == ActionType::ReduceGrad)
+      return ": the stage is not FSDP, so PyTorch's runtime only scales its gradients here";
+    return "";
+  }
 
 private:
   static std::string first(int64_t s) { return std::to_string(s) + " * per"; }
@@ -209,8 +217,8 @@ private:
       made_.insert({backward, s, mb});
     if ((a.type == ActionType::Forward || backward) && !received(rank, backward, s, mb, at))
       return std::nullopt;
-    if (a.type == ActionType::ReduceGrad && !shape_.fsdp)
-      return Code{}; // (scales the stage's gradients: nothing the check follows)
+    if (!hasMicroBatch(a.type) && !shape_.fsdp)
+      return Code{}; // plain stages: UNSHARD and RESHARD do nothing, REDUCE_GRAD scales (nothing the check follows)
     if (!hasMicroBatch(a.type))
       return fsdpAction(rank, a, at);
     if (isCompute(a.type) && !fsdpReady(a, at))
@@ -396,29 +404,31 @@ std::string scheduleNameFor(const std::string &path) {
 
 namespace {
 
-// A compute-only file lowered for FSDP stages (--fsdp), and a file whose FSDP actions lack
-// REDUCE_GRAD (PyTorch's before it had one reduced a stage's gradient with its last weight
-// gradient) given them, as PyTorch's runtime lowers them; false (reported) where --fsdp
-// meets a file that is not compute only.
+// The reading of the file's stages: plain modules, unless --fsdp or -D dp says they are FSDP
+// (then a file without UNSHARDs gets them as PyTorch's runtime lowers a compute-only file, and
+// one without REDUCE_GRAD gets those as PyTorch's before it had one reduced a stage's
+// gradient with its last weight gradient); false (reported) where FSDP meets a file with its
+// sends and receives but no UNSHARD, which PyTorch's runtime would not lower.
 bool lowerFsdp(ActionTable &table, const ImportOptions &opts, Shape &shape, DiagnosticEngine &diags) {
-  auto fsdpAction = [](const Action &a) { return !hasMicroBatch(a.type); }; // UNSHARD, RESHARD, REDUCE_GRAD
-  if (opts.fsdp) {
-    if (const Cell *cell = firstCellWith(table, [&](const Action &a) { return isTransfer(a.type) || fsdpAction(a); })) {
+  auto gathers = [](const Action &a) { return a.type == ActionType::Unshard || a.type == ActionType::Reshard; };
+  shape.fsdpActions = firstCellWith(table, gathers) != nullptr;
+  // Plain stages: PyTorch's runtime skips UNSHARD and RESHARD where the stage is not an
+  // FSDPModule, and REDUCE_GRAD only scales a plain or DDP module's gradients.
+  if (!opts.fsdp && !opts.replicas)
+    return true;
+  if (!shape.fsdpActions) {
+    if (const Cell *cell = firstCellWith(table, [](const Action &a) { return isTransfer(a.type); })) {
       diags.error(cell->range,
-                  fmt::format("`{}`: --fsdp lowers a compute-only file, as PyTorch does; a file with its "
-                              "{} writes its FSDP actions itself",
-                              spell(*cell), fsdpAction(cell->actions[0]) ? "UNSHARDs" : "sends and receives"));
+                  fmt::format("`{}`: {} reads the stages as FSDP modules, but this file has its sends and receives "
+                              "and no UNSHARD: PyTorch's runtime adds UNSHARD and RESHARD only to a compute-only "
+                              "file (write them in the file, or read the stages as plain modules without {})",
+                              spell(*cell), opts.fsdp ? "--fsdp" : "-D dp", opts.fsdp ? "--fsdp" : "-D dp"));
       return false;
     }
     addUnshardReshard(table);
   }
-  // REDUCE_GRAD alone is not FSDP: PyTorch's single-stage schedules (GPipe, 1F1B) end each
-  // row with one for any module (stage.py, perform_reduce_grad: a plain or DDP module's
-  // gradients are only scaled there).
-  shape.fsdp = firstCellWith(table, [](const Action &a) {
-                 return a.type == ActionType::Unshard || a.type == ActionType::Reshard;
-               }) != nullptr;
-  if (shape.fsdp && !firstCellWith(table, [](const Action &a) { return a.type == ActionType::ReduceGrad; }))
+  shape.fsdp = true;
+  if (!firstCellWith(table, [](const Action &a) { return a.type == ActionType::ReduceGrad; }))
     addReduceGrad(table, shape.microBatches, [&shape](const Action &a) { return shape.makesWeightGradient(a); });
   return true;
 }
@@ -448,6 +458,19 @@ void reportStuck(const std::vector<const Cell *> &stuck, const Shape &sh, Diagno
                                                            "file (_add_send_recv: \"Malformed compute schedule\")");
   for (const Cell *cell : others)
     diag.note(cell->range, waitsFor(*cell));
+}
+
+// How the stages were read, for the report.
+std::string readingOf(const Shape &sh, const ImportOptions &opts) {
+  if (sh.fsdp)
+    return fmt::format("FSDP stages ({}): the file is one of `dp` replicas; UNSHARD all-gathers a stage's "
+                       "parameters over them, REDUCE_GRAD reduce-scatters its gradient{}",
+                       opts.fsdp ? "--fsdp" : "-D dp",
+                       sh.fsdpActions ? "" : "; UNSHARD and RESHARD added as PyTorch's runtime adds them");
+  return std::string("plain stages (not FSDP)") +
+         (sh.fsdpActions ? ": UNSHARD and RESHARD do nothing, as in PyTorch's runtime for a stage that is not an "
+                           "FSDPModule; --fsdp or -D dp=N reads them as FSDP"
+                         : "");
 }
 
 // The schedule's header: its parameters, what it requires of them, and with FSDP its mesh.
@@ -535,6 +558,7 @@ std::optional<ImportedSchedule> importSchedule(const ActionTable &file, const st
     return std::nullopt;
   ImportedSchedule out = w.take();
   out.tagMeaning = [sh](int64_t tag) { return sh.tagMeaning(tag); };
+  out.reading = readingOf(sh, opts);
   return out;
 }
 
@@ -547,7 +571,7 @@ bool isPytorchSchedule(const std::string &path) {
 }
 
 std::optional<uint32_t> addImported(uint32_t csv, const ImportOptions &opts, SourceManager &sources,
-                                    DiagnosticEngine &diags, sim::TagMeaning *meaning) {
+                                    DiagnosticEngine &diags, ImportedSchedule *facts) {
   std::optional<ActionTable> table = readActionTable(csv, sources, diags);
   if (!table)
     return std::nullopt;
@@ -556,9 +580,12 @@ std::optional<uint32_t> addImported(uint32_t csv, const ImportOptions &opts, Sou
       importSchedule(*table, scheduleNameFor(path), std::filesystem::path(path).filename().string(), opts, diags);
   if (!imported)
     return std::nullopt;
-  if (meaning)
-    *meaning = std::move(imported->tagMeaning);
-  return sources.addDerived(path + ".sched", std::move(imported->text), std::move(imported->origins));
+  uint32_t id = sources.addDerived(path + ".sched", std::move(imported->text), std::move(imported->origins));
+  if (facts) {
+    facts->tagMeaning = std::move(imported->tagMeaning);
+    facts->reading = std::move(imported->reading);
+  }
+  return id;
 }
 
 } // namespace schedc::interop

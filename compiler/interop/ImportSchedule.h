@@ -12,8 +12,10 @@
 // rank loads its stages' weights first and updates them last. Each message has its own tag,
 // so a receive takes the stage and micro-batch it names, as PyTorch matches them.
 //
-// FSDP (a file with UNSHARD, RESHARD or REDUCE_GRAD, or a compute-only file lowered with
-// --fsdp as PyTorch lowers one): the file is one of `dp` data-parallel replicas (a parameter,
+// The stages are plain modules by default: UNSHARD and RESHARD do nothing and REDUCE_GRAD only
+// scales gradients, as in PyTorch's runtime for a stage that is not FSDP. FSDP (--fsdp or
+// -D dp; a compute-only file gets UNSHARD and RESHARD as PyTorch lowers one): the file is one
+// of `dp` data-parallel replicas (a parameter,
 // 2 by default; mesh (replica = dp, pp = R)), replica d taking micro-batches dM to dM + M - 1;
 // a rank loads a 1/dp shard of its stages' weights, UNSHARD all-gathers a stage's layers over
 // the replicas, RESHARD frees them, REDUCE_GRAD reduce-scatters its gradient, and the update
@@ -29,14 +31,18 @@
 
 namespace schedc::interop {
 
+// How to read the file's stages: plain modules (UNSHARD and RESHARD do nothing, as in
+// PyTorch's runtime for a stage that is not an FSDPModule), unless one of these says FSDP.
 struct ImportOptions {
-  bool fsdp = false; // --fsdp: the stages of a compute-only file are FSDP modules
+  bool fsdp = false;     // --fsdp: the stages are FSDP modules
+  bool replicas = false; // -D dp=N was given: the stages are sharded over dp replicas
 };
 
 struct ImportedSchedule {
   std::string text;                 // the .sched source
   std::vector<SourceRange> origins; // origins[i]: the part of the file line i + 1 came from
   sim::TagMeaning tagMeaning;       // what its tags carry
+  std::string reading;              // how the stages were read, for the report (sim::RunOptions::reading)
 };
 
 // `name` is the schedule's name, `from` the file's name for its header comment. Reports what
@@ -52,9 +58,9 @@ bool isPytorchSchedule(const std::string &path);
 // Reads the loaded file `csv` as a PyTorch schedule and registers its schedule as text
 // derived from it (named `csv`'s name + ".sched"); the new file's id, or nullopt after
 // reporting why not.
-// With `meaning`, also what its tags carry.
+// With `imported`, also what its tags carry and how its stages were read (its text left empty).
 std::optional<uint32_t> addImported(uint32_t csv, const ImportOptions &opts, SourceManager &sources,
-                                    DiagnosticEngine &diags, sim::TagMeaning *meaning = nullptr);
+                                    DiagnosticEngine &diags, ImportedSchedule *imported = nullptr);
 
 // A schedule name made from a file's name (letters, digits and `_`; `csv_` first where it
 // would not start with a letter).

@@ -196,6 +196,8 @@ std::string formatText(const CheckResult &r) {
                   r.backend.c_str());
     s += line;
   }
+  if (!r.reading.empty())
+    s += "Read as: " + r.reading + "\n";
   if (r.targetSteps)
     s += "Target steps " + std::to_string(*r.targetSteps) + ": " +
          (met(rep.timesteps, *r.targetSteps) ? "met" : "missed") + " (Timesteps " + rep.timesteps.str() + ")\n";
@@ -209,6 +211,8 @@ std::string formatJson(const CheckResult &r, const std::vector<Diagnostic> &diag
   std::string s = "{\n  \"schema\": \"schedc-check/1\",\n";
   s += "  \"schedule\": " + quote(r.schedule) + ",\n";
   s += "  \"file\": " + quote(r.file) + ",\n";
+  if (!r.reading.empty())
+    s += "  \"reading\": " + quote(r.reading) + ",\n";
   s += "  \"parameters\": {";
   for (size_t i = 0; i < r.parameters.size(); ++i)
     s += (i ? ", " : "") + quote(r.parameters[i].first) + ": " + std::to_string(r.parameters[i].second);

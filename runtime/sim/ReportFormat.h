@@ -28,6 +28,7 @@ enum class Verdict {
 struct CheckResult {
   std::string schedule;
   std::string file;
+  std::string reading; // an imported file's: how its actions were read (the report's "Read as")
   std::vector<std::pair<std::string, int64_t>> parameters;
   Model model;
   Verdict verdict = Verdict::Unfinished;

@@ -193,6 +193,7 @@ int runAndReport(const RunSetup &setup, const std::optional<std::vector<int64_t>
   result.hardware = dynamic_cast<const cost::HardwareCost *>(options.costModel);
   result.schedule = setup.schedule;
   result.file = setup.file;
+  result.reading = options.reading;
   result.targetSteps = setup.targetSteps;
   result.targetMemory = setup.targetMemory;
   result.verdict = Verdict::Invalid;

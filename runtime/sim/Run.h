@@ -64,6 +64,7 @@ struct RunOptions {
   SilencedWarnings silenced;    // --no-warn
   double overlapHidden = 0;     // --overlap (Options::overlapHidden)
   TagMeaning tagMeaning;        // Options::tagMeaning
+  std::string reading;          // an imported file's: how its actions were read (CheckResult::reading)
   // The process exits after this run: its World is left to the exit, not torn down (freeing
   // every event and value one by one was 5% of checking fsdp on 1024 ranks).
   bool lastRun = false;
