@@ -280,22 +280,25 @@ private:
 
 class RankInterpreter : public Evaluator {
 public:
+  // `rowAt`: a table's row being run (ir::TableStmt), whose range every location reads as.
   RankInterpreter(const ir::Program &program, const ir::Function &schedule, sim::Rank &rank,
-                  std::vector<RtValue> &slots)
-      : Evaluator(slots, &rank.model()), program_(program), schedule_(schedule), rank_(rank),
-        stackLimit_(stackLimit()) {}
+                  std::vector<RtValue> &slots, const SourceRange *rowAt = nullptr)
+      : Evaluator(slots, &rank.model()), program_(program), schedule_(schedule), rank_(rank), stackLimit_(stackLimit()),
+        rowAt_(rowAt) {}
 
   void run() { block(schedule_.body); }
 
 protected:
   void fail(SourceRange at, std::string message) override {
     if (!rank_.cancelled())
-      rank_.fatal(at, std::move(message));
+      rank_.fatal(located(at), std::move(message));
   }
   int64_t rankId(SourceRange) override { return rank_.id(); }
-  int64_t axisCoord(size_t axis, SourceRange at) override { return rank_.axisCoord(axis, at); }
-  int64_t rankAt(const std::vector<int64_t> &coords, SourceRange at) override { return rank_.rankAt(coords, at); }
-  int64_t axisSize(size_t axis, SourceRange at) override { return rank_.axisSize(axis, at); }
+  int64_t axisCoord(size_t axis, SourceRange at) override { return rank_.axisCoord(axis, located(at)); }
+  int64_t rankAt(const std::vector<int64_t> &coords, SourceRange at) override {
+    return rank_.rankAt(coords, located(at));
+  }
+  int64_t axisSize(size_t axis, SourceRange at) override { return rank_.axisSize(axis, located(at)); }
   bool held(uint32_t array, const sim::SlotIndex &index) override { return rank_.holds(array, index); }
 
 private:
@@ -317,17 +320,17 @@ private:
   bool room(const SourceRange &at) { return sim::Fiber::stackPointer() >= stackLimit_ || tooDeep(at); }
   [[gnu::noinline]] bool tooDeep(const SourceRange &at) {
     size_t stack = sim::Fiber::stackBytes();
-    rank_.stopForWantOf(
-        at, "statements and procedure calls nest too deep here for a rank's stack (" +
-                (stack >= (1 << 20) ? std::to_string(stack >> 20) + " MiB" : std::to_string(stack >> 10) + " KiB") +
-                "); nest them less deeply (fewer levels of calls, loops or `if`s)");
+    rank_.stopForWantOf(located(at), "statements and procedure calls nest too deep here for a rank's stack (" +
+                                         (stack >= (1 << 20) ? std::to_string(stack >> 20) + " MiB"
+                                                             : std::to_string(stack >> 10) + " KiB") +
+                                         "); nest them less deeply (fewer levels of calls, loops or `if`s)");
     return false;
   }
 
   // Runs the statements of a block; false once the run is cancelled.
   [[gnu::noinline]] bool block(const ir::Block &b) {
     for (const ir::Stmt &s : b) {
-      if (rank_.cancelled() || !rank_.step(s.range))
+      if (rank_.cancelled() || !rank_.step(located(s.range)))
         return false;
       statement(s);
     }
@@ -359,11 +362,27 @@ private:
     else if (auto *x = std::get_if<ir::CallStmt>(&s.node))
       call(*x, s.range);
     else if (auto *x = std::get_if<ir::MeshStmt>(&s.node))
-      mesh(*x, s.range);
+      mesh(*x, located(s.range));
     else if (auto *x = std::get_if<ir::RequireStmt>(&s.node))
-      require(*x, s.range);
+      require(*x, located(s.range));
     else if (auto *x = std::get_if<ir::OverlapStmt>(&s.node))
-      overlap(*x, s.range);
+      overlap(*x, located(s.range));
+    else if (auto *x = std::get_if<ir::TableStmt>(&s.node))
+      table(*x);
+  }
+
+  // Each row of a table: its hole slots set, then its shape's statements at its range.
+  [[gnu::noinline]] void table(const ir::TableStmt &t) {
+    const SourceRange *outer = rowAt_;
+    for (const ir::TableStmt::Row &row : t.rows) {
+      const ir::TableStmt::Shape &shape = (*t.shapes)[row.shape];
+      for (uint32_t i = 0; i < shape.holes; ++i)
+        slots_[t.holes[i]].i = t.values[row.firstValue + i];
+      rowAt_ = &row.at;
+      if (!block(shape.body))
+        break;
+    }
+    rowAt_ = outer;
   }
 
   [[gnu::noinline]] void store(const ir::StoreStmt &x) {
@@ -371,14 +390,14 @@ private:
     if (rank_.cancelled())
       return;
     for (size_t i = 0; i < x.targets.size(); ++i)
-      rank_.store(x.targets[i].array, indices(x.targets[i]), std::move(results.values[i]), x.targets[i].range);
+      rank_.store(x.targets[i].array, indices(x.targets[i]), std::move(results.values[i]), located(x.targets[i].range));
   }
 
   [[gnu::noinline]] void let(const ir::LetStmt &x) { slots_[x.slot] = eval(x.value); }
 
   [[gnu::noinline]] void free(const ir::FreeStmt &x) {
     for (const ir::StorageRef &r : x.refs)
-      rank_.free(r.array, indices(r), r.range);
+      rank_.free(r.array, indices(r), located(r.range));
   }
 
   [[gnu::noinline]] void require(const ir::RequireStmt &x, SourceRange at) {
@@ -431,7 +450,7 @@ private:
   // One iteration with the loop variable `v`; false once the run stops.
   [[gnu::noinline]] bool iteration(const ir::ForStmt &f, int64_t v) {
     // Each iteration counts toward the step limit, so even an empty body cannot spin forever.
-    if (rank_.cancelled() || !rank_.step(f.domain.range))
+    if (rank_.cancelled() || !rank_.step(located(f.domain.range)))
       return false;
     slots_[f.slot].i = v; // an integer slot: its set part is never read
     return block(f.body);
@@ -444,7 +463,7 @@ private:
     std::vector<RtValue> frame(f.slotNames.size());
     for (size_t i = 0; i < c.args.size(); ++i)
       frame[f.params[i].slot] = eval(c.args[i]);
-    RankInterpreter(program_, f, rank_, frame).block(f.body);
+    RankInterpreter(program_, f, rank_, frame, rowAt_).block(f.body);
   }
 
   [[gnu::noinline]] void mesh(const ir::MeshStmt &m, SourceRange at) {
@@ -452,7 +471,7 @@ private:
     std::vector<SourceRange> sizeAt;
     for (const ir::Expr &e : m.sizes) {
       sizes.push_back(evalInt(e));
-      sizeAt.push_back(e.range);
+      sizeAt.push_back(located(e.range));
     }
     rank_.declareMesh(at, schedule_.axes, sizes, sizeAt);
   }
@@ -460,7 +479,7 @@ private:
   [[gnu::noinline]] SetPtr group(const ir::Group &g) {
     switch (g.kind) {
     case ir::Group::All: return rank_.allRanks();
-    case ir::Group::Axis: return rank_.axisGroup(g.axis, g.range);
+    case ir::Group::Axis: return rank_.axisGroup(g.axis, located(g.range));
     case ir::Group::Ranks: {
       SetValue s = eval(g.ranks[0]).set;
       if (s.isRange && s.size() <= kMaxSetSize)
@@ -478,7 +497,7 @@ private:
       return read(op.ref);
     return std::move(operation(op).values[0]);
   }
-  ValuePtr read(const ir::StorageRef &r) { return rank_.read(r.array, indices(r), r.range); }
+  ValuePtr read(const ir::StorageRef &r) { return rank_.read(r.array, indices(r), located(r.range)); }
 
   // A set argument's elements (`input({0, 1})`), out of line: few operations take one.
   [[gnu::noinline]] SetPtr setArgument(const ir::Expr &e) { return shared(eval(e).set, e.range); }
@@ -498,13 +517,17 @@ private:
       case ParamKind::Group: arg.group = group(op.group); break;
       }
     }
-    return sim::execute(rank_, op.kind, op.range, operands);
+    return sim::execute(rank_, op.kind, located(op.range), operands);
   }
+
+  // Where something at `r` is reported: there, or inside a table's row at the row.
+  const SourceRange &located(const SourceRange &r) const { return rowAt_ ? *rowAt_ : r; }
 
   const ir::Program &program_;
   const ir::Function &schedule_;
   sim::Rank &rank_;
   uintptr_t stackLimit_;
+  const SourceRange *rowAt_;
 };
 
 } // namespace

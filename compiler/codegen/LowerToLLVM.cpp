@@ -159,12 +159,16 @@ private:
       } else if (auto *x = std::get_if<ir::OverlapStmt>(&s.node)) {
         scanSlotTypes(x->first);
         scanSlotTypes(x->second);
+      } else if (auto *x = std::get_if<ir::TableStmt>(&s.node)) {
+        for (const ir::TableStmt::Shape &shape : *x->shapes)
+          scanSlotTypes(shape.body);
       }
     }
   }
 
   BasicBlock *newBlock(const char *name) { return BasicBlock::Create(fn_->getContext(), name, fn_); }
-  llvm::ConstantInt *loc(const SourceRange &r) { return b_.getInt32(s_.locations.id(r)); }
+  // A location's id; inside a table's row, every location is the row's (ir::TableStmt).
+  llvm::ConstantInt *loc(const SourceRange &r) { return b_.getInt32(s_.locations.id(rowAt_ ? *rowAt_ : r)); }
 
   // Before a statement or an iteration: stop (return) when the runtime says so.
   void step(const SourceRange &at) {
@@ -233,6 +237,8 @@ private:
         b_.CreateStore(loc(x->sizes[i].range), b_.CreateConstGEP1_32(i32_, locs, i));
       }
       b_.CreateCall(s_.rt("schedc_mesh"), {rank_, loc(s.range), sizes, locs, b_.getInt32(n)});
+    } else if (auto *x = std::get_if<ir::TableStmt>(&s.node)) {
+      table(*x);
     } else if (auto *x = std::get_if<ir::OverlapStmt>(&s.node)) {
       // A cancelled run leaves at the next schedc_step; the pair is never closed then.
       b_.CreateCall(s_.rt("schedc_overlap"), {rank_, loc(s.range), b_.getInt32(0)});
@@ -244,6 +250,18 @@ private:
       b_.CreateCall(s_.rt("schedc_require"),
                     {rank_, loc(s.range), integer(x->cond), b_.getInt32(x->sameOnEveryRank ? 1 : 0),
                      b_.CreateGlobalString(x->message, "require")});
+    }
+  }
+
+  // Each row of a table: its hole slots set, then its shape's statements at its range.
+  void table(const ir::TableStmt &t) {
+    for (const ir::TableStmt::Row &row : t.rows) {
+      const ir::TableStmt::Shape &shape = (*t.shapes)[row.shape];
+      for (uint32_t i = 0; i < shape.holes; ++i)
+        b_.CreateStore(b_.getInt64(t.values[row.firstValue + i]), slots_[t.holes[i]]);
+      rowAt_ = &row.at;
+      block(shape.body);
+      rowAt_ = nullptr;
     }
   }
 
@@ -573,7 +591,8 @@ private:
   std::vector<llvm::AllocaInst *> slots_;
   BasicBlock *entry_ = nullptr;
   std::vector<ir::Type> slotTypes_;
-  llvm::StructType *operand_; // schedc_operand: {i64 value, i32 group, u32 loc}
+  llvm::StructType *operand_;          // schedc_operand: {i64 value, i32 group, u32 loc}
+  const SourceRange *rowAt_ = nullptr; // inside a table's row: its range, every location's
 };
 
 } // namespace

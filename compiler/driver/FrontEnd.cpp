@@ -2,6 +2,7 @@
 #include "driver/FrontEnd.h"
 
 #include "interop/ImportSchedule.h"
+#include "interop/ImportTables.h"
 #include "sema/Imports.h"
 #include "sema/Sema.h"
 
@@ -51,7 +52,9 @@ std::optional<LoadedProgram> loadProgram(const std::string &file, const Options 
   }
   interop::ImportedSchedule imported;
   if (interop::isPytorchSchedule(file)) { // a PyTorch schedule: its imported schedule
-    mainFile = interop::addImported(*mainFile, importOptionsOf(opts), sources, diags, &imported);
+    interop::ImportOptions importing = importOptionsOf(opts);
+    importing.tables = true; // its rows run as tables, not parsed as a line each
+    mainFile = interop::addImported(*mainFile, importing, sources, diags, &imported);
     exitCode = kExitSourceError;
     if (!mainFile)
       return std::nullopt;
@@ -72,6 +75,8 @@ std::optional<LoadedProgram> loadProgram(const std::string &file, const Options 
   loaded.program = sema::analyze(loaded.modules, sema::SemaOptions{opts.schedule}, diags);
   if (!loaded.program)
     return std::nullopt;
+  if (imported.tables && loaded.program->entry)
+    imported.tables->spliceInto(*loaded.program, loaded.program->functions[*loaded.program->entry]);
   if (std::string problem = ir::verify(*loaded.program); !problem.empty()) {
     std::cerr << "schedc: internal error: the IR verifier failed: " << problem << " (please report this bug)\n";
     exitCode = kExitInternal;

@@ -121,7 +121,7 @@ std::optional<ActionTable> addSendRecv(const ActionTable &computeOnly, const std
             continue;
           bool forward = a.type == ActionType::Forward;
           Action send{a.stage, forward ? ActionType::SendF : ActionType::SendB, a.microBatch};
-          Action recv{to, forward ? ActionType::RecvF : ActionType::RecvB, a.microBatch};
+          Action recv = makeAction(to, forward ? ActionType::RecvF : ActionType::RecvB, a.microBatch);
           auto peer = static_cast<size_t>(rounds.rankOf(to));
           out.rows[r].push_back(insertedCell(send, cell->range));
           done[r].insert({send.stage, send.type, send.microBatch});

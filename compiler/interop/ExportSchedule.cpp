@@ -219,7 +219,7 @@ private:
       int64_t first = stageAt(run.lo), last = stageAt(run.hi, true);
       for (int64_t k = 0; k <= last - first; ++k) {
         int64_t s = run.kind == EventKind::Forward ? first + k : last - k;
-        cells.push_back(Cell{{Action{s, actionOf(run.kind), run.microBatch}}, {}});
+        cells.push_back(Cell{{makeAction(s, actionOf(run.kind), run.microBatch)}, {}});
       }
     }
     for (const sim::PairSpan &pair : world_.rank(r).pairs())
@@ -288,7 +288,7 @@ private:
       return;
     }
     if (!actions.empty())
-      at[atEvent(pair.first)].push_back(Cell{actions, {}});
+      at[atEvent(pair.first)].push_back(Cell{Actions(actions.begin(), actions.end()), {}});
   }
 
   // Row `row`'s FSDP actions: UNSHARD where it gathers the first layer of a stage none of
@@ -315,13 +315,13 @@ private:
       int64_t s = ownStage(c.layer, world_.events(r)[c.event], gather ? "gathers" : "reduces the gradient of");
       if (s >= 0 && (gather ? gathered[s]++ == 0 : reduced.insert(s).second))
         at[atEvent(c.event)].push_back(
-            Cell{{Action{s, gather ? ActionType::Unshard : ActionType::ReduceGrad, -1}}, {}});
+            Cell{{makeAction(s, gather ? ActionType::Unshard : ActionType::ReduceGrad, -1)}, {}});
     }
     for (const sim::WeightFreed &f : world_.rank(r).weightsFreed()) {
       int64_t s = f.whole ? stageOfLayer(f.layer) : -1;
       auto it = s >= 0 ? gathered.find(s) : gathered.end();
       if (it != gathered.end() && it->second > 0 && --it->second == 0)
-        at[beforeEvent(f.before)].push_back(Cell{{Action{s, ActionType::Reshard, -1}}, {}});
+        at[beforeEvent(f.before)].push_back(Cell{{makeAction(s, ActionType::Reshard, -1)}, {}});
     }
   }
 
@@ -364,7 +364,7 @@ private:
     }
     ActionType type = t.sent ? (gradient ? ActionType::SendB : ActionType::SendF)
                              : (gradient ? ActionType::RecvB : ActionType::RecvF);
-    return Action{s, type, microBatch(t.batches->min())};
+    return makeAction(s, type, microBatch(t.batches->min()));
   }
 
   // The rank computing stage s (-1: none).

@@ -11,7 +11,7 @@ namespace schedc::interop {
 namespace {
 
 Cell stageCell(int64_t stage, ActionType type, SourceRange at) {
-  Cell cell{{Action{stage, type, -1}}, at};
+  Cell cell{{makeAction(stage, type, -1)}, at};
   cell.insertedBy = "PyTorch's lowering of FSDP stages";
   return cell;
 }

@@ -1,10 +1,14 @@
-// ImportSchedule implementation: the table's shape (ImportShape.h), FSDP's lowering where
-// it applies (FsdpLowering.h), then one line of schedule per cell.
+// ImportSchedule implementation: the table's shape (ImportShape.h), its reading
+// (ImportReading.h), then the code of each cell (ImportCode.h) as a line of schedule or a
+// table's row (ImportTables.h).
 #include "interop/ImportSchedule.h"
 
 #include "interop/CommsLowering.h"
-#include "interop/FsdpLowering.h"
+#include "interop/ImportCode.h"
+#include "interop/ImportReading.h"
 #include "interop/ImportShape.h"
+#include "interop/ImportTables.h"
+#include "interop/MessageMarks.h"
 
 #include <fmt/format.h>
 
@@ -20,64 +24,79 @@ namespace schedc::interop {
 
 namespace {
 
-// Writes the schedule, one cell a line.
+// Writes the schedule, one cell a line, or with `tables` its rank blocks as tables.
 class Writer {
 public:
-  Writer(const Shape &shape, DiagnosticEngine &diags) : shape_(shape), diags_(diags) {}
+  Writer(const Shape &shape, DiagnosticEngine &diags, RowTables *tables)
+      : shape_(shape), diags_(diags), tables_(tables), posted_(shape.stages, shape.microBatches) {}
 
   void line(const std::string &code, SourceRange origin) {
     out_.text += code + "\n";
     out_.origins.push_back(origin);
   }
+  // A statement in a rank's block, and the comment its line ends with.
+  void statement(const CodeText &code, const std::string &comment, SourceRange origin) {
+    if (!tables_)
+      line("    " + code.text() + (code.empty() || comment.empty() ? "" : " ") + comment, origin);
+    else if (!code.empty())
+      tables_->add(code, origin);
+  }
   // One cell of rank `rank`'s row; false if it cannot mean anything (reported). An
   // overlapped pair's receives come first, its computations overlapped, then its sends.
   bool cell(int64_t rank, const Cell &cell) {
     current_ = &cell;
-    std::vector<Code> codes;
+    boost::container::small_vector<Parts, 2> codes;
     for (const Action &a : cell.actions) {
-      std::optional<Code> one = action(rank, a, cell.range);
+      std::optional<Parts> one = action(rank, a, cell.range);
       if (!one)
         return false;
       codes.push_back(std::move(*one));
     }
-    std::string code;
-    auto add = [&code](const std::string &part) {
+    CodeText code;
+    auto add = [&code](const CodeText &part) {
       if (!part.empty())
-        code += (code.empty() ? "" : " ") + part;
+        (code.empty() ? code : code.add(" ")).add(part);
     };
     if (codes.size() == 1) {
       add(codes[0].before), add(codes[0].compute), add(codes[0].after);
     } else {
       add(codes[0].before), add(codes[1].before);
-      add("overlap { " + codes[0].compute + " } with { " + codes[1].compute + " }");
+      add(CodeText().add("overlap {{ ").add(codes[0].compute).add(" }} with {{ ").add(codes[1].compute).add(" }}"));
       add(codes[0].after), add(codes[1].after);
     }
     ActionType type = cell.actions[0].type;
     bool posted = type == ActionType::RecvF || type == ActionType::RecvB;
-    line("    " + code + (code.empty() ? "" : " ") + "// " + spell(cell) +
-             (posted ? ": a receive posted; the computation that needs it waits for it" : "") +
-             (!shape_.fsdp ? plainNote(type) : "") +
-             (*cell.insertedBy ? std::string(" (added: ") + cell.insertedBy + ")" : ""),
-         cell.range);
+    statement(code,
+              tables_ ? std::string()
+                      : "// " + spell(cell) +
+                            (posted ? ": a receive posted; the computation that needs it waits for it" : "") +
+                            (!shape_.fsdp ? plainNote(type) : "") +
+                            (*cell.insertedBy ? std::string(" (added: ") + cell.insertedBy + ")" : ""),
+              cell.range);
     return true;
   }
   // The start of rank `rank`'s block (row `row` of the file): its stages' weights (or, with
   // FSDP, their shards) loaded.
-  void startRow(int64_t rank, SourceRange row) {
-    line(shape_.fsdp ? fmt::format("  if pp == {} {{", rank) : fmt::format("  if rank == {} {{", rank), row);
+  void startRow(int64_t rank, SourceRange row, size_t cells) {
+    std::string condition = (shape_.fsdp ? "pp == " : "rank == ") + std::to_string(rank);
+    if (tables_)
+      tables_->startRow(condition, row, cells + 2 * stagesOf(rank).size());
+    else
+      line("  if " + condition + " {", row);
     for (int64_t s : stagesOf(rank))
-      line(fmt::format("    for l in {} {{ {}; }}", layersOf(s),
-                       shape_.fsdp ? "ws[l], opt[l] = load(l, shard = replica, of = dp)" : "w[l], opt[l] = load(l)"),
-           row);
+      statement(CodeText().add(shape_.fsdp ? "for l in {0} * per..{1} * per {{ ws[l], opt[l] = load(l, shard = "
+                                             "replica, of = dp); }}"
+                                           : "for l in {0} * per..{1} * per {{ w[l], opt[l] = load(l); }}",
+                               s, s + 1),
+                {}, row);
   }
   // The end of the block: a receive posted and never waited for is waited for here, then
   // each stage with a weight gradient is updated (a stage with none is not: the check says
   // so); with FSDP, a stage's gradient must have been reduced (false, reported, if not).
   bool endRow(int64_t rank, SourceRange row) {
-    for (const auto &[key, at] : posted_) {
-      const auto &[gradient, s, mb] = key;
-      line("    " + (gradient ? recvB(s, mb) : recvF(s, mb)) + " // never waited for", at);
-    }
+    posted_.forEach([&](bool gradient, int64_t s, int64_t mb, SourceRange at) {
+      statement(gradient ? recvB(s, mb) : recvF(s, mb), "// never waited for", at);
+    });
     bool ok = true;
     for (int64_t s : stagesOf(rank)) {
       if (shape_.firstGradient[static_cast<size_t>(s)] < 0)
@@ -89,12 +108,15 @@ public:
         ok = false;
         continue;
       }
-      line(fmt::format("    for l in {} {{ {}; free gw[l]; }}", layersOf(s),
-                       shape_.fsdp ? "ws[l], opt[l] = update(l, gw[l], ws[l], opt[l])"
-                                   : "w[l], opt[l] = update(l, gw[l], w[l], opt[l])"),
-           row);
+      statement(CodeText().add(shape_.fsdp ? "for l in {0} * per..{1} * per {{ ws[l], opt[l] = update(l, gw[l], "
+                                             "ws[l], opt[l]); free gw[l]; }}"
+                                           : "for l in {0} * per..{1} * per {{ w[l], opt[l] = update(l, gw[l], w[l], "
+                                             "opt[l]); free gw[l]; }}",
+                               s, s + 1),
+                {}, row);
     }
-    line("  }", row);
+    if (!tables_)
+      line("  }", row);
     posted_.clear(), unsharded_.clear(), reduced_.clear(), gradients_.clear(), made_.clear(), sent_.clear();
     return ok;
   }
@@ -111,9 +133,6 @@ public:
   }
 
 private:
-  static std::string first(int64_t s) { return std::to_string(s) + " * per"; }
-  static std::string end(int64_t s) { return std::to_string(s + 1) + " * per"; }
-  static std::string layersOf(int64_t s) { return first(s) + ".." + end(s); }
   int64_t owner(int64_t s) const { return shape_.owner[static_cast<size_t>(s)]; }
   std::vector<int64_t> stagesOf(int64_t rank) const {
     std::vector<int64_t> mine;
@@ -124,41 +143,50 @@ private:
   }
   // Rank `rank` of the file as a schedule's rank: itself, or with FSDP the rank of that
   // pipeline position in this rank's replica.
-  std::string peer(int64_t rank) const {
-    return shape_.fsdp ? fmt::format("rank_at(pp = {})", rank) : std::to_string(rank);
+  CodeText &peer(CodeText &code, int64_t rank) const {
+    return shape_.fsdp ? code.add("rank_at(pp = {0})", rank) : code.add("{0}", rank);
   }
   // Whether this file lets the schedule pass stage s's messages itself (compute only) to a rank.
   bool implied(int64_t rank, int64_t s) const { return !shape_.comms && owner(s) != rank; }
-  std::string accumulate(const Action &a) const {
+  CodeText accumulate(const Action &a) const {
     bool firstOne = shape_.firstGradient[static_cast<size_t>(a.stage)] == a.microBatch;
-    return firstOne ? fmt::format("gw[l] = gw[l, {0}]; free gw[l, {0}];", a.microBatch)
-                    : fmt::format("gw[l] = gw[l] + gw[l, {0}]; free gw[l, {0}];", a.microBatch);
+    return CodeText().add(firstOne ? "gw[l] = gw[l, {0}]; free gw[l, {0}];"
+                                   : "gw[l] = gw[l] + gw[l, {0}]; free gw[l, {0}];",
+                          a.microBatch);
   }
 
-  std::string sendF(int64_t s, int64_t mb) const {
-    return fmt::format("send({0}, act[{1}, {2}], tag = {3}); free act[{1}, {2}];", peer(owner(s + 1)), end(s), mb,
-                       shape_.forwardTag(s + 1, mb));
+  CodeText sendF(int64_t s, int64_t mb) const {
+    CodeText code;
+    return peer(code.add("send("), owner(s + 1))
+        .add(", act[{0} * per, {1}], tag = {2}); free act[{0} * per, {1}];", s + 1, mb, shape_.forwardTag(s + 1, mb));
   }
-  std::string recvF(int64_t s, int64_t mb) const {
-    return fmt::format("act[{}, {}] = recv({}, tag = {});", first(s), mb, peer(owner(s - 1)), shape_.forwardTag(s, mb));
+  CodeText recvF(int64_t s, int64_t mb) const {
+    CodeText code;
+    return peer(code.add("act[{0} * per, {1}] = recv(", s, mb), owner(s - 1))
+        .add(", tag = {0});", shape_.forwardTag(s, mb));
   }
-  std::string postF(int64_t s, int64_t mb) const {
-    return fmt::format("post_recv({}, tag = {});", peer(owner(s - 1)), shape_.forwardTag(s, mb));
+  CodeText postF(int64_t s, int64_t mb) const {
+    CodeText code;
+    return peer(code.add("post_recv("), owner(s - 1)).add(", tag = {0});", shape_.forwardTag(s, mb));
   }
-  std::string postB(int64_t s, int64_t mb) const {
-    return fmt::format("post_recv({}, tag = {});", peer(owner(s + 1)), shape_.gradientTag(s, mb));
+  CodeText postB(int64_t s, int64_t mb) const {
+    CodeText code;
+    return peer(code.add("post_recv("), owner(s + 1)).add(", tag = {0});", shape_.gradientTag(s, mb));
   }
-  std::string sendB(int64_t s, int64_t mb) const {
-    return fmt::format("send({0}, gact[{1}, {2}], tag = {3}); free gact[{1}, {2}];", peer(owner(s - 1)), first(s), mb,
-                       shape_.gradientTag(s - 1, mb));
+  CodeText sendB(int64_t s, int64_t mb) const {
+    CodeText code;
+    return peer(code.add("send("), owner(s - 1))
+        .add(", gact[{0} * per, {1}], tag = {2}); free gact[{0} * per, {1}];", s, mb, shape_.gradientTag(s - 1, mb));
   }
-  std::string recvB(int64_t s, int64_t mb) const {
-    return fmt::format("gact[{}, {}] = recv({}, tag = {});", end(s), mb, peer(owner(s + 1)), shape_.gradientTag(s, mb));
+  CodeText recvB(int64_t s, int64_t mb) const {
+    CodeText code;
+    return peer(code.add("gact[{0} * per, {1}] = recv(", s + 1, mb), owner(s + 1))
+        .add(", tag = {0});", shape_.gradientTag(s, mb));
   }
 
   // Whether the file posted the receive (gradient or not, stage, micro-batch) that a
   // computation waits for; it is then done.
-  bool waitFor(bool gradient, int64_t s, int64_t mb) { return posted_.erase({gradient, s, mb}) > 0; }
+  bool waitFor(bool gradient, int64_t s, int64_t mb) { return posted_.erase(gradient, s, mb); }
   // In a file with its sends and receives, a computation whose input (or gradient) comes from
   // another rank needs its receive posted earlier in the row, as PyTorch's runtime asserts.
   bool received(int64_t rank, bool gradient, int64_t s, int64_t mb, SourceRange at) {
@@ -175,34 +203,35 @@ private:
   // The code of an action: what comes before its computation (its input, a message
   // received), the computation (what an overlapped pair overlaps), and what comes after (a
   // message sent).
-  struct Code {
-    std::string before, compute, after;
+  struct Parts {
+    CodeText before, compute, after;
   };
 
-  Code forward(int64_t rank, int64_t s, int64_t mb) {
-    Code code;
+  Parts forward(int64_t rank, int64_t s, int64_t mb) {
+    Parts code;
     if (s == 0 && shape_.fsdp) // replica d takes micro-batches d M to d M + M - 1
-      code.before = fmt::format("act[0, {0}] = input({{replica * {1} + {0}}});", mb, shape_.microBatches);
+      code.before.add("act[0, {0}] = input({{replica * {1} + {0}}});", mb, shape_.microBatches);
     else if (s == 0)
-      code.before = fmt::format("act[0, {0}] = input({{{0}}});", mb);
+      code.before.add("act[0, {0}] = input({{{0}}});", mb);
     else if (owner(s - 1) != rank) // received here (a file with receives posted it before)
       code.before = recvF(s, mb);
-    code.compute = fmt::format("for l in {0} {{ act[l + 1, {1}] = forward(l, act[l, {1}], w[l]); }}", layersOf(s), mb);
+    code.compute.add("for l in {0} * per..{1} * per {{ act[l + 1, {2}] = forward(l, act[l, {2}], w[l]); }}", s, s + 1,
+                     mb);
     if (s + 1 < shape_.stages && implied(rank, s + 1))
       code.after = sendF(s, mb);
     return code;
   }
   // A backward (or its input half) `compute` with what it starts with (the loss, or the
   // gradient received) and ends with (the input's gradient dropped at stage 0, or sent back).
-  Code backwardOf(int64_t rank, int64_t s, int64_t mb, const std::string &compute) const {
-    Code code;
+  Parts backwardOf(int64_t rank, int64_t s, int64_t mb, const CodeText &compute) const {
+    Parts code;
     if (s + 1 == shape_.stages)
-      code.compute = fmt::format("gact[layers, {0}] = loss(act[layers, {0}]); free act[layers, {0}]; ", mb);
+      code.compute.add("gact[layers, {0}] = loss(act[layers, {0}]); free act[layers, {0}]; ", mb);
     else if (owner(s + 1) != rank)
       code.before = recvB(s, mb);
-    code.compute += compute;
+    code.compute.add(compute);
     if (s == 0)
-      code.compute += fmt::format(" free gact[0, {}];", mb);
+      code.compute.add(" free gact[0, {0}];", mb);
     else if (implied(rank, s - 1))
       code.after = sendB(s, mb);
     return code;
@@ -210,15 +239,15 @@ private:
 
   // The code of one action (none for a receive posted), or nullopt if it means nothing
   // (reported).
-  std::optional<Code> action(int64_t rank, const Action &a, SourceRange at) {
+  std::optional<Parts> action(int64_t rank, const Action &a, SourceRange at) {
     int64_t s = a.stage, mb = a.microBatch;
     bool backward = a.type != ActionType::Forward && a.type != ActionType::BackwardWeight && isCompute(a.type);
     if (a.type == ActionType::Forward || backward) // (made for what sends it, even where reported below)
-      made_.insert({backward, s, mb});
+      made_.mark(backward, s, mb, at);
     if ((a.type == ActionType::Forward || backward) && !received(rank, backward, s, mb, at))
       return std::nullopt;
     if (!hasMicroBatch(a.type) && !shape_.fsdp)
-      return Code{}; // plain stages: UNSHARD and RESHARD do nothing, REDUCE_GRAD scales (nothing the check follows)
+      return Parts{}; // plain stages: UNSHARD and RESHARD do nothing, REDUCE_GRAD scales (nothing the check follows)
     if (!hasMicroBatch(a.type))
       return fsdpAction(rank, a, at);
     if (isCompute(a.type) && !fsdpReady(a, at))
@@ -226,42 +255,48 @@ private:
     switch (a.type) {
     case ActionType::Forward: return forward(rank, s, mb);
     case ActionType::BackwardWeight:
-      return Code{{},
-                  fmt::format("for l in reversed({0}) {{ gw[l, {1}] = backward_weight(l, act[l, {1}], gact[l + 1, "
-                              "{1}], w[l]); free act[l, {1}], gact[l + 1, {1}]; {2} }}",
-                              layersOf(s), mb, accumulate(a)),
-                  {}};
+      return Parts{{},
+                   CodeText()
+                       .add("for l in reversed({0} * per..{1} * per) {{ gw[l, {2}] = backward_weight(l, act[l, {2}], "
+                            "gact[l + 1, {2}], w[l]); free act[l, {2}], gact[l + 1, {2}]; ",
+                            s, s + 1, mb)
+                       .add(accumulate(a))
+                       .add(" }}"),
+                   {}};
     case ActionType::SendF:
       if (!exchanges(rank, s, s + 1, at) || !sendable(a, at))
         return std::nullopt;
-      return Code{{}, {}, sendF(s, mb)};
+      return Parts{{}, {}, sendF(s, mb)};
     case ActionType::SendB:
       if (!exchanges(rank, s, s - 1, at) || !sendable(a, at))
         return std::nullopt;
-      return Code{{}, {}, sendB(s, mb)};
+      return Parts{{}, {}, sendB(s, mb)};
     case ActionType::RecvF:
     case ActionType::RecvB: {
       bool gradient = a.type == ActionType::RecvB;
       if (!exchanges(rank, s, gradient ? s + 1 : s - 1, at))
         return std::nullopt;
-      if (auto [it, fresh] = posted_.emplace(std::tuple{gradient, s, mb}, at); !fresh) {
+      if (!posted_.mark(gradient, s, mb, at)) {
         diags_.error(at, fmt::format("`{}` is posted again before anything waits for the first", spell(Cell{{a}, {}})))
-            .note(it->second, "first posted here");
+            .note(*posted_.find(gradient, s, mb), "first posted here");
         return std::nullopt;
       }
-      return Code{{}, gradient ? postB(s, mb) : postF(s, mb), {}};
+      return Parts{{}, gradient ? postB(s, mb) : postF(s, mb), {}};
     }
     default: break;
     }
     if (shape_.inputHalf(a))
       return backwardOf(rank, s, mb,
-                        fmt::format("for l in reversed({0}) {{ gact[l, {1}] = backward_input(l, act[l, {1}], gact[l + "
-                                    "1, {1}], w[l]); }}",
-                                    layersOf(s), mb));
+                        CodeText().add("for l in reversed({0} * per..{1} * per) {{ gact[l, {2}] = backward_input(l, "
+                                       "act[l, {2}], gact[l + 1, {2}], w[l]); }}",
+                                       s, s + 1, mb));
     return backwardOf(rank, s, mb,
-                      fmt::format("for l in reversed({0}) {{ gw[l, {1}], gact[l, {1}] = backward(l, act[l, {1}], "
-                                  "gact[l + 1, {1}], w[l]); free gact[l + 1, {1}], act[l, {1}]; {2} }}",
-                                  layersOf(s), mb, accumulate(a)));
+                      CodeText()
+                          .add("for l in reversed({0} * per..{1} * per) {{ gw[l, {2}], gact[l, {2}] = backward(l, "
+                               "act[l, {2}], gact[l + 1, {2}], w[l]); free gact[l + 1, {2}], act[l, {2}]; ",
+                               s, s + 1, mb)
+                          .add(accumulate(a))
+                          .add(" }}"));
   }
 
   // With FSDP, whether a computation finds its stage's parameters gathered and, if it makes
@@ -292,7 +327,7 @@ private:
   // UNSHARD (the stage's layers all-gathered over the replicas), RESHARD (freed) or
   // REDUCE_GRAD (its gradient reduce-scattered over them), or nullopt (reported) where the
   // row has no such stage or the action cannot come here.
-  std::optional<Code> fsdpAction(int64_t rank, const Action &a, SourceRange at) {
+  std::optional<Parts> fsdpAction(int64_t rank, const Action &a, SourceRange at) {
     int64_t s = a.stage;
     std::string spelt = spell(Cell{{a}, {}});
     if (s >= shape_.stages || owner(s) != rank) {
@@ -308,14 +343,17 @@ private:
             .note(it->second, "unsharded here, and not resharded since");
         return std::nullopt;
       }
-      return Code{{}, fmt::format("for l in {} {{ w[l] = allgather(ws[l], group = replica); }}", layersOf(s)), {}};
+      return Parts{
+          {},
+          CodeText().add("for l in {0} * per..{1} * per {{ w[l] = allgather(ws[l], group = replica); }}", s, s + 1),
+          {}};
     case ActionType::Reshard:
       if (!unsharded_.erase(s)) {
         diags_.error(at, fmt::format("`{0}`: stage {1} is not unsharded here (no `{1}UNSHARD` since its last RESHARD)",
                                      spelt, s));
         return std::nullopt;
       }
-      return Code{{}, fmt::format("for l in {} {{ free w[l]; }}", layersOf(s)), {}};
+      return Parts{{}, CodeText().add("for l in {0} * per..{1} * per {{ free w[l]; }}", s, s + 1), {}};
     default: break;
     }
     if (auto it = reduced_.find(s); it != reduced_.end()) {
@@ -330,7 +368,10 @@ private:
       return std::nullopt;
     }
     reduced_.emplace(s, at);
-    return Code{{}, fmt::format("for l in {} {{ gw[l] = reducescatter(gw[l], group = replica); }}", layersOf(s)), {}};
+    return Parts{
+        {},
+        CodeText().add("for l in {0} * per..{1} * per {{ gw[l] = reducescatter(gw[l], group = replica); }}", s, s + 1),
+        {}};
   }
 
   // Whether a SEND_F (SEND_B) finds the stage's output (input gradient) made earlier in the
@@ -339,23 +380,21 @@ private:
     if (*current_->insertedBy) // added after its computation: what is wrong is reported there
       return true;
     bool gradient = a.type == ActionType::SendB;
-    std::tuple key{gradient, a.stage, a.microBatch};
-    std::string spelt = spell(Cell{{a}, {}});
-    if (auto it = sent_.find(key); it != sent_.end()) {
+    if (const SourceRange *first = sent_.find(gradient, a.stage, a.microBatch)) {
       diags_
-          .error(at, fmt::format("`{}` sends stage {}'s {} of micro-batch {} a second time", spelt, a.stage,
-                                 gradient ? "input gradient" : "output", a.microBatch))
-          .note(it->second, "first sent here");
+          .error(at, fmt::format("`{}` sends stage {}'s {} of micro-batch {} a second time", spell(Cell{{a}, {}}),
+                                 a.stage, gradient ? "input gradient" : "output", a.microBatch))
+          .note(*first, "first sent here");
       return false;
     }
-    if (!made_.count(key)) {
+    if (!made_.find(gradient, a.stage, a.microBatch)) {
       diags_.error(at, fmt::format("`{}` sends stage {}'s {} of micro-batch {}, but no `{}{}{}` earlier in this row "
                                    "makes it",
-                                   spelt, a.stage, gradient ? "input gradient" : "output", a.microBatch, a.stage,
-                                   gradient ? (shape_.inputActions ? "I" : "B") : "F", a.microBatch));
+                                   spell(Cell{{a}, {}}), a.stage, gradient ? "input gradient" : "output", a.microBatch,
+                                   a.stage, gradient ? (shape_.inputActions ? "I" : "B") : "F", a.microBatch));
       return false;
     }
-    sent_.emplace(key, at);
+    sent_.mark(gradient, a.stage, a.microBatch, at);
     return true;
   }
 
@@ -377,14 +416,15 @@ private:
 
   const Shape &shape_;
   DiagnosticEngine &diags_;
+  RowTables *tables_; // null: one line a statement
   ImportedSchedule out_;
-  std::map<std::tuple<bool, int64_t, int64_t>, SourceRange> posted_; // receives the row posted
-  std::map<int64_t, SourceRange> unsharded_, reduced_;               // FSDP: stages gathered, gradients reduced (where)
-  std::map<int64_t, int64_t> gradients_;                             // stage -> weight gradients made so far
+  MessageMarks posted_;                                // receives the row posted
+  std::map<int64_t, SourceRange> unsharded_, reduced_; // FSDP: stages gathered, gradients reduced (where)
+  std::map<int64_t, int64_t> gradients_;               // stage -> weight gradients made so far
   // (gradient or not, stage, micro-batch): outputs and input gradients the row made, and sent (where)
-  std::set<std::tuple<bool, int64_t, int64_t>> made_;
+  MessageMarks made_{shape_.stages, shape_.microBatches};
   const Cell *current_ = nullptr; // the cell being written
-  std::map<std::tuple<bool, int64_t, int64_t>, SourceRange> sent_;
+  MessageMarks sent_{shape_.stages, shape_.microBatches};
 };
 
 constexpr std::array<std::string_view, 24> kReserved{
@@ -403,75 +443,6 @@ std::string scheduleNameFor(const std::string &path) {
 }
 
 namespace {
-
-// The reading of the file's stages: plain modules, unless --fsdp or -D dp says they are FSDP
-// (then a file without UNSHARDs gets them as PyTorch's runtime lowers a compute-only file, and
-// one without REDUCE_GRAD gets those as PyTorch's before it had one reduced a stage's
-// gradient with its last weight gradient); false (reported) where FSDP meets a file with its
-// sends and receives but no UNSHARD, which PyTorch's runtime would not lower.
-bool lowerFsdp(ActionTable &table, const ImportOptions &opts, Shape &shape, DiagnosticEngine &diags) {
-  auto gathers = [](const Action &a) { return a.type == ActionType::Unshard || a.type == ActionType::Reshard; };
-  shape.fsdpActions = firstCellWith(table, gathers) != nullptr;
-  // Plain stages: PyTorch's runtime skips UNSHARD and RESHARD where the stage is not an
-  // FSDPModule, and REDUCE_GRAD only scales a plain or DDP module's gradients.
-  if (!opts.fsdp && !opts.replicas)
-    return true;
-  if (!shape.fsdpActions) {
-    if (const Cell *cell = firstCellWith(table, [](const Action &a) { return isTransfer(a.type); })) {
-      diags.error(cell->range,
-                  fmt::format("`{}`: {} reads the stages as FSDP modules, but this file has its sends and receives "
-                              "and no UNSHARD: PyTorch's runtime adds UNSHARD and RESHARD only to a compute-only "
-                              "file (write them in the file, or read the stages as plain modules without {})",
-                              spell(*cell), opts.fsdp ? "--fsdp" : "-D dp", opts.fsdp ? "--fsdp" : "-D dp"));
-      return false;
-    }
-    addUnshardReshard(table);
-  }
-  shape.fsdp = true;
-  if (!firstCellWith(table, [](const Action &a) { return a.type == ActionType::ReduceGrad; }))
-    addReduceGrad(table, shape.microBatches, [&shape](const Action &a) { return shape.makesWeightGradient(a); });
-  return true;
-}
-
-// Where PyTorch's rounds stop on a compute-only file (CommsLowering.h): one error at the
-// first row's stuck cell, a note at each other row's, each saying what its action waits for.
-void reportStuck(const std::vector<const Cell *> &stuck, const Shape &sh, DiagnosticEngine &diags) {
-  auto waitsFor = [&](const Cell &cell) {
-    std::string what;
-    for (const Action &a : cell.actions) {
-      if (a.type == ActionType::Forward && a.stage > 0)
-        what += fmt::format("{}stage {}'s forward of micro-batch {} (`{}F{}`, rank {})", what.empty() ? "" : " and ",
-                            a.stage - 1, a.microBatch, a.stage - 1, a.microBatch, sh.owner[size_t(a.stage - 1)]);
-      else if (isCompute(a.type) && a.type != ActionType::BackwardWeight && a.stage + 1 < sh.stages)
-        what += fmt::format("{}the gradient from stage {}'s backward of micro-batch {} (rank {})",
-                            what.empty() ? "" : " and ", a.stage + 1, a.microBatch, sh.owner[size_t(a.stage + 1)]);
-    }
-    return fmt::format("`{}` waits for {}", spell(cell), what);
-  };
-  const Cell *first = nullptr;
-  std::vector<const Cell *> others;
-  for (const Cell *cell : stuck)
-    if (cell)
-      (first ? others.push_back(cell) : void(first = cell));
-  auto diag = diags.error(first->range, waitsFor(*first) + ", which no row computes before it: PyTorch's runtime "
-                                                           "cannot add the sends and receives to this compute-only "
-                                                           "file (_add_send_recv: \"Malformed compute schedule\")");
-  for (const Cell *cell : others)
-    diag.note(cell->range, waitsFor(*cell));
-}
-
-// How the stages were read, for the report.
-std::string readingOf(const Shape &sh, const ImportOptions &opts) {
-  if (sh.fsdp)
-    return fmt::format("FSDP stages ({}): the file is one of `dp` replicas; UNSHARD all-gathers a stage's "
-                       "parameters over them, REDUCE_GRAD reduce-scatters its gradient{}",
-                       opts.fsdp ? "--fsdp" : "-D dp",
-                       sh.fsdpActions ? "" : "; UNSHARD and RESHARD added as PyTorch's runtime adds them");
-  return std::string("plain stages (not FSDP)") +
-         (sh.fsdpActions ? ": UNSHARD and RESHARD do nothing, as in PyTorch's runtime for a stage that is not an "
-                           "FSDPModule; --fsdp or -D dp=N reads them as FSDP"
-                         : "");
-}
 
 // The schedule's header: its parameters, what it requires of them, and with FSDP its mesh.
 void writeHeader(Writer &w, const Shape &sh, const std::string &name, const std::string &from, SourceRange top) {
@@ -521,13 +492,11 @@ void writeHeader(Writer &w, const Shape &sh, const std::string &name, const std:
 
 } // namespace
 
-std::optional<ImportedSchedule> importSchedule(const ActionTable &file, const std::string &name,
-                                               const std::string &from, const ImportOptions &opts,
-                                               DiagnosticEngine &diags) {
-  std::optional<Shape> shape = shapeOf(file, diags);
+std::optional<ImportedSchedule> importSchedule(ActionTable table, const std::string &name, const std::string &from,
+                                               const ImportOptions &opts, DiagnosticEngine &diags) {
+  std::optional<Shape> shape = shapeOf(table, diags);
   if (!shape)
     return std::nullopt;
-  ActionTable table = file;
   if (!lowerFsdp(table, opts, *shape, diags))
     return std::nullopt;
   // A compute-only file gets its sends and receives as PyTorch's runtime gives them.
@@ -543,20 +512,25 @@ std::optional<ImportedSchedule> importSchedule(const ActionTable &file, const st
   }
   const Shape &sh = *shape;
   SourceRange top = table.rowRanges.front();
-  Writer w(sh, diags);
+  auto tables = opts.tables ? std::make_unique<RowTables>() : nullptr;
+  Writer w(sh, diags, tables.get());
   writeHeader(w, sh, name, from, top);
   bool ok = true;
   for (int64_t r = 0; r < sh.ranks; ++r) {
     SourceRange row = table.rowRanges[static_cast<size_t>(r)];
-    w.startRow(r, row);
+    w.startRow(r, row, table.rows[static_cast<size_t>(r)].size());
     for (const Cell &cell : table.rows[static_cast<size_t>(r)])
       ok = w.cell(r, cell) && ok;
     ok = w.endRow(r, row) && ok;
   }
-  w.line("}", top);
+  if (tables)
+    tables->writeBody("}", top, [&w](const std::string &code, SourceRange at) { w.line(code, at); });
+  else
+    w.line("}", top);
   if (!ok)
     return std::nullopt;
   ImportedSchedule out = w.take();
+  out.tables = std::move(tables);
   out.tagMeaning = [sh](int64_t tag) { return sh.tagMeaning(tag); };
   out.reading = readingOf(sh, opts);
   return out;
@@ -565,6 +539,11 @@ std::optional<ImportedSchedule> importSchedule(const ActionTable &file, const st
 } // namespace schedc::interop
 
 namespace schedc::interop {
+
+ImportedSchedule::ImportedSchedule() = default;
+ImportedSchedule::ImportedSchedule(ImportedSchedule &&) noexcept = default;
+ImportedSchedule &ImportedSchedule::operator=(ImportedSchedule &&) noexcept = default;
+ImportedSchedule::~ImportedSchedule() = default;
 
 bool isPytorchSchedule(const std::string &path) {
   return path.size() > 4 && path.compare(path.size() - 4, 4, ".csv") == 0;
@@ -576,14 +555,15 @@ std::optional<uint32_t> addImported(uint32_t csv, const ImportOptions &opts, Sou
   if (!table)
     return std::nullopt;
   const std::string &path = sources.name(csv);
-  std::optional<ImportedSchedule> imported =
-      importSchedule(*table, scheduleNameFor(path), std::filesystem::path(path).filename().string(), opts, diags);
+  std::optional<ImportedSchedule> imported = importSchedule(
+      std::move(*table), scheduleNameFor(path), std::filesystem::path(path).filename().string(), opts, diags);
   if (!imported)
     return std::nullopt;
   uint32_t id = sources.addDerived(path + ".sched", std::move(imported->text), std::move(imported->origins));
   if (facts) {
     facts->tagMeaning = std::move(imported->tagMeaning);
     facts->reading = std::move(imported->reading);
+    facts->tables = std::move(imported->tables);
   }
   return id;
 }

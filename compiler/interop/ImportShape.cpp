@@ -21,16 +21,22 @@ constexpr int64_t kTags = sim::Rank::kMaxTag + 1; // the tags a schedule has
 // no training step: this says so at the cell, where the schedule would read values nothing
 // in it makes.)
 bool eachActionHasItsMaker(const ActionTable &table, const Shape &shape, DiagnosticEngine &diags) {
-  std::set<std::pair<int64_t, int64_t>> forwards, inputGradients, weightHalves;
+  // What the file makes of each (stage, micro-batch), as bits: a dense table (a file of 64
+  // stages and 256 micro-batches has 98 000 cells).
+  enum : uint8_t { kForward = 1, kWeightHalf = 2, kInputGradient = 4 };
+  std::vector<uint8_t> made(static_cast<size_t>(shape.stages * shape.microBatches), 0);
+  auto at = [&](const Action &a) -> uint8_t & {
+    return made[static_cast<size_t>(a.stage * shape.microBatches + a.microBatch)];
+  };
   for (const std::vector<Cell> &row : table.rows)
     for (const Cell &cell : row)
       for (const Action &a : cell.actions) {
         if (a.type == ActionType::Forward)
-          forwards.insert({a.stage, a.microBatch});
+          at(a) |= kForward;
         if (a.type == ActionType::BackwardWeight)
-          weightHalves.insert({a.stage, a.microBatch});
+          at(a) |= kWeightHalf;
         if (isCompute(a.type) && a.type != ActionType::Forward && a.type != ActionType::BackwardWeight)
-          inputGradients.insert({a.stage, a.microBatch});
+          at(a) |= kInputGradient;
       }
   bool ok = true;
   for (const std::vector<Cell> &row : table.rows)
@@ -39,15 +45,18 @@ bool eachActionHasItsMaker(const ActionTable &table, const Shape &shape, Diagnos
         bool needsGradient = a.type == ActionType::BackwardWeight || a.type == ActionType::SendB;
         bool needsForward = a.type == ActionType::SendF || (isCompute(a.type) && a.type != ActionType::Forward &&
                                                             a.type != ActionType::BackwardWeight);
-        std::pair<int64_t, int64_t> key{a.stage, a.microBatch};
-        if (shape.inputHalf(a) && !weightHalves.count(key)) { // its weight gradient is never computed
+        bool half = shape.inputHalf(a);
+        if (!half && !needsGradient && !needsForward)
+          continue;
+        uint8_t bits = at(a);
+        if (half && !(bits & kWeightHalf)) { // its weight gradient is never computed
           diags.error(cell.range, fmt::format("`{}` is an input-gradient half with no weight half `{}W{}` anywhere in "
                                               "the file: stage {}'s weight gradient would miss micro-batch {}",
                                               spell(Cell{{a}, {}}), a.stage, a.microBatch, a.stage, a.microBatch));
           ok = false;
           continue;
         }
-        if ((!needsGradient || inputGradients.count(key)) && (!needsForward || forwards.count(key)))
+        if ((!needsGradient || (bits & kInputGradient)) && (!needsForward || (bits & kForward)))
           continue;
         diags.error(cell.range, needsGradient
                                     ? fmt::format("`{}` has no input-gradient half (`{}I{}` or `{}B{}`) anywhere in "
@@ -97,10 +106,12 @@ std::optional<Shape> shapeOf(const ActionTable &table, DiagnosticEngine &diags) 
   for (size_t r = 0; r < table.rows.size(); ++r)
     for (const Cell &cell : table.rows[r])
       for (const Action &a : cell.actions) {
-        if (!hasMicroBatch(a.type)) // FSDP's: checked where they come (ImportSchedule's Writer)
+        if (!hasMicroBatch(a.type)) { // FSDP's: checked where they come (ImportSchedule's Writer)
+          shape.fsdpActions = shape.fsdpActions || a.type == ActionType::Unshard || a.type == ActionType::Reshard;
           continue;
-        shape.stages = std::max(shape.stages, a.stage + 1);
-        shape.microBatches = std::max(shape.microBatches, a.microBatch + 1);
+        }
+        shape.stages = std::max<int64_t>(shape.stages, a.stage + 1);
+        shape.microBatches = std::max<int64_t>(shape.microBatches, a.microBatch + 1);
         shape.comms = shape.comms || isTransfer(a.type);
         if (a.type == ActionType::BackwardWeight)
           shape.weightHalves.insert(a.stage);

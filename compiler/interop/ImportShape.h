@@ -29,7 +29,7 @@ struct Shape {
   bool comms = false;                 // the file has sends and receives (or was given them: lowered)
   bool lowered = false;               // a compute-only file given its sends and receives (CommsLowering.h)
   bool fsdp = false;                  // stages sharded over data-parallel replicas (set with FSDP's lowering)
-  bool fsdpActions = false;           // the file has UNSHARD or RESHARD (FSDP's reading or not)
+  bool fsdpActions = false;           // the file has UNSHARD or RESHARD (whether it is read as FSDP or not)
 
   bool inputHalf(const Action &a) const {
     return a.type == ActionType::BackwardInput ||

@@ -3,6 +3,8 @@
 // or refused).
 #include "interop/PytorchCsv.h"
 
+#include "memory/HugePages.h"
+
 #include <algorithm>
 #include <array>
 #include <string_view>
@@ -87,10 +89,10 @@ std::optional<Action> parseAction(std::string_view s, std::string &why) {
 }
 
 // A cell's actions: one, or `(F;B)OVERLAP_F_B`.
-std::optional<std::vector<Action>> parseCell(std::string_view s, std::string &why) {
+std::optional<Actions> parseCell(std::string_view s, std::string &why) {
   if (s.empty() || s.front() != '(') {
     std::optional<Action> a = parseAction(s, why);
-    return a ? std::optional<std::vector<Action>>({*a}) : std::nullopt;
+    return a ? std::optional<Actions>(Actions{*a}) : std::nullopt;
   }
   size_t close = s.find(')');
   size_t semi = s.find(';');
@@ -109,7 +111,7 @@ std::optional<std::vector<Action>> parseCell(std::string_view s, std::string &wh
     why = "OVERLAP_F_B pairs a forward (F) with a backward (B, BW or I)";
     return std::nullopt;
   }
-  return std::vector<Action>{*f, *b};
+  return Actions{*f, *b};
 }
 
 std::string_view trimmed(std::string_view s) {
@@ -166,7 +168,10 @@ std::optional<ActionTable> readActionTable(uint32_t file, const SourceManager &s
     auto line = static_cast<uint32_t>(lines + 1);
     std::string_view whole = row.substr(0, row.find_last_not_of(" \t\r") + 1); // npos + 1 == 0: empty
     table.rowRanges.push_back(cellRange(file, line, 0, whole.size()));
+    // A large file allocates as a large run does (memory/HugePages.h), its cells each once.
+    memory::useHugePagesOnceLarge();
     std::vector<Cell> cells;
+    cells.reserve(static_cast<size_t>(std::count(row.begin(), row.end(), ',')) + 1);
     int32_t idle = 0;
     for (size_t at = 0; at <= row.size();) {
       size_t comma = row.find(',', at);
@@ -177,7 +182,7 @@ std::optional<ActionTable> readActionTable(uint32_t file, const SourceManager &s
       size_t begin = at + static_cast<size_t>(cell.data() - raw.data());
       if (!cell.empty()) {
         std::string why;
-        std::optional<std::vector<Action>> actions = parseCell(cell, why);
+        std::optional<Actions> actions = parseCell(cell, why);
         SourceRange range = cellRange(file, line, begin, cell.size());
         if (actions) {
           cells.push_back(Cell{std::move(*actions), range});

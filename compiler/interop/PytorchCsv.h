@@ -7,6 +7,9 @@
 #pragma once
 
 #include "diagnostics/Diagnostics.h"
+#include "diagnostics/InternalError.h"
+
+#include <boost/container/static_vector.hpp>
 
 #include <cstdint>
 #include <functional>
@@ -37,15 +40,26 @@ const char *spelling(ActionType t);
 // Whether a type names a micro-batch.
 bool hasMicroBatch(ActionType t);
 
+// (Numbers in a file are at most 1 000 000: 32 bits, so that a cell stays small.)
 struct Action {
-  int64_t stage = 0;
+  int32_t stage = 0;
   ActionType type = ActionType::Forward;
-  int64_t microBatch = -1; // -1: none
+  int32_t microBatch = -1; // -1: none
 };
+// An action of a run's stage and micro-batch indices (each an index into a vector of them,
+// so within 32 bits).
+inline Action makeAction(int64_t stage, ActionType type, int64_t microBatch) {
+  SCHEDC_ASSERT(stage >= 0 && stage <= INT32_MAX && microBatch >= -1 && microBatch <= INT32_MAX,
+                "a stage or micro-batch past 32 bits");
+  return Action{static_cast<int32_t>(stage), type, static_cast<int32_t>(microBatch)};
+}
+
+// A cell's actions, kept in the cell (a file of 64 stages and 256 micro-batches has 98 000 cells).
+using Actions = boost::container::static_vector<Action, 2>;
 
 // A non-empty cell: one action, or two run together (OVERLAP_F_B: a forward, then a backward).
 struct Cell {
-  std::vector<Action> actions;
+  Actions actions;
   SourceRange range; // the cell in the file (of the cell that caused it, if inserted)
   // Added by a lowering, not written in the file: "" if written, else what added it (its
   // comment in the imported schedule).

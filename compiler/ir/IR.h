@@ -15,6 +15,7 @@
 #include "ops/Operations.h"
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <variant>
@@ -179,9 +180,33 @@ struct OverlapStmt {
   Block first, second;
 };
 
+// A table of instances of template blocks (`shapes`): each row sets the Int slots `holes`
+// (the first shapes[row.shape].holes of them) to its values and runs the shape's block as if
+// it were written at the row's range: every range inside reads as `at`. An imported PyTorch
+// file's rows are tables (interop/ImportSchedule.h), one shape for each form of cell and one
+// row a cell, so that a file of 100 000 cells is not 100 000 statements to parse and keep.
+struct TableStmt {
+  struct Shape;
+  struct Row {
+    uint32_t shape = 0;
+    uint32_t firstValue = 0; // into `values`
+    SourceRange at;
+  };
+  std::shared_ptr<const std::vector<Shape>> shapes; // shared by the tables of one import
+  std::vector<uint32_t> holes;
+  std::vector<Row> rows;
+  std::vector<int64_t> values;
+};
+
 struct Stmt {
-  std::variant<LetStmt, StoreStmt, FreeStmt, IfStmt, ForStmt, CallStmt, MeshStmt, RequireStmt, OverlapStmt> node;
+  std::variant<LetStmt, StoreStmt, FreeStmt, IfStmt, ForStmt, CallStmt, MeshStmt, RequireStmt, OverlapStmt, TableStmt>
+      node;
   SourceRange range;
+};
+
+struct TableStmt::Shape {
+  Block body;
+  uint32_t holes = 0; // how many of the table's hole slots it reads
 };
 
 // ---- Program ------------------------------------------------------------------------------

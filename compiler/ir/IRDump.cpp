@@ -209,6 +209,25 @@ private:
     return "  ; " + std::to_string(s.range.begin.line) + ":" + std::to_string(s.range.begin.col) + "\n";
   }
 
+  // A table: its shapes, each once, then a line a row (its shape, its hole values, its range).
+  void table(const TableStmt &t, const Stmt &s, int d) {
+    start(s, d) << "table of " << t.rows.size() << " rows, holes (";
+    for (size_t i = 0; i < t.holes.size(); ++i)
+      os_ << (i ? ", " : "") << slot(t.holes[i]);
+    os_ << ")" << loc(s);
+    for (size_t k = 0; k < t.shapes->size(); ++k) {
+      start(s, d + 1) << "shape " << k << " {\n";
+      block((*t.shapes)[k].body, d + 2);
+      start(s, d + 1) << "}\n";
+    }
+    for (const TableStmt::Row &row : t.rows) {
+      start(s, d + 1) << "row shape " << row.shape << " (";
+      for (uint32_t i = 0; i < (*t.shapes)[row.shape].holes; ++i)
+        os_ << (i ? ", " : "") << t.values[row.firstValue + i];
+      os_ << ")  ; " << row.at.begin.line << ":" << row.at.begin.col << "\n";
+    }
+  }
+
   void stmt(const Stmt &s, int d) {
     if (auto *x = std::get_if<LetStmt>(&s.node)) {
       start(s, d) << "let " << slot(x->slot) << " : " << typeName(x->value.type) << " = " << expr(x->value) << loc(s);
@@ -235,6 +254,8 @@ private:
                   << loc(s);
       block(x->body, d + 1);
       start(s, d) << "}\n";
+    } else if (auto *x = std::get_if<TableStmt>(&s.node)) {
+      table(*x, s, d);
     } else if (auto *x = std::get_if<OverlapStmt>(&s.node)) {
       start(s, d) << "overlap {" << loc(s);
       block(x->first, d + 1);

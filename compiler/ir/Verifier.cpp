@@ -32,9 +32,10 @@ public:
   }
 
 private:
-  void check(bool ok, const char *what) {
+  bool check(bool ok, const char *what) {
     if (!ok && error_.empty())
       error_ = what;
+    return ok;
   }
 
   void expr(const Expr &e, std::optional<Type> want = std::nullopt) {
@@ -221,8 +222,25 @@ private:
       } else if (auto *x = std::get_if<OverlapStmt>(&s.node)) {
         block(x->first);
         block(x->second);
+      } else if (auto *x = std::get_if<TableStmt>(&s.node)) {
+        table(*x);
       }
     }
+  }
+
+  void table(const TableStmt &t) {
+    if (!check(t.shapes != nullptr, "a table without shapes"))
+      return;
+    for (uint32_t slot : t.holes)
+      check(slot < fn_->slotNames.size(), "a table's hole slot out of range");
+    for (const TableStmt::Shape &shape : *t.shapes) {
+      check(shape.holes <= t.holes.size(), "a shape reads more holes than its table has");
+      block(shape.body);
+    }
+    for (const TableStmt::Row &row : t.rows)
+      if (check(row.shape < t.shapes->size(), "a table row of no shape"))
+        check(size_t{row.firstValue} + (*t.shapes)[row.shape].holes <= t.values.size(),
+              "a table row's values out of range");
   }
 
   const Program &p_;

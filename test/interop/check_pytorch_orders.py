@@ -7,7 +7,10 @@ over NCCL), as its compute-only file and as the runtime's lowering with its send
 receives; and what `schedc export --comms` writes of the compute-only file must check
 `Correct!` too (in send order, free of pair-stream hangs). Schedule1F1B is left out: PyTorch
 builds its last rank's forwards as micro-batches 1 to M (see pytorch_orders.py), an order
-its own _validate_schedule rejects. Prints the counts; exits 1 naming each file that fails."""
+its own _validate_schedule rejects. On 2 and 3 ranks, each file's check (which runs its rows
+as tables: compiler/interop/ImportTables.h) must also log the same events as the check of
+what `schedc import` writes of it (a line of source a cell). Prints the counts; exits 1
+naming each file that fails."""
 import os
 import subprocess
 import sys
@@ -23,11 +26,29 @@ def first_line(command):
     return done.returncode, (done.stdout + done.stderr).splitlines()[:1]
 
 
-def check(schedc, path, exported):
+def same_as_import(schedc, path):
+    """Whether checking the file and checking its import log the same events."""
+    base = path[:-len(".csv")]
+    runs = [[schedc, "import", path, "-o", base + "_imported.sched"],
+            [schedc, "check", path, "--events=" + base + "_table_events.csv"],
+            [schedc, "check", base + "_imported.sched", "--events=" + base + "_line_events.csv"]]
+    for command in runs:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=120)
+        if done.returncode != 0:
+            return f"{path}: {' '.join(command[1:3])}: exit {done.returncode}"
+    with open(base + "_table_events.csv") as a, open(base + "_line_events.csv") as b:
+        if a.read() != b.read():
+            return f"{path}: its check and its import's log different events"
+    return None
+
+
+def check(schedc, path, exported, compare_import):
     problems = []
     code, line = first_line([schedc, "check", path])
     if code != 0 or line != ["Correct!"]:
         problems.append(f"{path}: exit {code}: {line}")
+    if compare_import and (problem := same_as_import(schedc, path)):
+        problems.append(problem)
     if exported:
         code, line = first_line([schedc, "export", path, "--comms", "-o", exported])
         if code != 0:
@@ -59,7 +80,7 @@ def main(schedc, directory, ranks):
                     with open(path, "w", newline="") as f:
                         orders.write(rows, f, True)
                     files += 1
-                    jobs.append((path, exported))
+                    jobs.append((path, exported, p <= 3))
     with ThreadPoolExecutor(max_workers=2) as pool:
         problems = [p for ps in pool.map(lambda j: check(schedc, *j), jobs) for p in ps]
     for p in problems:
