@@ -63,7 +63,7 @@ std::optional<Action> parseAction(std::string_view s, std::string &why) {
   a.stage = *stage;
   const TypeName *found = nullptr;
   for (const TypeName &t : kTypes)
-    if (s.substr(0, std::string_view(t.name).size()) == t.name) {
+    if (!s.empty() && s[0] == t.name[0] && s.substr(0, std::string_view(t.name).size()) == t.name) {
       found = &t;
       break;
     }
