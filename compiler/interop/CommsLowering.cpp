@@ -12,10 +12,6 @@ namespace {
 
 using Done = std::set<std::tuple<int64_t, ActionType, int64_t>>; // (stage, type, micro-batch) a row has done
 
-bool makesInputGradient(ActionType t) {
-  return t == ActionType::BackwardInput || t == ActionType::Backward || t == ActionType::FullBackward;
-}
-
 class Rounds {
 public:
   Rounds(const std::vector<int64_t> &owner) : owner_(owner) {}

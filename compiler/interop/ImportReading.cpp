@@ -36,7 +36,7 @@ void reportStuck(const std::vector<const Cell *> &stuck, const Shape &sh, Diagno
       if (a.type == ActionType::Forward && a.stage > 0)
         what += fmt::format("{}stage {}'s forward of micro-batch {} (`{}F{}`, rank {})", what.empty() ? "" : " and ",
                             a.stage - 1, a.microBatch, a.stage - 1, a.microBatch, sh.owner[size_t(a.stage - 1)]);
-      else if (isCompute(a.type) && a.type != ActionType::BackwardWeight && a.stage + 1 < sh.stages)
+      else if (makesInputGradient(a.type) && a.stage + 1 < sh.stages)
         what += fmt::format("{}the gradient from stage {}'s backward of micro-batch {} (rank {})",
                             what.empty() ? "" : " and ", a.stage + 1, a.microBatch, sh.owner[size_t(a.stage + 1)]);
     }

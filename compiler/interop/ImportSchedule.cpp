@@ -241,7 +241,7 @@ private:
   // (reported).
   std::optional<Parts> action(int64_t rank, const Action &a, SourceRange at) {
     int64_t s = a.stage, mb = a.microBatch;
-    bool backward = a.type != ActionType::Forward && a.type != ActionType::BackwardWeight && isCompute(a.type);
+    bool backward = makesInputGradient(a.type);
     if (a.type == ActionType::Forward || backward) // (made for what sends it, even where reported below)
       made_.mark(backward, s, mb, at);
     if ((a.type == ActionType::Forward || backward) && !received(rank, backward, s, mb, at))

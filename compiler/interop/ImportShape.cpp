@@ -35,7 +35,7 @@ bool eachActionHasItsMaker(const ActionTable &table, const Shape &shape, Diagnos
           at(a) |= kForward;
         if (a.type == ActionType::BackwardWeight)
           at(a) |= kWeightHalf;
-        if (isCompute(a.type) && a.type != ActionType::Forward && a.type != ActionType::BackwardWeight)
+        if (makesInputGradient(a.type))
           at(a) |= kInputGradient;
       }
   bool ok = true;
@@ -43,8 +43,7 @@ bool eachActionHasItsMaker(const ActionTable &table, const Shape &shape, Diagnos
     for (const Cell &cell : row)
       for (const Action &a : cell.actions) {
         bool needsGradient = a.type == ActionType::BackwardWeight || a.type == ActionType::SendB;
-        bool needsForward = a.type == ActionType::SendF || (isCompute(a.type) && a.type != ActionType::Forward &&
-                                                            a.type != ActionType::BackwardWeight);
+        bool needsForward = a.type == ActionType::SendF || makesInputGradient(a.type);
         bool half = shape.inputHalf(a);
         if (!half && !needsGradient && !needsForward)
           continue;
@@ -74,6 +73,10 @@ bool eachActionHasItsMaker(const ActionTable &table, const Shape &shape, Diagnos
 bool isCompute(ActionType t) {
   return t == ActionType::Forward || t == ActionType::BackwardInput || t == ActionType::BackwardWeight ||
          t == ActionType::Backward || t == ActionType::FullBackward;
+}
+
+bool makesInputGradient(ActionType t) {
+  return isCompute(t) && t != ActionType::Forward && t != ActionType::BackwardWeight;
 }
 
 bool isTransfer(ActionType t) {

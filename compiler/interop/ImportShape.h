@@ -19,6 +19,9 @@ namespace schedc::interop {
 bool isCompute(ActionType t);
 // SEND_F, RECV_F, SEND_B, RECV_B.
 bool isTransfer(ActionType t);
+// I, B and BW: a computation that makes its stage's input gradient (and takes the gradient
+// of its output).
+bool makesInputGradient(ActionType t);
 
 struct Shape {
   int64_t stages = 0, microBatches = 0, ranks = 0;
