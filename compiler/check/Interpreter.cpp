@@ -280,11 +280,10 @@ private:
 
 class RankInterpreter : public Evaluator {
 public:
-  // `rowAt`: a table's row being run (ir::TableStmt), whose range every location reads as.
   RankInterpreter(const ir::Program &program, const ir::Function &schedule, sim::Rank &rank,
-                  std::vector<RtValue> &slots, const SourceRange *rowAt = nullptr)
-      : Evaluator(slots, &rank.model()), program_(program), schedule_(schedule), rank_(rank), stackLimit_(stackLimit()),
-        rowAt_(rowAt) {}
+                  std::vector<RtValue> &slots)
+      : Evaluator(slots, &rank.model()), program_(program), schedule_(schedule), rank_(rank),
+        stackLimit_(stackLimit()) {}
 
   void run() { block(schedule_.body); }
 
@@ -368,11 +367,13 @@ private:
     else if (auto *x = std::get_if<ir::OverlapStmt>(&s.node))
       overlap(*x, located(s.range));
     else if (auto *x = std::get_if<ir::TableStmt>(&s.node))
-      table(*x);
+      table(*x, s.range);
   }
 
   // Each row of a table: its hole slots set, then its shape's statements at its range.
-  [[gnu::noinline]] void table(const ir::TableStmt &t) {
+  [[gnu::noinline]] void table(const ir::TableStmt &t, const SourceRange &at) {
+    if (!room(at))
+      return;
     const SourceRange *outer = rowAt_;
     for (const ir::TableStmt::Row &row : t.rows) {
       const ir::TableStmt::Shape &shape = (*t.shapes)[row.shape];
@@ -463,7 +464,7 @@ private:
     std::vector<RtValue> frame(f.slotNames.size());
     for (size_t i = 0; i < c.args.size(); ++i)
       frame[f.params[i].slot] = eval(c.args[i]);
-    RankInterpreter(program_, f, rank_, frame, rowAt_).block(f.body);
+    RankInterpreter(program_, f, rank_, frame).block(f.body); // (its own places, as compiled code's)
   }
 
   [[gnu::noinline]] void mesh(const ir::MeshStmt &m, SourceRange at) {
@@ -527,7 +528,7 @@ private:
   const ir::Function &schedule_;
   sim::Rank &rank_;
   uintptr_t stackLimit_;
-  const SourceRange *rowAt_;
+  const SourceRange *rowAt_ = nullptr; // the row of a table being run (ir::TableStmt), if any
 };
 
 } // namespace

@@ -255,14 +255,15 @@ private:
 
   // Each row of a table: its hole slots set, then its shape's statements at its range.
   void table(const ir::TableStmt &t) {
+    const SourceRange *outer = rowAt_;
     for (const ir::TableStmt::Row &row : t.rows) {
       const ir::TableStmt::Shape &shape = (*t.shapes)[row.shape];
       for (uint32_t i = 0; i < shape.holes; ++i)
         b_.CreateStore(b_.getInt64(t.values[row.firstValue + i]), slots_[t.holes[i]]);
       rowAt_ = &row.at;
       block(shape.body);
-      rowAt_ = nullptr;
     }
+    rowAt_ = outer;
   }
 
   // `for v in domain`: a range is counted natively; any other set by index. Every

@@ -53,7 +53,7 @@ std::optional<LoadedProgram> loadProgram(const std::string &file, const Options 
   interop::ImportedSchedule imported;
   if (interop::isPytorchSchedule(file)) { // a PyTorch schedule: its imported schedule
     interop::ImportOptions importing = importOptionsOf(opts);
-    importing.tables = true; // its rows run as tables, not parsed as a line each
+    importing.tables = opts.emit != Emit::Ast; // its rows run as tables, not parsed as a line each
     mainFile = interop::addImported(*mainFile, importing, sources, diags, &imported);
     exitCode = kExitSourceError;
     if (!mainFile)

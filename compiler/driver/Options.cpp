@@ -60,9 +60,9 @@ OPTIONS
   --cuda               build: link the cuda backend in (run it with --backend=cuda;
                        only where schedc was built with CUDA and NCCL)
   --fsdp               a .csv's stages are FSDP modules over -D dp=N replicas (default
-                       2; -D dp alone says so too): a compute-only file gets UNSHARD,
-                       RESHARD and REDUCE_GRAD as PyTorch adds them. Without either,
-                       the stages are plain modules: UNSHARD/RESHARD do nothing
+                       2; -D dp=N without --fsdp says so too): a compute-only file gets
+                       UNSHARD, RESHARD and REDUCE_GRAD as PyTorch adds them. Without
+                       either, the stages are plain modules: UNSHARD/RESHARD do nothing
   --error-limit=N      Stop after N errors (default 20, 0 means no limit)
   --events=FILE        check, run: write every event (rank, kind, layer, batches,
                        start, length, memory) as CSV, in the format of the reference traces

@@ -46,7 +46,7 @@ struct Options {
   bool objectOnly = false;                   // -c (build): an object file, not linked
   bool cuda = false;                         // --cuda (build): link the cuda backend in
   bool comms = false;                        // --comms (export): the sends and receives too
-  bool fsdp = false;                         // --fsdp: a compute-only .csv's stages are FSDP modules
+  bool fsdp = false;                         // --fsdp: a .csv's stages are FSDP modules (interop/ImportReading.h)
   sim::Limits limits = sim::defaultLimits(); // --max-steps, --time-limit, --memory-limit
   sim::ByteModel bytes;                      // --hidden, --tokens, --optimizer, --precision: bytes to predict
   sim::SilencedWarnings silenced;            // --no-warn=leftover,unreceived

@@ -37,6 +37,7 @@ public:
     return *this;
   }
   bool empty() const { return fragments_.empty(); }
+  void clear() { fragments_.clear(); } // (its room kept)
   const auto &fragments() const { return fragments_; }
 
   // The code as the import writes it.

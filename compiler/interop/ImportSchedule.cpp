@@ -45,24 +45,24 @@ public:
   // overlapped pair's receives come first, its computations overlapped, then its sends.
   bool cell(int64_t rank, const Cell &cell) {
     current_ = &cell;
-    boost::container::small_vector<Parts, 2> codes;
-    for (const Action &a : cell.actions) {
-      std::optional<Parts> one = action(rank, a, cell.range);
-      if (!one)
-        return false;
-      codes.push_back(std::move(*one));
-    }
-    CodeText code;
+    // (Each made where it stays: moving a Parts copies its fragments.)
+    Parts first = action(rank, cell.actions[0], cell.range);
+    Parts second = cell.actions.size() == 2 ? action(rank, cell.actions[1], cell.range) : Parts{};
+    if (first.failed || second.failed)
+      return false;
+    const Parts *codes[2] = {&first, &second};
+    CodeText &code = cellCode_;
+    code.clear();
     auto add = [&code](const CodeText &part) {
       if (!part.empty())
         (code.empty() ? code : code.add(" ")).add(part);
     };
-    if (codes.size() == 1) {
-      add(codes[0].before), add(codes[0].compute), add(codes[0].after);
+    if (cell.actions.size() == 1) {
+      add(codes[0]->before), add(codes[0]->compute), add(codes[0]->after);
     } else {
-      add(codes[0].before), add(codes[1].before);
-      add(CodeText().add("overlap {{ ").add(codes[0].compute).add(" }} with {{ ").add(codes[1].compute).add(" }}"));
-      add(codes[0].after), add(codes[1].after);
+      add(codes[0]->before), add(codes[1]->before);
+      add(CodeText().add("overlap {{ ").add(codes[0]->compute).add(" }} with {{ ").add(codes[1]->compute).add(" }}"));
+      add(codes[0]->after), add(codes[1]->after);
     }
     ActionType type = cell.actions[0].type;
     bool posted = type == ActionType::RecvF || type == ActionType::RecvB;
@@ -205,6 +205,8 @@ private:
   // message sent).
   struct Parts {
     CodeText before, compute, after;
+    bool failed = false; // the action means nothing (reported)
+    static Parts failure() { return Parts{{}, {}, {}, true}; }
   };
 
   Parts forward(int64_t rank, int64_t s, int64_t mb) {
@@ -237,21 +239,21 @@ private:
     return code;
   }
 
-  // The code of one action (none for a receive posted), or nullopt if it means nothing
+  // The code of one action (none for a receive posted), or a failure if it means nothing
   // (reported).
-  std::optional<Parts> action(int64_t rank, const Action &a, SourceRange at) {
+  Parts action(int64_t rank, const Action &a, SourceRange at) {
     int64_t s = a.stage, mb = a.microBatch;
     bool backward = makesInputGradient(a.type);
     if (a.type == ActionType::Forward || backward) // (made for what sends it, even where reported below)
       made_.mark(backward, s, mb, at);
     if ((a.type == ActionType::Forward || backward) && !received(rank, backward, s, mb, at))
-      return std::nullopt;
+      return Parts::failure();
     if (!hasMicroBatch(a.type) && !shape_.fsdp)
       return Parts{}; // plain stages: UNSHARD and RESHARD do nothing, REDUCE_GRAD scales (nothing the check follows)
     if (!hasMicroBatch(a.type))
       return fsdpAction(rank, a, at);
     if (isCompute(a.type) && !fsdpReady(a, at))
-      return std::nullopt;
+      return Parts::failure();
     switch (a.type) {
     case ActionType::Forward: return forward(rank, s, mb);
     case ActionType::BackwardWeight:
@@ -265,21 +267,21 @@ private:
                    {}};
     case ActionType::SendF:
       if (!exchanges(rank, s, s + 1, at) || !sendable(a, at))
-        return std::nullopt;
+        return Parts::failure();
       return Parts{{}, {}, sendF(s, mb)};
     case ActionType::SendB:
       if (!exchanges(rank, s, s - 1, at) || !sendable(a, at))
-        return std::nullopt;
+        return Parts::failure();
       return Parts{{}, {}, sendB(s, mb)};
     case ActionType::RecvF:
     case ActionType::RecvB: {
       bool gradient = a.type == ActionType::RecvB;
       if (!exchanges(rank, s, gradient ? s + 1 : s - 1, at))
-        return std::nullopt;
+        return Parts::failure();
       if (!posted_.mark(gradient, s, mb, at)) {
         diags_.error(at, fmt::format("`{}` is posted again before anything waits for the first", spell(Cell{{a}, {}})))
             .note(*posted_.find(gradient, s, mb), "first posted here");
-        return std::nullopt;
+        return Parts::failure();
       }
       return Parts{{}, gradient ? postB(s, mb) : postF(s, mb), {}};
     }
@@ -325,23 +327,23 @@ private:
   }
 
   // UNSHARD (the stage's layers all-gathered over the replicas), RESHARD (freed) or
-  // REDUCE_GRAD (its gradient reduce-scattered over them), or nullopt (reported) where the
+  // REDUCE_GRAD (its gradient reduce-scattered over them), or a failure (reported) where the
   // row has no such stage or the action cannot come here.
-  std::optional<Parts> fsdpAction(int64_t rank, const Action &a, SourceRange at) {
+  Parts fsdpAction(int64_t rank, const Action &a, SourceRange at) {
     int64_t s = a.stage;
     std::string spelt = spell(Cell{{a}, {}});
     if (s >= shape_.stages || owner(s) != rank) {
       diags_.error(at, fmt::format("`{}`: stage {} is not computed in this row (rank {}), so its parameters are not "
                                    "this rank's",
                                    spelt, s, rank));
-      return std::nullopt;
+      return Parts::failure();
     }
     switch (a.type) {
     case ActionType::Unshard:
       if (auto [it, fresh] = unsharded_.emplace(s, at); !fresh) {
         diags_.error(at, fmt::format("`{}`: stage {} is unsharded already", spelt, s))
             .note(it->second, "unsharded here, and not resharded since");
-        return std::nullopt;
+        return Parts::failure();
       }
       return Parts{
           {},
@@ -351,7 +353,7 @@ private:
       if (!unsharded_.erase(s)) {
         diags_.error(at, fmt::format("`{0}`: stage {1} is not unsharded here (no `{1}UNSHARD` since its last RESHARD)",
                                      spelt, s));
-        return std::nullopt;
+        return Parts::failure();
       }
       return Parts{{}, CodeText().add("for l in {0} * per..{1} * per {{ free w[l]; }}", s, s + 1), {}};
     default: break;
@@ -359,13 +361,13 @@ private:
     if (auto it = reduced_.find(s); it != reduced_.end()) {
       diags_.error(at, fmt::format("`{}`: stage {}'s gradient is reduced already", spelt, s))
           .note(it->second, "reduced here");
-      return std::nullopt;
+      return Parts::failure();
     }
     if (int64_t made = gradients_[s]; made < shape_.microBatches) {
       diags_.error(at, fmt::format("`{}` comes after {} of stage {}'s {} weight gradients: the rest would miss the "
                                    "reduction",
                                    spelt, made, s, shape_.microBatches));
-      return std::nullopt;
+      return Parts::failure();
     }
     reduced_.emplace(s, at);
     return Parts{
@@ -417,6 +419,7 @@ private:
   const Shape &shape_;
   DiagnosticEngine &diags_;
   RowTables *tables_; // null: one line a statement
+  CodeText cellCode_; // the cell's being written (its room kept from cell to cell)
   ImportedSchedule out_;
   MessageMarks posted_;                                // receives the row posted
   std::map<int64_t, SourceRange> unsharded_, reduced_; // FSDP: stages gathered, gradients reduced (where)

@@ -21,6 +21,23 @@ uint32_t functionNamed(const ir::Program &program, const char *name) {
   SCHEDC_UNREACHABLE("an imported schedule without its marker procedure");
 }
 
+// Whether a block holds no `require`, call or mesh, at any depth (ir::TableStmt's shapes).
+bool plainStatements(const ir::Block &block) {
+  for (const ir::Stmt &s : block) {
+    if (std::holds_alternative<ir::RequireStmt>(s.node) || std::holds_alternative<ir::CallStmt>(s.node) ||
+        std::holds_alternative<ir::MeshStmt>(s.node))
+      return false;
+    if (auto *x = std::get_if<ir::ForStmt>(&s.node); x && !plainStatements(x->body))
+      return false;
+    if (auto *x = std::get_if<ir::IfStmt>(&s.node); x && (!plainStatements(x->then) || !plainStatements(x->otherwise)))
+      return false;
+    if (auto *x = std::get_if<ir::OverlapStmt>(&s.node);
+        x && (!plainStatements(x->first) || !plainStatements(x->second)))
+      return false;
+  }
+  return true;
+}
+
 bool callsMarker(const ir::Stmt &s, uint32_t marker) {
   auto *call = std::get_if<ir::CallStmt>(&s.node);
   return call && call->callee == marker;
@@ -49,13 +66,14 @@ void RowTables::add(const CodeText &code, SourceRange at) {
     forms_.push_back(f.form);
     block.values.insert(block.values.end(), f.numbers.begin(), f.numbers.begin() + f.count);
   }
+  auto holes = static_cast<uint32_t>(block.values.size() - first);
   auto it = shapeIds_.find(forms_);
   if (it == shapeIds_.end()) {
-    auto holes = static_cast<uint32_t>(block.values.size() - first);
     it = shapeIds_.emplace(forms_, static_cast<uint32_t>(shapes_.size())).first;
     shapes_.push_back(ShapeText{code.shape(), at, holes});
     holes_ = std::max(holes_, holes);
   }
+  SCHEDC_ASSERT(shapes_[it->second].holes == holes, "two shapes of the same templates and other holes");
   block.rows.push_back(ir::TableStmt::Row{it->second, first, at});
 }
 
@@ -84,6 +102,7 @@ void RowTables::spliceInto(ir::Program &program, ir::Function &schedule) {
     for (size_t k = 0; k < shapes_.size(); ++k) {
       auto *wrapper = std::get_if<ir::IfStmt>(&body[i + 1 + k].node);
       SCHEDC_ASSERT(wrapper, "an imported shape that is not the body of an `if`");
+      SCHEDC_ASSERT(plainStatements(wrapper->then), "an imported shape with a require, a call or a mesh");
       shapes->push_back(ir::TableStmt::Shape{std::move(wrapper->then), shapes_[k].holes});
     }
     body.erase(body.begin() + static_cast<std::ptrdiff_t>(i),

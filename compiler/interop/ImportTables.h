@@ -43,7 +43,7 @@ private:
     std::string condition;
     SourceRange at;
     std::vector<ir::TableStmt::Row> rows;
-    std::vector<int64_t> values;
+    std::vector<int32_t> values;
   };
   struct ShapeText {
     std::string code;

@@ -185,6 +185,8 @@ struct OverlapStmt {
 // it were written at the row's range: every range inside reads as `at`. An imported PyTorch
 // file's rows are tables (interop/ImportSchedule.h), one shape for each form of cell and one
 // row a cell, so that a file of 100 000 cells is not 100 000 statements to parse and keep.
+// A shape holds no `require`, call or mesh: sema takes its holes for values every rank
+// shares, and a procedure's statements report at their own places.
 struct TableStmt {
   struct Shape;
   struct Row {
@@ -195,7 +197,7 @@ struct TableStmt {
   std::shared_ptr<const std::vector<Shape>> shapes; // shared by the tables of one import
   std::vector<uint32_t> holes;
   std::vector<Row> rows;
-  std::vector<int64_t> values;
+  std::vector<int32_t> values; // (within 32 bits, as an import's numbers are)
 };
 
 struct Stmt {

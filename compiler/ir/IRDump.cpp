@@ -209,13 +209,16 @@ private:
     return "  ; " + std::to_string(s.range.begin.line) + ":" + std::to_string(s.range.begin.col) + "\n";
   }
 
-  // A table: its shapes, each once, then a line a row (its shape, its hole values, its range).
+  // A table: its shapes (where an earlier table sharing them has not shown them), then a line
+  // a row (its shape, its hole values, and its range: the cell's, in the file's line:col).
   void table(const TableStmt &t, const Stmt &s, int d) {
     start(s, d) << "table of " << t.rows.size() << " rows, holes (";
     for (size_t i = 0; i < t.holes.size(); ++i)
       os_ << (i ? ", " : "") << slot(t.holes[i]);
     os_ << ")" << loc(s);
-    for (size_t k = 0; k < t.shapes->size(); ++k) {
+    bool shown = shapesShown_ == t.shapes.get();
+    shapesShown_ = t.shapes.get();
+    for (size_t k = 0; k < t.shapes->size() && !shown; ++k) {
       start(s, d + 1) << "shape " << k << " {\n";
       block((*t.shapes)[k].body, d + 2);
       start(s, d + 1) << "}\n";
@@ -284,6 +287,7 @@ private:
   const Program &p_;
   std::ostringstream &os_;
   const Function *fn_ = nullptr;
+  const void *shapesShown_ = nullptr; // the shapes the last table showed
 };
 
 } // namespace
