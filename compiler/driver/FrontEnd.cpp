@@ -38,7 +38,7 @@ const ir::Function *entrySchedule(const ir::Program &p, const std::string &file)
 interop::ImportOptions importOptionsOf(const Options &opts) {
   bool replicas = std::any_of(opts.defines.begin(), opts.defines.end(),
                               [](const std::string &d) { return d.rfind("dp=", 0) == 0; });
-  return interop::ImportOptions{opts.fsdp, replicas};
+  return interop::ImportOptions{opts.fsdp, replicas, opts.replicate};
 }
 
 std::optional<LoadedProgram> loadProgram(const std::string &file, const Options &opts, SourceManager &sources,

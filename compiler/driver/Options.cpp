@@ -63,6 +63,9 @@ OPTIONS
                        2; -D dp=N without --fsdp says so too): a compute-only file gets
                        UNSHARD, RESHARD and REDUCE_GRAD as PyTorch adds them. Without
                        either, the stages are plain modules: UNSHARD/RESHARD do nothing
+  --replicate          a .csv's stages are replicated (PyTorch's DDP-style `replicate`)
+                       over -D dp=N replicas (default 2): REDUCE_GRAD all-reduces their
+                       gradients, added where the file has none
   --error-limit=N      Stop after N errors (default 20, 0 means no limit)
   --events=FILE        check, run: write every event (rank, kind, layer, batches,
                        start, length, memory) as CSV, in the format of the reference traces
@@ -184,8 +187,8 @@ bool readOutputOption(ArgumentList &args, Options &o, std::string &error) {
     o.optLevel = static_cast<unsigned>(a[2] - '0');
   } else if (a == "--emit-llvm" || a == "-c" || a == "--cuda") {
     (a == "-c" ? o.objectOnly : a == "--cuda" ? o.cuda : o.emitLLVM) = true;
-  } else if (a == "--fsdp") {
-    o.fsdp = true;
+  } else if (a == "--fsdp" || a == "--replicate") {
+    (a == "--fsdp" ? o.fsdp : o.replicate) = true;
   } else if (a == "--comms") {
     o.comms = true;
     if (o.command != Command::Export)
@@ -235,10 +238,19 @@ std::string checkTogether(Options &o) {
     return wrong;
   if (o.command == Command::Import && !interop::isPytorchSchedule(o.input))
     return "import reads a PyTorch schedule file (FILE.csv); `" + o.input + "` is not one";
-  if (o.fsdp && std::none_of(o.inputs.begin(), o.inputs.end(), interop::isPytorchSchedule))
-    return "--fsdp reads a PyTorch schedule file's (FILE.csv) stages as FSDP modules; `" + o.input + "` is not one";
+  if (o.fsdp && o.replicate)
+    return "--fsdp and --replicate are two readings of a PyTorch file's stages (sharded, or whole on each "
+           "replica); choose one";
+  if ((o.fsdp || o.replicate) && std::none_of(o.inputs.begin(), o.inputs.end(), interop::isPytorchSchedule))
+    return std::string(o.fsdp ? "--fsdp reads a PyTorch schedule file's (FILE.csv) stages as FSDP modules"
+                              : "--replicate reads a PyTorch schedule file's (FILE.csv) stages as replicated "
+                                "modules") +
+           "; `" + o.input + "` is not one";
   if (o.command == Command::Import && (!o.defines.empty() || o.emit != Emit::None || o.format != Format::Text))
     return "import writes the schedule as it is; -D, --emit and --format belong to check";
+  if (o.command == Command::Export && o.replicate)
+    return "export does not write replicated stages' REDUCE_GRADs yet (an all-reduce over the replicas); export the "
+           "file without --replicate";
   if (o.command == Command::Export && (o.emit != Emit::None || o.format != Format::Text))
     return "export writes a CSV file; --emit and --format belong to check";
   if (o.command != Command::Compare)

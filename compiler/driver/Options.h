@@ -47,6 +47,7 @@ struct Options {
   bool cuda = false;                         // --cuda (build): link the cuda backend in
   bool comms = false;                        // --comms (export): the sends and receives too
   bool fsdp = false;                         // --fsdp: a .csv's stages are FSDP modules (interop/ImportReading.h)
+  bool replicate = false;                    // --replicate: they are replicated (DDP-style `replicate`)
   sim::Limits limits = sim::defaultLimits(); // --max-steps, --time-limit, --memory-limit
   sim::ByteModel bytes;                      // --hidden, --tokens, --optimizer, --precision: bytes to predict
   sim::SilencedWarnings silenced;            // --no-warn=leftover,unreceived

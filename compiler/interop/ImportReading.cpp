@@ -10,9 +10,11 @@ namespace schedc::interop {
 bool lowerFsdp(ActionTable &table, const ImportOptions &opts, Shape &shape, DiagnosticEngine &diags) {
   // Plain stages: PyTorch's runtime skips UNSHARD and RESHARD where the stage is not an
   // FSDPModule, and REDUCE_GRAD only scales a plain or DDP module's gradients.
-  if (!opts.fsdp && !opts.replicas)
+  if (!opts.fsdp && !opts.replicas && !opts.replicate)
     return true;
-  if (!shape.fsdpActions) {
+  if (opts.replicate) { // UNSHARD and RESHARD do nothing; REDUCE_GRAD all-reduces
+    shape.replicated = true;
+  } else if (!shape.fsdpActions) {
     if (const Cell *cell = firstCellWith(table, [](const Action &a) { return isTransfer(a.type); })) {
       diags.error(cell->range,
                   fmt::format("`{}`: {} reads the stages as FSDP modules, but this file has its sends and receives "
@@ -23,7 +25,7 @@ bool lowerFsdp(ActionTable &table, const ImportOptions &opts, Shape &shape, Diag
     }
     addUnshardReshard(table);
   }
-  shape.fsdp = true;
+  shape.fsdp = !opts.replicate;
   if (!firstCellWith(table, [](const Action &a) { return a.type == ActionType::ReduceGrad; }))
     addReduceGrad(table, shape.microBatches, [&shape](const Action &a) { return shape.makesWeightGradient(a); });
   return true;
@@ -55,6 +57,9 @@ void reportStuck(const std::vector<const Cell *> &stuck, const Shape &sh, Diagno
 }
 
 std::string readingOf(const Shape &sh, const ImportOptions &opts) {
+  if (sh.replicated)
+    return "replicated stages (--replicate): the file is one of `dp` replicas, each with the stages' whole "
+           "weights; REDUCE_GRAD all-reduces a stage's gradient over them, UNSHARD and RESHARD do nothing";
   if (sh.fsdp)
     return fmt::format("FSDP stages ({}): the file is one of `dp` replicas; UNSHARD all-gathers a stage's "
                        "parameters over them, REDUCE_GRAD reduce-scatters its gradient{}",

@@ -12,7 +12,9 @@
 
 namespace schedc::interop {
 
-// The reading of the file's stages: plain modules, unless --fsdp or -D dp says they are FSDP
+// The reading of the file's stages: plain modules, unless --replicate says they are
+// replicated (then a file without REDUCE_GRAD gets them, as below) or --fsdp or -D dp says
+// they are FSDP
 // (then a file without UNSHARDs gets them as PyTorch's runtime lowers a compute-only file, and
 // one without REDUCE_GRAD gets those as PyTorch's before it had one reduced a stage's
 // gradient with its last weight gradient); sets shape.fsdp. False (reported) where FSDP meets

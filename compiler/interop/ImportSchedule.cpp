@@ -70,7 +70,7 @@ public:
               tables_ ? std::string()
                       : "// " + spell(cell) +
                             (posted ? ": a receive posted; the computation that needs it waits for it" : "") +
-                            (!shape_.fsdp ? plainNote(type) : "") +
+                            (!shape_.fsdp ? plainNote(type, shape_.replicated) : "") +
                             (*cell.insertedBy ? std::string(" (added: ") + cell.insertedBy + ")" : ""),
               cell.range);
     return true;
@@ -78,7 +78,7 @@ public:
   // The start of rank `rank`'s block (row `row` of the file): its stages' weights (or, with
   // FSDP, their shards) loaded.
   void startRow(int64_t rank, SourceRange row, size_t cells) {
-    std::string condition = (shape_.fsdp ? "pp == " : "rank == ") + std::to_string(rank);
+    std::string condition = (shape_.replicas() ? "pp == " : "rank == ") + std::to_string(rank);
     if (tables_)
       tables_->startRow(condition, row, cells + 2 * stagesOf(rank).size());
     else
@@ -101,7 +101,7 @@ public:
     for (int64_t s : stagesOf(rank)) {
       if (shape_.firstGradient[static_cast<size_t>(s)] < 0)
         continue;
-      if (shape_.fsdp && !reduced_.count(s)) {
+      if (shape_.replicas() && !reduced_.count(s)) {
         diags_.error(row, fmt::format("stage {0}'s gradient is never reduced over the replicas: the row has no "
                                       "`{0}REDUCE_GRAD` after its last weight gradient",
                                       s));
@@ -124,9 +124,11 @@ public:
 
   // What PyTorch's runtime does with an FSDP action on a stage that is not FSDP
   // (schedules.py, _PipelineScheduleRuntime._step_microbatches; stage.py, perform_reduce_grad).
-  static const char *plainNote(ActionType type) {
+  static const char *plainNote(ActionType type, bool replicated) {
     if (type == ActionType::Unshard || type == ActionType::Reshard)
       return ": the stage is not FSDP, so PyTorch's runtime does nothing here";
+    if (type == ActionType::ReduceGrad && replicated)
+      return ": the stage is replicated, so PyTorch's runtime all-reduces its gradient over the replicas here";
     if (type == ActionType::ReduceGrad)
       return ": the stage is not FSDP, so PyTorch's runtime only scales its gradients here";
     return "";
@@ -144,7 +146,7 @@ private:
   // Rank `rank` of the file as a schedule's rank: itself, or with FSDP the rank of that
   // pipeline position in this rank's replica.
   CodeText &peer(CodeText &code, int64_t rank) const {
-    return shape_.fsdp ? code.add("rank_at(pp = {0})", rank) : code.add("{0}", rank);
+    return shape_.replicas() ? code.add("rank_at(pp = {0})", rank) : code.add("{0}", rank);
   }
   // Whether this file lets the schedule pass stage s's messages itself (compute only) to a rank.
   bool implied(int64_t rank, int64_t s) const { return !shape_.comms && owner(s) != rank; }
@@ -211,7 +213,7 @@ private:
 
   Parts forward(int64_t rank, int64_t s, int64_t mb) {
     Parts code;
-    if (s == 0 && shape_.fsdp) // replica d takes micro-batches d M to d M + M - 1
+    if (s == 0 && shape_.replicas()) // replica d takes micro-batches d M to d M + M - 1
       code.before.add("act[0, {0}] = input({{replica * {1} + {0}}});", mb, shape_.microBatches);
     else if (s == 0)
       code.before.add("act[0, {0}] = input({{{0}}});", mb);
@@ -248,8 +250,8 @@ private:
       made_.mark(backward, s, mb, at);
     if ((a.type == ActionType::Forward || backward) && !received(rank, backward, s, mb, at))
       return Parts::failure();
-    if (!hasMicroBatch(a.type) && !shape_.fsdp)
-      return Parts{}; // plain stages: UNSHARD and RESHARD do nothing, REDUCE_GRAD scales (nothing the check follows)
+    if (!hasMicroBatch(a.type) && (!shape_.replicas() || (!shape_.fsdp && a.type != ActionType::ReduceGrad)))
+      return Parts{}; // UNSHARD and RESHARD do nothing but on FSDP stages, REDUCE_GRAD of plain ones only scales
     if (!hasMicroBatch(a.type))
       return fsdpAction(rank, a, at);
     if (isCompute(a.type) && !fsdpReady(a, at))
@@ -301,13 +303,14 @@ private:
                           .add(" }}"));
   }
 
-  // With FSDP, whether a computation finds its stage's parameters gathered and, if it makes
-  // a weight gradient, the gradient not reduced yet (reported if not); counts the gradient.
+  // With replicas, whether a computation finds its stage's parameters gathered (FSDP) and,
+  // if it makes a weight gradient, the gradient not reduced yet (reported if not); counts
+  // the gradient.
   bool fsdpReady(const Action &a, SourceRange at) {
-    if (!shape_.fsdp)
+    if (!shape_.replicas())
       return true;
     int64_t s = a.stage;
-    if (!unsharded_.count(s)) {
+    if (shape_.fsdp && !unsharded_.count(s)) {
       diags_.error(at, fmt::format("stage {0}'s parameters are sharded here: no `{0}UNSHARD` earlier in this row "
                                    "gathers them (or a `{0}RESHARD` freed them)",
                                    s));
@@ -327,8 +330,9 @@ private:
   }
 
   // UNSHARD (the stage's layers all-gathered over the replicas), RESHARD (freed) or
-  // REDUCE_GRAD (its gradient reduce-scattered over them), or a failure (reported) where the
-  // row has no such stage or the action cannot come here.
+  // REDUCE_GRAD (its gradient reduce-scattered over them, all-reduced where the stages are
+  // replicated), or a failure (reported) where the row has no such stage or the action
+  // cannot come here.
   Parts fsdpAction(int64_t rank, const Action &a, SourceRange at) {
     int64_t s = a.stage;
     std::string spelt = spell(Cell{{a}, {}});
@@ -370,10 +374,12 @@ private:
       return Parts::failure();
     }
     reduced_.emplace(s, at);
-    return Parts{
-        {},
-        CodeText().add("for l in {0} * per..{1} * per {{ gw[l] = reducescatter(gw[l], group = replica); }}", s, s + 1),
-        {}};
+    return Parts{{},
+                 CodeText().add(
+                     shape_.fsdp ? "for l in {0} * per..{1} * per {{ gw[l] = reducescatter(gw[l], group = replica); }}"
+                                 : "for l in {0} * per..{1} * per {{ gw[l] = allreduce(gw[l], group = replica); }}",
+                     s, s + 1),
+                 {}};
   }
 
   // Whether a SEND_F (SEND_B) finds the stage's output (input gradient) made earlier in the
@@ -459,17 +465,18 @@ void writeHeader(Writer &w, const Shape &sh, const std::string &name, const std:
   w.line("// Each line in a rank's block is one cell of its row; an OVERLAP_F_B pair is an `overlap`.", top);
   w.line("// Sends and receives meet as PyTorch's over NCCL do: per pair of ranks, in the order they were sent.", top);
   w.line("@p2p(ordered)", top);
-  if (!sh.fsdp) {
+  if (!sh.replicas()) {
     w.line(fmt::format("schedule {}(layers = {}, batches = {}, ranks = {}) {{", name, sh.stages, sh.microBatches,
                        sh.ranks),
            top);
   } else {
-    w.line("// FSDP: the file is one of `dp` data-parallel replicas (mesh axis `replica`), each the file's ranks "
-           "(axis `pp`);",
+    w.line(fmt::format("// {}: the file is one of `dp` data-parallel replicas (mesh axis `replica`), each the file's "
+                       "ranks (axis `pp`);",
+                       sh.fsdp ? "FSDP" : "Replicated stages"),
            top);
-    w.line(fmt::format("// replica d takes micro-batches d * {0} to d * {0} + {1} and keeps a 1/dp shard of its "
-                       "stages' weights (ws).",
-                       sh.microBatches, sh.microBatches - 1),
+    w.line(fmt::format("// replica d takes micro-batches d * {0} to d * {0} + {1} and keeps {2}.", sh.microBatches,
+                       sh.microBatches - 1,
+                       sh.fsdp ? "a 1/dp shard of its stages' weights (ws)" : "its stages' whole weights"),
            top);
     w.line(fmt::format("schedule {}(layers = {}, dp = 2, batches = {} * dp, ranks = {} * dp) {{", name, sh.stages,
                        sh.microBatches, sh.ranks),
@@ -478,7 +485,7 @@ void writeHeader(Writer &w, const Shape &sh, const std::string &name, const std:
   w.line(fmt::format("  require(layers % {0} == 0, \"the file has {0} stages: `layers` must be a multiple of {0}\");",
                      sh.stages),
          top);
-  if (!sh.fsdp) {
+  if (!sh.replicas()) {
     w.line(fmt::format("  require(batches == {0}, \"the file schedules {0} micro-batches\");", sh.microBatches), top);
     w.line(fmt::format("  require(ranks == {0}, \"the file has {0} ranks (rows)\");", sh.ranks), top);
   } else {

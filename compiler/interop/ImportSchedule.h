@@ -20,8 +20,9 @@
 // of `dp` data-parallel replicas (a parameter, 2 by default; mesh (replica = dp, pp = R)),
 // replica d taking micro-batches dM to dM + M - 1; a rank loads a 1/dp shard of its stages'
 // weights, UNSHARD all-gathers a stage's layers over the replicas, RESHARD frees them,
-// REDUCE_GRAD reduce-scatters its gradient, and the update is of the shard
-// (ImportReading.h).
+// REDUCE_GRAD reduce-scatters its gradient, and the update is of the shard. Replicated
+// stages (--replicate, PyTorch's composable `replicate`): the same replicas, each with the
+// stages' whole weights; REDUCE_GRAD all-reduces a stage's gradient (ImportReading.h).
 #pragma once
 
 #include "interop/PytorchCsv.h"
@@ -37,9 +38,11 @@ namespace schedc::interop {
 // How to read the file's stages: plain modules (UNSHARD and RESHARD do nothing, as in
 // PyTorch's runtime for a stage that is not an FSDPModule), unless one of these says FSDP.
 struct ImportOptions {
-  bool fsdp = false;     // --fsdp: the stages are FSDP modules
-  bool replicas = false; // -D dp=N was given: the stages are sharded over dp replicas
-  bool tables = false;   // the rank blocks as tables to splice into sema's IR (ImportTables.h), not lines
+  bool fsdp = false;      // --fsdp: the stages are FSDP modules
+  bool replicas = false;  // -D dp=N was given: the stages are sharded over dp replicas (or, with
+                          // `replicate`, whole on each)
+  bool replicate = false; // --replicate: the stages are replicated (DDP-style `replicate`)
+  bool tables = false;    // the rank blocks as tables to splice into sema's IR (ImportTables.h), not lines
 };
 
 class RowTables;

@@ -32,8 +32,11 @@ struct Shape {
   bool comms = false;                 // the file has sends and receives (or was given them: lowered)
   bool lowered = false;               // a compute-only file given its sends and receives (CommsLowering.h)
   bool fsdp = false;                  // stages sharded over data-parallel replicas (set with FSDP's lowering)
+  bool replicated = false;            // stages whole on each of the replicas (DDP-style `replicate`)
   bool fsdpActions = false;           // the file has UNSHARD or RESHARD (whether it is read as FSDP or not)
 
+  // The file is one of `dp` data-parallel replicas (FSDP or replicated stages).
+  bool replicas() const { return fsdp || replicated; }
   bool inputHalf(const Action &a) const {
     return a.type == ActionType::BackwardInput ||
            (a.type == ActionType::Backward && !inputActions && weightHalves.count(a.stage));
