@@ -27,6 +27,7 @@ stmt
   | MESH LPAREN axis (COMMA axis)* RPAREN SEMI                # meshStmt
   | REQUIRE LPAREN expr (COMMA (STRING | message=expr))? RPAREN SEMI # requireStmt
   | OVERLAP block WITH block                                  # overlapStmt
+  | ID block                                                  # namedBlockStmt
   | expr SEMI                                                 # exprStmt
   | block                                                     # blockStmt
   ;

@@ -104,7 +104,7 @@ const char *spelling(BinaryOp op);
 
 // ---- Statements ----------------------------------------------------------------------------
 
-enum class StmtKind { Let, Assign, Free, If, For, Mesh, Require, Overlap, Expr, Block };
+enum class StmtKind { Let, Assign, Free, If, For, Mesh, Require, Overlap, Group, Expr, Block };
 
 struct Stmt {
   explicit Stmt(StmtKind k, SourceRange r) : kind(k), range(r) {}
@@ -197,6 +197,14 @@ struct OverlapStmt : Stmt {
   static constexpr StmtKind kKind = StmtKind::Overlap;
   OverlapStmt(SourceRange r) : Stmt(kKind, r) {}
   std::unique_ptr<BlockStmt> first, second;
+};
+
+// `group { ... }`: sends and posted receives issued together, which complete together
+// (PyTorch's batch_isend_irecv, NCCL's group).
+struct GroupStmt : Stmt {
+  static constexpr StmtKind kKind = StmtKind::Group;
+  GroupStmt(SourceRange r) : Stmt(kKind, r) {}
+  std::unique_ptr<BlockStmt> body;
 };
 
 struct ExprStmt : Stmt {

@@ -141,6 +141,10 @@ private:
       stmt(d + 1, *s.dyn<OverlapStmt>()->first);
       stmt(d + 1, *s.dyn<OverlapStmt>()->second);
       break;
+    case StmtKind::Group:
+      line(d, s.range) << "Group\n";
+      stmt(d + 1, *s.dyn<GroupStmt>()->body);
+      break;
     case StmtKind::Expr:
       line(d, s.range) << "ExprStmt\n";
       expr(d + 1, *s.dyn<ExprStmt>()->expr);

@@ -368,6 +368,8 @@ private:
       overlap(*x, located(s.range));
     else if (auto *x = std::get_if<ir::TableStmt>(&s.node))
       table(*x, s.range);
+    else if (auto *x = std::get_if<ir::GroupStmt>(&s.node))
+      group(*x, located(s.range));
   }
 
   // Each row of a table: its hole slots set, then its shape's statements at its range.
@@ -403,6 +405,14 @@ private:
 
   [[gnu::noinline]] void require(const ir::RequireStmt &x, SourceRange at) {
     rank_.require(at, evalInt(x.cond) != 0, x.sameOnEveryRank, x.message);
+  }
+
+  [[gnu::noinline]] void group(const ir::GroupStmt &x, SourceRange at) {
+    if (!room(at))
+      return;
+    rank_.group(at, true);
+    block(x.body);
+    rank_.group(at, false);
   }
 
   [[gnu::noinline]] void overlap(const ir::OverlapStmt &x, SourceRange at) {

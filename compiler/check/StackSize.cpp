@@ -42,6 +42,7 @@ private:
   uint32_t of(const ir::MeshStmt &x) const { return exprs(x.sizes); }
   uint32_t of(const ir::RequireStmt &x) const { return expr(x.cond); }
   uint32_t of(const ir::OverlapStmt &x) const { return plus(1, std::max(block(x.first), block(x.second))); }
+  uint32_t of(const ir::GroupStmt &x) const { return plus(1, block(x.body)); }
   uint32_t of(const ir::TableStmt &x) const { // a row runs its shape a level down
     uint32_t deepest = 0;
     for (const ir::TableStmt::Shape &shape : *x.shapes)

@@ -21,6 +21,8 @@ void forEachCall(const ir::Block &block, const std::function<void(uint32_t)> &on
     } else if (auto *x = std::get_if<ir::OverlapStmt>(&s.node)) {
       forEachCall(x->first, onCall);
       forEachCall(x->second, onCall);
+    } else if (auto *x = std::get_if<ir::GroupStmt>(&s.node)) {
+      forEachCall(x->body, onCall);
     } else if (auto *x = std::get_if<ir::TableStmt>(&s.node)) {
       for (const ir::TableStmt::Shape &shape : *x->shapes)
         forEachCall(shape.body, onCall);

@@ -162,6 +162,8 @@ private:
       } else if (auto *x = std::get_if<ir::TableStmt>(&s.node)) {
         for (const ir::TableStmt::Shape &shape : *x->shapes)
           scanSlotTypes(shape.body);
+      } else if (auto *x = std::get_if<ir::GroupStmt>(&s.node)) {
+        scanSlotTypes(x->body);
       }
     }
   }
@@ -239,6 +241,10 @@ private:
       b_.CreateCall(s_.rt("schedc_mesh"), {rank_, loc(s.range), sizes, locs, b_.getInt32(n)});
     } else if (auto *x = std::get_if<ir::TableStmt>(&s.node)) {
       table(*x);
+    } else if (auto *x = std::get_if<ir::GroupStmt>(&s.node)) {
+      b_.CreateCall(s_.rt("schedc_group"), {rank_, loc(s.range), b_.getInt32(0)});
+      block(x->body);
+      b_.CreateCall(s_.rt("schedc_group"), {rank_, loc(s.range), b_.getInt32(1)});
     } else if (auto *x = std::get_if<ir::OverlapStmt>(&s.node)) {
       // A cancelled run leaves at the next schedc_step; the pair is never closed then.
       b_.CreateCall(s_.rt("schedc_overlap"), {rank_, loc(s.range), b_.getInt32(0)});

@@ -180,6 +180,12 @@ struct OverlapStmt {
   Block first, second;
 };
 
+// `group { ... }`: sends and posted receives (sema allows nothing else but frees) issued in
+// order as one group, whose operations with one peer complete together (sim::Rank::group).
+struct GroupStmt {
+  Block body;
+};
+
 // A table of instances of template blocks (`shapes`): each row sets the Int slots `holes`
 // (the first shapes[row.shape].holes of them) to its values and runs the shape's block as if
 // it were written at the row's range: every range inside reads as `at`. An imported PyTorch
@@ -201,7 +207,8 @@ struct TableStmt {
 };
 
 struct Stmt {
-  std::variant<LetStmt, StoreStmt, FreeStmt, IfStmt, ForStmt, CallStmt, MeshStmt, RequireStmt, OverlapStmt, TableStmt>
+  std::variant<LetStmt, StoreStmt, FreeStmt, IfStmt, ForStmt, CallStmt, MeshStmt, RequireStmt, OverlapStmt, GroupStmt,
+               TableStmt>
       node;
   SourceRange range;
 };

@@ -259,6 +259,10 @@ private:
       start(s, d) << "}\n";
     } else if (auto *x = std::get_if<TableStmt>(&s.node)) {
       table(*x, s, d);
+    } else if (auto *x = std::get_if<GroupStmt>(&s.node)) {
+      start(s, d) << "group {" << loc(s);
+      block(x->body, d + 1);
+      start(s, d) << "}\n";
     } else if (auto *x = std::get_if<OverlapStmt>(&s.node)) {
       start(s, d) << "overlap {" << loc(s);
       block(x->first, d + 1);

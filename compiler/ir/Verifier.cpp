@@ -222,6 +222,8 @@ private:
       } else if (auto *x = std::get_if<OverlapStmt>(&s.node)) {
         block(x->first);
         block(x->second);
+      } else if (auto *x = std::get_if<GroupStmt>(&s.node)) {
+        block(x->body);
       } else if (auto *x = std::get_if<TableStmt>(&s.node)) {
         table(*x);
       }

@@ -278,6 +278,15 @@ private:
       s->second = buildBlock(block(ctx, 1));
       return s;
     }
+    if (alternative<P::NamedBlockStmtContext>(ctx)) { // `group { ... }`, the one named block
+      auto s = std::make_unique<GroupStmt>(r);
+      if (antlr4::tree::TerminalNode *named = token(ctx, P::ID); named->getText() != "group")
+        diags_.error(range(named), "`" + named->getText() +
+                                       " { ... }` is not a statement: the one named block is `group { ... }` "
+                                       "(sends and posted receives issued together)");
+      s->body = buildBlock(block(ctx));
+      return s;
+    }
     if (alternative<P::ExprStmtContext>(ctx))
       return std::make_unique<ExprStmt>(r, buildExpr(expr(ctx)));
     return buildBlock(block(ctx)); // blockStmt

@@ -88,6 +88,7 @@ private:
   void meshStmt(const ast::MeshStmt &s, ir::Block &out, bool topLevel);
   void requireStmt(const ast::RequireStmt &s, ir::Block &out);
   void overlapStmt(const ast::OverlapStmt &s, ir::Block &out);
+  void groupStmt(const ast::GroupStmt &s, ir::Block &out);
   void exprStmt(const ast::ExprStmt &s, ir::Block &out);
   void procCall(const ast::CallExpr &call, uint32_t callee, ir::Block &out);
 

@@ -29,6 +29,7 @@ void FunctionLowering::statement(const ast::Stmt &s, ir::Block &out, bool topLev
   case ast::StmtKind::Mesh: return meshStmt(*s.dyn<ast::MeshStmt>(), out, topLevel);
   case ast::StmtKind::Require: return requireStmt(*s.dyn<ast::RequireStmt>(), out);
   case ast::StmtKind::Overlap: return overlapStmt(*s.dyn<ast::OverlapStmt>(), out);
+  case ast::StmtKind::Group: return groupStmt(*s.dyn<ast::GroupStmt>(), out);
   case ast::StmtKind::Expr: return exprStmt(*s.dyn<ast::ExprStmt>(), out);
   case ast::StmtKind::Block: {
     ir::Block inner = block(*s.dyn<ast::BlockStmt>());
@@ -172,6 +173,21 @@ void FunctionLowering::overlapStmt(const ast::OverlapStmt &s, ir::Block &out) {
   ir::Block first = block(*s.first), second = block(*s.second);
   inOverlap_ = false;
   emit(out, s.range, ir::OverlapStmt{std::move(first), std::move(second)});
+}
+
+// A group holds what PyTorch's batch_isend_irecv takes: sends and posted receives (and the
+// frees of what it sent); each is issued in order, and those with one peer complete together.
+void FunctionLowering::groupStmt(const ast::GroupStmt &s, ir::Block &out) {
+  ir::Block body = block(*s.body);
+  for (const ir::Stmt &st : body) {
+    auto *store = std::get_if<ir::StoreStmt>(&st.node);
+    bool p2p = store && store->targets.empty() &&
+               (store->op.kind == ir::OpKind::Send || store->op.kind == ir::OpKind::PostRecv);
+    if (!p2p && !std::holds_alternative<ir::FreeStmt>(st.node))
+      diags_.error(st.range, "a `group` holds sends, posted receives (`post_recv`) and frees, issued together as "
+                             "PyTorch's batch_isend_irecv: take a received value with `recv` after the group");
+  }
+  emit(out, s.range, ir::GroupStmt{std::move(body)});
 }
 
 void FunctionLowering::exprStmt(const ast::ExprStmt &s, ir::Block &out) {

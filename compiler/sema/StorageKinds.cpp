@@ -54,6 +54,7 @@ private:
       stmt(*s.dyn<ast::OverlapStmt>()->first);
       stmt(*s.dyn<ast::OverlapStmt>()->second);
       break;
+    case ast::StmtKind::Group: stmt(*s.dyn<ast::GroupStmt>()->body); break;
     case ast::StmtKind::Block:
       for (const auto &c : s.dyn<ast::BlockStmt>()->stmts)
         stmt(*c);

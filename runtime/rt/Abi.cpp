@@ -241,6 +241,11 @@ void schedc_overlap(schedc_rank *r, uint32_t loc, uint32_t phase) {
                                           : sim::Rank::PairPhase::End);
 }
 
+void schedc_group(schedc_rank *r, uint32_t loc, uint32_t phase) {
+  RankContext &c = ctx(r);
+  c.rank->group(c.at(loc), phase == 0);
+}
+
 void schedc_require(schedc_rank *r, uint32_t loc, int64_t holds, uint32_t same_on_every_rank, const char *message) {
   RankContext &c = ctx(r);
   c.rank->require(c.at(loc), holds != 0, same_on_every_rank != 0, message);

@@ -5,8 +5,10 @@
 // complete in the order it issued them, and the head operations of the two sides complete
 // together when one is a send and the other a receive (the k-th send of one side is then
 // the k-th receive of the other). Heads of one kind (two sends, two receives) wait for
-// each other forever. Invariant: at most one side of a channel has operations pending
-// unless both heads are of one kind.
+// each other forever. The operations a rank issued in one `group` (batch_isend_irecv) are
+// its head together: a send and a receive among the two sides' head groups complete, each
+// the earliest pending of its kind on its side. Invariant: no send of one side's head group
+// and receive of the other's are both pending.
 #pragma once
 
 #include "diagnostics/SourceManager.h"
@@ -41,6 +43,7 @@ struct PostedRecv {
 // An operation a rank issued on a pair's channel.
 struct PairOp {
   bool send = false;
+  uint32_t group = 0; // its rank's `group` (0: none, an operation alone)
   SourceRange at;
   int64_t tag = 0;
   InFlight message;           // a send's

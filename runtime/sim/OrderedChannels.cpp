@@ -19,33 +19,57 @@ std::string opName(const PairOp &op) {
 
 } // namespace
 
+namespace {
+
+// The first operation of `kind` (send or not) in the side's head group (its first operation,
+// with the rest of its `group`), or the side's end.
+std::deque<PairOp>::iterator firstInHeadGroup(std::deque<PairOp> &side, bool send) {
+  for (auto it = side.begin(); it != side.end(); ++it) {
+    if (it != side.begin() && (it->group == 0 || it->group != side.front().group))
+      break;
+    if (it->send == send)
+      return it;
+  }
+  return side.end();
+}
+
+} // namespace
+
 void World::issue(int64_t from, int64_t to, PairOp op) {
   PairChannel &ch = channels_[channelKey(from, to)];
   ch.pending[from < to ? 0 : 1].push_back(std::move(op));
-  std::deque<PairOp> &low = ch.pending[0], &high = ch.pending[1];
-  while (!low.empty() && !high.empty() && low.front().send != high.front().send) {
-    bool lowSends = low.front().send;
-    PairOp &send = lowSends ? low.front() : high.front();
-    PairOp &receive = lowSends ? high.front() : low.front();
-    Rank &receiver = *ranks_[lowSends ? std::max(from, to) : std::min(from, to)];
-    receive.post->message = std::move(send.message);
-    if (receiver.awaitingPost_ == receive.post) {
-      receiver.awaitingPost_ = nullptr;
-      schedule(receiver);
+  for (bool matched = true; matched;) {
+    matched = false;
+    for (size_t sender : {0, 1}) { // a send of each side with the other's receive
+      std::deque<PairOp> &sends = ch.pending[sender], &receives = ch.pending[1 - sender];
+      auto send = firstInHeadGroup(sends, true), receive = firstInHeadGroup(receives, false);
+      if (send == sends.end() || receive == receives.end())
+        continue;
+      Rank &receiver = *ranks_[sender == 0 ? std::max(from, to) : std::min(from, to)];
+      receive->post->message = std::move(send->message);
+      if (receiver.awaitingPost_ == receive->post) {
+        receiver.awaitingPost_ = nullptr;
+        schedule(receiver);
+      }
+      sends.erase(send);
+      receives.erase(receive);
+      matched = true;
     }
-    low.pop_front();
-    high.pop_front();
   }
+}
+
+void Rank::group(SourceRange at, bool begin) {
+  group_ = begin ? ++groups_ : 0;
 }
 
 void Rank::sendOrdered(SourceRange at, int64_t to, InFlight message) {
   int64_t tag = message.tag;
-  world_.issue(id_, to, PairOp{.send = true, .at = at, .tag = tag, .message = std::move(message)});
+  world_.issue(id_, to, PairOp{.send = true, .group = group_, .at = at, .tag = tag, .message = std::move(message)});
 }
 
 PostedRecv &Rank::postOrdered(SourceRange at, int64_t from, int64_t tag) {
   PostedRecv &posted = posted_.emplace_back(PostedRecv{.from = from, .tag = tag, .at = at, .message = {}});
-  world_.issue(id_, from, PairOp{.send = false, .at = at, .tag = tag, .message = {}, .post = &posted});
+  world_.issue(id_, from, PairOp{.send = false, .group = group_, .at = at, .tag = tag, .message = {}, .post = &posted});
   return posted;
 }
 

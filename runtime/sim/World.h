@@ -273,6 +273,10 @@ public:
   // when the pair closes (cost::RankClock::placePair). A side holds computations only, and
   // the two sides share no storage slot (each an error where it happens).
   void overlap(SourceRange at, PairPhase phase);
+  // `group { ... }` begins (true) or ends: the sends and posted receives between are one
+  // group, whose operations with one peer complete together under ordered point-to-point
+  // (sim/Channels.h); under tagged a group changes nothing.
+  void group(SourceRange at, bool begin);
 
   // ---- Mesh ----
   // Lays the ranks out on a mesh; false (after a fatal error) if it does not fit.
@@ -427,6 +431,7 @@ private:
   // them, and the one its `recv` waits for (null: none).
   std::list<PostedRecv> posted_;
   const PostedRecv *awaitingPost_ = nullptr;
+  uint32_t group_ = 0, groups_ = 0; // the `group` being issued (0: none), and how many began
   std::atomic<bool> queued_{false};
   Lane *lane_; // the thread's share of the run this rank is in
   bool measure_ = false;

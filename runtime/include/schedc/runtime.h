@@ -23,7 +23,7 @@
 extern "C" {
 #endif
 
-#define SCHEDC_ABI_VERSION 6
+#define SCHEDC_ABI_VERSION 7
 
 typedef struct schedc_rank schedc_rank;
 typedef int64_t schedc_value;
@@ -122,6 +122,8 @@ void schedc_require(schedc_rank *r, uint32_t loc, int64_t holds, uint32_t same_o
 /* `overlap { first } with { second }`: phase 0 opens the pair, 1 starts its second side, 2
    closes it (sim::Rank::overlap). */
 void schedc_overlap(schedc_rank *r, uint32_t loc, uint32_t phase);
+/* `group { ... }`: phase 0 before its operations, 1 after. */
+void schedc_group(schedc_rank *r, uint32_t loc, uint32_t phase);
 
 void schedc_store(schedc_rank *r, uint32_t loc, uint32_t array, const int64_t *index, uint32_t n, schedc_value v);
 schedc_value schedc_read(schedc_rank *r, uint32_t loc, uint32_t array, const int64_t *index, uint32_t n);
@@ -181,6 +183,7 @@ void schedc_operation(schedc_rank *r, uint32_t loc, int32_t op, const schedc_ope
   X(schedc_rank_at, i64, (rank, u32, u32, i64s))                                                                       \
   X(schedc_require, none, (rank, u32, i64, u32, str))                                                                  \
   X(schedc_overlap, none, (rank, u32, u32))                                                                            \
+  X(schedc_group, none, (rank, u32, u32))                                                                              \
   X(schedc_store, none, (rank, u32, u32, i64s, u32, handle))                                                           \
   X(schedc_read, handle, (rank, u32, u32, i64s, u32))                                                                  \
   X(schedc_free, none, (rank, u32, u32, i64s, u32))                                                                    \
