@@ -60,9 +60,9 @@ OPTIONS
   --cuda               build: link the cuda backend in (run it with --backend=cuda;
                        only where schedc was built with CUDA and NCCL)
   --fsdp               a .csv's stages are FSDP modules over -D dp=N replicas (default
-                       2; -D dp=N without --fsdp says so too): a compute-only file gets
-                       UNSHARD, RESHARD and REDUCE_GRAD as PyTorch adds them. Without
-                       either, the stages are plain modules: UNSHARD/RESHARD do nothing
+                       2; -D dp=N without --replicate says so too): a compute-only file
+                       gets UNSHARD, RESHARD and REDUCE_GRAD as PyTorch adds them. Without
+                       these, the stages are plain modules: UNSHARD/RESHARD do nothing
   --replicate          a .csv's stages are replicated (PyTorch's DDP-style `replicate`)
                        over -D dp=N replicas (default 2): REDUCE_GRAD all-reduces their
                        gradients, added where the file has none

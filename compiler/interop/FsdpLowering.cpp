@@ -12,7 +12,7 @@ namespace {
 
 Cell stageCell(int64_t stage, ActionType type, SourceRange at) {
   Cell cell{{makeAction(stage, type, -1)}, at};
-  cell.insertedBy = "PyTorch's lowering of FSDP stages";
+  cell.insertedBy = type == ActionType::ReduceGrad ? "PyTorch's _add_reduce_grad" : "PyTorch's _add_unshard_reshard";
   return cell;
 }
 

@@ -183,7 +183,9 @@ void FunctionLowering::groupStmt(const ast::GroupStmt &s, ir::Block &out) {
     auto *store = std::get_if<ir::StoreStmt>(&st.node);
     bool p2p = store && store->targets.empty() &&
                (store->op.kind == ir::OpKind::Send || store->op.kind == ir::OpKind::PostRecv);
-    if (!p2p && !std::holds_alternative<ir::FreeStmt>(st.node))
+    if (std::holds_alternative<ir::GroupStmt>(st.node))
+      diags_.error(st.range, "groups do not nest: write one `group` with all the operations issued together");
+    else if (!p2p && !std::holds_alternative<ir::FreeStmt>(st.node))
       diags_.error(st.range, "a `group` holds sends, posted receives (`post_recv`) and frees, issued together as "
                              "PyTorch's batch_isend_irecv: take a received value with `recv` after the group");
   }

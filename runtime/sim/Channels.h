@@ -7,8 +7,9 @@
 // the k-th receive of the other). Heads of one kind (two sends, two receives) wait for
 // each other forever. The operations a rank issued in one `group` (batch_isend_irecv) are
 // its head together: a send and a receive among the two sides' head groups complete, each
-// the earliest pending of its kind on its side. Invariant: no send of one side's head group
-// and receive of the other's are both pending.
+// the earliest pending of its kind on its side; a receive posted in a group is taken once
+// every operation of the group has completed (PyTorch waits on a batch's one work).
+// Invariant: no send of one side's head group and receive of the other's are both pending.
 #pragma once
 
 #include "diagnostics/SourceManager.h"
@@ -38,6 +39,7 @@ struct PostedRecv {
   int64_t from = 0, tag = 0;
   SourceRange at;
   std::optional<InFlight> message; // once its channel matched it with a send
+  uint32_t group = 0;              // its rank's `group` (0: none): taken once the whole group completed
 };
 
 // An operation a rank issued on a pair's channel.

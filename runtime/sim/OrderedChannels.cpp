@@ -46,7 +46,10 @@ void World::issue(int64_t from, int64_t to, PairOp op) {
       if (send == sends.end() || receive == receives.end())
         continue;
       Rank &receiver = *ranks_[sender == 0 ? std::max(from, to) : std::min(from, to)];
+      Rank &senderRank = *ranks_[sender == 0 ? std::min(from, to) : std::max(from, to)];
       receive->post->message = std::move(send->message);
+      senderRank.completedInGroup(send->group);
+      receiver.completedInGroup(receive->group);
       if (receiver.awaitingPost_ == receive->post) {
         receiver.awaitingPost_ = nullptr;
         schedule(receiver);
@@ -62,13 +65,29 @@ void Rank::group(SourceRange at, bool begin) {
   group_ = begin ? ++groups_ : 0;
 }
 
+void Rank::completedInGroup(uint32_t group) {
+  auto open = groupOpen_.find(group);
+  if (group == 0 || --open->second != 0)
+    return;
+  groupOpen_.erase(open);
+  if (awaitingPost_ && awaitingPost_->group == group) { // its receive waited for the rest of the group
+    awaitingPost_ = nullptr;
+    world_.schedule(*this);
+  }
+}
+
 void Rank::sendOrdered(SourceRange at, int64_t to, InFlight message) {
   int64_t tag = message.tag;
+  if (group_)
+    ++groupOpen_[group_];
   world_.issue(id_, to, PairOp{.send = true, .group = group_, .at = at, .tag = tag, .message = std::move(message)});
 }
 
 PostedRecv &Rank::postOrdered(SourceRange at, int64_t from, int64_t tag) {
-  PostedRecv &posted = posted_.emplace_back(PostedRecv{.from = from, .tag = tag, .at = at, .message = {}});
+  PostedRecv &posted =
+      posted_.emplace_back(PostedRecv{.from = from, .tag = tag, .at = at, .message = {}, .group = group_});
+  if (group_)
+    ++groupOpen_[group_];
   world_.issue(id_, from, PairOp{.send = false, .group = group_, .at = at, .tag = tag, .message = {}, .post = &posted});
   return posted;
 }
@@ -91,7 +110,7 @@ ValuePtr Rank::recvOrdered(SourceRange at, int64_t from, int64_t tag) {
   }
   PostedRecv &p = *posted;
   auto ready = [&] {
-    if (p.message)
+    if (p.message && !groupOpen_.count(p.group))
       return true;
     awaitingPost_ = &p;
     return false;
@@ -128,13 +147,31 @@ std::vector<Diagnostic> World::channelNotes(const Rank &r) const {
   std::vector<Diagnostic> notes;
   const PostedRecv *post = r.wait_.post;
   int64_t peer = r.wait_.peer;
+  if (post && post->message) { // its group is what it waits for: the first operation of it still open
+    const PairOp *open = nullptr;
+    for (const auto &[key, ch] : channels_) {
+      int64_t low = key / model_.ranks, high = key % model_.ranks;
+      if (low == r.id_ || high == r.id_)
+        for (const PairOp &op : ch.pending[r.id_ == low ? 0 : 1])
+          if (!open && op.group == post->group)
+            open = &op;
+    }
+    notes.push_back(open
+                        ? note(open->at, "this " + opName(*open) +
+                                             " in the same `group` as that receive has not "
+                                             "completed: PyTorch waits for a batch_isend_irecv's "
+                                             "operations together")
+                        : note(post->at, "this receive has its message, but its `group` has operations that have "
+                                         "not completed: PyTorch waits for a batch_isend_irecv's operations together"));
+  }
   auto found = channels_.find(channelKey(r.id_, peer));
   if (!post || found == channels_.end())
     return notes;
   const std::deque<PairOp> &mine = found->second.pending[r.id_ < peer ? 0 : 1];
   const std::deque<PairOp> &theirs = found->second.pending[r.id_ < peer ? 1 : 0];
   std::string me = "rank " + std::to_string(r.id_), other = "rank " + std::to_string(peer);
-  if (!mine.empty() && mine.front().post != post)
+  bool sameGroup = !mine.empty() && post->group != 0 && mine.front().group == post->group;
+  if (!mine.empty() && mine.front().post != post && !sameGroup)
     notes.push_back(note(mine.front().at, "on " + me + "'s stream with " + other + " that receive waits behind this " +
                                               opName(mine.front()) + ", which has not completed"));
   if (!mine.empty() && !theirs.empty() && mine.front().send == theirs.front().send)

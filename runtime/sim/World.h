@@ -277,6 +277,9 @@ public:
   // group, whose operations with one peer complete together under ordered point-to-point
   // (sim/Channels.h); under tagged a group changes nothing.
   void group(SourceRange at, bool begin);
+  // One of the rank's operations in `group` completed (0: none); the last wakes a receive
+  // of the group waiting for it.
+  void completedInGroup(uint32_t group);
 
   // ---- Mesh ----
   // Lays the ranks out on a mesh; false (after a fatal error) if it does not fit.
@@ -432,6 +435,7 @@ private:
   std::list<PostedRecv> posted_;
   const PostedRecv *awaitingPost_ = nullptr;
   uint32_t group_ = 0, groups_ = 0; // the `group` being issued (0: none), and how many began
+  std::unordered_map<uint32_t, uint32_t> groupOpen_; // a `group`'s operations not completed yet
   std::atomic<bool> queued_{false};
   Lane *lane_; // the thread's share of the run this rank is in
   bool measure_ = false;
