@@ -6,7 +6,7 @@
 // another rank is followed by its SEND_F, and the RECV_F goes on that rank's row at the
 // same moment (likewise a backward's input gradient, SEND_B and RECV_B). A receive thus
 // comes in every row in the order its message is sent, and the rows are free of the
-// pair-stream hangs of ordered point-to-point (sim/PointToPoint.h) by construction.
+// stream hangs of ordered point-to-point (sim/PointToPoint.h) by construction.
 // Inserted cells carry the range of the computation that caused them.
 #pragma once
 

@@ -236,7 +236,7 @@ private:
   }
 
   // The rows with their sends and receives where PyTorch's _add_send_recv puts them
-  // (CommsLowering.h): every receive in the order its peer sends, no pair's stream waiting
+  // (CommsLowering.h): every receive in the order its peer sends, no rank's stream waiting
   // on itself, whatever order the schedule passed its messages in.
   std::optional<std::string> withSendsAndReceives(std::vector<std::vector<Cell>> rows) {
     ActionTable table;

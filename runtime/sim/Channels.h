@@ -1,15 +1,15 @@
 // Channels — the messages of a run on their way from a send to the receive that takes
 // them. Under tagged point-to-point (sim/PointToPoint.h) they wait in the receiver's inbox
-// per (source, tag); under ordered, each pair of ranks has one PairChannel, the stream
-// PyTorch's runtime puts a pair's sends and receives on: each rank's operations on it
-// complete in the order it issued them, and the head operations of the two sides complete
-// together when one is a send and the other a receive (the k-th send of one side is then
-// the k-th receive of the other). Heads of one kind (two sends, two receives) wait for
-// each other forever. The operations a rank issued in one `group` (batch_isend_irecv) are
-// its head together: a send and a receive among the two sides' head groups complete, each
-// the earliest pending of its kind on its side; a receive posted in a group is taken once
-// every operation of the group has completed (PyTorch waits on a batch's one work).
-// Invariant: no send of one side's head group and receive of the other's are both pending.
+// per (source, tag). Under ordered, each rank has one stream, the one PyTorch's pipelining
+// runs its point-to-point on: every action is a batch_isend_irecv (_batch_p2p), for which
+// ProcessGroupNCCL takes the process group's whole communicator (pointToPoint:
+// getKeyFromDevices) and its one stream. A rank's operations complete there in the order it
+// issued them, a batch (a `group`, or an operation alone) at a time: a send and a receive
+// complete together when each is in its rank's head batch and each is the earliest pending
+// of its kind with the other rank (the k-th send of A to B is B's k-th receive from A). A
+// receive posted in a group is taken once every operation of the group has completed
+// (PyTorch waits on a batch's one work). Invariant: no send and matching receive are both
+// in their ranks' head batches.
 #pragma once
 
 #include "diagnostics/SourceManager.h"
@@ -42,9 +42,10 @@ struct PostedRecv {
   uint32_t group = 0;              // its rank's `group` (0: none): taken once the whole group completed
 };
 
-// An operation a rank issued on a pair's channel.
+// An operation a rank issued on its stream.
 struct PairOp {
   bool send = false;
+  int64_t peer = 0;   // the rank it sends to or receives from
   uint32_t group = 0; // its rank's `group` (0: none, an operation alone)
   SourceRange at;
   int64_t tag = 0;
@@ -52,8 +53,7 @@ struct PairOp {
   PostedRecv *post = nullptr; // a receive's, in its rank's list of posted receives
 };
 
-struct PairChannel {
-  std::array<std::deque<PairOp>, 2> pending; // [0]: the lower rank's, [1]: the higher's
-};
+// A rank's stream: what it issued and has not completed, in order.
+using Stream = std::deque<PairOp>;
 
 } // namespace schedc::sim

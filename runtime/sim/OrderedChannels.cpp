@@ -1,10 +1,11 @@
 // Ordered point-to-point (sim/PointToPoint.h, sim/Channels.h): sends and posted receives go
-// on their pair's channel in the order each rank issues them, and complete there in pairs;
-// a `recv` waits until its posted receive has a message, and reports one that was sent for
-// another receive (another tag), naming both places. A rank never waits at a send or a post
-// (PyTorch's runtime issues them asynchronously and waits only where a computation needs a
-// received tensor, and for its sends at the end of the step): what a channel cannot
-// complete shows as a `recv` that never returns, or as operations left at the end.
+// on their rank's stream in the order it issues them, and complete there in pairs, a batch
+// (`group`) at a time; a `recv` waits until its posted receive has a message (and its group
+// has completed), and reports one that was sent for another receive (another tag), naming
+// both places. A rank never waits at a send or a post (PyTorch's runtime issues them
+// asynchronously and waits only where a computation needs a received tensor, and for its
+// sends at the end of the step): what the streams cannot complete shows as a `recv` that
+// never returns, or as operations left at the end.
 #include "sim/World.h"
 
 #include <algorithm>
@@ -21,42 +22,62 @@ std::string opName(const PairOp &op) {
 
 namespace {
 
-// The first operation of `kind` (send or not) in the side's head group (its first operation,
-// with the rest of its `group`), or the side's end.
-std::deque<PairOp>::iterator firstInHeadGroup(std::deque<PairOp> &side, bool send) {
-  for (auto it = side.begin(); it != side.end(); ++it) {
-    if (it != side.begin() && (it->group == 0 || it->group != side.front().group))
-      break;
-    if (it->send == send)
-      return it;
+// The end of the stream's head batch: its first operation, with the rest of its `group`.
+Stream::const_iterator headEnd(const Stream &stream) {
+  auto it = stream.begin();
+  if (it == stream.end())
+    return it;
+  uint32_t group = it->group;
+  for (++it; group != 0 && it != stream.end() && it->group == group; ++it) {
   }
-  return side.end();
+  return it;
+}
+
+// The first operation with `peer` of kind `send` in the stream's head batch, or the end.
+Stream::iterator firstInHead(Stream &stream, int64_t peer, bool send) {
+  auto end = stream.begin() + (headEnd(stream) - stream.cbegin());
+  auto it = std::find_if(stream.begin(), end, [&](const PairOp &op) { return op.peer == peer && op.send == send; });
+  return it == end ? stream.end() : it;
 }
 
 } // namespace
 
-void World::issue(int64_t from, int64_t to, PairOp op) {
-  PairChannel &ch = channels_[channelKey(from, to)];
-  ch.pending[from < to ? 0 : 1].push_back(std::move(op));
-  for (bool matched = true; matched;) {
-    matched = false;
-    for (size_t sender : {0, 1}) { // a send of each side with the other's receive
-      std::deque<PairOp> &sends = ch.pending[sender], &receives = ch.pending[1 - sender];
-      auto send = firstInHeadGroup(sends, true), receive = firstInHeadGroup(receives, false);
-      if (send == sends.end() || receive == receives.end())
+void World::issue(int64_t from, PairOp op) {
+  if (streams_.empty())
+    streams_.resize(static_cast<size_t>(model_.ranks));
+  streams_[static_cast<size_t>(from)].push_back(std::move(op));
+  // A match can complete a rank's head batch and bring its next one to the head, which can
+  // match on another rank's stream: ranks whose head batch changed are looked at again.
+  std::vector<int64_t> changed{from};
+  while (!changed.empty()) {
+    int64_t r = changed.back();
+    changed.pop_back();
+    Stream &mine = streams_[static_cast<size_t>(r)];
+    for (auto it = mine.begin(); it != mine.end() && it < mine.begin() + (headEnd(mine) - mine.cbegin());) {
+      // (only the first of each kind with each peer may match: the others come after it)
+      bool earliest = firstInHead(mine, it->peer, it->send) == it;
+      Stream &theirs = streams_[static_cast<size_t>(it->peer)];
+      auto other = earliest ? firstInHead(theirs, r, !it->send) : theirs.end();
+      if (other == theirs.end()) {
+        ++it;
         continue;
-      Rank &receiver = *ranks_[sender == 0 ? std::max(from, to) : std::min(from, to)];
-      Rank &senderRank = *ranks_[sender == 0 ? std::min(from, to) : std::max(from, to)];
-      receive->post->message = std::move(send->message);
-      senderRank.completedInGroup(send->group);
-      receiver.completedInGroup(receive->group);
-      if (receiver.awaitingPost_ == receive->post) {
+      }
+      PairOp &send = it->send ? *it : *other, &receive = it->send ? *other : *it;
+      Rank &sender = *ranks_[static_cast<size_t>(it->send ? r : it->peer)];
+      Rank &receiver = *ranks_[static_cast<size_t>(it->send ? it->peer : r)];
+      receive.post->message = std::move(send.message);
+      sender.completedInGroup(send.group);
+      receiver.completedInGroup(receive.group);
+      if (receiver.awaitingPost_ == receive.post) {
         receiver.awaitingPost_ = nullptr;
         schedule(receiver);
       }
-      sends.erase(send);
-      receives.erase(receive);
-      matched = true;
+      int64_t peer = it->peer;
+      theirs.erase(other);
+      it = mine.erase(it);
+      changed.push_back(peer);
+      changed.push_back(r); // (its scan starts again: its head batch may be a new one)
+      break;
     }
   }
 }
@@ -80,7 +101,8 @@ void Rank::sendOrdered(SourceRange at, int64_t to, InFlight message) {
   int64_t tag = message.tag;
   if (group_)
     ++groupOpen_[group_];
-  world_.issue(id_, to, PairOp{.send = true, .group = group_, .at = at, .tag = tag, .message = std::move(message)});
+  world_.issue(id_,
+               PairOp{.send = true, .peer = to, .group = group_, .at = at, .tag = tag, .message = std::move(message)});
 }
 
 PostedRecv &Rank::postOrdered(SourceRange at, int64_t from, int64_t tag) {
@@ -88,7 +110,8 @@ PostedRecv &Rank::postOrdered(SourceRange at, int64_t from, int64_t tag) {
       posted_.emplace_back(PostedRecv{.from = from, .tag = tag, .at = at, .message = {}, .group = group_});
   if (group_)
     ++groupOpen_[group_];
-  world_.issue(id_, from, PairOp{.send = false, .group = group_, .at = at, .tag = tag, .message = {}, .post = &posted});
+  world_.issue(
+      id_, PairOp{.send = false, .peer = from, .group = group_, .at = at, .tag = tag, .message = {}, .post = &posted});
   return posted;
 }
 
@@ -146,76 +169,85 @@ ValuePtr Rank::recvOrdered(SourceRange at, int64_t from, int64_t tag) {
 std::vector<Diagnostic> World::channelNotes(const Rank &r) const {
   std::vector<Diagnostic> notes;
   const PostedRecv *post = r.wait_.post;
-  int64_t peer = r.wait_.peer;
-  if (post && post->message) { // its group is what it waits for: the first operation of it still open
-    const PairOp *open = nullptr;
-    for (const auto &[key, ch] : channels_) {
-      int64_t low = key / model_.ranks, high = key % model_.ranks;
-      if (low == r.id_ || high == r.id_)
-        for (const PairOp &op : ch.pending[r.id_ == low ? 0 : 1])
-          if (!open && op.group == post->group)
-            open = &op;
-    }
-    notes.push_back(open
-                        ? note(open->at, "this " + opName(*open) +
-                                             " in the same `group` as that receive has not "
-                                             "completed: PyTorch waits for a batch_isend_irecv's "
-                                             "operations together")
+  if (!post || streams_.empty())
+    return notes;
+  const Stream &mine = streams_[static_cast<size_t>(r.id_)];
+  std::string me = "rank " + std::to_string(r.id_);
+  if (post->message) { // its group is what it waits for: the first operation of it still open
+    auto open = std::find_if(mine.begin(), mine.end(), [&](const PairOp &op) { return op.group == post->group; });
+    notes.push_back(open != mine.end()
+                        ? note(open->at, "this " + opName(*open) + (open->send ? " to rank " : " from rank ") +
+                                             std::to_string(open->peer) +
+                                             " in the same `group` as that receive has not completed: PyTorch "
+                                             "waits for a batch_isend_irecv's operations together")
                         : note(post->at, "this receive has its message, but its `group` has operations that have "
                                          "not completed: PyTorch waits for a batch_isend_irecv's operations together"));
-  }
-  auto found = channels_.find(channelKey(r.id_, peer));
-  if (!post || found == channels_.end())
     return notes;
-  const std::deque<PairOp> &mine = found->second.pending[r.id_ < peer ? 0 : 1];
-  const std::deque<PairOp> &theirs = found->second.pending[r.id_ < peer ? 1 : 0];
-  std::string me = "rank " + std::to_string(r.id_), other = "rank " + std::to_string(peer);
-  bool sameGroup = !mine.empty() && post->group != 0 && mine.front().group == post->group;
-  if (!mine.empty() && mine.front().post != post && !sameGroup)
-    notes.push_back(note(mine.front().at, "on " + me + "'s stream with " + other + " that receive waits behind this " +
-                                              opName(mine.front()) + ", which has not completed"));
-  if (!mine.empty() && !theirs.empty() && mine.front().send == theirs.front().send)
-    notes.push_back(note(theirs.front().at, other + "'s next operation with " + me + " is a " + opName(theirs.front()) +
-                                                " too: each waits for the other to " +
-                                                (theirs.front().send ? "receive" : "send") +
-                                                " first (PyTorch runs a pair's sends and receives in the order "
-                                                "each rank issued them, on one stream per pair)"));
+  }
+  // What is at the head of its stream, if not that receive, and what is at its peer's.
+  auto mineEnd = mine.begin() + (headEnd(mine) - mine.cbegin());
+  bool atHead = std::any_of(mine.begin(), mineEnd, [&](const PairOp &op) { return op.post == post; });
+  if (!mine.empty() && !atHead)
+    notes.push_back(note(mine.front().at, "on " + me + "'s stream that receive waits behind this " +
+                                              opName(mine.front()) + (mine.front().send ? " to rank " : " from rank ") +
+                                              std::to_string(mine.front().peer) + ", which has not completed"));
+  int64_t peer = r.wait_.peer;
+  const Stream &theirs = streams_[static_cast<size_t>(peer)];
+  if (theirs.empty())
+    return notes;
+  std::string other = "rank " + std::to_string(peer);
+  const PairOp &head = theirs.front();
+  if (head.peer == r.id_ && !mine.empty() && mine.front().peer == peer && head.send == mine.front().send)
+    notes.push_back(note(head.at, other + "'s next operation with " + me + " is a " + opName(head) +
+                                      " too: each waits for the other to " + (head.send ? "receive" : "send") +
+                                      " first (PyTorch runs a rank's batched sends and receives in the order it "
+                                      "issued them, on one stream)"));
+  else if (atHead)
+    notes.push_back(note(head.at, other + "'s stream is at this " + opName(head) +
+                                      (head.send ? " to rank " : " from rank ") + std::to_string(head.peer) +
+                                      ", which has not completed: its send to " + me + " comes after it"));
   return notes;
 }
 
 void World::reportPendingChannels() {
-  std::vector<int64_t> keys;
-  for (const auto &[key, ch] : channels_)
-    if (!ch.pending[0].empty() || !ch.pending[1].empty())
-      keys.push_back(key);
-  std::sort(keys.begin(), keys.end());
-  for (int64_t key : keys) {
-    const PairChannel &ch = channels_.at(key);
-    int64_t low = key / model_.ranks, high = key % model_.ranks;
-    size_t side = ch.pending[0].empty() ? 1 : 0;
-    int64_t rank = side ? high : low, peer = side ? low : high;
-    if (ranks_[rank]->stopped_ || ranks_[peer]->stopped_)
+  for (size_t rank = 0; rank < streams_.size(); ++rank) {
+    const Stream &mine = streams_[rank];
+    if (mine.empty() || ranks_[rank]->stopped_)
+      continue;
+    const PairOp &head = mine.front();
+    auto peer = static_cast<size_t>(head.peer);
+    const Stream &theirs = streams_[peer];
+    if (ranks_[peer]->stopped_)
       continue; // stopped at an error: what it left is its echo
-    const PairOp &head = ch.pending[side].front();
-    const std::deque<PairOp> &theirs = ch.pending[1 - side];
+    bool facing =
+        !theirs.empty() && theirs.front().peer == static_cast<int64_t>(rank) && theirs.front().send == head.send;
+    if (facing && peer < rank)
+      continue; // the two heads that wait for each other are reported once, at the lower rank
     std::string me = "rank " + std::to_string(rank), other = "rank " + std::to_string(peer);
     std::string why;
     std::vector<Diagnostic> notes;
-    if (theirs.empty()) {
+    bool counterpart = std::any_of(theirs.begin(), theirs.end(), [&](const PairOp &op) {
+      return op.peer == static_cast<int64_t>(rank) && op.send != head.send;
+    });
+    if (facing) {
+      why = other + "'s next operation with " + me + " is a " + opName(theirs.front()) +
+            " too, and each waits for the other to " + (head.send ? "receive" : "send") +
+            " first (PyTorch runs a rank's batched sends and receives in the order it issued them, on one stream)";
+      notes.push_back(note(theirs.front().at, other + "'s " + opName(theirs.front()) + " is here"));
+    } else if (!counterpart) {
       why = other + (head.send ? " posts no receive for it" : " sends nothing more to " + me) +
             ", and PyTorch's runtime waits for every operation at the end of the step (a pair's "
             "messages are matched in the order they were sent)";
     } else {
-      why = other + "'s next operation with " + me + " is a " + opName(theirs.front()) +
-            " too, and each waits for the other to " + (head.send ? "receive" : "send") +
-            " first (PyTorch runs a pair's sends and receives in the order each rank issued them, on one "
-            "stream per pair)";
-      notes.push_back(note(theirs.front().at, other + "'s " + opName(theirs.front()) + " is here"));
+      why = other + "'s stream never reaches its " + (head.send ? "receive" : "send") +
+            ": it waits at this operation, which has not completed (PyTorch runs a rank's batched sends and "
+            "receives in the order it issued them, on one stream)";
+      notes.push_back(note(theirs.front().at, other + "'s stream waits here"));
     }
     record(Severity::Error, head.at, "p2p-pending",
            me + "'s " + opName(head) + " here " + (head.send ? "to " : "from ") + other + withTag(head.tag) +
                " never completes: " + why,
-           rank, std::move(notes));
+           static_cast<int64_t>(rank), std::move(notes));
   }
   for (const auto &r : ranks_)
     for (const PostedRecv &p : r->posted_)

@@ -5,9 +5,10 @@
 //   - ordered: PyTorch's pipelining over NCCL. A stage's receive carries no tag
 //     (torch/distributed/pipelining/stage.py, _get_recv_ops), so the k-th message a rank
 //     sends a peer is the peer's k-th receive from it, whatever it was posted for; and a
-//     pair's sends and receives run in the order each rank issued them on one stream per
-//     pair (ProcessGroupNCCL's point-to-point key is the pair), a send completing only when
-//     the peer's receive runs.
+//     rank's sends and receives, with every peer, run in the order it issued them on one
+//     stream (every action is a batch_isend_irecv, which ProcessGroupNCCL runs on the
+//     process group's whole communicator: sim/Channels.h), a send completing only when the
+//     peer's receive runs.
 // A PyTorch file is ordered unless told otherwise, a schedule tagged.
 #pragma once
 

@@ -26,7 +26,7 @@ const char *const kWarningsHelp =
                        (docs/checks.md#threads)
   --p2p=ordered|tagged how sends and receives meet: ordered, as PyTorch's pipelining does
                        over NCCL (per pair of ranks in the order they were sent, each
-                       pair's operations in the order issued); tagged, by tag. Default:
+                       rank's operations in the order it issued them); tagged, by tag. Default:
                        the schedule's `@p2p`, ordered for a PyTorch file, else tagged
                        (docs/pytorch.md#point-to-point)
 )";

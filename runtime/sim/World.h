@@ -434,7 +434,7 @@ private:
   // them, and the one its `recv` waits for (null: none).
   std::list<PostedRecv> posted_;
   const PostedRecv *awaitingPost_ = nullptr;
-  uint32_t group_ = 0, groups_ = 0; // the `group` being issued (0: none), and how many began
+  uint32_t group_ = 0, groups_ = 0;                  // the `group` being issued (0: none), and how many began
   std::unordered_map<uint32_t, uint32_t> groupOpen_; // a `group`'s operations not completed yet
   std::atomic<bool> queued_{false};
   Lane *lane_; // the thread's share of the run this rank is in
@@ -654,12 +654,11 @@ private:
     return parallel_ ? std::unique_lock<std::mutex>(inboxLocks_[static_cast<size_t>(to) % kInboxStripes])
                      : std::unique_lock<std::mutex>();
   }
-  // Ordered point-to-point: each pair's channel, by lower rank x ranks + higher rank.
-  std::unordered_map<int64_t, PairChannel> channels_;
-  int64_t channelKey(int64_t a, int64_t b) const { return std::min(a, b) * model_.ranks + std::max(a, b); }
-  // Puts `op` of rank `from` on its channel with `to`, and completes what can complete
-  // there: each matched receive gets its message, and a rank that waits for it is woken.
-  void issue(int64_t from, int64_t to, PairOp op);
+  // Ordered point-to-point: each rank's stream (sim/Channels.h), made at the first use.
+  std::vector<Stream> streams_;
+  // Puts `op` of rank `from` (with `op.peer`) on its stream, and completes what can complete:
+  // each matched receive gets its message, and a rank that waits for it is woken.
+  void issue(int64_t from, PairOp op);
   // Ordered: what holds up the receive rank `r` is blocked in, on its pair's channel, as
   // notes for a deadlock's report (none where it waits for the peer to send).
   std::vector<Diagnostic> channelNotes(const Rank &r) const;
