@@ -68,8 +68,8 @@ void World::issue(int64_t from, PairOp op) {
       receive.post->message = std::move(send.message);
       sender.completedInGroup(send.group);
       receiver.completedInGroup(receive.group);
-      if (receiver.awaitingPost_ == receive.post) {
-        receiver.awaitingPost_ = nullptr;
+      if (receiver.ordered().awaitingPost == receive.post) {
+        receiver.ordered().awaitingPost = nullptr;
         schedule(receiver);
       }
       int64_t peer = it->peer;
@@ -83,35 +83,39 @@ void World::issue(int64_t from, PairOp op) {
 }
 
 void Rank::group(SourceRange at, bool begin) {
-  group_ = begin ? ++groups_ : 0;
+  ordered().group = begin ? ++ordered().groups : 0;
 }
 
 void Rank::completedInGroup(uint32_t group) {
-  auto open = groupOpen_.find(group);
+  auto open = ordered().groupOpen.find(group);
   if (group == 0 || --open->second != 0)
     return;
-  groupOpen_.erase(open);
-  if (awaitingPost_ && awaitingPost_->group == group) { // its receive waited for the rest of the group
-    awaitingPost_ = nullptr;
+  ordered().groupOpen.erase(open);
+  if (ordered().awaitingPost &&
+      ordered().awaitingPost->group == group) { // its receive waited for the rest of the group
+    ordered().awaitingPost = nullptr;
     world_.schedule(*this);
   }
 }
 
 void Rank::sendOrdered(SourceRange at, int64_t to, InFlight message) {
   int64_t tag = message.tag;
-  if (group_)
-    ++groupOpen_[group_];
-  world_.issue(id_,
-               PairOp{.send = true, .peer = to, .group = group_, .at = at, .tag = tag, .message = std::move(message)});
+  if (ordered().group)
+    ++ordered().groupOpen[ordered().group];
+  world_.issue(
+      id_,
+      PairOp{.send = true, .peer = to, .group = ordered().group, .at = at, .tag = tag, .message = std::move(message)});
 }
 
 PostedRecv &Rank::postOrdered(SourceRange at, int64_t from, int64_t tag) {
-  PostedRecv &posted =
-      posted_.emplace_back(PostedRecv{.from = from, .tag = tag, .at = at, .message = {}, .group = group_});
-  if (group_)
-    ++groupOpen_[group_];
+  PostedRecv &posted = ordered().posted.emplace_back(
+      PostedRecv{.from = from, .tag = tag, .at = at, .message = {}, .group = ordered().group});
+  if (ordered().group)
+    ++ordered().groupOpen[ordered().group];
   world_.issue(
-      id_, PairOp{.send = false, .peer = from, .group = group_, .at = at, .tag = tag, .message = {}, .post = &posted});
+      id_,
+      PairOp{
+          .send = false, .peer = from, .group = ordered().group, .at = at, .tag = tag, .message = {}, .post = &posted});
   return posted;
 }
 
@@ -125,26 +129,26 @@ void Rank::postRecv(SourceRange at, int64_t from, int64_t tag) {
 ValuePtr Rank::recvOrdered(SourceRange at, int64_t from, int64_t tag) {
   if (cancelled())
     return poison(Kind::Activation);
-  auto posted =
-      std::find_if(posted_.begin(), posted_.end(), [&](const PostedRecv &p) { return p.from == from && p.tag == tag; });
-  if (posted == posted_.end()) { // posted here, as it is taken
+  auto posted = std::find_if(ordered().posted.begin(), ordered().posted.end(),
+                             [&](const PostedRecv &p) { return p.from == from && p.tag == tag; });
+  if (posted == ordered().posted.end()) { // posted here, as it is taken
     postOrdered(at, from, tag);
-    posted = std::prev(posted_.end());
+    posted = std::prev(ordered().posted.end());
   }
   PostedRecv &p = *posted;
   auto ready = [&] {
-    if (p.message && !groupOpen_.count(p.group))
+    if (p.message && !ordered().groupOpen.count(p.group))
       return true;
-    awaitingPost_ = &p;
+    ordered().awaitingPost = &p;
     return false;
   };
   if (!waitUntil(ready, Wait{.at = at, .peer = from, .tag = tag, .post = &p})) {
-    awaitingPost_ = nullptr;
+    ordered().awaitingPost = nullptr;
     return poison(Kind::Activation);
   }
   InFlight m = std::move(*p.message);
   SourceRange postedAt = p.at;
-  posted_.erase(posted);
+  ordered().posted.erase(posted);
   cost::Producers made =
       logEvent({.kind = EventKind::Pass}, nullptr, at, {}, cost::AlsoWaits::message(m.sentEnd), m.flow);
   if (world_.options_.recordTransfers)
@@ -249,13 +253,16 @@ void World::reportPendingChannels() {
                " never completes: " + why,
            static_cast<int64_t>(rank), std::move(notes));
   }
-  for (const auto &r : ranks_)
-    for (const PostedRecv &p : r->posted_)
-      if (p.message && !r->stopped_)
+  for (const auto &r : ranks_) {
+    if (!r->ordered_ || r->stopped_)
+      continue;
+    for (const PostedRecv &p : r->ordered_->posted)
+      if (p.message)
         record(Severity::Warning, p.at, "unreceived",
                "the receive posted here from rank " + std::to_string(p.from) + withTag(p.tag) +
                    " is never taken by a `recv` (take it, or pass --no-warn=unreceived if it is meant)",
                r->id_);
+  }
 }
 
 } // namespace schedc::sim

@@ -432,10 +432,19 @@ private:
   std::pair<int64_t, int64_t> awaiting_{-1, 0};
   // Ordered: the receives this rank posted and has not taken yet, in the order it posted
   // them, and the one its `recv` waits for (null: none).
-  std::list<PostedRecv> posted_;
-  const PostedRecv *awaitingPost_ = nullptr;
-  uint32_t group_ = 0, groups_ = 0;                  // the `group` being issued (0: none), and how many began
-  std::unordered_map<uint32_t, uint32_t> groupOpen_; // a `group`'s operations not completed yet
+  // (Made at the first use: a run of many ranks under tagged keeps 8 bytes a rank for it.)
+  struct Ordered {
+    std::list<PostedRecv> posted;
+    const PostedRecv *awaitingPost = nullptr;
+    uint32_t group = 0, groups = 0;                   // the `group` being issued (0: none), and how many began
+    std::unordered_map<uint32_t, uint32_t> groupOpen; // a `group`'s operations not completed yet
+  };
+  std::unique_ptr<Ordered> ordered_;
+  Ordered &ordered() {
+    if (!ordered_)
+      ordered_ = std::make_unique<Ordered>();
+    return *ordered_;
+  }
   std::atomic<bool> queued_{false};
   Lane *lane_; // the thread's share of the run this rank is in
   bool measure_ = false;
