@@ -21,8 +21,8 @@ constexpr int64_t kTags = sim::Rank::kMaxTag + 1; // the tags a schedule has
 // no training step: this says so at the cell, where the schedule would read values nothing
 // in it makes.)
 bool eachActionHasItsMaker(const ActionTable &table, const Shape &shape, DiagnosticEngine &diags) {
-  // What the file makes of each (stage, micro-batch), as bits: a dense table (a file of 64
-  // stages and 256 micro-batches has 98 000 cells).
+  // What the file makes of each (stage, micro-batch), as bits: a dense table (a large file
+  // has a cell for each of its ranks' micro-batches' actions).
   enum : uint8_t { kForward = 1, kWeightHalf = 2, kInputGradient = 4 };
   std::vector<uint8_t> made(static_cast<size_t>(shape.stages * shape.microBatches), 0);
   auto at = [&](const Action &a) -> uint8_t & {

@@ -1,7 +1,7 @@
 // MessageMarks — what a row of a PyTorch file did with each of its messages, by (gradient or
 // not, stage, micro-batch): posted its receive, made it, sent it, each with the cell where.
-// A dense table, cleared at each row's end by the entries it touched: a file of 64 stages
-// and 256 micro-batches has 98 000 cells, and trees of tuples were a fifth of its import.
+// A dense table, cleared at each row's end by the entries it touched: the import looks up
+// every cell's messages here, which trees of tuples made slow (docs/performance.md).
 #pragma once
 
 #include "diagnostics/InternalError.h"

@@ -54,7 +54,8 @@ inline Action makeAction(int64_t stage, ActionType type, int64_t microBatch) {
   return Action{static_cast<int32_t>(stage), type, static_cast<int32_t>(microBatch)};
 }
 
-// A cell's actions, kept in the cell (a file of 64 stages and 256 micro-batches has 98 000 cells).
+// A cell's actions, kept in the cell (no allocation a cell: a large file has one a cell of
+// each rank's micro-batches' actions).
 using Actions = boost::container::static_vector<Action, 2>;
 
 // A non-empty cell: one action, or two run together (OVERLAP_F_B: a forward, then a backward).

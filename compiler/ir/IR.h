@@ -190,7 +190,7 @@ struct GroupStmt {
 // (the first shapes[row.shape].holes of them) to its values and runs the shape's block as if
 // it were written at the row's range: every range inside reads as `at`. An imported PyTorch
 // file's rows are tables (interop/ImportSchedule.h), one shape for each form of cell and one
-// row a cell, so that a file of 100 000 cells is not 100 000 statements to parse and keep.
+// row a cell, so that a large file is not a statement a cell to parse and keep.
 // A shape holds no `require`, call or mesh: sema takes its holes for values every rank
 // shares, and a procedure's statements report at their own places.
 struct TableStmt {

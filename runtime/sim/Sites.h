@@ -6,7 +6,7 @@
 // range asked for again (each is, once per event on every rank) is found without hashing.
 // Each thread of a run keeps its own (sim/World.h's Lane), its ids from `first` on: the
 // top bits of an id say whose it is. An imported PyTorch file has a place a cell (its rows
-// run as tables: ir::TableStmt), 98 000 for 64 stages x 256 micro-batches.
+// run as tables: ir::TableStmt), so a run may have as many places as events.
 #pragma once
 
 #include "diagnostics/InternalError.h"
@@ -40,9 +40,8 @@ public:
 
 private:
   // The id of `r`, given it now if it has none (off the path of a recent range). Open
-  // addressing over the ids, at most half full: a PyTorch file's rows have a site a cell
-  // (98 000 for 64 stages x 256 micro-batches), where a map of nodes took an eighth of the
-  // check.
+  // addressing over the ids, at most half full, so that the many sites of a PyTorch file's
+  // rows (a site a cell) cost no allocation each (docs/performance.md).
   [[gnu::noinline]] Id lookUp(const SourceRange &r) {
     if (2 * (ranges_.size() + 1) > slots_.size())
       grow();

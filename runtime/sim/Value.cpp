@@ -18,9 +18,9 @@ static_assert(sizeof(void *) != 8 || sizeof(Value) <= 80, "a value no longer fit
 namespace {
 
 // A thread's freed values' blocks, kept for its next values: a check makes and drops two
-// values an event (ddp on 1024 ranks x 32 layers: 264 192), and jemalloc's fast paths took
-// ~75 instructions for the pair, the list ~10 (callgrind: 572.1 M -> 558.9 M instructions on
-// that run). At most kKeptFreeValues (5 MiB) a thread; the rest go back to jemalloc, as all
+// values an event, and a free list is cheaper than jemalloc's fast paths for the pair
+// (docs/performance.md, "Figures behind design choices"). At most kKeptFreeValues (5 MiB) a
+// thread; the rest go back to jemalloc, as all
 // of them do when a thread other than the main one ends (the main thread's are the
 // kernel's at exit, like its stacks: sim/Fiber.cpp). Off under AddressSanitizer, so that it
 // sees every value's allocation.

@@ -11,16 +11,15 @@
 // lets a large run move to an arena of huge pages (memory/HugePages.h).
 //   narenas:1             one arena for ordinary allocations: the driver's threads allocate
 //                         one at a time, and every arena is set up and touched at its first
-//                         allocation (basic.sched: 356 page faults at start, 382 with 8 arenas).
+//                         allocation (page faults at start).
 //   oversize_threshold:0  no separate arena for allocations of 8 MiB and more, likewise: the
-//                         allocation reserve (sim/Budget.cpp) would create it at start (377).
+//                         allocation reserve (sim/Budget.cpp) would create it at start.
 //   slab_sizes:1-4096:8   slabs of 8 pages for every small size class: a check's values (a
 //                         value and its count share one 128-byte block) outlive the thread
 //                         cache, which refills from a fresh slab every 32 of them with the
-//                         default 1-page slab; 7 700 of ddp 1024 x 32's 400 000 allocations
-//                         took that slow path, 4% of its instructions (callgrind: 726.9 M -> 703.5 M
-//                         with 8 pages). Pages of a slab no block has used are never touched, so
-//                         resident memory does not grow (basic.sched 7.6 MiB either way).
+//                         default 1-page slab. Pages of a slab no block has used are never
+//                         touched, so resident memory does not grow.
+// The figures behind each are in docs/performance.md, "Figures behind design choices".
 extern "C" {
 // NOLINTNEXTLINE: the name is jemalloc's.
 const char *malloc_conf = "narenas:1,oversize_threshold:0,slab_sizes:1-4096:8";
