@@ -24,7 +24,8 @@ struct LoadedProgram {
   std::string reading;                    // and how its stages were read (sim::RunOptions::reading)
 };
 
-// How to read a PyTorch file's stages: FSDP with --fsdp or -D dp=N, else plain modules.
+// How to read a PyTorch file's stages: replicated with --replicate, FSDP with --fsdp or
+// -D dp=N, else plain modules (interop/ImportReading.h).
 interop::ImportOptions importOptionsOf(const Options &opts);
 
 // Loads `file`. On failure reports the problem and returns nullopt with `exitCode` set;

@@ -16,9 +16,7 @@
 #include <array>
 #include <filesystem>
 #include <map>
-#include <set>
 #include <string_view>
-#include <tuple>
 
 namespace schedc::interop {
 
@@ -50,7 +48,6 @@ public:
     Parts second = cell.actions.size() == 2 ? action(rank, cell.actions[1], cell.range) : Parts{};
     if (first.failed || second.failed)
       return false;
-    const Parts *codes[2] = {&first, &second};
     CodeText &code = cellCode_;
     code.clear();
     auto add = [&code](const CodeText &part) {
@@ -58,11 +55,11 @@ public:
         (code.empty() ? code : code.add(" ")).add(part);
     };
     if (cell.actions.size() == 1) {
-      add(codes[0]->before), add(codes[0]->compute), add(codes[0]->after);
+      add(first.before), add(first.compute), add(first.after);
     } else {
-      add(codes[0]->before), add(codes[1]->before);
-      add(CodeText().add("overlap {{ ").add(codes[0]->compute).add(" }} with {{ ").add(codes[1]->compute).add(" }}"));
-      add(codes[0]->after), add(codes[1]->after);
+      add(first.before), add(second.before);
+      add(CodeText().add("overlap {{ ").add(first.compute).add(" }} with {{ ").add(second.compute).add(" }}"));
+      add(first.after), add(second.after);
     }
     ActionType type = cell.actions[0].type;
     bool posted = type == ActionType::RecvF || type == ActionType::RecvB;

@@ -1,4 +1,4 @@
-// ImportTables implementation: shapes found by replacing integer literals, and the splice of
+// ImportTables implementation: shapes found by their fragments' templates, and the splice of
 // the tables into sema's IR at the skeleton's markers.
 #include "interop/ImportTables.h"
 

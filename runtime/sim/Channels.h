@@ -38,12 +38,12 @@ struct InFlight {
 struct PostedRecv {
   int64_t from = 0, tag = 0;
   SourceRange at;
-  std::optional<InFlight> message; // once its channel matched it with a send
+  std::optional<InFlight> message; // once the streams matched it with a send
   uint32_t group = 0;              // its rank's `group` (0: none): taken once the whole group completed
 };
 
 // An operation a rank issued on its stream.
-struct PairOp {
+struct StreamOp {
   bool send = false;
   int64_t peer = 0;   // the rank it sends to or receives from
   uint32_t group = 0; // its rank's `group` (0: none, an operation alone)
@@ -54,6 +54,6 @@ struct PairOp {
 };
 
 // A rank's stream: what it issued and has not completed, in order.
-using Stream = std::deque<PairOp>;
+using Stream = std::deque<StreamOp>;
 
 } // namespace schedc::sim

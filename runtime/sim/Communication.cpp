@@ -4,8 +4,8 @@
 // arrives, every member logs the call's event, which waits for every member (so it starts
 // when the last is ready; cost/Placement.h). `send` never waits; `recv` waits for the next
 // message from its source, and its event waits for the send's. Messages are matched per
-// (source, tag), first in first out; under ordered point-to-point, through the pairs'
-// channels instead (sim/OrderedChannels.cpp).
+// (source, tag), first in first out; under ordered point-to-point, through the ranks'
+// streams instead (sim/OrderedChannels.cpp).
 #include "sim/World.h"
 
 #include <algorithm>

@@ -14,13 +14,9 @@ namespace schedc::sim {
 
 namespace {
 
-std::string opName(const PairOp &op) {
+std::string opName(const StreamOp &op) {
   return op.send ? "send" : "receive";
 }
-
-} // namespace
-
-namespace {
 
 // The end of the stream's head batch: its first operation, with the rest of its `group`.
 Stream::const_iterator headEnd(const Stream &stream) {
@@ -36,13 +32,13 @@ Stream::const_iterator headEnd(const Stream &stream) {
 // The first operation with `peer` of kind `send` in the stream's head batch, or the end.
 Stream::iterator firstInHead(Stream &stream, int64_t peer, bool send) {
   auto end = stream.begin() + (headEnd(stream) - stream.cbegin());
-  auto it = std::find_if(stream.begin(), end, [&](const PairOp &op) { return op.peer == peer && op.send == send; });
+  auto it = std::find_if(stream.begin(), end, [&](const StreamOp &op) { return op.peer == peer && op.send == send; });
   return it == end ? stream.end() : it;
 }
 
 } // namespace
 
-void World::issue(int64_t from, PairOp op) {
+void World::issue(int64_t from, StreamOp op) {
   if (streams_.empty())
     streams_.resize(static_cast<size_t>(model_.ranks));
   streams_[static_cast<size_t>(from)].push_back(std::move(op));
@@ -53,37 +49,39 @@ void World::issue(int64_t from, PairOp op) {
     int64_t r = changed.back();
     changed.pop_back();
     Stream &mine = streams_[static_cast<size_t>(r)];
-    for (auto it = mine.begin(); it != mine.end() && it < mine.begin() + (headEnd(mine) - mine.cbegin());) {
+    auto head = mine.begin() + (headEnd(mine) - mine.cbegin());
+    for (auto it = mine.begin(); it != head; ++it) {
       // (only the first of each kind with each peer may match: the others come after it)
-      bool earliest = firstInHead(mine, it->peer, it->send) == it;
       Stream &theirs = streams_[static_cast<size_t>(it->peer)];
-      auto other = earliest ? firstInHead(theirs, r, !it->send) : theirs.end();
-      if (other == theirs.end()) {
-        ++it;
+      auto other = firstInHead(mine, it->peer, it->send) == it ? firstInHead(theirs, r, !it->send) : theirs.end();
+      if (other == theirs.end())
         continue;
-      }
-      PairOp &send = it->send ? *it : *other, &receive = it->send ? *other : *it;
-      Rank &sender = *ranks_[static_cast<size_t>(it->send ? r : it->peer)];
-      Rank &receiver = *ranks_[static_cast<size_t>(it->send ? it->peer : r)];
-      receive.post->message = std::move(send.message);
-      sender.completedInGroup(send.group);
-      receiver.completedInGroup(receive.group);
-      if (receiver.ordered().awaitingPost == receive.post) {
-        receiver.ordered().awaitingPost = nullptr;
-        schedule(receiver);
-      }
-      int64_t peer = it->peer;
+      complete(r, *it, *other);
+      changed.push_back(it->peer);
+      changed.push_back(r); // (looked at again: its head batch may be a new one)
       theirs.erase(other);
-      it = mine.erase(it);
-      changed.push_back(peer);
-      changed.push_back(r); // (its scan starts again: its head batch may be a new one)
+      mine.erase(it);
       break;
     }
   }
 }
 
+void World::complete(int64_t rank, StreamOp &op, StreamOp &other) {
+  StreamOp &send = op.send ? op : other, &receive = op.send ? other : op;
+  Rank &sender = *ranks_[static_cast<size_t>(op.send ? rank : op.peer)];
+  Rank &receiver = *ranks_[static_cast<size_t>(op.send ? op.peer : rank)];
+  receive.post->message = std::move(send.message);
+  sender.completedInGroup(send.group);
+  receiver.completedInGroup(receive.group);
+  if (receiver.ordered().awaitingPost == receive.post) {
+    receiver.ordered().awaitingPost = nullptr;
+    schedule(receiver);
+  }
+}
+
 void Rank::group(SourceRange at, bool begin) {
-  ordered().group = begin ? ++ordered().groups : 0;
+  if (world_.options_.p2p == PointToPoint::Ordered) // (under tagged a group changes nothing)
+    ordered().group = begin ? ++ordered().groups : 0;
 }
 
 void Rank::completedInGroup(uint32_t group) {
@@ -98,24 +96,22 @@ void Rank::completedInGroup(uint32_t group) {
   }
 }
 
+void Rank::issueOrdered(StreamOp op) {
+  op.group = ordered().group;
+  if (op.group)
+    ++ordered().groupOpen[op.group];
+  world_.issue(id_, std::move(op));
+}
+
 void Rank::sendOrdered(SourceRange at, int64_t to, InFlight message) {
   int64_t tag = message.tag;
-  if (ordered().group)
-    ++ordered().groupOpen[ordered().group];
-  world_.issue(
-      id_,
-      PairOp{.send = true, .peer = to, .group = ordered().group, .at = at, .tag = tag, .message = std::move(message)});
+  issueOrdered(StreamOp{.send = true, .peer = to, .at = at, .tag = tag, .message = std::move(message)});
 }
 
 PostedRecv &Rank::postOrdered(SourceRange at, int64_t from, int64_t tag) {
   PostedRecv &posted = ordered().posted.emplace_back(
       PostedRecv{.from = from, .tag = tag, .at = at, .message = {}, .group = ordered().group});
-  if (ordered().group)
-    ++ordered().groupOpen[ordered().group];
-  world_.issue(
-      id_,
-      PairOp{
-          .send = false, .peer = from, .group = ordered().group, .at = at, .tag = tag, .message = {}, .post = &posted});
+  issueOrdered(StreamOp{.send = false, .peer = from, .at = at, .tag = tag, .message = {}, .post = &posted});
   return posted;
 }
 
@@ -170,7 +166,7 @@ ValuePtr Rank::recvOrdered(SourceRange at, int64_t from, int64_t tag) {
   return madeBy(m.value, made);
 }
 
-std::vector<Diagnostic> World::channelNotes(const Rank &r) const {
+std::vector<Diagnostic> World::streamNotes(const Rank &r) const {
   std::vector<Diagnostic> notes;
   const PostedRecv *post = r.wait_.post;
   if (!post || streams_.empty())
@@ -178,7 +174,7 @@ std::vector<Diagnostic> World::channelNotes(const Rank &r) const {
   const Stream &mine = streams_[static_cast<size_t>(r.id_)];
   std::string me = "rank " + std::to_string(r.id_);
   if (post->message) { // its group is what it waits for: the first operation of it still open
-    auto open = std::find_if(mine.begin(), mine.end(), [&](const PairOp &op) { return op.group == post->group; });
+    auto open = std::find_if(mine.begin(), mine.end(), [&](const StreamOp &op) { return op.group == post->group; });
     notes.push_back(open != mine.end()
                         ? note(open->at, "this " + opName(*open) + (open->send ? " to rank " : " from rank ") +
                                              std::to_string(open->peer) +
@@ -190,7 +186,7 @@ std::vector<Diagnostic> World::channelNotes(const Rank &r) const {
   }
   // What is at the head of its stream, if not that receive, and what is at its peer's.
   auto mineEnd = mine.begin() + (headEnd(mine) - mine.cbegin());
-  bool atHead = std::any_of(mine.begin(), mineEnd, [&](const PairOp &op) { return op.post == post; });
+  bool atHead = std::any_of(mine.begin(), mineEnd, [&](const StreamOp &op) { return op.post == post; });
   if (!mine.empty() && !atHead)
     notes.push_back(note(mine.front().at, "on " + me + "'s stream that receive waits behind this " +
                                               opName(mine.front()) + (mine.front().send ? " to rank " : " from rank ") +
@@ -200,7 +196,7 @@ std::vector<Diagnostic> World::channelNotes(const Rank &r) const {
   if (theirs.empty())
     return notes;
   std::string other = "rank " + std::to_string(peer);
-  const PairOp &head = theirs.front();
+  const StreamOp &head = theirs.front();
   if (head.peer == r.id_ && !mine.empty() && mine.front().peer == peer && head.send == mine.front().send)
     notes.push_back(note(head.at, other + "'s next operation with " + me + " is a " + opName(head) +
                                       " too: each waits for the other to " + (head.send ? "receive" : "send") +
@@ -213,12 +209,12 @@ std::vector<Diagnostic> World::channelNotes(const Rank &r) const {
   return notes;
 }
 
-void World::reportPendingChannels() {
+void World::reportPendingStreams() {
   for (size_t rank = 0; rank < streams_.size(); ++rank) {
     const Stream &mine = streams_[rank];
     if (mine.empty() || ranks_[rank]->stopped_)
       continue;
-    const PairOp &head = mine.front();
+    const StreamOp &head = mine.front();
     auto peer = static_cast<size_t>(head.peer);
     const Stream &theirs = streams_[peer];
     if (ranks_[peer]->stopped_)
@@ -230,7 +226,7 @@ void World::reportPendingChannels() {
     std::string me = "rank " + std::to_string(rank), other = "rank " + std::to_string(peer);
     std::string why;
     std::vector<Diagnostic> notes;
-    bool counterpart = std::any_of(theirs.begin(), theirs.end(), [&](const PairOp &op) {
+    bool counterpart = std::any_of(theirs.begin(), theirs.end(), [&](const StreamOp &op) {
       return op.peer == static_cast<int64_t>(rank) && op.send != head.send;
     });
     if (facing) {

@@ -421,7 +421,7 @@ void World::reportDeadlock() {
                 (elsewhere.size() == 1 ? " is" : " are") + " blocked elsewhere";
     }
     notes.push_back(note(r.wait_.at, what));
-    for (Diagnostic &n : channelNotes(r))
+    for (Diagnostic &n : streamNotes(r))
       notes.push_back(std::move(n));
   }
   if (blocked.size() > kShown)
@@ -477,7 +477,7 @@ void World::tallyEnd(Lane &lane) {
 }
 
 void World::checkEnd(const EndTally &tally) {
-  reportPendingChannels(); // (ordered point-to-point; none under tagged)
+  reportPendingStreams(); // (ordered point-to-point; none under tagged)
   // Messages nobody received.
   for (int64_t to = 0; to < model_.ranks; ++to) {
     if (ranks_[to]->stopped_) // stopped at its error before it received them

@@ -99,8 +99,8 @@ struct Options {
   // A rank that meets an error again stops (Rank::error). Off where a real backend computes
   // the run (rt/ComputeRun.cpp): its peers would wait in MPI for what it no longer sends.
   bool stopRanksAtRepeatedErrors = true;
-  // How sends and receives meet (sim/PointToPoint.h). An ordered run is on one thread: its
-  // pairs' channels are shared by two ranks without locks.
+  // How sends and receives meet (sim/PointToPoint.h). An ordered run is on one thread: the
+  // ranks' streams are matched against each other without locks.
   PointToPoint p2p = PointToPoint::Tagged;
 };
 
@@ -260,8 +260,8 @@ public:
   void send(SourceRange at, int64_t to, const ValuePtr &v, int64_t tag = 0);
   ValuePtr recv(SourceRange at, int64_t from, int64_t tag = 0);
   // `post_recv`: a receive posted here (PyTorch's irecv), taken by the next `recv` of the
-  // same source and tag. Under ordered point-to-point this is its place on the pair's
-  // channel; under tagged it changes nothing.
+  // same source and tag. Under ordered point-to-point this is its place on the rank's
+  // stream; under tagged it changes nothing.
   void postRecv(SourceRange at, int64_t from, int64_t tag = 0);
   // Whether a message to or from `peer` with `tag` is valid (send and recv report why not).
   bool canExchange(int64_t peer, int64_t tag) const;
@@ -363,8 +363,10 @@ private:
   // A copy of `v` with copies of the sets only this thread counts (a message to a rank on
   // another thread of a parallel run).
   ValuePtr detached(const ValuePtr &v) const;
-  // Ordered point-to-point (sim/OrderedChannels.cpp): a send put on its pair's channel, a
-  // receive posted there (kept in posted_), and a `recv` that waits for its posted receive.
+  // Ordered point-to-point (sim/OrderedChannels.cpp): a send put on the rank's stream, a
+  // receive posted there (kept in Ordered::posted), and a `recv` that waits for its posted
+  // receive.
+  void issueOrdered(StreamOp op); // on the world's stream of this rank, in its `group` if any
   void sendOrdered(SourceRange at, int64_t to, InFlight message);
   PostedRecv &postOrdered(SourceRange at, int64_t from, int64_t tag);
   ValuePtr recvOrdered(SourceRange at, int64_t from, int64_t tag);
@@ -667,13 +669,15 @@ private:
   std::vector<Stream> streams_;
   // Puts `op` of rank `from` (with `op.peer`) on its stream, and completes what can complete:
   // each matched receive gets its message, and a rank that waits for it is woken.
-  void issue(int64_t from, PairOp op);
-  // Ordered: what holds up the receive rank `r` is blocked in, on its pair's channel, as
-  // notes for a deadlock's report (none where it waits for the peer to send).
-  std::vector<Diagnostic> channelNotes(const Rank &r) const;
-  // Ordered: the end-of-step report of operations left on the channels (a rank would wait
+  void issue(int64_t from, StreamOp op);
+  // A send and the receive it matches (`op` rank `rank`'s, `other` its peer's) complete.
+  void complete(int64_t rank, StreamOp &op, StreamOp &other);
+  // Ordered: what holds up the receive rank `r` is blocked in, on its stream and its peer's,
+  // as notes for a deadlock's report.
+  std::vector<Diagnostic> streamNotes(const Rank &r) const;
+  // Ordered: the end-of-step report of operations left on the streams (a rank would wait
   // for them forever at the end of the step).
-  void reportPendingChannels();
+  void reportPendingStreams();
   bool stoppedAtLimit_ = false;
   bool parallel_ = false;  // the ranks run on several threads now
   bool watchIdle_ = false; // a parallel run's idle lanes watch before they sleep (as many lanes as processors at most)
