@@ -26,13 +26,21 @@ struct Run {
   int64_t lo = 0, hi = 0; // layers lo .. hi - 1
 };
 
+// The action of a run of computations (Run::kind: a compute event).
 ActionType actionOf(EventKind k) {
   switch (k) {
   case EventKind::Forward: return ActionType::Forward;
+  case EventKind::Backward: return ActionType::Backward;
   case EventKind::BackwardInput: return ActionType::BackwardInput;
   case EventKind::BackwardWeight: return ActionType::BackwardWeight;
-  default: return ActionType::Backward;
+  case EventKind::Loss:
+  case EventKind::Update:
+  case EventKind::AllReduce:
+  case EventKind::AllGather:
+  case EventKind::ReduceScatter:
+  case EventKind::Pass: break;
   }
+  SCHEDC_UNREACHABLE("a run of computations of an event that computes nothing");
 }
 
 class Exporter {
@@ -70,8 +78,8 @@ private:
   // FSDP's collectives: an allgather of a weight's shards (UNSHARD) or a reducescatter of
   // a weight gradient (REDUCE_GRAD).
   static bool isFsdp(const sim::CollectiveCall &c) {
-    return (c.kind == OpKind::AllGather && c.valueKind == ValueKind::Weight) ||
-           (c.kind == OpKind::ReduceScatter && c.valueKind == ValueKind::WeightGrad);
+    return (c.kind == CollectiveKind::AllGather && c.valueKind == ValueKind::Weight) ||
+           (c.kind == CollectiveKind::ReduceScatter && c.valueKind == ValueKind::WeightGrad);
   }
 
   // The file's rows: every rank, or where ranks gather weights and reduce-scatter gradients
@@ -94,7 +102,7 @@ private:
           problem(world_.events(r)[c.event],
                   fmt::format("this {} is over ranks {}, but rank {}'s other FSDP collectives are over {}: a PyTorch "
                               "stage is sharded over one data-parallel group",
-                              sim::collectiveName(c.kind), c.group->str(), r, group->str()));
+                              collectiveName(c.kind), c.group->str(), r, group->str()));
       }
     for (int64_t r = 0; r < ranks; ++r) {
       const auto &group = groupOf[static_cast<size_t>(r)];
@@ -116,12 +124,12 @@ private:
         fsdpCalls.insert(c.event);
     for (size_t i = 0; i < events.size(); ++i) {
       const sim::Event &e = events[i];
-      if (eventInfo(e.kind).eventClass == EventClass::Collective) {
+      if (std::optional<CollectiveKind> collective = collectiveOf(e.kind)) {
         if (!fsdpCalls.count(i))
           problem(e, fmt::format("a PyTorch pipeline schedule has no {} (its data or tensor parallelism is set up "
                                  "outside the file): only pipelines export, with FSDP's all-gathers of weight "
                                  "shards and reduce-scatters of weight gradients",
-                                 collectiveName(e.kind)));
+                                 collectiveName(*collective)));
         continue;
       }
       if (!isComputeEvent(e.kind))
@@ -311,7 +319,7 @@ private:
     for (const sim::CollectiveCall &c : world_.rank(r).collectiveCalls()) {
       if (!isFsdp(c))
         continue;
-      bool gather = c.kind == OpKind::AllGather;
+      bool gather = c.kind == CollectiveKind::AllGather;
       int64_t s = ownStage(c.layer, world_.events(r)[c.event], gather ? "gathers" : "reduces the gradient of");
       if (s >= 0 && (gather ? gathered[s]++ == 0 : reduced.insert(s).second))
         at[atEvent(c.event)].push_back(
@@ -390,14 +398,6 @@ private:
   int64_t microBatch(int64_t mb) const {
     auto it = microBatches_.find(mb);
     return it == microBatches_.end() ? mb : it->second;
-  }
-
-  // A collective's name as the source spells it (sim::collectiveName of its operation).
-  static const char *collectiveName(EventKind k) {
-    for (OpKind op : {OpKind::AllReduce, OpKind::AllGather, OpKind::ReduceScatter})
-      if (sim::eventOf(op) == k)
-        return sim::collectiveName(op);
-    return eventName(k);
   }
 
   const sim::World &world_;

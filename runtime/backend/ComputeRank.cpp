@@ -5,13 +5,15 @@ namespace schedc::backend {
 
 void ComputeRank::execute(OpKind op, sim::Results &r, const sim::Operands &a, const sim::Rank &rank) {
   ValuePtr &result = r.values[0];
-  if (isCollective(op)) {
+  switch (op) {
+  case OpKind::AllReduce:
+  case OpKind::AllGather:
+  case OpKind::ReduceScatter: {
     sim::CollectiveArgs c = sim::collectiveArgs(op, a);
     if (!result->poisoned)
-      result = collective(result, op, c.value, *c.group);
+      result = collective(result, *collectiveOf(op), c.value, *c.group);
     return;
   }
-  switch (op) {
   case OpKind::Load:
     if (result->split == sim::Split::Part)
       requireWholeUnits(result->layer, result->total);
@@ -61,7 +63,7 @@ void ComputeRank::execute(OpKind op, sim::Results &r, const sim::Operands &a, co
     return;
   }
   case OpKind::PostRecv: return; // the `recv` receives (MPI and the cuda backend's channels keep early messages)
-  default: break;
+  case OpKind::Read: break;       // a storage read: no operation of a backend
   }
   SCHEDC_UNREACHABLE("an operation no real backend computes");
 }

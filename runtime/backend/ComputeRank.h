@@ -67,7 +67,7 @@ public:
   virtual ValuePtr fakeGrad(const ValuePtr &meta) = 0;
   // The slice of `whole` (a complete weight, gradient or optimizer state) that `meta` names.
   virtual ValuePtr shardOf(const ValuePtr &meta, const ValuePtr &whole) = 0;
-  virtual ValuePtr collective(const ValuePtr &meta, sim::CollectiveKind kind, const ValuePtr &v,
+  virtual ValuePtr collective(const ValuePtr &meta, CollectiveKind kind, const ValuePtr &v,
                               const sim::IntSet &members) = 0;
   // Waits until the work enqueued so far has finished (a device runs it asynchronously), so
   // a measured time covers the work itself; a no-op where work is done when a call returns.

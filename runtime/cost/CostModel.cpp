@@ -60,8 +60,14 @@ public:
     case EventKind::Backward:
       return w.tensorParts == 1 ? Number::integer(2 * w.microBatches)
                                 : Number::real(2.0 * static_cast<double>(w.microBatches) / parts);
-    default: return ComputeOnlyCost::length(w);
+    case EventKind::Loss:
+    case EventKind::Update:
+    case EventKind::AllReduce:
+    case EventKind::AllGather:
+    case EventKind::ReduceScatter:
+    case EventKind::Pass: return ComputeOnlyCost::length(w);
     }
+    SCHEDC_UNREACHABLE("an event the equal-phases cost model has no length for");
   }
 };
 

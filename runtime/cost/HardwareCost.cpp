@@ -92,8 +92,14 @@ double HardwareCost::flops(const Work &w) const {
     return m * (model.recomputeFlops(l, w.kind) + model.backwardInputFlops(l) + model.backwardWeightFlops(l));
   case EventKind::BackwardInput: return m * (model.recomputeFlops(l, w.kind) + model.backwardInputFlops(l));
   case EventKind::BackwardWeight: return m * (model.recomputeFlops(l, w.kind) + model.backwardWeightFlops(l));
-  default: return 0;
+  case EventKind::Loss:
+  case EventKind::Update:
+  case EventKind::AllReduce:
+  case EventKind::AllGather:
+  case EventKind::ReduceScatter:
+  case EventKind::Pass: return 0; // no GEMMs (an update's element-wise work is in seconds())
   }
+  SCHEDC_UNREACHABLE("an event without its flops");
 }
 
 double HardwareCost::modelFlops(const Work &w) const {
@@ -105,8 +111,17 @@ double HardwareCost::modelFlops(const Work &w) const {
     return m * (model.forwardFlops(l) + model.backwardInputFlops(l) + model.backwardWeightFlops(l));
   case EventKind::BackwardInput: return m * (model.forwardFlops(l) + model.backwardInputFlops(l));
   case EventKind::BackwardWeight: return m * model.backwardWeightFlops(l);
-  default: return 0;
+  // The model's forward is counted once, with its backward: a forward event's share (and a
+  // recomputed forward) is not the model's.
+  case EventKind::Forward:
+  case EventKind::Loss:
+  case EventKind::Update:
+  case EventKind::AllReduce:
+  case EventKind::AllGather:
+  case EventKind::ReduceScatter:
+  case EventKind::Pass: return 0;
   }
+  SCHEDC_UNREACHABLE("an event without its model flops");
 }
 
 double HardwareCost::seconds(const Work &w) const {

@@ -219,86 +219,112 @@ ValuePtr CpuRank::shardOf(const ValuePtr &meta, const ValuePtr &whole) {
   return with(meta, slice(P::flat(whole)));
 }
 
-ValuePtr CpuRank::collective(const ValuePtr &meta, sim::CollectiveKind kind, const ValuePtr &v,
-                             const sim::IntSet &members) {
+ValuePtr CpuRank::collective(const ValuePtr &meta, CollectiveKind kind, const ValuePtr &v, const sim::IntSet &members) {
   const std::vector<int64_t> &group = members.elements();
-  if (meta->kind == Kind::Activation || meta->kind == Kind::ActGrad)
-    return activationCollective(meta, kind, v, group);
-  const Flat *in = P::flat(v);
-  if (kind == sim::CollectiveKind::AllGather) {
-    Flat gathered;
-    gathered.pieces = comm_.allgather(in ? in->pieces : std::vector<Piece>{}, group);
-    std::sort(gathered.pieces.begin(), gathered.pieces.end(),
-              [](const Piece &a, const Piece &b) { return a.begin < b.begin; });
-    // Contiguous (the whole, or a tensor-parallel part): one piece, ready for GEMMs.
-    int64_t begin = gathered.pieces.empty() ? 0 : gathered.pieces.front().begin, n = gathered.elements();
-    if (gathered.pieces.size() > 1 && gathered.covers(begin, n)) {
-      std::vector<float> all = gathered.range(begin, n);
-      gathered.pieces.assign(1, Piece{begin, std::move(all)});
-    }
-    return with(meta, std::move(gathered));
+  bool activation = meta->kind == Kind::Activation || meta->kind == Kind::ActGrad;
+  switch (kind) {
+  case CollectiveKind::AllGather:
+    return activation ? gatherSequenceShards(meta, v, group) : with(meta, gatherShards(P::flat(v), group));
+  case CollectiveKind::AllReduce:
+    return activation ? with(meta, allReducePartialSums(meta, v, group)) : with(meta, allReduce(meta, v, group));
+  case CollectiveKind::ReduceScatter:
+    return activation ? with(meta, reduceScatterPartialSums(meta, v, group))
+                      : with(meta, reduceScatter(meta, v, group));
   }
-  // The reductions work on the gradient's elements in order (a bf16 gradient is summed in
-  // float32 and rounded; an fp32 gradient of a bf16 run is not rounded).
-  // One copy of the (immutable) input, packed; the result is made from it in place.
+  SCHEDC_UNREACHABLE("a collective the cpu backend does not compute");
+}
+
+Flat CpuRank::gatherShards(const Flat *in, const std::vector<int64_t> &group) {
+  Flat gathered;
+  gathered.pieces = comm_.allgather(in ? in->pieces : std::vector<Piece>{}, group);
+  std::sort(gathered.pieces.begin(), gathered.pieces.end(),
+            [](const Piece &a, const Piece &b) { return a.begin < b.begin; });
+  // Contiguous (the whole, or a tensor-parallel part): one piece, ready for GEMMs.
+  int64_t begin = gathered.pieces.empty() ? 0 : gathered.pieces.front().begin, n = gathered.elements();
+  if (gathered.pieces.size() > 1 && gathered.covers(begin, n)) {
+    std::vector<float> all = gathered.range(begin, n);
+    gathered.pieces.assign(1, Piece{begin, std::move(all)});
+  }
+  return gathered;
+}
+
+// The reductions work on the gradient's elements in order (a bf16 gradient is summed in
+// float32 and rounded; an fp32 gradient of a bf16 run is not rounded): one copy of the
+// (immutable) input, packed; the result is made from it in place.
+static std::vector<float> packed(const Flat *in) {
   std::vector<float> buffer;
   if (in && in->pieces.size() == 1)
     buffer = in->pieces[0].values;
   else if (in)
     for (const Piece &p : in->pieces)
       buffer.insert(buffer.end(), p.values.begin(), p.values.end());
-  if (kind == sim::CollectiveKind::AllReduce) {
-    comm_.allreduce(buffer, group);
-    roundAll(buffer, meta->kind == Kind::WeightGrad ? bf16Gradients() : bf16());
-    Flat data;
-    if (in && in->pieces.size() == 1) {
-      data.pieces.push_back(Piece{in->pieces[0].begin, std::move(buffer)});
-    } else if (in) {
-      size_t at = 0;
-      for (const Piece &p : in->pieces) {
-        auto from = buffer.begin() + static_cast<long>(at);
-        data.pieces.push_back(Piece{p.begin, std::vector<float>(from, from + static_cast<long>(p.values.size()))});
-        at += p.values.size();
-      }
+  return buffer;
+}
+
+Flat CpuRank::allReduce(const ValuePtr &meta, const ValuePtr &v, const std::vector<int64_t> &group) {
+  const Flat *in = P::flat(v);
+  std::vector<float> buffer = packed(in);
+  comm_.allreduce(buffer, group);
+  roundAll(buffer, meta->kind == Kind::WeightGrad ? bf16Gradients() : bf16());
+  Flat data;
+  if (in && in->pieces.size() == 1) {
+    data.pieces.push_back(Piece{in->pieces[0].begin, std::move(buffer)});
+  } else if (in) {
+    size_t at = 0;
+    for (const Piece &p : in->pieces) {
+      auto from = buffer.begin() + static_cast<long>(at);
+      data.pieces.push_back(Piece{p.begin, std::vector<float>(from, from + static_cast<long>(p.values.size()))});
+      at += p.values.size();
     }
-    return with(meta, std::move(data));
   }
-  // A reduce-scatter sums the operand's slice (the whole gradient, or a tensor-parallel
-  // part's) and keeps this member's share of it.
+  return data;
+}
+
+// A reduce-scatter sums the operand's slice (the whole gradient, or a tensor-parallel part's)
+// and keeps this member's share of it.
+Flat CpuRank::reduceScatter(const ValuePtr &meta, const ValuePtr &v, const std::vector<int64_t> &group) {
+  const Flat *in = P::flat(v);
+  std::vector<float> buffer = packed(in);
   auto [from, size] = heldRange(v);
   if (static_cast<int64_t>(buffer.size()) != size)
     buffer = in ? in->range(from, size) : std::vector<float>(static_cast<size_t>(size), 0.0f);
   Flat part;
   part.pieces.push_back(Piece{heldRange(meta).first, comm_.reduceScatter(buffer, group)});
   roundAll(part.pieces[0].values, meta->kind == Kind::WeightGrad ? bf16Gradients() : bf16());
-  return with(meta, std::move(part));
+  return part;
 }
 
-ValuePtr CpuRank::activationCollective(const ValuePtr &meta, sim::CollectiveKind kind, const ValuePtr &v,
-                                       const std::vector<int64_t> &group) {
+Rows CpuRank::allReducePartialSums(const ValuePtr &meta, const ValuePtr &v, const std::vector<int64_t> &group) {
+  int64_t rows = static_cast<int64_t>(meta->batches->size()) * d_.tokens;
+  std::vector<float> zeros;
+  std::vector<float> sum = rowsOf(P::rows(v), rows, d_.hidden, zeros);
+  comm_.allreduce(sum, group);
+  roundAll(sum, bf16());
+  return Rows{rows, std::move(sum)};
+}
+
+// Partial sums, completed as sequence shards.
+Rows CpuRank::reduceScatterPartialSums(const ValuePtr &meta, const ValuePtr &v, const std::vector<int64_t> &group) {
   int64_t batches = static_cast<int64_t>(meta->batches->size()), rows = batches * d_.tokens, h = d_.hidden;
   std::vector<float> zeros;
-  if (kind == sim::CollectiveKind::AllReduce) { // partial sums, completed
-    std::vector<float> sum = rowsOf(P::rows(v), rows, h, zeros);
-    comm_.allreduce(sum, group);
-    roundAll(sum, bf16());
-    return with(meta, Rows{rows, std::move(sum)});
-  }
-  if (kind == sim::CollectiveKind::ReduceScatter) { // partial sums, completed as sequence shards
-    int64_t chunk = sequenceRows(meta->total);
-    const std::vector<float> &in = rowsOf(P::rows(v), rows, h, zeros);
-    std::vector<float> byShard; // shard s's rows of every micro-batch, then shard s + 1's
-    byShard.reserve(in.size());
-    for (int64_t s = 0; s < meta->total; ++s)
-      for (int64_t b = 0; b < batches; ++b) {
-        auto from = in.begin() + (b * d_.tokens + s * chunk) * h;
-        byShard.insert(byShard.end(), from, from + chunk * h);
-      }
-    std::vector<float> mine = comm_.reduceScatter(byShard, group); // the member's position is its shard
-    roundAll(mine, bf16());
-    return with(meta, Rows{batches * chunk, std::move(mine)});
-  }
-  // An all-gather of sequence shards: each member's rows, placed in the whole activation.
+  int64_t chunk = sequenceRows(meta->total);
+  const std::vector<float> &in = rowsOf(P::rows(v), rows, h, zeros);
+  std::vector<float> byShard; // shard s's rows of every micro-batch, then shard s + 1's
+  byShard.reserve(in.size());
+  for (int64_t s = 0; s < meta->total; ++s)
+    for (int64_t b = 0; b < batches; ++b) {
+      auto from = in.begin() + (b * d_.tokens + s * chunk) * h;
+      byShard.insert(byShard.end(), from, from + chunk * h);
+    }
+  std::vector<float> mine = comm_.reduceScatter(byShard, group); // the member's position is its shard
+  roundAll(mine, bf16());
+  return Rows{batches * chunk, std::move(mine)};
+}
+
+// An all-gather of sequence shards: each member's rows, placed in the whole activation.
+ValuePtr CpuRank::gatherSequenceShards(const ValuePtr &meta, const ValuePtr &v, const std::vector<int64_t> &group) {
+  int64_t batches = static_cast<int64_t>(meta->batches->size()), rows = batches * d_.tokens, h = d_.hidden;
+  std::vector<float> zeros;
   int64_t chunk = sequenceRows(v->total), shard = v->shards->min();
   const std::vector<float> &in = rowsOf(P::rows(v), batches * chunk, h, zeros);
   std::vector<Piece> mine;

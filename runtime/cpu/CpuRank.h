@@ -30,7 +30,7 @@ public:
   ValuePtr addGrad(const ValuePtr &meta, const ValuePtr &a, const ValuePtr &b) override;
   ValuePtr fakeGrad(const ValuePtr &meta) override;
   ValuePtr shardOf(const ValuePtr &meta, const ValuePtr &whole) override;
-  ValuePtr collective(const ValuePtr &meta, sim::CollectiveKind kind, const ValuePtr &v,
+  ValuePtr collective(const ValuePtr &meta, CollectiveKind kind, const ValuePtr &v,
                       const sim::IntSet &members) override;
   // Over MPI (backend::Comm: non-blocking sends), the data in the Wire format.
   void send(int64_t to, int64_t tag, const ValuePtr &v) override;
@@ -53,9 +53,15 @@ private:
     int64_t units;
   };
   LayerWeights layerWeights(const ValuePtr &w, std::vector<float> &scratch);
-  // All-reduce and reduce-scatter of partial sums, all-gather of sequence shards.
-  ValuePtr activationCollective(const ValuePtr &meta, sim::CollectiveKind kind, const ValuePtr &v,
-                                const std::vector<int64_t> &group);
+  // The collectives of weights, their gradients and optimizer state (flat elements).
+  Flat gatherShards(const Flat *in, const std::vector<int64_t> &group);
+  Flat allReduce(const ValuePtr &meta, const ValuePtr &v, const std::vector<int64_t> &group);
+  Flat reduceScatter(const ValuePtr &meta, const ValuePtr &v, const std::vector<int64_t> &group);
+  // The collectives of activations: all-reduce and reduce-scatter of tensor-parallel partial
+  // sums, all-gather of sequence shards.
+  Rows allReducePartialSums(const ValuePtr &meta, const ValuePtr &v, const std::vector<int64_t> &group);
+  Rows reduceScatterPartialSums(const ValuePtr &meta, const ValuePtr &v, const std::vector<int64_t> &group);
+  ValuePtr gatherSequenceShards(const ValuePtr &meta, const ValuePtr &v, const std::vector<int64_t> &group);
 };
 
 } // namespace schedc::cpu

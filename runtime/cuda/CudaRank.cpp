@@ -226,7 +226,7 @@ public:
 
   // On the collectives stream: it waits for the compute that made `v`, and compute waits
   // for the result only where it uses it.
-  ValuePtr collective(const ValuePtr &meta, sim::CollectiveKind kind, const ValuePtr &v,
+  ValuePtr collective(const ValuePtr &meta, CollectiveKind kind, const ValuePtr &v,
                       const sim::IntSet &members) override {
     current_ = collectives_;
     reads({v});
@@ -430,34 +430,43 @@ private:
   }
 
   // The collective, its work enqueued on current_ (the collectives stream).
-  ValuePtr collectiveHere(const ValuePtr &meta, sim::CollectiveKind kind, const ValuePtr &v,
-                          const sim::IntSet &members) {
+  ValuePtr collectiveHere(const ValuePtr &meta, CollectiveKind kind, const ValuePtr &v, const sim::IntSet &members) {
     const std::vector<int64_t> &group = members.elements();
     if (meta->kind == Kind::Activation || meta->kind == Kind::ActGrad)
       return activationCollective(meta, kind, v, group);
     const DeviceFlat *in = P::flat(v);
     DType type = typeOf(meta->kind);
-    if (kind == sim::CollectiveKind::AllGather)
-      return withData(meta, allGather(in, group, type));
-    if (kind == sim::CollectiveKind::AllReduce) { // on the pieces, packed in order
-      DeviceFlat data = in ? *in : DeviceFlat{};
-      int64_t n = data.elements();
-      Buffer packed = buffer(n, type);
-      int64_t at = 0;
-      for (const DevicePiece &p : data.pieces) {
-        copy(packed->at(at), converted(p.values, type), p.count());
-        at += p.count();
-      }
-      nccl_.allReduce(packed->raw(), type, n, group, current_);
-      at = 0;
-      for (DevicePiece &p : data.pieces) {
-        p.values = data.pieces.size() == 1 ? packed : copyOf(packed, at, p.count());
-        at += p.count();
-      }
-      return withData(meta, std::move(data));
+    switch (kind) {
+    case CollectiveKind::AllGather: return withData(meta, allGather(in, group, type));
+    case CollectiveKind::AllReduce: return withData(meta, allReduce(in, group, type));
+    case CollectiveKind::ReduceScatter: return reduceScatter(meta, v, group, type);
     }
-    // The operand's slice (the whole gradient, or a tensor-parallel part's), summed; this
-    // member keeps its share.
+    SCHEDC_UNREACHABLE("a collective the cuda backend does not compute");
+  }
+
+  // An all-reduce on the pieces, packed in order.
+  DeviceFlat allReduce(const DeviceFlat *in, const std::vector<int64_t> &group, DType type) {
+    DeviceFlat data = in ? *in : DeviceFlat{};
+    int64_t n = data.elements();
+    Buffer packed = buffer(n, type);
+    int64_t at = 0;
+    for (const DevicePiece &p : data.pieces) {
+      copy(packed->at(at), converted(p.values, type), p.count());
+      at += p.count();
+    }
+    nccl_.allReduce(packed->raw(), type, n, group, current_);
+    at = 0;
+    for (DevicePiece &p : data.pieces) {
+      p.values = data.pieces.size() == 1 ? packed : copyOf(packed, at, p.count());
+      at += p.count();
+    }
+    return data;
+  }
+
+  // A reduce-scatter of the operand's slice (the whole gradient, or a tensor-parallel part's):
+  // summed, this member keeps its share.
+  ValuePtr reduceScatter(const ValuePtr &meta, const ValuePtr &v, const std::vector<int64_t> &group, DType type) {
+    const DeviceFlat *in = P::flat(v);
     auto [from, size] = heldRange(v);
     auto [begin, count] = heldRange(meta);
     Buffer operand = rangeOf(in, from, size, type);
@@ -468,24 +477,39 @@ private:
 
   // All-reduce and reduce-scatter of partial sums, all-gather of sequence shards (the
   // layouts of backend/Tensors.h), on current_.
-  ValuePtr activationCollective(const ValuePtr &meta, sim::CollectiveKind kind, const ValuePtr &v,
+  ValuePtr activationCollective(const ValuePtr &meta, CollectiveKind kind, const ValuePtr &v,
                                 const std::vector<int64_t> &group) {
+    switch (kind) {
+    case CollectiveKind::AllReduce: return allReducePartialSums(meta, v, group);
+    case CollectiveKind::ReduceScatter: return reduceScatterPartialSums(meta, v, group);
+    case CollectiveKind::AllGather: return gatherSequenceShards(meta, v, group);
+    }
+    SCHEDC_UNREACHABLE("a collective of activations the cuda backend does not compute");
+  }
+
+  ValuePtr allReducePartialSums(const ValuePtr &meta, const ValuePtr &v, const std::vector<int64_t> &group) {
+    int64_t rows = static_cast<int64_t>(meta->batches->size()) * d_.tokens;
+    Buffer sum = copyOf(rowsOf(P::rows(v), rows));
+    nccl_.allReduce(sum->raw(), low_, rows * d_.hidden, group, current_);
+    return withData(meta, DeviceRows{rows, sum});
+  }
+
+  // Partial sums, completed as sequence shards.
+  ValuePtr reduceScatterPartialSums(const ValuePtr &meta, const ValuePtr &v, const std::vector<int64_t> &group) {
     int64_t batches = static_cast<int64_t>(meta->batches->size()), rows = batches * d_.tokens, h = d_.hidden;
-    if (kind == sim::CollectiveKind::AllReduce) { // partial sums, completed
-      Buffer sum = copyOf(rowsOf(P::rows(v), rows));
-      nccl_.allReduce(sum->raw(), low_, rows * h, group, current_);
-      return withData(meta, DeviceRows{rows, sum});
-    }
-    if (kind == sim::CollectiveKind::ReduceScatter) { // completed as sequence shards
-      int64_t chunk = sequenceRows(meta->total), block = chunk * h;
-      Buffer in = rowsOf(P::rows(v), rows), byShard = buffer(rows * h, low_), mine = buffer(batches * block, low_);
-      for (int64_t s = 0; s < meta->total; ++s) // shard s's rows of every micro-batch, then shard s + 1's
-        for (int64_t b = 0; b < batches; ++b)
-          copy(byShard->at((s * batches + b) * block), in, block, (b * d_.tokens + s * chunk) * h);
-      nccl_.reduceScatter(byShard->raw(), mine->raw(), low_, rows * h, group, current_);
-      return withData(meta, DeviceRows{batches * chunk, mine});
-    }
-    // All-gather: each member's shard, placed by the shard index it says it holds.
+    int64_t chunk = sequenceRows(meta->total), block = chunk * h;
+    Buffer in = rowsOf(P::rows(v), rows), byShard = buffer(rows * h, low_), mine = buffer(batches * block, low_);
+    for (int64_t s = 0; s < meta->total; ++s) // shard s's rows of every micro-batch, then shard s + 1's
+      for (int64_t b = 0; b < batches; ++b)
+        copy(byShard->at((s * batches + b) * block), in, block, (b * d_.tokens + s * chunk) * h);
+    nccl_.reduceScatter(byShard->raw(), mine->raw(), low_, rows * h, group, current_);
+    return withData(meta, DeviceRows{batches * chunk, mine});
+  }
+
+  // An all-gather of sequence shards: each member's shard, placed by the shard index it says
+  // it holds.
+  ValuePtr gatherSequenceShards(const ValuePtr &meta, const ValuePtr &v, const std::vector<int64_t> &group) {
+    int64_t batches = static_cast<int64_t>(meta->batches->size()), rows = batches * d_.tokens, h = d_.hidden;
     int64_t chunk = sequenceRows(v->total), block = chunk * h, each = batches * block;
     std::vector<std::vector<int64_t>> shards = comm_.allgatherInts({v->shards->min()}, group);
     const DeviceRows *mine = P::rows(v);

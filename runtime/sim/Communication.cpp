@@ -149,7 +149,7 @@ void World::combine(Collective &c, const IntSet &members, Rank &reporter, Source
     c.result = unitePieces(c, members, poisoned, fail);
     if (c.kind == CollectiveKind::ReduceScatter && !c.result.poisoned && c.result.split != Split::None) {
       fail("collective-partials", [&] {
-        return "reducescatter of layer " + std::to_string(c.layer) + " splits a sum of tensor-parallel parts " +
+        return std::string(collectiveName(c.kind)) + " of layer " + std::to_string(c.layer) + " splits a sum of tensor-parallel parts " +
                c.result.shards->str() + " of " + std::to_string(c.result.total) + " only; every part must be in it";
       });
       c.result.poisoned = true;
@@ -159,7 +159,7 @@ void World::combine(Collective &c, const IntSet &members, Rank &reporter, Source
   }
   // Check each member's value against the first, then unite all shards (allgather) or
   // micro-batches (the reductions); an element seen twice is an overlap.
-  const char *op = c.kind == CollectiveKind::AllReduce ? "allreduce" : "reducescatter";
+  const char *op = collectiveName(c.kind);
   std::vector<int64_t> all;
   std::vector<size_t> starts; // where each member's elements begin in `all` (for messages)
   for (size_t i = 0; i < n && !poisoned; ++i) {
@@ -172,7 +172,7 @@ void World::combine(Collective &c, const IntSet &members, Rank &reporter, Source
     if (c.kind == CollectiveKind::AllGather) {
       if (v.total != first.total || v.step != first.step)
         fail("collective-shards", [&] {
-          return "allgather of layer " + std::to_string(c.layer) +
+          return std::string(collectiveName(c.kind)) + " of layer " + std::to_string(c.layer) +
                  " combines weights of different shard counts or steps (" + who() + " has " + v.describe() + ")";
         });
       all.insert(all.end(), v.shards->elements().begin(), v.shards->elements().end());
@@ -185,12 +185,12 @@ void World::combine(Collective &c, const IntSet &members, Rank &reporter, Source
       else if (c.kind == CollectiveKind::ReduceScatter && v.split == Split::Part &&
                singleSlice(*v.shards, v.total).first < 0)
         fail("collective-shards", [&] {
-          return "reducescatter of layer " + std::to_string(c.layer) +
+          return std::string(collectiveName(c.kind)) + " of layer " + std::to_string(c.layer) +
                  " needs the gradient of one whole tensor-parallel part, but " + who() + " has " + v.describe();
         });
       else if (c.kind == CollectiveKind::ReduceScatter && v.split != Split::Part && !v.complete())
         fail("collective-shards", [&] {
-          return "reducescatter of layer " + std::to_string(c.layer) + " needs complete gradients, but " + who() +
+          return std::string(collectiveName(c.kind)) + " of layer " + std::to_string(c.layer) + " needs complete gradients, but " + who() +
                  " has " + v.describe();
         });
       all.insert(all.end(), v.batches->elements().begin(), v.batches->elements().end());
@@ -207,7 +207,7 @@ void World::combine(Collective &c, const IntSet &members, Rank &reporter, Source
       if (!twice.empty()) {
         if (c.kind == CollectiveKind::AllGather)
           fail("collective-overlap", [&] {
-            return "allgather of layer " + std::to_string(c.layer) + " receives shards " + IntSet(twice).str() +
+            return std::string(collectiveName(c.kind)) + " of layer " + std::to_string(c.layer) + " receives shards " + IntSet(twice).str() +
                    " from more than one rank";
           });
         else
@@ -248,10 +248,7 @@ Value World::unitePieces(const Collective &c, const IntSet &members, bool poison
   const Value &first = *c.inputs[0];
   bool gather = c.kind == CollectiveKind::AllGather;
   auto prefix = [&] {
-    return std::string(gather                                ? "allgather"
-                       : c.kind == CollectiveKind::AllReduce ? "allreduce"
-                                                             : "reducescatter") +
-           " of layer " + std::to_string(c.layer);
+    return std::string(collectiveName(c.kind)) + " of layer " + std::to_string(c.layer);
   };
   const char *code = gather ? "collective-sequence" : "collective-partials";
   std::vector<int64_t> pieces;
@@ -406,16 +403,24 @@ ValuePtr Rank::collectiveInput(SourceRange at, CollectiveKind kind, const ValueP
   if (v->poisoned)
     return v;
   bool activation = v->kind == Kind::Activation || v->kind == Kind::ActGrad;
-  bool gather = kind == CollectiveKind::AllGather;
-  bool takes = gather ? (activation ? v->split == Split::Sequence : v->kind == Kind::Weight)
-                      : (activation ? v->split == Split::PartialSum : v->kind == Kind::WeightGrad);
+  bool takes = false;
+  const char *what = nullptr; // what it takes, for the error
+  switch (kind) {
+  case CollectiveKind::AllGather:
+    takes = activation ? v->split == Split::Sequence : v->kind == Kind::Weight;
+    what = "a weight's shards or an activation's sequence shards";
+    break;
+  case CollectiveKind::AllReduce:
+  case CollectiveKind::ReduceScatter:
+    takes = activation ? v->split == Split::PartialSum : v->kind == Kind::WeightGrad;
+    what = "a weight gradient or a tensor-parallel partial sum";
+    break;
+  }
   if (takes)
     return v; // (the words of the error are put together only for one)
-  std::string has = "rank " + std::to_string(id_) + " has " + v->describe();
   error(at, "collective-value",
-        gather
-            ? "allgather takes a weight's shards or an activation's sequence shards, but " + has
-            : std::string(opInfo(kind).name) + " takes a weight gradient or a tensor-parallel partial sum, but " + has);
+        std::string(collectiveName(kind)) + " takes " + what + ", but rank " + std::to_string(id_) + " has " +
+            v->describe());
   Value poisoned = *v;
   poisoned.poisoned = true;
   return makeValue(std::move(poisoned));

@@ -45,11 +45,13 @@ Rank::BackwardPart backwardPart(OpKind op) {
 }
 
 Results execute(Rank &rank, OpKind op, SourceRange at, const Operands &a) {
-  if (isCollective(op)) {
-    CollectiveArgs c = collectiveArgs(op, a);
-    return Results::one(rank.collective(at, op, c.value, std::move(c.group)));
-  }
   switch (op) {
+  case OpKind::AllReduce:
+  case OpKind::AllGather:
+  case OpKind::ReduceScatter: {
+    CollectiveArgs c = collectiveArgs(op, a);
+    return Results::one(rank.collective(at, *collectiveOf(op), c.value, std::move(c.group)));
+  }
   case OpKind::Load: {
     using P = param::Load;
     return two(rank.load(at, a.integer(P::layer), a.integer(P::shard), a.integer(P::of), a.integer(P::part),
@@ -87,7 +89,7 @@ Results execute(Rank &rank, OpKind op, SourceRange at, const Operands &a) {
     rank.postRecv(at, a.integer(P::from), a.integer(P::tag));
     return {};
   }
-  default: break;
+  case OpKind::Read: break; // a storage read: the executors read the slot (Rank::read)
   }
   SCHEDC_UNREACHABLE("an operation the sim backend cannot execute");
 }

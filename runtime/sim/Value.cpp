@@ -85,10 +85,13 @@ Number Value::computeMemory() const {
       return Number::real(static_cast<double>(batches->size()) * 512 * 256 * static_cast<double>(shards->size()) /
                           static_cast<double>(total));
     return Number::integer(static_cast<int64_t>(batches->size()) * 512 * 256);
-  default:
+  case Kind::Weight:
+  case Kind::WeightGrad:
+  case Kind::OptState:
     // Left to right, as the original computes it: ((|shards| / total) * 512) * 512.
     return Number::real(static_cast<double>(shards->size()) / static_cast<double>(total) * 512 * 512);
   }
+  SCHEDC_UNREACHABLE("a value kind without its memory");
 }
 
 std::string Value::slices() const {
@@ -105,7 +108,8 @@ std::string Value::describe() const {
   case Kind::Weight:
   case Kind::OptState: return s + " (" + pieces + ", step " + std::to_string(step) + ")";
   case Kind::WeightGrad: return s + " (batches " + batches->str() + ", " + pieces + ")";
-  default:
+  case Kind::Activation:
+  case Kind::ActGrad:
     if (split == Split::PartialSum)
       return s + " (batches " + batches->str() + ", a partial sum of tensor-parallel parts " + shards->str() + " of " +
              std::to_string(total) + ")";
@@ -114,6 +118,7 @@ std::string Value::describe() const {
              ")";
     return s + " (batches " + batches->str() + ")";
   }
+  SCHEDC_UNREACHABLE("a value kind without its description");
 }
 
 std::pair<int64_t, int64_t> singleSlice(const IntSet &shards, int64_t total) {

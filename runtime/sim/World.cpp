@@ -11,15 +11,6 @@
 
 namespace schedc::sim {
 
-EventKind eventOf(CollectiveKind k) {
-  SCHEDC_ASSERT(isCollective(k) && opInfo(k).event, "a collective without its event");
-  return *opInfo(k).event;
-}
-
-const char *collectiveName(CollectiveKind k) {
-  return opInfo(k).name; // the source's spelling (events keep the puzzle's: scatterreduce)
-}
-
 const Model &Rank::model() const {
   return world_.model_;
 }

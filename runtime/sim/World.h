@@ -145,10 +145,6 @@ struct Event : cost::Work, cost::Placed {
 // A rank's events, in the order it logged them (chunks of 32).
 using EventLog = memory::ChunkedLog<Event>;
 
-// A collective is the operation that calls it (OpKind::AllReduce, ...).
-using CollectiveKind = OpKind;
-EventKind eventOf(CollectiveKind k);
-const char *collectiveName(CollectiveKind k); // as the source spells them: allreduce, allgather, reducescatter
 
 // A collective a rank called (recorded with Options::recordTransfers): its event, what it
 // combined (a value kind, a layer) and over which ranks; and a weight the rank freed, at
@@ -333,7 +329,7 @@ private:
     int64_t peer = -1;                       // the rank waited on (receives), for cycle detection
     int64_t tag = 0;                         // and the tag of the message
     const void *collective = nullptr;        // the World::Collective waited in, if any
-    CollectiveKind kind = OpKind::AllReduce; // and what it is
+    CollectiveKind kind = CollectiveKind::AllReduce; // and what it is
     SetPtr members{};                        // and its group
     const PostedRecv *post = nullptr;        // the ordered receive waited for, if any
   };

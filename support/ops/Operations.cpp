@@ -128,6 +128,25 @@ constexpr std::array<std::string_view, kCalled + std::size(kAliases)> kNames = [
   return names;
 }();
 
+// The collectives are exactly the operations whose event is of class Collective, each logging
+// the event of its own name (CollectiveKind, Operations.h).
+constexpr bool collectivesMatchTheirEvents() {
+  for (size_t k = 0; k < kOps.size(); ++k) {
+    std::optional<EventKind> e = kOps[k].event;
+    bool logsCollective = e && kEvents[static_cast<size_t>(*e)].eventClass == EventClass::Collective;
+    bool listed = false;
+    for (size_t c = 0; c < kCollectiveOps.size(); ++c)
+      if (kCollectiveOps[c] == static_cast<OpKind>(k)) {
+        listed = true;
+        if (!e || static_cast<size_t>(*e) != static_cast<size_t>(kCollectiveEvents[c]))
+          return false;
+      }
+    if (listed != logsCollective)
+      return false;
+  }
+  return true;
+}
+static_assert(collectivesMatchTheirEvents());
 static_assert(std::size(kEvents) == kEventKinds);
 static_assert(std::size(kParamCount) == kOpKinds && std::size(kResultCount) == kOpKinds);
 static_assert(largest(kParamCount) <= kMaxParams && largest(kResultCount) <= kMaxResults);
