@@ -65,7 +65,7 @@ cases = [
                       ["-D", "ranks=16384", "-D", "stages=16", "-D", "tensors=8", "-D", "layers=128",
                        "-D", "batches=1024"], 3)),
     ("allreduce", case(os.path.join(here, "allreduce.sched"), ["-D", "ranks=32767"], 1)),
-    # The most ranks a schedule may have, each waiting on its own stack (sim/Fiber.cpp).
+    # The most ranks a schedule may have, each waiting on its own stack (engine/Fiber.cpp).
     ("allreduce", case(os.path.join(here, "allreduce.sched"), ["-D", "ranks=65536"], 1)),
 ]
 # On one thread, against the default: what the lanes gain.

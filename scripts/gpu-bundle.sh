@@ -2,7 +2,7 @@
 # gpu-bundle.sh [DIR [OPTION...]] — builds here what the GPU checks run, for a GPU machine
 # that has CUDA's libraries (cuBLAS, NCCL: a CUDA 13 toolkit or PyTorch's wheels) but none
 # of schedc's build dependencies (no LLVM, ANTLR or Debian's Open MPI and OpenBLAS): the
-# cases of test/cuda/equivalence.py that fit the GPUs (--gpus=N, default 1) and the two
+# cases of test/lit/cuda/equivalence.py that fit the GPUs (--gpus=N, default 1) and the two
 # executables of test/lit/cuda/gpu-messages.test, compiled with --cuda and stripped; the
 # Debian libraries they load; Open MPI (orterun, its components, PMIx) relocated under
 # DIR/ompi (OPAL_PREFIX); env.sh, which sets them up there (one node: shared memory, no
@@ -18,7 +18,7 @@ shift $(($# > 0 ? 1 : 0))
 rm -rf "$dir" "$dir.tar.xz"
 mkdir -p "$dir/cases" "$dir/messages" "$dir/lib"
 schedc="${SCHEDC:-build/bin/schedc}"
-python3 test/cuda/equivalence.py "$schedc" examples test/lit/check/Inputs mpiexec \
+python3 test/lit/cuda/equivalence.py "$schedc" examples test/lit/check/Inputs mpiexec \
   --build-only="$dir/cases" --gpus=1 "$@"
 cuda=--cuda
 [[ " $* " == *" --stand-in=cpu "* ]] && cuda=""

@@ -7,7 +7,7 @@
 # without its build dependencies): runs test/lit/cuda/gpu-run.test's checks and, on two
 # GPUs or more, gpu-messages.test's (by grep: no FileCheck there), the benchmark, the
 # hardware model's step beside the measured one (in all, and event by event:
-# bench/event_times.py), and test/cuda/equivalence.py on the
+# bench/event_times.py), and test/lit/cuda/equivalence.py on the
 # prebuilt cases (three shares at once; those the bundle was built for).
 # Records what each printed in ${OUT:-gpu-check}/. Exits non-zero if a check fails.
 set -uo pipefail
@@ -111,7 +111,7 @@ for share in 0 1 2; do
   for i in "${!names[@]}"; do
     (( i % 3 == share )) && list="$list,${names[$i]}"
   done
-  PYTHONUNBUFFERED=1 timeout 300 python3 test/cuda/equivalence.py - examples test/lit/check/Inputs "$root/mpirun" \
+  PYTHONUNBUFFERED=1 timeout 300 python3 test/lit/cuda/equivalence.py - examples test/lit/check/Inputs "$root/mpirun" \
     --prebuilt="$cases" --cases="${list#,}" > "$out/equivalence-$share.txt" 2>&1 &
   pids+=($!)
 done

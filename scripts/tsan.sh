@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds schedc with ThreadSanitizer (gcc, into build-tsan/; the cuda backend left out) and
-# runs what a run on several threads (sim/Parallel.cpp) can race in: the unit tests of the
+# runs what a run on several threads (engine/Parallel.cpp) can race in: the unit tests of the
 # World, and the lit suites of the checker (check, driver, examples) with every run on three
 # threads (SCHEDC_THREADS=3). Not limits/ nor the fibers' own tests: ThreadSanitizer counts
 # each fiber as a thread and stops at 8128 alive, and the guard-page death tests crash it.

@@ -6,7 +6,11 @@ from; an include of a header in a layer above the file's own, or in a sibling it
 know, fails the check:
   support/          includes nothing under compiler/ or runtime/
   runtime/          includes nothing under compiler/
-  runtime/cost/     (time) includes nothing of the runtime above it: sim/, the backends, rt/
+  runtime/cost/     (time) includes nothing of the runtime above it
+  runtime/sim/      (semantics) includes nothing above it: engine/, report/, run/, the backends, rt/
+  runtime/engine/   (how ranks run) includes nothing of report/, run/, the backends, rt/
+  runtime/report/   includes nothing of run/, the backends, rt/
+  runtime/run/      includes nothing of the backends or rt/
   runtime/backend/  includes nothing under runtime/cpu/ or runtime/cuda/
   runtime/cpu/ and runtime/cuda/ include nothing of each other
 and, in runtime/CMakeLists.txt, the cuda library does not link the cpu library (nor the
@@ -22,11 +26,19 @@ SOURCES = ("*.h", "*.cpp", "*.cu", "*.def")
 
 # (folder whose files are checked, folders it must not reach into, the include root its
 # includes are named from: the forbidden folder itself when None)
-ABOVE_COST = ["runtime/sim", "runtime/backend", "runtime/cpu", "runtime/cuda", "runtime/rt"]
+BACKENDS = ["runtime/backend", "runtime/cpu", "runtime/cuda", "runtime/rt"]
+ABOVE_REPORT = ["runtime/run"] + BACKENDS
+ABOVE_ENGINE = ["runtime/report"] + ABOVE_REPORT
+ABOVE_SIM = ["runtime/engine"] + ABOVE_ENGINE
+ABOVE_COST = ["runtime/sim"] + ABOVE_SIM
 RULES = [
     ("support", ["compiler", "runtime"], None),
     ("runtime", ["compiler"], None),
     ("runtime/cost", ABOVE_COST, "runtime"),
+    ("runtime/sim", ABOVE_SIM, "runtime"),
+    ("runtime/engine", ABOVE_ENGINE, "runtime"),
+    ("runtime/report", ABOVE_REPORT, "runtime"),
+    ("runtime/run", BACKENDS, "runtime"),
     ("runtime/backend", ["runtime/cpu", "runtime/cuda"], "runtime"),
     ("runtime/cpu", ["runtime/cuda"], "runtime"),
     ("runtime/cuda", ["runtime/cpu"], "runtime"),

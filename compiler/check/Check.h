@@ -5,7 +5,7 @@
 
 #include "diagnostics/Diagnostics.h"
 #include "ir/IR.h"
-#include "sim/Run.h"
+#include "run/Run.h"
 
 #include <iosfwd>
 #include <map>

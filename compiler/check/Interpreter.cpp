@@ -3,9 +3,9 @@
 // training values goes through sim::Rank.
 #include "check/Interpreter.h"
 
+#include "engine/Execute.h"
+#include "engine/Fiber.h"
 #include "sim/Arith.h"
-#include "sim/Execute.h"
-#include "sim/Fiber.h"
 
 #include <algorithm>
 #include <memory>

@@ -6,9 +6,9 @@
 #pragma once
 
 #include "diagnostics/Diagnostics.h"
+#include "engine/World.h"
 #include "ir/IR.h"
-#include "sim/Run.h"
-#include "sim/World.h"
+#include "run/Run.h"
 
 #include <map>
 #include <optional>
@@ -17,7 +17,7 @@
 
 namespace schedc::check {
 
-using sim::kMaxSetSize; // the largest set a schedule may build (sim/Run.h)
+using sim::kMaxSetSize; // the largest set a schedule may build (run/Run.h)
 
 // Evaluates the schedule's parameters (defaults in order, with `overrides` from -D; every
 // parameter without a default must have one, as sim::resolveDefines makes sure).

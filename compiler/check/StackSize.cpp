@@ -3,7 +3,7 @@
 // a chain of calls; within a function the walk recurses over its blocks and expressions.
 #include "check/StackSize.h"
 
-#include "sim/Fiber.h"
+#include "engine/Fiber.h"
 
 #include <algorithm>
 #include <numeric>

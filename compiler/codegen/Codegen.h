@@ -6,7 +6,7 @@
 
 #include "diagnostics/Diagnostics.h"
 #include "ir/IR.h"
-#include "sim/Run.h"
+#include "run/Run.h"
 
 #include <string>
 #include <vector>

@@ -9,6 +9,8 @@
 
 #include "codegen/CallGraph.h"
 #include "codegen/ProgramDescription.h"
+#include "codegen/RuntimeFunctions.h"
+#include "codegen/SlotTypes.h"
 #include "schedc/runtime.h"
 
 #include "llvm/IR/Constants.h"
@@ -30,44 +32,10 @@ namespace {
 using llvm::BasicBlock;
 using llvm::Value;
 
-// The runtime functions compiled code calls, declared from the ABI's list
-// (SCHEDC_RUNTIME_FUNCTIONS in schedc/runtime.h) with their LLVM signatures.
-class Runtime {
-public:
-  explicit Runtime(llvm::Module &m) : m_(m) {
-    // The list's parameter types, as LLVM sees them.
-    llvm::LLVMContext &c = m.getContext();
-    llvm::Type *none = llvm::Type::getVoidTy(c), *i32 = llvm::Type::getInt32Ty(c), *u32 = i32;
-    llvm::Type *i64 = llvm::Type::getInt64Ty(c), *handle = i64;
-    llvm::Type *rank = llvm::PointerType::getUnqual(c), *i64s = rank, *u32s = rank, *str = rank, *args = rank,
-               *out = rank;
-#define SCHEDC_DECLARE(name, result, params) add(#name, result, {SCHEDC_UNPARENTHESIZE params});
-#define SCHEDC_UNPARENTHESIZE(...) __VA_ARGS__
-    SCHEDC_RUNTIME_FUNCTIONS(SCHEDC_DECLARE)
-#undef SCHEDC_DECLARE
-#undef SCHEDC_UNPARENTHESIZE
-    add("schedc_main", i32, {rank, i32, rank});
-  }
-  llvm::FunctionCallee operator()(const char *name) const {
-    return fns_.at(name);
-  }
-
-private:
-  void add(const char *name, llvm::Type *ret, std::vector<llvm::Type *> params) {
-    auto *type = llvm::FunctionType::get(ret, params, false);
-    llvm::FunctionCallee f = m_.getOrInsertFunction(name, type);
-    if (auto *fn = llvm::dyn_cast<llvm::Function>(f.getCallee()))
-      fn->addFnAttr(llvm::Attribute::NoUnwind);
-    fns_[name] = f;
-  }
-  llvm::Module &m_;
-  std::map<std::string, llvm::FunctionCallee> fns_;
-};
-
 struct Shared {
   llvm::Module &module;
   const ir::Program &program;
-  Runtime &rt;
+  const RuntimeFunctions &rt;
   Locations &locations;
   std::map<uint32_t, llvm::Function *> functions; // ir function id -> LLVM function
 };
@@ -128,8 +96,7 @@ private:
     entry_ = entry;
     exit_ = BasicBlock::Create(fn_->getContext(), "exit", fn_);
     b_.SetInsertPoint(entry);
-    slotTypes_.assign(f_.slotNames.size(), ir::Type::Int);
-    scanSlotTypes(f_.body);
+    slotTypes_ = slotTypes(f_);
     for (size_t i = 0; i < f_.slotNames.size(); ++i) {
       slots_.push_back(b_.CreateAlloca(i64_, nullptr, f_.slotNames[i]));
       b_.CreateStore(b_.getInt64(0), slots_.back());
@@ -145,27 +112,6 @@ private:
       if (slotTypes_[i] == ir::Type::Set)
         b_.CreateCall(s_.rt("schedc_set_release"), {rank_, b_.CreateLoad(i64_, slots_[i])});
     b_.CreateRetVoid();
-  }
-
-  void scanSlotTypes(const ir::Block &block) {
-    for (const ir::Stmt &s : block) {
-      if (auto *x = std::get_if<ir::LetStmt>(&s.node)) {
-        slotTypes_[x->slot] = x->value.type;
-      } else if (auto *x = std::get_if<ir::IfStmt>(&s.node)) {
-        scanSlotTypes(x->then);
-        scanSlotTypes(x->otherwise);
-      } else if (auto *x = std::get_if<ir::ForStmt>(&s.node)) {
-        scanSlotTypes(x->body);
-      } else if (auto *x = std::get_if<ir::OverlapStmt>(&s.node)) {
-        scanSlotTypes(x->first);
-        scanSlotTypes(x->second);
-      } else if (auto *x = std::get_if<ir::TableStmt>(&s.node)) {
-        for (const ir::TableStmt::Shape &shape : *x->shapes)
-          scanSlotTypes(shape.body);
-      } else if (auto *x = std::get_if<ir::GroupStmt>(&s.node)) {
-        scanSlotTypes(x->body);
-      }
-    }
   }
 
   BasicBlock *newBlock(const char *name) { return BasicBlock::Create(fn_->getContext(), name, fn_); }
@@ -607,7 +553,7 @@ private:
 std::unique_ptr<llvm::Module> lowerToLLVM(llvm::LLVMContext &context, const ir::Program &program,
                                           const ir::Function &entry, const SourceManager &sources) {
   auto module = std::make_unique<llvm::Module>(entry.name, context);
-  Runtime rt(*module);
+  RuntimeFunctions rt(*module);
   Locations locations;
   Shared shared{*module, program, rt, locations, {}};
   auto *ptr = llvm::PointerType::getUnqual(context);

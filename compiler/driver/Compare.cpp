@@ -5,8 +5,9 @@
 #include "check/Check.h"
 #include "driver/CostModels.h"
 #include "driver/FrontEnd.h"
-#include "sim/ReportFormat.h"
-#include "sim/Run.h"
+#include "report/ReportFormat.h"
+#include "run/CostChoice.h"
+#include "run/Run.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -98,7 +99,7 @@ std::vector<std::string> definesFor(const sim::RunSetup &setup, const std::vecto
   std::vector<std::string> mine;
   for (const std::string &d : defines) {
     std::string error;
-    auto parsed = sim::parseDefine(d, error);
+    auto parsed = parseDefine(d, error);
     bool known = !parsed;
     for (const sim::ParamSpec &p : setup.params)
       known |= parsed && p.name == parsed->first;
@@ -128,24 +129,18 @@ int runCompare(const Options &opts, SourceManager &sources, DiagnosticEngine &di
   for (const LoadedProgram &p : programs) {
     sim::RunSetup setup = check::setupOf(*p.program, *p.schedule, sources);
     auto params = sim::resolveDefines(setup, definesFor(setup, opts.defines, used), diags);
-    if (!params || !applyModelLayers(opts, sim::hasParameter(setup, "layers"), *params, diags))
+    if (!params || !sim::applyModelLayers(opts, setup, *params, diags))
       return kExitUsage;
     overrides.push_back(*params);
   }
   for (const std::string &d : opts.defines) {
     std::string error;
-    if (auto parsed = sim::parseDefine(d, error); parsed && !used.count(parsed->first))
+    if (auto parsed = parseDefine(d, error); parsed && !used.count(parsed->first))
       return usageError("no compared schedule has a parameter `" + parsed->first + "`");
   }
 
   sim::RunOptions runOptions;
-  runOptions.limits = opts.limits;
-  runOptions.costModel = opts.costModel;
-  runOptions.bytes = opts.bytes;
-  runOptions.silenced = opts.silenced;
-  runOptions.overlapHidden = opts.overlapHidden;
-  runOptions.p2p = opts.p2p;
-  runOptions.threads = opts.threads;
+  static_cast<sim::SharedOptions &>(runOptions) = opts; // the options compiled programs share, whole
   std::vector<Row> rows;
   bool allCorrect = true;
   for (size_t i = 0; i < programs.size(); ++i) {

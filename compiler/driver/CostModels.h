@@ -1,7 +1,7 @@
 // CostModels — the hardware cost model a command line asks for: its transformer and its
 // machine read from presets or TOML files (cost/TransformerFile.h, cost/Hardware.h), the
-// --model-set and --hardware-set keys applied over them, and the schedule's `layers` taken
-// from the model.
+// --model-set and --hardware-set keys applied over them (run/CostChoice.h), its files read
+// through the SourceManager.
 #pragma once
 
 #include "diagnostics/Diagnostics.h"
@@ -18,11 +18,5 @@ namespace schedc::driver {
 // for an unknown preset or a bad setting, 4 for a file that cannot be read, 3 for a file
 // that is not a valid description (located at its line and column).
 int resolveCostModel(Options &opts, SourceManager &sources, DiagnosticEngine &diags);
-
-// With the hardware cost model, a schedule's `layers` parameter is the model's layer count:
-// sets it in `params` (the -D overrides) unless -D set it; reports a -D that disagrees.
-// False after reporting.
-bool applyModelLayers(const Options &opts, bool hasLayers, std::map<std::string, int64_t> &params,
-                      DiagnosticEngine &diags);
 
 } // namespace schedc::driver

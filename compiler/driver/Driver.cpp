@@ -12,10 +12,11 @@
 #include "driver/Options.h"
 #include "install/Installation.h"
 #include "ir/IR.h"
+#include "run/CostChoice.h"
 #include "sema/Imports.h"
 
 #include "RuntimeArchives.h"
-#include "sim/Run.h"
+#include "run/Run.h"
 
 #include <filesystem>
 #include <iostream>
@@ -25,19 +26,13 @@ namespace schedc::driver {
 
 namespace {
 
-// What check, draw and run pass to the run: its report, outputs, limits and models.
+// What check, draw and run pass to the run: the shared options, its report and outputs.
 sim::RunOptions runOptionsOf(const Options &opts) {
   sim::RunOptions runOptions;
+  static_cast<sim::SharedOptions &>(runOptions) = opts; // the options compiled programs share, whole
   runOptions.json = opts.format == Format::Json;
-  runOptions.limits = opts.limits;
   runOptions.eventsFile = opts.eventsFile;
   runOptions.traceFile = opts.traceFile;
-  runOptions.costModel = opts.costModel;
-  runOptions.bytes = opts.bytes;
-  runOptions.silenced = opts.silenced;
-  runOptions.overlapHidden = opts.overlapHidden;
-  runOptions.p2p = opts.p2p;
-  runOptions.threads = opts.threads;
   if (opts.command != Command::Draw)
     return runOptions;
   runOptions.timelineFile = opts.output;
@@ -108,7 +103,7 @@ int runDriver(const std::vector<std::string> &args, const Compiler *compiler) {
   case Command::Export: {
     sim::RunSetup setup = check::setupOf(program, schedule, sources);
     std::optional<std::map<std::string, int64_t>> params = sim::resolveDefines(setup, opts.defines, diags);
-    if (!params || !applyModelLayers(opts, sim::hasParameter(setup, "layers"), *params, diags))
+    if (!params || !sim::applyModelLayers(opts, setup, *params, diags))
       return failed(kExitUsage, schedule.name);
     if (opts.command == Command::Export)
       return runExport(opts, runOptions, program, schedule, *params, sources, diags);

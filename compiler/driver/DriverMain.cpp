@@ -7,8 +7,8 @@
 #include "diagnostics/Diagnostics.h"
 #include "diagnostics/StandardOutput.h"
 #include "driver/Driver.h"
-#include "sim/Budget.h"
-#include "sim/Fiber.h"
+#include "engine/Budget.h"
+#include "engine/Fiber.h"
 
 #include <exception>
 #include <iostream>

@@ -5,7 +5,7 @@
 #include "driver/FrontEnd.h"
 #include "interop/ExportSchedule.h"
 #include "interop/ImportSchedule.h"
-#include "sim/Run.h"
+#include "run/Run.h"
 
 #include <iostream>
 #include <sstream>
@@ -20,7 +20,7 @@ int writeOutput(const Options &opts, const std::string &text) {
     std::cout << text;
     return kExitOk;
   }
-  if (sim::writeAtomically(opts.output, text))
+  if (writeAtomically(opts.output, text))
     return kExitOk;
   std::cerr << "schedc: error: cannot write `" << opts.output << "`\n";
   return kExitIoError;

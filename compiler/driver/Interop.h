@@ -5,7 +5,7 @@
 #include "diagnostics/Diagnostics.h"
 #include "driver/Options.h"
 #include "ir/IR.h"
-#include "sim/Run.h"
+#include "run/Run.h"
 
 #include <map>
 #include <string>

@@ -6,7 +6,7 @@
 
 #include "options/ArgumentList.h"
 #include "options/OptionValues.h"
-#include "sim/SharedOptions.h"
+#include "run/SharedOptions.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -43,17 +43,8 @@ OPTIONS
   --format=text|json   Output format of reports and diagnostics (default text);
                        draw: svg (default) or html (a page with details on hover)
   --trace=FILE         check, draw, run: write a Chrome trace (open it in Perfetto)
-  --cost-model=NAME    puzzle (default: the puzzles' exact model), compute-only
-                       (communication takes no time), equal-phases (forward, B and W
-                       one step each, communication free: the zero-bubble papers' times)
-                       or hardware (seconds of --model on --hardware, communication
-                       overlapping compute; docs/costs.md)
-  --model=NAME|FILE    the hardware model's transformer: a preset (gpt3-175b, llama3-8b,
-                       llama3-70b, llama3-405b, megatron-22b/175b/530b/1t) or a TOML file;
-                       without it, the real backends' tanh(xW1)W2 layer of --hidden, --tokens
-  --hardware=NAME|FILE the machine: a preset (dgx-h100, dgx-a100-80gb) or a TOML file
-  --model-set=KEY=VALUE, --hardware-set=KEY=VALUE  override one key (repeatable)
-  -o FILE              Output file (draw, build; default: the input's name, .o, .ll)
+)" + std::string(sim::kCostModelHelp) +
+         R"(  -o FILE              Output file (draw, build; default: the input's name, .o, .ll)
   -O0 .. -O3           Optimization level of build and run (default -O2)
   --emit-llvm          build: write textual LLVM IR instead of an executable
   -c                   build: write an object file instead of an executable
@@ -116,7 +107,7 @@ std::optional<Command> commandNamed(const std::string &s) {
 
 namespace {
 
-// The options that say what to read: -D, -I, --schedule, --cost-model, --error-limit. Whether
+// The options that say what to read: -D, -I, --schedule, --error-limit. Whether
 // `args`' current argument is one of them; a bad value sets `error`.
 bool readInputOption(ArgumentList &args, Options &o, std::string &error) {
   std::string v;
@@ -126,21 +117,6 @@ bool readInputOption(ArgumentList &args, Options &o, std::string &error) {
     o.includes.push_back(v);
   } else if (args.value("--schedule", v)) {
     o.schedule = v;
-  } else if (args.value("--cost-model", v)) {
-    if (const cost::CostModel *model = cost::findCostModel(v))
-      o.costModel = model;
-    else if (v == "hardware")
-      o.hardwareCost = true;
-    else
-      error = "unknown cost model `" + v + "` (available: " + cost::costModelNames() + ", hardware)";
-  } else if (args.value("--model", v)) {
-    o.model = v;
-  } else if (args.value("--hardware", v)) {
-    o.hardware = v;
-  } else if (args.value("--model-set", v)) {
-    o.modelSettings.push_back(v);
-  } else if (args.value("--hardware-set", v)) {
-    o.hardwareSettings.push_back(v);
   } else if (args.value("--error-limit", v)) {
     uint64_t n = 0;
     if (!parseWholeNumber(v, 0, 100000, n))
@@ -214,19 +190,10 @@ void readInput(const std::string &a, Options &o, std::string &error) {
 
 // What is wrong with the hardware cost model's options together ("" if nothing).
 std::string checkHardwareOptions(Options &o) {
-  bool described = !o.model.empty() || !o.hardware.empty() || !o.modelSettings.empty() || !o.hardwareSettings.empty();
-  if (!o.hardwareCost && !described)
-    return "";
-  if (o.costModel != &cost::puzzleCost())
-    return "--model and --hardware set the hardware cost model; --cost-model=" + std::string(o.costModel->name()) +
-           " is another";
-  if (o.hardware.empty())
-    return "the hardware cost model needs --hardware=NAME|FILE (a preset or a TOML file; see docs/costs.md)";
-  if (o.model.empty() && !o.modelSettings.empty())
-    return "--model-set changes the --model; without one the model is the tanh(xW1)W2 layer of --hidden and --tokens";
-  if (o.command != Command::Check && o.command != Command::Draw && o.command != Command::Compare)
+  if (std::string wrong = sim::checkCostOptions(o); !wrong.empty())
+    return wrong;
+  if (o.hardwareCost && o.command != Command::Check && o.command != Command::Draw && o.command != Command::Compare)
     return "the hardware cost model is for check, draw and compare";
-  o.hardwareCost = true;
   return "";
 }
 
@@ -295,10 +262,8 @@ std::optional<Options> parseOptions(const std::vector<std::string> &argv, std::s
     }
     if (readInputOption(args, o, error) || readOutputOption(args, o, error))
       continue;
-    if (std::string flag =
-            sim::readSharedOption(args, o.bytes, o.limits, o.silenced, o.overlapHidden, o.threads, o.p2p, error);
-        !flag.empty()) {
-      if (error.empty() && o.command == Command::Build)
+    if (std::string flag = sim::readSharedOption(args, o, error); !flag.empty()) {
+      if (error.empty() && o.command == Command::Build && !sim::isCostOption(flag))
         error = flag + " is an option of the compiled program, not of build (pass it when it runs)";
     } else {
       readInput(a, o, error);

@@ -14,7 +14,7 @@
 // statement that did it.
 #pragma once
 
-#include "sim/World.h"
+#include "engine/World.h"
 
 #include <optional>
 #include <string>

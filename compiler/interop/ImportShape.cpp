@@ -2,7 +2,7 @@
 // then the checks that every action's inputs are made in the file.
 #include "interop/ImportShape.h"
 
-#include "sim/World.h"
+#include "engine/World.h"
 
 #include <fmt/format.h>
 

@@ -2,7 +2,7 @@
 #include "backend/Comm.h"
 #include "backend/WeightsDir.h"
 #include "backend/Wire.h"
-#include "sim/Run.h"
+#include "files/AtomicFile.h"
 
 #include <chrono>
 #include <cstdio>
@@ -309,7 +309,7 @@ bool writeNpy(const std::string &path, const std::vector<float> &values, int64_t
   bytes.append(reinterpret_cast<const char *>(&length), 2);
   bytes += header;
   bytes.append(reinterpret_cast<const char *>(values.data()), values.size() * 4);
-  return sim::writeAtomically(path, bytes);
+  return writeAtomically(path, bytes);
 }
 
 } // namespace schedc::backend

@@ -10,8 +10,8 @@
 #include "backend/Comm.h"
 #include "backend/Tensors.h"
 #include "backend/Wire.h"
-#include "sim/Execute.h"
-#include "sim/World.h"
+#include "engine/Execute.h"
+#include "engine/World.h"
 
 #include <optional>
 #include <string>

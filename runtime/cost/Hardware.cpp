@@ -1,9 +1,6 @@
 // Hardware presets, each with where its numbers come from, and the description's keys.
 #include "cost/Hardware.h"
 
-#include <fstream>
-#include <sstream>
-
 namespace schedc::cost {
 
 namespace {
@@ -124,42 +121,6 @@ std::optional<Hardware> parseHardware(const std::string &text, FileProblem &prob
 
 std::string setHardwareField(Hardware &hardware, const std::string &key, const std::string &value) {
   return setFromText<H>(hardware, kKeys, key, value, "hardware");
-}
-
-std::optional<Hardware> loadHardware(const std::string &nameOrFile, const std::vector<std::string> &settings,
-                                     std::string &error) {
-  std::optional<Hardware> h;
-  if (const Hardware *preset = findHardwarePreset(nameOrFile)) {
-    h = *preset;
-  } else {
-    std::ifstream in(nameOrFile);
-    if (!in) {
-      error = "unknown hardware `" + nameOrFile + "`: not a preset (" + hardwarePresetNames() + ") nor a readable file";
-      return std::nullopt;
-    }
-    std::ostringstream text;
-    text << in.rdbuf();
-    FileProblem problem;
-    h = parseHardware(text.str(), problem);
-    if (!h) {
-      error = nameOrFile +
-              (problem.line ? ":" + std::to_string(problem.line) + ":" + std::to_string(problem.column) : "") + ": " +
-              problem.message;
-      return std::nullopt;
-    }
-  }
-  for (const std::string &s : settings) {
-    size_t eq = s.find('=');
-    error = eq == std::string::npos ? "expected KEY=VALUE, not `" + s + "`"
-                                    : setHardwareField(*h, s.substr(0, eq), s.substr(eq + 1));
-    if (error.empty())
-      error = h->invalid();
-    if (!error.empty()) {
-      error = "--hardware-set: " + error;
-      return std::nullopt;
-    }
-  }
-  return h;
 }
 
 } // namespace schedc::cost

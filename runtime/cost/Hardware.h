@@ -80,10 +80,4 @@ std::optional<Hardware> parseHardware(const std::string &text, FileProblem &prob
 // Sets `key` (one of the file's keys) from command-line text; "" or what is wrong.
 std::string setHardwareField(Hardware &hardware, const std::string &key, const std::string &value);
 
-// The hardware `nameOrFile` names — a preset, else a TOML file — with `settings` (each
-// KEY=VALUE) applied; nullopt with `error` set ("FILE:LINE:COL: message" for a problem in
-// the file). For compiled programs; schedc reports files' problems with its diagnostics.
-std::optional<Hardware> loadHardware(const std::string &nameOrFile, const std::vector<std::string> &settings,
-                                     std::string &error);
-
 } // namespace schedc::cost

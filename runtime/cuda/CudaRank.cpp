@@ -17,14 +17,15 @@
 // (reads/enter) before it enqueues work.
 #include "cuda/CudaRank.h"
 
+#include "cuda/DeviceCopies.h"
 #include "cuda/DeviceData.h"
 #include "cuda/DeviceMemory.h"
+#include "cuda/Gemms.h"
 #include "cuda/Kernels.h"
 #include "cuda/Nccl.h"
 #include "cuda/PointToPoint.h"
 
 #include <algorithm>
-#include <cublas_v2.h>
 #include <cuda_runtime.h>
 
 namespace schedc::cuda {
@@ -45,26 +46,17 @@ public:
         low_(bf16() ? DType::BF16 : DType::F32), gradType_(bf16Gradients() ? DType::BF16 : DType::F32),
         memory_([this](const std::string &what) { comm_.abort("cuda backend: " + what); }, compute, collectives),
         nccl_(comm, memory_, config.groups), messages_(comm, memory_, config.routes) {
-    checkBlas(cublasCreate(&blas_), "cublasCreate");
-    checkBlas(cublasSetStream(blas_, compute_), "cublasSetStream");
-    // cuBLAS's workspace, given now (and counted): left alone, cuBLAS allocates one with
-    // cudaMalloc at its first GEMM, and an allocation can wait for the NCCL kernels in flight.
-    workspace_ = buffer(kBlasWorkspaceBytes / 4, DType::F32);
-    checkBlas(cublasSetWorkspace(blas_, workspace_->raw(), static_cast<size_t>(workspace_->bytes())),
-              "cublasSetWorkspace");
-    if (config.tf32)
-      checkBlas(cublasSetMathMode(blas_, CUBLAS_TF32_TENSOR_OP_MATH), "cublasSetMathMode");
+    gemms_.emplace(memory_, compute_, config.tf32);
     precisionName_ = bf16() ? "bf16" : config.tf32 ? "tf32" : "fp32";
     for (cudaEvent_t *e : {&origin_, &stepStart_, &stepEnd_})
       memory_.check(cudaEventCreate(e), "cudaEventCreate");
-    warmUp();
+    gemms_->warmUp(d_.hidden, d_.tokens, low_, gradType_);
   }
   ~CudaRank() override {
     cudaDeviceSynchronize();
     for (cudaEvent_t e : {origin_, stepStart_, stepEnd_})
       cudaEventDestroy(e);
-    cublasDestroy(blas_);
-    workspace_.reset(); // freed on the compute stream; every other buffer went with the run's values
+    gemms_.reset(); // its workspace freed on the compute stream; every other buffer went with the run's values
     if (collectives_ != compute_)
       cudaStreamDestroy(collectives_);
     cudaStreamDestroy(compute_);
@@ -72,14 +64,15 @@ public:
 
   ValuePtr loadWeight(const ValuePtr &meta) override {
     auto [begin, count] = shard(meta->shards->min(), meta->total);
-    return withData(meta, DeviceFlat{{DevicePiece{begin, converted(initialMaster(meta->layer, begin, count), low_)}}});
+    return withData(
+        meta, DeviceFlat{{DevicePiece{begin, copies_.converted(initialMaster(meta->layer, begin, count), low_)}}});
   }
 
   ValuePtr loadOptState(const ValuePtr &meta) override {
     auto [begin, count] = shard(meta->shards->min(), meta->total);
     DeviceOpt state;
     for (int k = 0; k < o_.moments(); ++k)
-      state.moments.push_back(DeviceFlat{{DevicePiece{begin, zeros(count, DType::F32)}}});
+      state.moments.push_back(DeviceFlat{{DevicePiece{begin, copies_.zeros(count, DType::F32)}}});
     if (bf16()) // the fp32 master of the weight loadWeight rounds
       state.master.pieces.push_back(DevicePiece{begin, initialMaster(meta->layer, begin, count)});
     return withData(meta, std::move(state));
@@ -88,7 +81,7 @@ public:
   ValuePtr input(const ValuePtr &meta) override {
     const std::vector<int64_t> &batches = meta->batches->elements();
     int64_t block = d_.tokens * d_.hidden;
-    Buffer b = buffer(block * static_cast<int64_t>(batches.size()), low_);
+    Buffer b = copies_.buffer(block * static_cast<int64_t>(batches.size()), low_);
     for (size_t k = 0; k < batches.size(); ++k)
       inputRows(b->at(static_cast<int64_t>(k) * block), low_, d_, batches[k], current_);
     return withData(meta, DeviceRows{d_.tokens * static_cast<int64_t>(batches.size()), b});
@@ -104,9 +97,9 @@ public:
     auto [weight, units] = layerWeights(w);
     Buffer x = rowsOf(P::rows(a), m);
     Buffer inner = innerActivations(weight, units, x, m); // h = tanh(x W1), fp32
-    Buffer operand = converted(inner, low_);              // a GEMM operand: stored low
-    Buffer y = zeros(m * h, low_);                        // h W2, accumulated in fp32
-    gemm(CUBLAS_OP_N, CUBLAS_OP_N, h, m, units, weight, h, 2 * h, operand, 0, units, y, 0, h);
+    Buffer operand = copies_.converted(inner, low_);      // a GEMM operand: stored low
+    Buffer y = copies_.zeros(m * h, low_);                // h W2, accumulated in fp32
+    gemms_->gemm(CUBLAS_OP_N, CUBLAS_OP_N, h, m, units, weight, h, 2 * h, operand, 0, units, y, 0, h);
     return withData(meta, DeviceRows{m, y});
   }
 
@@ -119,21 +112,21 @@ public:
     Buffer x = rowsOf(P::rows(a), m), grad = rowsOf(P::rows(g), m);
     // h = tanh(x W1) recomputed in fp32; dz = (g W2ᵀ)(1 - h²); both GEMM operands, so low.
     Buffer inner = innerActivations(weight, units, x, m);
-    Buffer innerOperand = low_ == DType::F32 ? copyOf(inner) : converted(inner, low_);
-    Buffer z = buffer(m * units, DType::F32);
-    gemm(CUBLAS_OP_T, CUBLAS_OP_N, units, m, h, weight, h, 2 * h, grad, 0, h, z, 0, units);
+    Buffer innerOperand = low_ == DType::F32 ? copies_.copyOf(inner) : copies_.converted(inner, low_);
+    Buffer z = copies_.buffer(m * units, DType::F32);
+    gemms_->gemm(CUBLAS_OP_T, CUBLAS_OP_N, units, m, h, weight, h, 2 * h, grad, 0, h, z, 0, units);
     tanhBackward(inner->f32(), z->raw(), DType::F32, m * units, current_);
-    Buffer dz = converted(inner, low_);
+    Buffer dz = copies_.converted(inner, low_);
     ValuePair out = meta;
     if (wantWeight) { // dW1 = xᵀ dz and dW2 = hᵀ g, into each unit's two halves
-      Buffer dw = zeros(units * 2 * h, gradType_);
-      gemm(CUBLAS_OP_N, CUBLAS_OP_T, h, units, m, x, 0, h, dz, 0, units, dw, 0, 2 * h);
-      gemm(CUBLAS_OP_N, CUBLAS_OP_T, h, units, m, grad, 0, h, innerOperand, 0, units, dw, h, 2 * h);
+      Buffer dw = copies_.zeros(units * 2 * h, gradType_);
+      gemms_->gemm(CUBLAS_OP_N, CUBLAS_OP_T, h, units, m, x, 0, h, dz, 0, units, dw, 0, 2 * h);
+      gemms_->gemm(CUBLAS_OP_N, CUBLAS_OP_T, h, units, m, grad, 0, h, innerOperand, 0, units, dw, h, 2 * h);
       out.first = withData(meta.first, DeviceFlat{{DevicePiece{unitRange(w).first, dw}}});
     }
     if (wantInput) { // dx = dz W1ᵀ
-      Buffer dx = zeros(m * h, low_);
-      gemm(CUBLAS_OP_N, CUBLAS_OP_N, h, m, units, weight, 0, 2 * h, dz, 0, units, dx, 0, h);
+      Buffer dx = copies_.zeros(m * h, low_);
+      gemms_->gemm(CUBLAS_OP_N, CUBLAS_OP_N, h, m, units, weight, 0, 2 * h, dz, 0, units, dx, 0, h);
       out.second = withData(meta.second, DeviceRows{m, dx});
     }
     return out;
@@ -142,7 +135,7 @@ public:
   ValuePtr loss(const ValuePtr &meta, const ValuePtr &a) override {
     reads({a});
     int64_t m = rowCount(meta);
-    Buffer y = rowsOf(P::rows(a), m), g = buffer(m * d_.hidden, low_);
+    Buffer y = rowsOf(P::rows(a), m), g = copies_.buffer(m * d_.hidden, low_);
     lossGradient(g->raw(), y->raw(), low_, d_, meta->batches->elements(), current_);
     return withData(meta, DeviceRows{m, g});
   }
@@ -160,17 +153,17 @@ public:
         // The optimizer steps the fp32 master (at bf16 the state's; at fp32 the weight
         // itself); the new weight is its bf16 rounding.
         bool master = bf16() && state && covers(state->master, p.begin, count);
-        Buffer values = master ? copyOf(rangeOf(&state->master, p.begin, count, DType::F32))
-                               : copyOf(converted(p.values, DType::F32));
-        Buffer gslice = rangeOf(grad, p.begin, count, gradType_);
+        Buffer values = master ? copies_.copyOf(copies_.rangeOf(&state->master, p.begin, count, DType::F32))
+                               : copies_.copyOf(copies_.converted(p.values, DType::F32));
+        Buffer gslice = copies_.rangeOf(grad, p.begin, count, gradType_);
         std::vector<Buffer> moments;
         for (int k = 0; k < o_.moments(); ++k)
-          moments.push_back(copyOf(state && k < int(state->moments.size())
-                                       ? rangeOf(&state->moments[k], p.begin, count, DType::F32)
-                                       : zeros(count, DType::F32)));
+          moments.push_back(copies_.copyOf(state && k < int(state->moments.size())
+                                               ? copies_.rangeOf(&state->moments[k], p.begin, count, DType::F32)
+                                               : copies_.zeros(count, DType::F32)));
         optimizerStep(o_, w->step, values->f32(), moments[0]->f32(), o_.moments() > 1 ? moments[1]->f32() : nullptr,
                       gslice->raw(), gradType_, count, current_);
-        nw.pieces.push_back(DevicePiece{p.begin, converted(values, low_)});
+        nw.pieces.push_back(DevicePiece{p.begin, copies_.converted(values, low_)});
         if (bf16())
           ns.master.pieces.push_back(DevicePiece{p.begin, values});
         for (int k = 0; k < o_.moments(); ++k)
@@ -184,8 +177,8 @@ public:
     DeviceFlat sum;
     if (const DeviceFlat *first = P::flat(a))
       for (const DevicePiece &p : first->pieces) {
-        Buffer add = rangeOf(P::flat(b), p.begin, p.count(), p.values->type());
-        Buffer values = buffer(p.count(), p.values->type());
+        Buffer add = copies_.rangeOf(P::flat(b), p.begin, p.count(), p.values->type());
+        Buffer values = copies_.buffer(p.count(), p.values->type());
         addInto(values->raw(), p.values->raw(), add->raw(), p.values->type(), p.count(), current_);
         sum.pieces.push_back(DevicePiece{p.begin, values});
       }
@@ -194,7 +187,7 @@ public:
 
   ValuePtr fakeGrad(const ValuePtr &meta) override {
     auto [begin, count] = heldRange(meta);
-    return withData(meta, DeviceFlat{{DevicePiece{begin, zeros(count, gradType_)}}});
+    return withData(meta, DeviceFlat{{DevicePiece{begin, copies_.zeros(count, gradType_)}}});
   }
 
   ValuePtr shardOf(const ValuePtr &meta, const ValuePtr &whole) override {
@@ -203,10 +196,11 @@ public:
     reads({whole});
     if (meta->split == sim::Split::Sequence) { // this shard's rows of each micro-batch
       int64_t batches = static_cast<int64_t>(meta->batches->size()), chunk = sequenceRows(meta->total);
-      Buffer all = rowsOf(P::rows(whole), batches * d_.tokens), mine = buffer(batches * chunk * d_.hidden, low_);
+      Buffer all = rowsOf(P::rows(whole), batches * d_.tokens),
+             mine = copies_.buffer(batches * chunk * d_.hidden, low_);
       for (int64_t b = 0; b < batches; ++b)
-        copy(mine->at(b * chunk * d_.hidden), all, chunk * d_.hidden,
-             (b * d_.tokens + meta->shards->min() * chunk) * d_.hidden);
+        copies_.copy(mine->at(b * chunk * d_.hidden), all, chunk * d_.hidden,
+                     (b * d_.tokens + meta->shards->min() * chunk) * d_.hidden);
       return withData(meta, DeviceRows{batches * chunk, mine});
     }
     auto [begin, count] = shard(meta->shards->min(), meta->total);
@@ -214,14 +208,16 @@ public:
       const DeviceOpt *in = P::opt(whole);
       DeviceOpt state;
       for (int k = 0; k < o_.moments(); ++k)
-        state.moments.push_back(DeviceFlat{{DevicePiece{
-            begin, rangeOf(in && k < int(in->moments.size()) ? &in->moments[k] : nullptr, begin, count, DType::F32)}}});
+        state.moments.push_back(DeviceFlat{
+            {DevicePiece{begin, copies_.rangeOf(in && k < int(in->moments.size()) ? &in->moments[k] : nullptr, begin,
+                                                count, DType::F32)}}});
       if (bf16())
         state.master.pieces.push_back(
-            DevicePiece{begin, rangeOf(in ? &in->master : nullptr, begin, count, DType::F32)});
+            DevicePiece{begin, copies_.rangeOf(in ? &in->master : nullptr, begin, count, DType::F32)});
       return withData(meta, std::move(state));
     }
-    return withData(meta, DeviceFlat{{DevicePiece{begin, rangeOf(P::flat(whole), begin, count, typeOf(meta->kind))}}});
+    return withData(
+        meta, DeviceFlat{{DevicePiece{begin, copies_.rangeOf(P::flat(whole), begin, count, typeOf(meta->kind))}}});
   }
 
   // On the collectives stream: it waits for the compute that made `v`, and compute waits
@@ -294,14 +290,14 @@ public:
     // The step: from this rank's first event to the end of its last work, on any stream.
     std::optional<std::pair<double, double>> span = deviceSpan();
     double step = span && span->second > span->first ? span->second - span->first : 0.0;
-    double reference = referenceRate(d_.hidden);
+    double reference = gemms_->referenceRate(d_.hidden, low_);
     char line[400];
     std::snprintf(line, sizeof line,
                   "schedc: stats: rank %d: gemm %.3f GFLOP in a step of %.4f s = %.1f GFLOP/s achieved; cublas %s "
                   "%lldx%lld alone %.1f GFLOP/s (step %.0f%% of it); device peak %.1f MiB; MPI %.4f s\n",
-                  comm_.rank(), gemmFlops_ / 1e9, step, step > 0 ? gemmFlops_ / step / 1e9 : 0.0, precisionName_,
-                  static_cast<long long>(d_.hidden), static_cast<long long>(d_.hidden), reference,
-                  step > 0 && reference > 0 ? 100 * gemmFlops_ / step / 1e9 / reference : 0.0,
+                  comm_.rank(), gemms_->flops() / 1e9, step, step > 0 ? gemms_->flops() / step / 1e9 : 0.0,
+                  precisionName_, static_cast<long long>(d_.hidden), static_cast<long long>(d_.hidden), reference,
+                  step > 0 && reference > 0 ? 100 * gemms_->flops() / step / 1e9 / reference : 0.0,
                   static_cast<double>(memory_.peakBytes()) / (1 << 20), comm_.mpiSeconds());
     return line;
   }
@@ -313,12 +309,12 @@ protected:
     auto hostFlat = [&](const DeviceFlat &f) {
       backend::Flat out;
       for (const DevicePiece &p : f.pieces)
-        out.pieces.push_back(backend::Piece{p.begin, download(p.values, p.count())});
+        out.pieces.push_back(backend::Piece{p.begin, copies_.download(p.values, p.count())});
       return out;
     };
     backend::HostData d;
     if (const DeviceRows *r = P::rows(v)) {
-      d.rows = backend::Rows{r->rows, download(r->values, r->rows * d_.hidden)};
+      d.rows = backend::Rows{r->rows, copies_.download(r->values, r->rows * d_.hidden)};
     } else if (const DeviceFlat *f = P::flat(v)) {
       d.flat = hostFlat(*f);
     } else if (const DeviceOpt *o = P::opt(v)) {
@@ -340,93 +336,23 @@ private:
 
   // Elements [begin, begin + count) of layer `layer`'s initial weight, fp32.
   Buffer initialMaster(int64_t layer, int64_t begin, int64_t count) {
-    Buffer b = buffer(count, DType::F32);
+    Buffer b = copies_.buffer(count, DType::F32);
     initialWeight(b->f32(), d_, layer, begin, count, current_);
     return b;
   }
-  // Whether `f`'s pieces hold every element of [begin, begin + count) (they are disjoint).
-  static bool covers(const DeviceFlat &f, int64_t begin, int64_t count) {
-    int64_t held = sumOver(f.pieces, [&](const DevicePiece &p) {
-      return std::max<int64_t>(0, std::min(begin + count, p.begin + p.count()) - std::max(begin, p.begin));
-    });
-    return held == count;
-  }
-
   // Before the operation enqueues work on current_ that reads `operands` (StreamOrder).
   void reads(std::initializer_list<ValuePtr> operands) { memory_.order().enter(current_, usesOf(operands)); }
 
-  void checkBlas(cublasStatus_t s, const char *what) {
-    if (s != CUBLAS_STATUS_SUCCESS)
-      // diag-coverage: unreachable (cuBLAS fails only on a broken GPU or driver, not for any schedule or option)
-      memory_.fail(std::string(what) + ": cuBLAS status " + std::to_string(static_cast<int>(s)));
-  }
-
-  Buffer buffer(int64_t count, DType type) { return std::make_shared<DeviceBuffer>(memory_, count, type, current_); }
-  Buffer zeros(int64_t count, DType type) {
-    Buffer b = buffer(count, type);
-    if (count > 0)
-      memory_.check(cudaMemsetAsync(b->raw(), 0, static_cast<size_t>(b->bytes()), current_), "cudaMemsetAsync");
-    return b;
-  }
-  // `count` elements from `from` (at element `offset`) to `to` (same type).
-  void copy(void *to, const Buffer &from, int64_t count, int64_t offset = 0) {
-    if (count > 0)
-      memory_.check(cudaMemcpyAsync(to, from->at(offset), static_cast<size_t>(count * sizeOf(from->type())),
-                                    cudaMemcpyDeviceToDevice, current_),
-                    "cudaMemcpyAsync");
-  }
-  Buffer copyOf(const Buffer &from, int64_t offset = 0, int64_t count = -1) {
-    if (count < 0)
-      count = from->count() - offset;
-    Buffer b = buffer(count, from->type());
-    copy(b->raw(), from, count, offset);
-    return b;
-  }
-  // `from` as `type` (itself when it already is).
-  Buffer converted(const Buffer &from, DType type) {
-    if (from->type() == type)
-      return from;
-    Buffer b = buffer(from->count(), type);
-    convert(b->raw(), type, from->raw(), from->type(), from->count(), current_);
-    return b;
-  }
-  std::vector<float> download(const Buffer &from, int64_t count) {
-    std::vector<float> out(static_cast<size_t>(count));
-    if (count > 0) {
-      Buffer f32 = converted(from, DType::F32);
-      memory_.check(
-          cudaMemcpyAsync(out.data(), f32->raw(), static_cast<size_t>(count) * 4, cudaMemcpyDeviceToHost, current_),
-          "cudaMemcpyAsync");
-      memory_.check(cudaStreamSynchronize(current_), "cudaStreamSynchronize");
-    }
-    return out;
-  }
-  // Elements [begin, begin + count) of `f` as `type`: the piece's own buffer when one piece
-  // is exactly that range, else assembled over zeros.
-  Buffer rangeOf(const DeviceFlat *f, int64_t begin, int64_t count, DType type) {
-    if (f)
-      for (const DevicePiece &p : f->pieces)
-        if (p.begin == begin && p.count() == count && p.values && p.values->type() == type)
-          return p.values;
-    Buffer out = zeros(count, type);
-    if (f)
-      for (const DevicePiece &p : f->pieces) {
-        int64_t lo = std::max(begin, p.begin), hi = std::min(begin + count, p.begin + p.count());
-        if (lo < hi && p.values)
-          copy(out->at(lo - begin), converted(p.values, type), hi - lo, lo - p.begin);
-      }
-    return out;
-  }
   // The units of weight `w` the GEMMs read (a whole layer's, or a tensor-parallel part's;
   // fp32, or bf16 at bf16), and how many.
   std::pair<Buffer, int64_t> layerWeights(const ValuePtr &w) {
     auto [begin, count] = unitRange(w);
-    return {rangeOf(P::flat(w), begin, count, low_), count / backend::unitElements(d_.hidden)};
+    return {copies_.rangeOf(P::flat(w), begin, count, low_), count / backend::unitElements(d_.hidden)};
   }
   Buffer rowsOf(const DeviceRows *r, int64_t expectedRows) {
     if (r && r->rows == expectedRows && r->values && r->values->type() == low_)
       return r->values;
-    return zeros(expectedRows * d_.hidden, low_);
+    return copies_.zeros(expectedRows * d_.hidden, low_);
   }
 
   // The collective, its work enqueued on current_ (the collectives stream).
@@ -448,16 +374,16 @@ private:
   DeviceFlat allReduce(const DeviceFlat *in, const std::vector<int64_t> &group, DType type) {
     DeviceFlat data = in ? *in : DeviceFlat{};
     int64_t n = data.elements();
-    Buffer packed = buffer(n, type);
+    Buffer packed = copies_.buffer(n, type);
     int64_t at = 0;
     for (const DevicePiece &p : data.pieces) {
-      copy(packed->at(at), converted(p.values, type), p.count());
+      copies_.copy(packed->at(at), copies_.converted(p.values, type), p.count());
       at += p.count();
     }
     nccl_.allReduce(packed->raw(), type, n, group, current_);
     at = 0;
     for (DevicePiece &p : data.pieces) {
-      p.values = data.pieces.size() == 1 ? packed : copyOf(packed, at, p.count());
+      p.values = data.pieces.size() == 1 ? packed : copies_.copyOf(packed, at, p.count());
       at += p.count();
     }
     return data;
@@ -469,8 +395,8 @@ private:
     const DeviceFlat *in = P::flat(v);
     auto [from, size] = heldRange(v);
     auto [begin, count] = heldRange(meta);
-    Buffer operand = rangeOf(in, from, size, type);
-    Buffer part = buffer(count, type);
+    Buffer operand = copies_.rangeOf(in, from, size, type);
+    Buffer part = copies_.buffer(count, type);
     nccl_.reduceScatter(operand->raw(), part->raw(), type, size, group, current_);
     return withData(meta, DeviceFlat{{DevicePiece{begin, part}}});
   }
@@ -489,7 +415,7 @@ private:
 
   ValuePtr allReducePartialSums(const ValuePtr &meta, const ValuePtr &v, const std::vector<int64_t> &group) {
     int64_t rows = static_cast<int64_t>(meta->batches->size()) * d_.tokens;
-    Buffer sum = copyOf(rowsOf(P::rows(v), rows));
+    Buffer sum = copies_.copyOf(rowsOf(P::rows(v), rows));
     nccl_.allReduce(sum->raw(), low_, rows * d_.hidden, group, current_);
     return withData(meta, DeviceRows{rows, sum});
   }
@@ -498,10 +424,11 @@ private:
   ValuePtr reduceScatterPartialSums(const ValuePtr &meta, const ValuePtr &v, const std::vector<int64_t> &group) {
     int64_t batches = static_cast<int64_t>(meta->batches->size()), rows = batches * d_.tokens, h = d_.hidden;
     int64_t chunk = sequenceRows(meta->total), block = chunk * h;
-    Buffer in = rowsOf(P::rows(v), rows), byShard = buffer(rows * h, low_), mine = buffer(batches * block, low_);
+    Buffer in = rowsOf(P::rows(v), rows), byShard = copies_.buffer(rows * h, low_),
+           mine = copies_.buffer(batches * block, low_);
     for (int64_t s = 0; s < meta->total; ++s) // shard s's rows of every micro-batch, then shard s + 1's
       for (int64_t b = 0; b < batches; ++b)
-        copy(byShard->at((s * batches + b) * block), in, block, (b * d_.tokens + s * chunk) * h);
+        copies_.copy(byShard->at((s * batches + b) * block), in, block, (b * d_.tokens + s * chunk) * h);
     nccl_.reduceScatter(byShard->raw(), mine->raw(), low_, rows * h, group, current_);
     return withData(meta, DeviceRows{batches * chunk, mine});
   }
@@ -515,13 +442,14 @@ private:
     const DeviceRows *mine = P::rows(v);
     Buffer in = mine && mine->rows == batches * chunk && mine->values && mine->values->type() == low_
                     ? mine->values
-                    : zeros(each, low_);
-    Buffer gathered = buffer(each * static_cast<int64_t>(group.size()), low_), whole = buffer(rows * h, low_);
+                    : copies_.zeros(each, low_);
+    Buffer gathered = copies_.buffer(each * static_cast<int64_t>(group.size()), low_),
+           whole = copies_.buffer(rows * h, low_);
     nccl_.gather(in->raw(), gathered->raw(), low_, std::vector<int64_t>(group.size(), each), group, current_);
     for (size_t k = 0; k < group.size(); ++k)
       for (int64_t b = 0; b < batches; ++b)
-        copy(whole->at((b * d_.tokens + shards[k].at(0) * chunk) * h), gathered, block,
-             static_cast<int64_t>(k) * each + b * block);
+        copies_.copy(whole->at((b * d_.tokens + shards[k].at(0) * chunk) * h), gathered, block,
+                     static_cast<int64_t>(k) * each + b * block);
     return withData(meta, DeviceRows{rows, whole});
   }
 
@@ -558,104 +486,36 @@ private:
     for (size_t i = 1; i < places.size(); ++i)
       contiguous &= places[i].first == places[i - 1].first + places[i - 1].second.second;
     int64_t mine = in ? in->elements() : 0;
-    Buffer packed = buffer(mine, type), out = buffer(total, type);
+    Buffer packed = copies_.buffer(mine, type), out = copies_.buffer(total, type);
     int64_t offset = 0;
     if (in)
       for (const DevicePiece &p : in->pieces) {
         if (p.values)
-          copy(packed->at(offset), converted(p.values, type), p.count());
+          copies_.copy(packed->at(offset), copies_.converted(p.values, type), p.count());
         offset += p.count();
       }
     nccl_.gather(packed->raw(), out->raw(), type, counts, group, current_);
     DeviceFlat gathered;
     if (contiguous) {
-      Buffer all = buffer(total, type);
+      Buffer all = copies_.buffer(total, type);
       int64_t first = places.front().first;
       for (auto &[begin, where] : places)
-        copy(all->at(begin - first), out, where.second, where.first);
+        copies_.copy(all->at(begin - first), out, where.second, where.first);
       gathered.pieces.push_back(DevicePiece{first, all});
     } else {
       for (auto &[begin, where] : places)
-        gathered.pieces.push_back(DevicePiece{begin, copyOf(out, where.first, where.second)});
+        gathered.pieces.push_back(DevicePiece{begin, copies_.copyOf(out, where.first, where.second)});
     }
     return gathered;
-  }
-
-  // C (m x n) = op(A) op(B), column-major (the row-major tensors seen transposed), A and B
-  // of one type, C fp32 or that type; fp32 accumulation. Each operand is a buffer, the
-  // element it starts at and its leading dimension. Its FLOPs count for --stats (timed
-  // over the whole step, not per call: no event per GEMM).
-  void gemm(cublasOperation_t ta, cublasOperation_t tb, int64_t m, int64_t n, int64_t k, const Buffer &a, int64_t aAt,
-            int64_t lda, const Buffer &b, int64_t bAt, int64_t ldb, const Buffer &c, int64_t cAt, int64_t ldc) {
-    if (m == 0 || n == 0 || k == 0)
-      return;
-    gemmRaw(ta, tb, m, n, k, a->at(aAt), lda, b->at(bAt), ldb, a->type(), c->at(cAt), ldc, c->type());
-    gemmFlops_ += 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
-  }
-  void gemmRaw(cublasOperation_t ta, cublasOperation_t tb, int64_t m, int64_t n, int64_t k, const void *a, int64_t lda,
-               const void *b, int64_t ldb, DType ab, void *c, int64_t ldc, DType ct) {
-    const float one = 1.0f, zero = 0.0f;
-    int im = static_cast<int>(m), in = static_cast<int>(n), ik = static_cast<int>(k);
-    int ia = static_cast<int>(lda), ib = static_cast<int>(ldb), ic = static_cast<int>(ldc);
-    if (ab == DType::F32 && ct == DType::F32) {
-      checkBlas(cublasSgemm(blas_, ta, tb, im, in, ik, &one, static_cast<const float *>(a), ia,
-                            static_cast<const float *>(b), ib, &zero, static_cast<float *>(c), ic),
-                "cublasSgemm");
-      return;
-    }
-    auto cudaType = [](DType t) { return t == DType::BF16 ? CUDA_R_16BF : CUDA_R_32F; };
-    checkBlas(cublasGemmEx(blas_, ta, tb, im, in, ik, &one, a, cudaType(ab), ia, b, cudaType(ab), ib, &zero, c,
-                           cudaType(ct), ic, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
-              "cublasGemmEx");
   }
 
   // h = tanh(x W1) over the units (fp32, row-major m x units).
   Buffer innerActivations(const Buffer &weight, int64_t units, const Buffer &x, int64_t m) {
     int64_t h = d_.hidden;
-    Buffer inner = zeros(m * units, DType::F32);
-    gemm(CUBLAS_OP_T, CUBLAS_OP_N, units, m, h, weight, 0, 2 * h, x, 0, h, inner, 0, units);
+    Buffer inner = copies_.zeros(m * units, DType::F32);
+    gemms_->gemm(CUBLAS_OP_T, CUBLAS_OP_N, units, m, h, weight, 0, 2 * h, x, 0, h, inner, 0, units);
     tanhInto(inner->raw(), DType::F32, inner->f32(), m * units, current_);
     return inner;
-  }
-
-  // Before the clock starts: the first GEMM of each kind a step makes loads cuBLAS's code
-  // for it (CUDA loads modules lazily), a cost a training loop pays once, not every step.
-  // One GEMM of each kind (operands, result type), at the layer's sizes up to H = T = 8192
-  // (at most 1 GiB of scratch buffers, kept in the pool for the step's own; cuBLAS picks its
-  // kernels by size); the allocator's peak then forgets them. (Preloading our own kernels
-  // with cudaFuncGetAttributes changed nothing measurable on an H200: not done.)
-  void warmUp() {
-    int64_t h = std::min<int64_t>(d_.hidden, kWarmUpSize), m = std::min<int64_t>(d_.tokens, kWarmUpSize);
-    int64_t u = backend::innerUnits(h);
-    Buffer w = zeros(u * 2 * h, low_), x = zeros(m * h, low_), c = zeros(2 * h * std::max(m, u), DType::F32);
-    // h = x W1 (fp32), y = h W2 and dx = dz W1^T (low), dW = x^T dz (the gradients' type),
-    // as forward and backward call them.
-    gemmRaw(CUBLAS_OP_T, CUBLAS_OP_N, u, m, h, w->raw(), 2 * h, x->raw(), h, low_, c->raw(), u, DType::F32);
-    gemmRaw(CUBLAS_OP_N, CUBLAS_OP_N, h, m, u, w->raw(), 2 * h, x->raw(), u, low_, c->raw(), h, low_);
-    gemmRaw(CUBLAS_OP_N, CUBLAS_OP_T, h, u, m, x->raw(), h, x->raw(), u, low_, c->raw(), 2 * h, gradType_);
-    memory_.check(cudaStreamSynchronize(compute_), "cudaStreamSynchronize");
-    memory_.forgetPeak();
-  }
-
-  // cuBLAS's own rate on n x n x n in this run at the run's precision, in GFLOP/s.
-  double referenceRate(int64_t n) {
-    Buffer a = zeros(n * n, low_), b = zeros(n * n, low_), c = zeros(n * n, low_);
-    auto once = [&] { gemmRaw(CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, a->raw(), n, b->raw(), n, low_, c->raw(), n, low_); };
-    cudaEvent_t start, end;
-    cudaEventCreate(&start);
-    cudaEventCreate(&end);
-    once(); // warm-up
-    const int repeats = 5;
-    cudaEventRecord(start, compute_);
-    for (int r = 0; r < repeats; ++r)
-      once();
-    cudaEventRecord(end, compute_);
-    memory_.check(cudaEventSynchronize(end), "cudaEventSynchronize");
-    float ms = 0;
-    cudaEventElapsedTime(&ms, start, end);
-    cudaEventDestroy(start);
-    cudaEventDestroy(end);
-    return ms > 0 ? repeats * 2.0 * double(n) * double(n) * double(n) / (ms / 1e3) / 1e9 : 0.0;
   }
 
   cudaStream_t compute_, collectives_;
@@ -663,17 +523,14 @@ private:
   DType low_;            // weights, activations and their gradients: F32, or BF16 at bf16
   DType gradType_;       // weight gradients: low_, or F32 with --grad-precision=fp32
   DeviceMemory memory_;
+  DeviceCopies copies_{memory_, current_}; // on current_, whichever stream that is then
   NcclGroups nccl_;
   PointToPoint messages_;
-  cublasHandle_t blas_ = nullptr;
-  static constexpr int64_t kBlasWorkspaceBytes = 32 << 20; // what cuBLAS asks for on Hopper
-  static constexpr int64_t kWarmUpSize = 8192;             // warmUp's largest H and T
-  Buffer workspace_;
+  std::optional<Gemms> gemms_; // made after memory_, let go before the streams
   cudaEvent_t origin_ = nullptr, stepStart_ = nullptr, stepEnd_ = nullptr; // the step's clock
   bool clockStarted_ = false, stepStarted_ = false;
   std::optional<std::pair<double, double>> span_; // deviceSpan, once measured
   const char *precisionName_ = "fp32";
-  double gemmFlops_ = 0;
 };
 
 // This process's rank among those on its node.

@@ -8,6 +8,7 @@
 #include "backend/Payload.h"
 #include "cuda/DeviceMemory.h"
 
+#include <algorithm>
 #include <initializer_list>
 #include <vector>
 
@@ -39,6 +40,14 @@ struct DeviceFlat {
   }
 };
 // The optimizer state: its moments and, at bf16, the fp32 master weights of its slice.
+// Whether `f`'s pieces hold every element of [begin, begin + count) (they are disjoint).
+inline bool covers(const DeviceFlat &f, int64_t begin, int64_t count) {
+  int64_t held = sumOver(f.pieces, [&](const DevicePiece &p) {
+    return std::max<int64_t>(0, std::min(begin + count, p.begin + p.count()) - std::max(begin, p.begin));
+  });
+  return held == count;
+}
+
 struct DeviceOpt {
   std::vector<DeviceFlat> moments;
   DeviceFlat master; // empty at fp32

@@ -1,14 +1,14 @@
 // Abi — the functions of schedc/runtime.h that compiled code calls, each a thin layer over
 // the sim backend's Rank API; every operation comes through schedc_operation, which runs the
-// sim backend's dispatch (sim/Execute.h) and then, on the rank this process computes, the
+// sim backend's dispatch (engine/Execute.h) and then, on the rank this process computes, the
 // real backend's (backend/ComputeRank.h). A schedc_rank holds what compiled code cannot: the
 // values of the current statement (handles index `temps`, cleared by schedc_step) and the
 // rank's sets (reference counted). While parameters are evaluated there is no rank yet: then
 // only arithmetic can fail, and its error goes to the parameter diagnostics.
 #include "rt/RankContext.h"
 
+#include "engine/Execute.h"
 #include "sim/Arith.h"
-#include "sim/Execute.h"
 
 #include <chrono>
 #include <type_traits>

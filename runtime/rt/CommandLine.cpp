@@ -7,7 +7,13 @@
 #include "cost/HardwareCost.h"
 #include "diagnostics/Diagnostics.h"
 #include "options/OptionValues.h"
-#include "sim/SharedOptions.h"
+#include "run/CostChoice.h"
+#include "run/SharedOptions.h"
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
 
 namespace schedc::rt {
 
@@ -44,10 +50,6 @@ bool readBackendOption(ArgumentList &args, CommandLine &line, std::string &error
     run.noVerify = true;
   } else if (a == "--stats") {
     run.stats = true;
-  } else if (args.value("--hardware", v)) {
-    line.hardware = v;
-  } else if (args.value("--hardware-set", v)) {
-    line.hardwareSettings.push_back(v);
   } else if (args.value("--calibrate", v)) {
     if (v.empty())
       error = "--calibrate needs a file";
@@ -88,8 +90,11 @@ std::string checkTogether(const CommandLine &line) {
     return "--weights-out is an option of the cpu and cuda backends (they compute the weights)";
   if (!line.calibrate.empty() && (!line.computing || run.backend != ComputeRun::Cpu))
     return "--calibrate measures the cpu backend: run it with --backend=cpu under mpirun (-np 2 or more for MPI)";
-  if (!line.hardwareSettings.empty() && line.hardware.empty())
-    return "--hardware-set changes the --hardware, and none is given";
+  if (std::string wrong = sim::checkCostOptions(line.options); !wrong.empty())
+    return wrong;
+  if (!line.options.model.empty() && line.computing)
+    return "--model times a transformer on the sim backend; the cpu and cuda backends compute (and time) the "
+           "tanh(xW1)W2 layers of --hidden and --tokens";
   // The model the report predicts bytes for is the one a real backend computes: TF32 is a
   // GPU's (the sim backend only predicts its time).
   if (line.tf32Flag && line.options.bytes.precision == sim::Precision::Bf16)
@@ -115,18 +120,16 @@ void configureModel(CommandLine &line) {
   config.optimizer.lr = adam ? 1e-3f : 0.1f; // each optimizer's usual step size
 }
 
-// The hardware cost model of --hardware, over the real backends' own layers.
-bool timeOnHardware(CommandLine &line, std::string &error) {
-  std::optional<cost::Hardware> hardware = cost::loadHardware(line.hardware, line.hardwareSettings, error);
-  if (!hardware)
-    return false;
-  const sim::ByteModel &bytes = line.options.bytes;
-  cost::TrainingPrecision precision{bytes.precision == sim::Precision::Bf16, bytes.fp32Gradients, bytes.optimizerStates,
-                                    bytes.tf32};
-  line.cost = std::make_shared<const cost::HardwareCost>(cost::tanhLayers(bytes.hidden, bytes.tokens),
-                                                         std::move(*hardware), precision);
-  line.options.costModel = line.cost.get();
-  return true;
+// A description file, for the cost model's resolver.
+std::optional<std::string> readText(const std::string &path, std::string &error) {
+  std::ifstream in(path);
+  if (!in) {
+    error = std::strerror(errno);
+    return std::nullopt;
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
 }
 
 } // namespace
@@ -142,9 +145,7 @@ std::optional<CommandLine> readCommandLine(const std::vector<std::string> &argv,
       return line;
     }
     if (!readBackendOption(args, line, error) && !readReportOption(args, line, error) &&
-        sim::readSharedOption(args, line.options.bytes, line.options.limits, line.options.silenced,
-                              line.options.overlapHidden, line.options.threads, line.options.p2p, error)
-            .empty())
+        sim::readSharedOption(args, line.options, error).empty())
       error = "unknown option `" + a + "`";
   }
   if (!args.error().empty()) // a flag last on the line, whose reader saw an empty value
@@ -162,8 +163,8 @@ std::optional<CommandLine> readCommandLine(const std::vector<std::string> &argv,
       return std::nullopt;
     }
   configureModel(line);
-  if (!line.hardware.empty() && !timeOnHardware(line, error)) {
-    refusal = {error, kExitUsage};
+  if (sim::DescriptionProblem problem; !sim::resolveCostModel(line.options, readText, problem)) {
+    refusal = {problem.located(), problem.exitCode};
     return std::nullopt;
   }
   return line;
@@ -192,13 +193,14 @@ bytes of it, and cpu and cuda measure them):
   --overwrite-weights  cpu/cuda: DIR may be weights a previous run wrote; they are replaced
   --no-verify          cpu/cuda: run even a schedule that check rejects
   --stats              cpu/cuda: print each rank's GEMM rate, MPI time and the library's own rate
-  --hardware=NAME|FILE time the step in seconds on a machine (docs/costs.md): a preset
-                       (dgx-h100, dgx-a100-80gb) or a hardware file; the cpu and cuda
-                       backends print the measured step time beside the prediction
-  --hardware-set=KEY=VALUE  override one key of it (repeatable)
   --calibrate=FILE     cpu: measure this machine (GEMM rate at --hidden and --tokens, memory
                        bandwidth, MPI latency and bandwidth) into a hardware file, and stop:
                          mpirun -np 2 ./prog --backend=cpu --calibrate=cpu.toml
+
+How the step is timed (--hardware: in seconds on a machine; the cpu and cuda backends print
+the measured step time beside the prediction of their own layers):
+)" + sim::kCostModelHelp +
+         R"(
   -D NAME=VALUE        override a schedule parameter (repeatable)
   --format=text|json   the report's format (default text)
   --events=FILE        write every event as CSV
@@ -210,8 +212,8 @@ bytes of it, and cpu and cuda measure them):
          R"(  --help               this text
 
 Exit codes: 0 correct, 1 not a correct training step, 2 bad command line or parameters,
-4 a file could not be written, 5 no usable GPU for --backend=cuda, 6 a resource limit
-stopped the run, 70 internal error.
+3 a model or hardware file is not valid, 4 a file could not be read or written, 5 no
+usable GPU for --backend=cuda, 6 a resource limit stopped the run, 70 internal error.
 )";
 }
 

@@ -14,18 +14,12 @@ namespace schedc::rt {
 
 struct CommandLine {
   std::vector<std::string> defines; // -D NAME=VALUE
-  sim::RunOptions options;          // (--threads: the cpu and cuda backends' real runs take one)
+  sim::RunOptions options;          // the shared options (--threads: the cpu and cuda backends' real runs take one)
   ComputeRun run;
   bool computing = false; // --backend=cpu or cuda
   bool help = false;      // --help: print helpText() and stop
   bool tf32Flag = false;  // --tf32 given: as --precision=tf32, but refused beside --precision=bf16
-  // --hardware=NAME|FILE (with --hardware-set=KEY=VALUE): time the run with the hardware
-  // cost model (the tanh(xW1)W2 layers of --hidden and --tokens on that machine), which
-  // options.costModel then points to.
-  std::string hardware;
-  std::vector<std::string> hardwareSettings;
-  std::shared_ptr<const cost::CostModel> cost;
-  std::string calibrate; // --calibrate=FILE: measure this machine into a hardware file instead of running
+  std::string calibrate;  // --calibrate=FILE: measure this machine into a hardware file instead of running
 };
 
 // Why a command line was refused: the message, and the exit code (kExitUsage, or kExitIoError

@@ -8,8 +8,8 @@
 // same order, so no rank can leave the others waiting.
 #include "rt/ComputeRun.h"
 
-#include "sim/ReportFormat.h"
-#include "sim/Timeline.h"
+#include "report/ReportFormat.h"
+#include "report/Timeline.h"
 
 #include <cstring>
 #include <mpi.h>
@@ -200,11 +200,11 @@ private:
 
   std::string writeDrawings(const sim::World &world, const sim::CheckResult &result, const sim::MeasuredRun &times) {
     const std::string &schedule = d_.setup.schedule;
-    if (!options_.traceFile.empty() && !sim::writeAtomically(options_.traceFile, [&](std::ostream &out) {
+    if (!options_.traceFile.empty() && !writeAtomically(options_.traceFile, [&](std::ostream &out) {
           sim::writeChromeTrace(out, world, d_.sources, schedule, &times);
         }))
       return "cannot write the trace to `" + options_.traceFile + "`";
-    if (!options_.timelineFile.empty() && !sim::writeAtomically(options_.timelineFile, [&](std::ostream &out) {
+    if (!options_.timelineFile.empty() && !writeAtomically(options_.timelineFile, [&](std::ostream &out) {
           sim::writeTimeline(out, options_.timelineHtml, world, *result.report, d_.sources, schedule, &times);
         }))
       return "cannot write the timeline to `" + options_.timelineFile + "`";

@@ -5,9 +5,9 @@
 #pragma once
 
 #include "backend/ComputeRank.h"
+#include "report/Trace.h"
+#include "run/Run.h"
 #include "schedc/runtime.h"
-#include "sim/Run.h"
-#include "sim/Trace.h"
 
 #include <functional>
 #include <map>

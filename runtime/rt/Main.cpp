@@ -6,11 +6,12 @@
 #include "cpu/Calibrate.h"
 #include "cpu/Kernels.h"
 #include "diagnostics/StandardOutput.h"
+#include "engine/Budget.h"
+#include "report/ReportFormat.h"
 #include "rt/CommandLine.h"
 #include "rt/ComputeRun.h"
 #include "rt/Program.h"
-#include "sim/Budget.h"
-#include "sim/ReportFormat.h"
+#include "run/CostChoice.h"
 
 #include <cstdlib>
 #include <iostream>
@@ -33,6 +34,8 @@ int runProgram(const schedc_program &program, const std::vector<std::string> &de
   Decoded decoded(program);
   DiagnosticEngine diags(decoded.sources, options.json ? nullptr : &streams.err);
   std::optional<std::map<std::string, int64_t>> overrides = sim::resolveDefines(decoded.setup, defines, diags);
+  if (overrides && !sim::applyModelLayers(options, decoded.setup, *overrides, diags))
+    overrides.reset();
   if (!overrides) {
     if (options.json)
       streams.out << sim::invalidJson(decoded.setup.schedule, decoded.setup.file, diags, decoded.sources);
@@ -80,7 +83,7 @@ int calibrateHere(const CommandLine &line) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   if (rank != 0)
     return kExitOk;
-  if (!sim::writeAtomically(line.calibrate, text)) {
+  if (!writeAtomically(line.calibrate, text)) {
     std::cerr << "schedc: error: cannot write the hardware file `" << line.calibrate << "`\n";
     return kExitIoError;
   }

@@ -7,8 +7,8 @@
 #include "backend/Comm.h"
 #include "backend/ComputeRank.h"
 #include "backend/Tensors.h"
+#include "run/Run.h"
 #include "schedc/runtime.h"
-#include "sim/Run.h"
 
 #include <iosfwd>
 #include <memory>

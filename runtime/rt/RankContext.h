@@ -4,11 +4,11 @@
 #pragma once
 
 #include "backend/ComputeRank.h"
+#include "engine/Execute.h"
+#include "engine/World.h"
+#include "report/Trace.h"
+#include "run/Run.h"
 #include "schedc/runtime.h"
-#include "sim/Execute.h"
-#include "sim/Run.h"
-#include "sim/Trace.h"
-#include "sim/World.h"
 
 #include <memory>
 #include <string>

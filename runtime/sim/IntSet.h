@@ -54,7 +54,7 @@ public:
 
   // How a set is counted: by the one thread that holds it (every set made by a rank), by
   // several at once (a set a parallel run hands from one thread to others: a collective's
-  // result, the groups every rank names; sim/World.h's Lane), or not at all (the sets
+  // result, the groups every rank names; engine/World.h's Lane), or not at all (the sets
   // interned for the whole process: emptySet, singleSet, whose counts are written by no one,
   // so their cache lines stay clean and any thread may drop them). Set once, before the set
   // is shared.

@@ -4,7 +4,7 @@
 // place of a 24-byte SourceRange (20 of the 56 bytes an event lost, 20 of a storage
 // entry's 40). Recent ids are remembered by where their range begins, so a
 // range asked for again (each is, once per event on every rank) is found without hashing.
-// Each thread of a run keeps its own (sim/World.h's Lane), its ids from `first` on: the
+// Each thread of a run keeps its own (engine/World.h's Lane), its ids from `first` on: the
 // top bits of an id say whose it is. An imported PyTorch file has a place a cell (its rows
 // run as tables: ir::TableStmt), so a run may have as many places as events.
 #pragma once

@@ -22,7 +22,7 @@ namespace {
 // (docs/performance.md, "Figures behind design choices"). At most kKeptFreeValues (5 MiB) a
 // thread; the rest go back to jemalloc, as all
 // of them do when a thread other than the main one ends (the main thread's are the
-// kernel's at exit, like its stacks: sim/Fiber.cpp). Off under AddressSanitizer, so that it
+// kernel's at exit, like its stacks: engine/Fiber.cpp). Off under AddressSanitizer, so that it
 // sees every value's allocation.
 struct FreeBlock {
   FreeBlock *next;
@@ -165,7 +165,7 @@ SetPtr emptySet() {
   return SetPtr(empty);
 }
 
-// Process-wide, for every thread of a parallel run (sim/World.h): a set is made at its first
+// Process-wide, for every thread of a parallel run (engine/World.h): a set is made at its first
 // use and kept; two threads that make one at once keep the first.
 SetPtr singleSet(int64_t v) {
   constexpr int64_t kInterned = int64_t{1} << 16; // 512 KiB of pointers, paged in as used

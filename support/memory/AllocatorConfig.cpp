@@ -13,7 +13,7 @@
 //                         one at a time, and every arena is set up and touched at its first
 //                         allocation (page faults at start).
 //   oversize_threshold:0  no separate arena for allocations of 8 MiB and more, likewise: the
-//                         allocation reserve (sim/Budget.cpp) would create it at start.
+//                         allocation reserve (engine/Budget.cpp) would create it at start.
 //   slab_sizes:1-4096:8   slabs of 8 pages for every small size class: a check's values (a
 //                         value and its count share one 128-byte block) outlive the thread
 //                         cache, which refills from a fresh slab every 32 of them with the

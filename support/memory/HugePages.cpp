@@ -23,7 +23,7 @@ void *allocateOnHugePages(extent_hooks_t *, void *at, size_t size, size_t alignm
   // When mmap fails, jemalloc's own hook tries sbrk, whose bookkeeping it allocates from the
   // arena's base, through these hooks again: that call fails at once instead of recursing
   // until the stack overflows, and the allocation fails cleanly (operator new's handler then reports it:
-  // sim/Budget.cpp).
+  // engine/Budget.cpp).
   thread_local bool inside = false;
   if (inside)
     return nullptr;

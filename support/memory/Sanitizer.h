@@ -13,7 +13,7 @@
 #endif
 
 // SCHEDC_TSAN: likewise for ThreadSanitizer (a parallel run's checks: scripts/tsan.sh); fibers
-// tell it when they switch (sim/Fiber.cpp).
+// tell it when they switch (engine/Fiber.cpp).
 #if defined(__SANITIZE_THREAD__)
 #define SCHEDC_TSAN 1
 #elif defined(__has_feature)

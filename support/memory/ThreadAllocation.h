@@ -1,5 +1,5 @@
 // ThreadAllocation — the bytes the calling thread has allocated so far, as the allocator counts
-// them: a load, cheap enough for every statement of a run (sim/Budget.h looks at the process's
+// them: a load, cheap enough for every statement of a run (engine/Budget.h looks at the process's
 // memory each time a thread has allocated another slice of the limit).
 #pragma once
 

@@ -12,9 +12,9 @@
 #include "check/Interpreter.h"
 #include "diagnostics/Diagnostics.h"
 #include "ir/IR.h"
+#include "run/Run.h"
 #include "sema/Imports.h"
 #include "sema/Sema.h"
-#include "sim/Run.h"
 
 #include <cstdio>
 #include <cstdlib>

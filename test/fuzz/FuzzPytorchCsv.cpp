@@ -15,9 +15,9 @@
 #include "interop/ExportSchedule.h"
 #include "interop/ImportSchedule.h"
 #include "ir/IR.h"
+#include "run/Run.h"
 #include "sema/Imports.h"
 #include "sema/Sema.h"
-#include "sim/Run.h"
 
 #include <cstdio>
 #include <cstdlib>

@@ -6,7 +6,7 @@
 
 #include "check/Check.h"
 #include "diagnostics/Diagnostics.h"
-#include "sim/Run.h"
+#include "run/Run.h"
 
 #include <cstdio>
 #include <cstdlib>

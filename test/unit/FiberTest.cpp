@@ -1,9 +1,9 @@
-// Unit tests of the sim's fibers (sim/Fiber.h): control passes back and forth at each yield,
+// Unit tests of the sim's fibers (engine/Fiber.h): control passes back and forth at each yield,
 // a fiber may resume another (a yield returns to whoever resumed it last), an ended
 // fiber's stack goes to the pool and the next fiber takes it, a deep recursion fits in
 // the stack the interpreter is promised, running past it hits its guard, more fibers than
 // guarded stacks can run, and a thread's stacks are unmapped when it ends.
-#include "sim/Fiber.h"
+#include "engine/Fiber.h"
 
 #include <algorithm>
 #include <cerrno>

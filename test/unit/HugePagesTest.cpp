@@ -3,7 +3,7 @@
 // wide run's World looks as it makes its ranks.
 // Skipped where the tests do not run on jemalloc (the sanitizer builds).
 #include "memory/HugePages.h"
-#include "sim/World.h"
+#include "engine/World.h"
 
 #include <gtest/gtest.h>
 #include <jemalloc/jemalloc.h>

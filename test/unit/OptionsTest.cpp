@@ -1,7 +1,7 @@
 // Unit tests of command-line parsing: the cursor both parsers share, and schedc's options.
 #include "driver/Options.h"
+#include "engine/Budget.h"
 #include "options/ArgumentList.h"
-#include "sim/Budget.h"
 
 #include <gtest/gtest.h>
 
@@ -71,7 +71,7 @@ TEST(Options, DefaultLimitsAreInForceAndStated) {
   std::string error;
   auto o = parseOptions({"check", "f.sched"}, error);
   ASSERT_TRUE(o) << error;
-  // Room for a 405B-class step (some 210 M statements: sim/Budget.h).
+  // Room for a 405B-class step (some 210 M statements: engine/Budget.h).
   EXPECT_GE(o->limits.maxSteps, 500'000'000u);
   EXPECT_EQ(o->limits.maxSteps, schedc::sim::Limits{}.maxSteps);
   EXPECT_EQ(o->limits.maxSeconds, 600);

@@ -1,8 +1,8 @@
-// Unit tests of a run on several threads (sim/Parallel.cpp): its ranks run on their lanes'
+// Unit tests of a run on several threads (engine/Parallel.cpp): its ranks run on their lanes'
 // threads, its figures and diagnostics are those of the run on one thread, and what only a
 // run on one thread reports in a fixed order — an error, a deadlock, a limit — makes it
 // diverge (stop, every rank unwound) rather than report.
-#include "sim/World.h"
+#include "engine/World.h"
 
 #include <gtest/gtest.h>
 

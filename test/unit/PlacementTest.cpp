@@ -6,7 +6,7 @@
 // it uses it, a collective starts when its last member is ready, a receive when its send
 // has ended, and nothing waits for a send.
 #include "cost/Placement.h"
-#include "sim/World.h"
+#include "engine/World.h"
 
 #include <gtest/gtest.h>
 

@@ -4,7 +4,7 @@
 // last first.
 // The figures never depend on this order; the speed of a run on many ranks does (a woken
 // group goes on while its state is in cache).
-#include "sim/World.h"
+#include "engine/World.h"
 
 #include <gtest/gtest.h>
 

@@ -4,8 +4,8 @@
 #include "AnalyzedText.h"
 #include "ir/IR.h"
 #include "parse/Parser.h"
+#include "run/Run.h"
 #include "sema/SemaContext.h"
-#include "sim/Run.h"
 
 #include <gtest/gtest.h>
 #include <sstream>
@@ -66,13 +66,13 @@ TEST(Suggest, FindsCloseNames) {
 
 TEST(Defines, ParsesNameAndValue) {
   std::string error;
-  auto d = sim::parseDefine("layers=-8", error);
+  auto d = parseDefine("layers=-8", error);
   ASSERT_TRUE(d);
   EXPECT_EQ(d->first, "layers");
   EXPECT_EQ(d->second, -8);
-  EXPECT_FALSE(sim::parseDefine("layers", error));
-  EXPECT_FALSE(sim::parseDefine("layers=8x", error));
-  EXPECT_FALSE(sim::parseDefine("9x=8", error));
-  EXPECT_FALSE(sim::parseDefine("x=99999999999999999999", error));
+  EXPECT_FALSE(parseDefine("layers", error));
+  EXPECT_FALSE(parseDefine("layers=8x", error));
+  EXPECT_FALSE(parseDefine("9x=8", error));
+  EXPECT_FALSE(parseDefine("x=99999999999999999999", error));
   EXPECT_NE(error.find("64 bits"), std::string::npos);
 }

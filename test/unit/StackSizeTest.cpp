@@ -2,7 +2,7 @@
 // calls, and the stack a rank gets for it.
 #include "check/StackSize.h"
 #include "AnalyzedText.h"
-#include "sim/Fiber.h"
+#include "engine/Fiber.h"
 
 #include <gtest/gtest.h>
 

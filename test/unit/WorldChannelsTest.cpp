@@ -2,7 +2,7 @@
 // sim::World::routes (every sender -> receiver pair a message went over, received or not;
 // never an invalid one) and sim::World::collectiveGroups (the members of every group a
 // collective was called over). The cuda backend opens one NCCL communicator for each.
-#include "sim/World.h"
+#include "engine/World.h"
 
 #include <gtest/gtest.h>
 

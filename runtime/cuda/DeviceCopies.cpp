@@ -1,0 +1,72 @@
+// DeviceCopies implementation: every copy and conversion is enqueued on the stream the owner's
+// operation in progress uses, never waited for except by download().
+#include "cuda/DeviceCopies.h"
+
+#include "cuda/Kernels.h"
+
+#include <algorithm>
+
+namespace schedc::cuda {
+
+Buffer DeviceCopies::buffer(int64_t count, DType type) {
+  return std::make_shared<DeviceBuffer>(memory_, count, type, stream_);
+}
+
+Buffer DeviceCopies::zeros(int64_t count, DType type) {
+  Buffer b = buffer(count, type);
+  if (count > 0)
+    memory_.check(cudaMemsetAsync(b->raw(), 0, static_cast<size_t>(b->bytes()), stream_), "cudaMemsetAsync");
+  return b;
+}
+
+void DeviceCopies::copy(void *to, const Buffer &from, int64_t count, int64_t offset) {
+  if (count > 0)
+    memory_.check(cudaMemcpyAsync(to, from->at(offset), static_cast<size_t>(count * sizeOf(from->type())),
+                                  cudaMemcpyDeviceToDevice, stream_),
+                  "cudaMemcpyAsync");
+}
+
+Buffer DeviceCopies::copyOf(const Buffer &from, int64_t offset, int64_t count) {
+  if (count < 0)
+    count = from->count() - offset;
+  Buffer b = buffer(count, from->type());
+  copy(b->raw(), from, count, offset);
+  return b;
+}
+
+Buffer DeviceCopies::converted(const Buffer &from, DType type) {
+  if (from->type() == type)
+    return from;
+  Buffer b = buffer(from->count(), type);
+  convert(b->raw(), type, from->raw(), from->type(), from->count(), stream_);
+  return b;
+}
+
+std::vector<float> DeviceCopies::download(const Buffer &from, int64_t count) {
+  std::vector<float> out(static_cast<size_t>(count));
+  if (count > 0) {
+    Buffer f32 = converted(from, DType::F32);
+    memory_.check(
+        cudaMemcpyAsync(out.data(), f32->raw(), static_cast<size_t>(count) * 4, cudaMemcpyDeviceToHost, stream_),
+        "cudaMemcpyAsync");
+    memory_.check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
+  }
+  return out;
+}
+
+Buffer DeviceCopies::rangeOf(const DeviceFlat *f, int64_t begin, int64_t count, DType type) {
+  if (f)
+    for (const DevicePiece &p : f->pieces)
+      if (p.begin == begin && p.count() == count && p.values && p.values->type() == type)
+        return p.values;
+  Buffer out = zeros(count, type);
+  if (f)
+    for (const DevicePiece &p : f->pieces) {
+      int64_t lo = std::max(begin, p.begin), hi = std::min(begin + count, p.begin + p.count());
+      if (lo < hi && p.values)
+        copy(out->at(lo - begin), converted(p.values, type), hi - lo, lo - p.begin);
+    }
+  return out;
+}
+
+} // namespace schedc::cuda

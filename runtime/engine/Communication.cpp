@@ -1,0 +1,324 @@
+// Collectives and point-to-point messages. A collective is a barrier over its group: the
+// k-th collective a rank calls on a group meets the k-th call of every other member; all
+// must agree on kind and layer (else an error names both places). When the last member
+// arrives, every member logs the call's event, which waits for every member (so it starts
+// when the last is ready; cost/Placement.h). `send` never waits; `recv` waits for the next
+// message from its source, and its event waits for the send's. Messages are matched per
+// (source, tag), first in first out; under ordered point-to-point, through the ranks'
+// streams instead (engine/OrderedChannels.cpp).
+#include "engine/World.h"
+
+#include <algorithm>
+#include <functional>
+
+namespace schedc::sim {
+
+World::Group &World::groupFor(Lane &lane, const SetPtr &members) {
+  const std::vector<int64_t> &elems = members->elements();
+  Group *&recent =
+      lane.recentGroups[static_cast<uint64_t>(elems.front() * 31 + static_cast<int64_t>(elems.size())) % kRecentGroups];
+  if (recent && (recent->members == members || recent->members->elements() == elems))
+    return *recent;
+  std::unique_lock<std::mutex> lock(groupsLock_, std::defer_lock);
+  if (parallel_)
+    lock.lock();
+  auto init = [&](std::unique_ptr<Group> &g) -> Group & {
+    if (!g) {
+      g = std::make_unique<Group>();
+      g->members = kept(members);
+      g->calls.assign(members->size(), 0);
+    }
+    return *g;
+  };
+  recent = members == allRanks_ || *members == *allRanks_ ? &init(allGroup_) : &init(groups_[elems]);
+  return *recent;
+}
+
+int32_t World::nodesOf(Group &g) const {
+  if (g.nodes == 0) {
+    const cost::CostModel &model = *options_.costModel;
+    g.nodes = 1;
+    if (model.placesRanksOnNodes()) { // members ascend, and so do their nodes
+      const std::vector<int64_t> &members = g.members->elements();
+      for (size_t i = 1; i < members.size(); ++i)
+        g.nodes += model.nodeOf(members[i]) != model.nodeOf(members[i - 1]);
+    }
+  }
+  return g.nodes;
+}
+
+std::vector<std::vector<int64_t>> World::collectiveGroups() const {
+  std::vector<std::vector<int64_t>> groups;
+  if (allGroup_)
+    groups.push_back(allGroup_->members->elements());
+  for (const auto &[members, group] : groups_)
+    groups.push_back(members);
+  return groups;
+}
+
+std::string World::withTag(int64_t tag) const {
+  if (!tag)
+    return "";
+  std::string meaning = options_.tagMeaning ? options_.tagMeaning(tag) : "";
+  return " with tag " + std::to_string(tag) + (meaning.empty() ? "" : " (" + meaning + ")");
+}
+
+std::string Rank::waiting() const {
+  if (wait_.collective)
+    return "waits here in " + std::string(collectiveName(wait_.kind)) + " over " +
+           groupName(*wait_.members, world_.model_.ranks) + " for the other ranks to call it";
+  return "waits here to receive from rank " + std::to_string(wait_.peer) + world_.withTag(wait_.tag);
+}
+
+// The member that arrived last runs first (each goes to the front): the last to run before
+// the collective completed are the likeliest to be in cache still. Where every member waits
+// in every round (ddp's all-reduces), rounds go back and forth over the ranks, not round and
+// round (where each rank resumed is the one least recently run). On several threads, where
+// arrivals are not listed, in the group's order, a lane's worth handed over at a time.
+void World::wakeMembers(const Collective &c, const std::vector<int64_t> &members, int64_t self) {
+  if (!parallel_) {
+    for (uint32_t p : c.arrivals)
+      if (members[p] != self)
+        schedule(*ranks_[members[p]]);
+    return;
+  }
+  thread_local std::vector<Rank *> woken;
+  woken.clear();
+  for (int64_t member : members)
+    if (member != self)
+      woken.push_back(ranks_[member].get());
+  wake(woken);
+}
+
+bool World::awaitCall(Rank &r, Collective &c, uint32_t members, Rank::Wait wait) {
+  r.wait_ = std::move(wait);
+  for (;;) {
+    if (c.done.load(std::memory_order_acquire))
+      return !r.cancelled();
+    if (r.cancelled()) {
+      uint32_t before = c.arrived.fetch_or(Collective::kAbandoned, std::memory_order_acq_rel);
+      if ((before & Collective::kAbandoned) || before != members)
+        return false; // no member completes it now
+      // Its last member is completing it, and wakes every member when it has.
+    }
+    r.blocked_ = true;
+    Fiber::yield();
+  }
+}
+
+void World::handBack(Collective &c) const {
+  c.laneResults.assign(lanes_.size(), c.result);
+  for (Value &v : c.laneResults) {
+    v.shards = forLane(v.shards);
+    v.batches = forLane(v.batches);
+  }
+  c.result = Value();
+  for (ValuePtr &in : c.inputs)
+    in.reset();
+}
+
+// What this rank puts into a collective: `v`, or a poisoned copy (reported) where the
+// collective does not take such a value. An all-reduce takes weight gradients (a
+// tensor-parallel part's too) and tensor-parallel partial sums; a reduce-scatter weight
+// gradients and partial sums (which it splits along the sequence); an all-gather weights'
+// shards and activations' sequence shards. A tensor-parallel part's gradient is
+// reduce-scattered into shards of the part, which all-gather back into it (the
+// distributed optimizer: ZeRO over the data-parallel replicas of a part).
+ValuePtr Rank::collectiveInput(SourceRange at, CollectiveKind kind, const ValuePtr &v) {
+  if (v->poisoned)
+    return v;
+  bool activation = v->kind == Kind::Activation || v->kind == Kind::ActGrad;
+  bool takes = false;
+  const char *what = nullptr; // what it takes, for the error
+  switch (kind) {
+  case CollectiveKind::AllGather:
+    takes = activation ? v->split == Split::Sequence : v->kind == Kind::Weight;
+    what = "a weight's shards or an activation's sequence shards";
+    break;
+  case CollectiveKind::AllReduce:
+  case CollectiveKind::ReduceScatter:
+    takes = activation ? v->split == Split::PartialSum : v->kind == Kind::WeightGrad;
+    what = "a weight gradient or a tensor-parallel partial sum";
+    break;
+  }
+  if (takes)
+    return v; // (the words of the error are put together only for one)
+  error(at, "collective-value",
+        std::string(collectiveName(kind)) + " takes " + what + ", but rank " + std::to_string(id_) + " has " +
+            v->describe());
+  Value poisoned = *v;
+  poisoned.poisoned = true;
+  return makeValue(std::move(poisoned));
+}
+
+ValuePtr Rank::collective(SourceRange at, CollectiveKind kind, const ValuePtr &v, SetPtr group) {
+  const char *name = collectiveName(kind);
+  if (cancelled()) // (stopped at an error in this statement: it joins nothing more)
+    return poison(v->kind, v->layer);
+  if (refusedInPair(at, name))
+    return poison(v->kind, v->layer);
+  if (group->empty() || group->min() < 0 || group->max() >= world_.model_.ranks) {
+    errorWith(at, "group-range", [&] {
+      return std::string(name) + " over ranks " + group->str() + ": there are " + std::to_string(world_.model_.ranks) +
+             " ranks (0 to " + std::to_string(world_.model_.ranks - 1) + ")";
+    });
+    return poison(v->kind, v->layer);
+  }
+  if (!group->contains(id_)) {
+    errorWith(at, "group-member", [&] {
+      return "rank " + std::to_string(id_) + " calls " + name + " over ranks " + group->str() +
+             ", a group it is not in";
+    });
+    return poison(v->kind, v->layer);
+  }
+  ValuePtr input = collectiveInput(at, kind, v);
+  World::Group &g = world_.groupFor(*lane_, group);
+  const auto &elems = g.members->elements();
+  size_t pos = static_cast<size_t>(std::lower_bound(elems.begin(), elems.end(), id_) - elems.begin());
+  // On several threads, a member finds its call under the group's lock, and fills its own
+  // position of it without; the last to arrive completes it (it alone touches it then) and
+  // wakes the rest, who read it completed.
+  std::unique_lock<SpinLock> lock(g.lock, std::defer_lock);
+  if (world_.parallel_)
+    lock.lock();
+  int32_t nodes = world_.nodesOf(g);
+  uint64_t call = g.calls[pos]++;
+  while (g.base + g.instances.size() <= call)
+    g.instances.emplace_back(kind, elems.size());
+  World::Collective &c = g.instances[call - g.base];
+  if (lock)
+    lock.unlock();
+  c.kinds[pos] = kind;
+  c.inputs[pos] = input;
+  c.at[pos] = at;
+  c.readyAt[pos] = clock_.ready(eventOf(kind), input->made);
+  if (!world_.parallel_)
+    c.arrivals.push_back(static_cast<uint32_t>(pos));
+  uint32_t before = c.arrived.fetch_add(1, std::memory_order_acq_rel);
+  if (before & World::Collective::kAbandoned) // a cancelled run's call, never to complete
+    return poison(v->kind, v->layer);
+  if (before + 1 == elems.size()) {
+    for (const Number &ready : c.readyAt)
+      c.ready.join(ready);
+    auto report = [this](SourceRange where, const char *code, std::string message, std::vector<Diagnostic> notes) {
+      error(where, code, std::move(message), std::move(notes));
+    };
+    matchCalls(c, *g.members, world_.model_.ranks, report);
+    combine(c, *g.members, world_.model_.ranks,
+            [&](const char *code, const Words &message) { errorWith(at, code, message); });
+    if (world_.parallel_)
+      world_.handBack(c);
+    c.done = true;
+    world_.wakeMembers(c, elems, id_);
+  } else if (!World::awaitCall(*this, c, static_cast<uint32_t>(elems.size()),
+                               Wait{.at = at, .collective = &c, .kind = kind, .members = g.members})) {
+    return poison(v->kind, v->layer);
+  }
+  cost::Work work{.kind = eventOf(kind),
+                  .data = dataOf(v->kind),
+                  .groupSize = static_cast<int32_t>(elems.size()),
+                  .nodes = nodes,
+                  .layer = v->layer,
+                  .volume = v->memory().asDouble()};
+  cost::Producers made = logEvent(work, nullptr, at, v->made, cost::AlsoWaits::call(c.ready.time()));
+  if (world_.options_.recordTransfers)
+    collectiveCalls_.push_back({figures_.events - 1, kind, v->kind, v->layer, g.members});
+  Value mine = c.resultFor(pos, c.laneResults.empty() ? c.result : c.laneResults[lane_->index]);
+  mine.made = made;
+  ValuePtr result = makeValue(std::move(mine));
+  if (c.taken.fetch_add(1, std::memory_order_acq_rel) + 1 == elems.size()) { // everyone has its result
+    if (world_.parallel_)
+      lock.lock();
+    while (!g.instances.empty() && g.instances.front().taken.load(std::memory_order_acquire) == elems.size()) {
+      g.instances.pop_front(); // retire finished instances
+      ++g.base;
+    }
+  }
+  return result;
+}
+
+bool Rank::canExchange(int64_t peer, int64_t tag) const {
+  return peer >= 0 && peer < world_.model_.ranks && peer != id_ && tag >= 0 && tag <= kMaxTag;
+}
+
+// Reports an invalid peer or tag of a send (`sending`) or a receive; false if they are valid.
+bool Rank::badRoute(SourceRange at, bool sending, int64_t peer, int64_t tag) {
+  if (canExchange(peer, tag))
+    return false;
+  int64_t ranks = world_.model_.ranks;
+  std::string why;
+  if (peer == id_)
+    why = "rank " + std::to_string(id_) + (sending ? " sends to itself" : " receives from itself");
+  else if (peer < 0 || peer >= ranks)
+    why = (sending ? "send to rank " : "receive from rank ") + std::to_string(peer) + ": there are " +
+          std::to_string(ranks) + " ranks (0 to " + std::to_string(ranks - 1) + ")";
+  else
+    why = "tag " + std::to_string(tag) + " is out of range: tags are 0 to " + std::to_string(kMaxTag);
+  error(at, sending ? "send-rank" : "recv-rank", why);
+  return true;
+}
+
+void Rank::send(SourceRange at, int64_t to, const ValuePtr &v, int64_t tag) {
+  if (canExchange(to, tag)) // a real backend sends whenever the route is valid (rt/Abi.cpp)
+    (world_.parallel_ ? lane_->routes : world_.routes_).insert({id_, to});
+  if (cancelled() || refusedInPair(at, "send") || badRoute(at, true, to, tag))
+    return;
+  int32_t flow = world_.flows_.fetch_add(1, std::memory_order_relaxed);
+  const cost::CostModel &model = *world_.options_.costModel;
+  int32_t nodes = model.placesRanksOnNodes() && model.nodeOf(id_) != model.nodeOf(to) ? 2 : 1;
+  logEvent({.kind = EventKind::Pass, .data = dataOf(v->kind), .nodes = nodes, .volume = v->memory().asDouble()},
+           nullptr, at, v->made, {}, flow);
+  if (world_.options_.recordTransfers)
+    transfers_.push_back({figures_.events - 1, to, true, v->kind, v->layer, v->batches});
+  Rank &peer = *world_.ranks_[to];
+  // A value for another thread is its own copy: the two threads count nothing in common.
+  World::Message m{world_.parallel_ && peer.lane_ != lane_ ? detached(v) : v, at, flow, clock_.lastEnd(), tag};
+  if (world_.options_.p2p == PointToPoint::Ordered)
+    return sendOrdered(at, to, std::move(m));
+  std::unique_lock<std::mutex> lock = world_.lockInbox(to);
+  world_.inbox_[to][{id_, tag}].push_back(std::move(m));
+  if (peer.awaiting_ == std::pair{id_, tag}) { // the receiver waits for this message
+    peer.awaiting_ = {-1, 0};
+    world_.schedule(peer);
+  }
+}
+
+ValuePtr Rank::recv(SourceRange at, int64_t from, int64_t tag) {
+  if (refusedInPair(at, "recv") || badRoute(at, false, from, tag))
+    return poison(Kind::Activation);
+  if (world_.options_.p2p == PointToPoint::Ordered)
+    return recvOrdered(at, from, tag);
+  // The sender adds to the queue and, where this rank says it waits for the message
+  // (awaiting_), wakes it; on several threads, both under the inbox's lock.
+  std::unique_lock<std::mutex> lock = world_.lockInbox(id_);
+  std::deque<World::Message> &queue = world_.inbox_[id_][{from, tag}];
+  auto ready = [&] {
+    if (world_.parallel_ && !lock.owns_lock())
+      lock.lock();
+    if (!queue.empty())
+      return true; // (still locked, to take the message)
+    awaiting_ = {from, tag};
+    if (lock.owns_lock())
+      lock.unlock();
+    return false;
+  };
+  if (!waitUntil(ready, Wait{.at = at, .peer = from, .tag = tag})) {
+    // Cancelled: `ready` may have found the message (and kept the lock) or not (and let it
+    // go). Taking it again while held would wait on this very thread forever.
+    if (world_.parallel_ && !lock.owns_lock())
+      lock.lock();
+    awaiting_ = {-1, 0};
+    return poison(Kind::Activation);
+  }
+  World::Message m = std::move(queue.front());
+  queue.pop_front();
+  if (lock.owns_lock())
+    lock.unlock();
+  cost::Producers made =
+      logEvent({.kind = EventKind::Pass}, nullptr, at, {}, cost::AlsoWaits::message(m.sentEnd), m.flow);
+  if (world_.options_.recordTransfers)
+    transfers_.push_back({figures_.events - 1, from, false, m.value->kind, m.value->layer, m.value->batches});
+  return madeBy(m.value, made);
+}
+
+} // namespace schedc::sim

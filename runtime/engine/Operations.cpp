@@ -1,0 +1,451 @@
+// Rank operations on values: the checks of the `puzzle` model (and schedc's stricter ones),
+// the events they log (what each is and which events made its operands; engine/RankEvents.cpp)
+// and the values they produce (each knowing the event that made it). Order matters and
+// follows the original library: forward/backward/loss log their event before checking,
+// update checks before logging. Memory is sampled when the event is logged, before the
+// result is stored.
+#include "engine/World.h"
+
+namespace schedc::sim {
+
+namespace {
+
+std::string layerOf(int64_t l) {
+  return "layer " + std::to_string(l);
+}
+
+bool anyPoisoned(std::initializer_list<const ValuePtr *> vs) {
+  for (const ValuePtr *v : vs)
+    if ((*v)->poisoned)
+      return true;
+  return false;
+}
+
+// The parts a layer's compute is split into: its weight's tensor-parallel parts, or 1.
+int16_t tensorParts(const Value &w) {
+  return w.split == Split::Part ? static_cast<int16_t>(w.total) : 1;
+}
+
+} // namespace
+
+ValuePtr Rank::poison(Kind kind, int64_t layer) const {
+  Value v;
+  v.kind = kind;
+  v.layer = layer;
+  v.shards = singleSet(0);
+  v.batches = emptySet();
+  v.poisoned = true;
+  return makeValue(std::move(v));
+}
+
+bool Rank::checkLayer(SourceRange at, const char *op, int64_t layer) {
+  if (layer >= 0 && layer < world_.model_.layers)
+    return true;
+  errorWith(at, "layer-range", [&] {
+    return std::string(op) + " of " + layerOf(layer) + ": the model has " + std::to_string(world_.model_.layers) +
+           " layers (0 to " + std::to_string(world_.model_.layers - 1) + ")";
+  });
+  return false;
+}
+
+// ---- Operations ------------------------------------------------------------------------------
+
+// Whether `piece` of `count` (shards or parts) names one; reports it if not.
+bool Rank::checkPieces(SourceRange at, int64_t layer, int64_t piece, int64_t count, const char *what) {
+  if (count < 1) {
+    error(at, "load-shards",
+          "load of " + layerOf(layer) + " into " + std::to_string(count) + " " + what + ": the number of " + what +
+              " must be at least 1");
+    return false;
+  }
+  if (piece < 0 || piece >= count) {
+    std::string one = std::string(what) == "shards" ? "shard" : "part";
+    error(at, "load-shards",
+          "load of " + one + " " + std::to_string(piece) + " of " + std::to_string(count) + " of " + layerOf(layer) +
+              ": " + what + " are numbered 0 to " + std::to_string(count - 1));
+    return false;
+  }
+  return true;
+}
+
+std::pair<ValuePtr, ValuePtr> Rank::load(SourceRange at, int64_t layer, int64_t shard, int64_t of, int64_t part,
+                                         int64_t parts) {
+  bool ok = checkLayer(at, "load", layer);
+  bool tensor = parts != 1 || part != 0;
+  if (tensor && (of != 1 || shard != 0)) {
+    error(at, "load-parts",
+          "load of " + layerOf(layer) +
+              " asks for both ZeRO shards (`shard`, `of`) and tensor-parallel parts (`part`, `parts`); a weight is "
+              "split one way or the other");
+    ok = false;
+  } else if (const auto &model = world_.options_.bytes.transformer; tensor && model && model->tensorParallel > 1) {
+    error(at, "load-parts",
+          "load of part " + std::to_string(part) + " of " + std::to_string(parts) + " of " + layerOf(layer) +
+              ", but the model " + model->name +
+              " already has tensor_parallel = " + std::to_string(model->tensorParallel) +
+              " (each rank one accelerator of its group): split layers in the schedule or in the model, not both");
+    ok = false;
+  } else {
+    ok = (tensor ? checkPieces(at, layer, part, parts, "parts") : checkPieces(at, layer, shard, of, "shards")) && ok;
+  }
+  Value w;
+  w.kind = Kind::Weight;
+  w.layer = layer;
+  w.shards = singleSet(!ok ? 0 : tensor ? part : shard);
+  w.total = !ok ? 1 : tensor ? parts : of;
+  w.split = ok && tensor ? Split::Part : Split::None;
+  if (ok)
+    storage_.setLayerParts(layer, tensor ? parts : 1);
+  w.batches = emptySet();
+  w.poisoned = !ok;
+  Value o = w;
+  o.kind = Kind::OptState;
+  return {makeValue(std::move(w)), makeValue(std::move(o))};
+}
+
+ValuePtr Rank::input(SourceRange at, const IntSet &batches) {
+  Value a;
+  a.kind = Kind::Activation;
+  a.layer = 0;
+  a.shards = emptySet();
+  if (!batches.empty() && (batches.min() < 0 || batches.max() >= world_.model_.batches)) {
+    error(at, "input-range",
+          "input of micro-batches " + batches.str() + ": there are " + std::to_string(world_.model_.batches) +
+              " micro-batches (0 to " + std::to_string(world_.model_.batches - 1) + ")");
+    a.poisoned = true;
+  }
+  a.batches = setOf(batches);
+  return makeValue(std::move(a));
+}
+
+// forward and backward of `layer` need the complete weight of that layer and the
+// activations entering it.
+bool Rank::checkWhole(SourceRange at, const char *op, int64_t layer, const Value &v) {
+  if (v.split != Split::PartialSum && v.split != Split::Sequence)
+    return true;
+  reportNotWhole(at, op, layer, v);
+  return false;
+}
+
+void Rank::reportNotWhole(SourceRange at, const char *op, int64_t layer, const Value &v) {
+  std::string what = v.kind == Kind::Activation ? "output of " + layerOf(v.layer - 1)
+                                                : "gradient of " + layerOf(v.layer) + "'s output";
+  std::string where = std::string(op) + (layer >= 0 ? " of " + layerOf(layer) : "") + " uses the " + what +
+                      " on rank " + std::to_string(id_);
+  if (v.split == Split::PartialSum)
+    error(at, "tensor-partial",
+          where + ", but it is a partial sum: tensor-parallel parts " + v.shards->str() + " of " +
+              std::to_string(v.total) + " only; all-reduce it over the ranks holding the other parts first");
+  else
+    error(at, "tensor-sequence",
+          where + ", but it is split along the sequence: shards " + v.shards->str() + " of " + std::to_string(v.total) +
+              " only; all-gather it over the ranks holding the other shards first");
+}
+
+bool Rank::checkComputeInputs(SourceRange at, const char *op, int64_t layer, const Value &a, const Value &w) {
+  bool ok = checkWhole(at, op, layer, a);
+  if (w.layer != layer) {
+    errorWith(at, "weight-layer",
+              [&] { return std::string(op) + " of " + layerOf(layer) + " uses the weight of " + layerOf(w.layer); });
+    ok = false;
+  } else if (!w.complete() && w.split != Split::Part) {
+    errorWith(at, "weight-sharded", [&] {
+      return std::string(op) + " of " + layerOf(layer) + " needs the complete weight, but rank " + std::to_string(id_) +
+             " holds only shards " + w.shards->str() + " of " + std::to_string(w.total) +
+             " (all-gather the weight first)";
+    });
+    ok = false;
+  }
+  if (a.layer != layer) {
+    errorWith(at, "input-layer", [&] {
+      return std::string(op) + " of " + layerOf(layer) + " takes the activations entering " + layerOf(layer) +
+             ", but this is " + a.describe();
+    });
+    ok = false;
+  }
+  return ok;
+}
+
+ValuePtr Rank::forward(SourceRange at, int64_t layer, const ValuePtr &a, const ValuePtr &w) {
+  readsInput(a, false);
+  cost::Producers made = logEvent({.kind = EventKind::Forward,
+                                   .tensorParts = tensorParts(*w),
+                                   .layer = layer,
+                                   .microBatches = static_cast<int64_t>(a->batches->size())},
+                                  a->batches, at, merge(a->made, w->made));
+  bool ok = checkLayer(at, "forward", layer);
+  if (ok && !anyPoisoned({&a, &w}))
+    ok = checkComputeInputs(at, "forward", layer, *a, *w);
+  Value out;
+  out.kind = Kind::Activation;
+  out.layer = layer + 1;
+  out.shards = emptySet();
+  if (w->split == Split::Part) { // a part of the layer makes its part of the sum
+    out.split = Split::PartialSum;
+    out.shards = w->shards;
+    out.total = w->total;
+  }
+  out.batches = a->batches;
+  out.poisoned = !ok || a->poisoned || w->poisoned;
+  out.made = made;
+  return makeValue(std::move(out));
+}
+
+std::pair<ValuePtr, ValuePtr> Rank::backward(SourceRange at, int64_t layer, const ValuePtr &a, const ValuePtr &g,
+                                             const ValuePtr &w, BackwardPart part) {
+  EventKind kind = part == BackwardPart::Both    ? EventKind::Backward
+                   : part == BackwardPart::Input ? EventKind::BackwardInput
+                                                 : EventKind::BackwardWeight;
+  const char *name = eventName(kind);
+  readsInput(a, true);
+  cost::Producers made = logEvent({.kind = kind,
+                                   .tensorParts = tensorParts(*w),
+                                   .layer = layer,
+                                   .microBatches = static_cast<int64_t>(a->batches->size())},
+                                  a->batches, at, merge(merge(a->made, g->made), w->made));
+  bool ok = checkLayer(at, name, layer);
+  if (ok && !anyPoisoned({&a, &g, &w})) {
+    ok = checkComputeInputs(at, name, layer, *a, *w);
+    ok = checkWhole(at, name, layer, *g) && ok;
+    if (g->layer != layer) {
+      errorWith(at, "backward-grad-layer", [&] {
+        return std::string(name) + " of " + layerOf(layer) + " takes the gradient of " + layerOf(layer) +
+               "'s output, but this is the gradient of " + layerOf(g->layer) + "'s output";
+      });
+      ok = false;
+    } else if (*a->batches != *g->batches) {
+      errorWith(at, "backward-batches", [&] {
+        return std::string(name) + " of " + layerOf(layer) + " mixes micro-batches: the activations are of " +
+               a->batches->str() + ", the gradient of " + g->batches->str();
+      });
+      ok = false;
+    }
+  }
+  bool poisoned = !ok || a->poisoned || g->poisoned || w->poisoned;
+  Value gw;
+  gw.kind = Kind::WeightGrad;
+  gw.layer = layer;
+  gw.batches = a->batches;
+  gw.shards = singleSet(0);
+  gw.total = 1;
+  if (w->split == Split::Part) { // the gradient of the part's weights, and its share of the input's
+    gw.split = Split::Part;
+    gw.shards = w->shards;
+    gw.total = w->total;
+  }
+  gw.forged = g->forged;
+  gw.poisoned = poisoned;
+  gw.made = made;
+  Value ga;
+  ga.kind = Kind::ActGrad;
+  ga.layer = layer - 1;
+  ga.batches = a->batches;
+  ga.shards = emptySet();
+  if (w->split == Split::Part) {
+    ga.split = Split::PartialSum;
+    ga.shards = w->shards;
+    ga.total = w->total;
+  }
+  ga.forged = g->forged;
+  ga.poisoned = poisoned;
+  ga.made = gw.made;
+  return {makeValue(std::move(gw)), makeValue(std::move(ga))};
+}
+
+ValuePtr Rank::loss(SourceRange at, const ValuePtr &a) {
+  int64_t L = world_.model_.layers;
+  cost::Producers made = logEvent({.kind = EventKind::Loss, .layer = a->layer}, nullptr, at, a->made);
+  bool ok = a->poisoned || checkWhole(at, "loss", -1, *a);
+  if (ok && !a->poisoned && a->layer != L) {
+    error(at, "loss-layer",
+          "loss takes the output of the last layer (the activations of layer " + std::to_string(L) + "), but this is " +
+              a->describe());
+    ok = false;
+  }
+  Value g;
+  g.kind = Kind::ActGrad;
+  g.layer = L - 1;
+  g.batches = a->batches;
+  g.shards = emptySet();
+  g.poisoned = !ok || a->poisoned;
+  g.made = made;
+  return makeValue(std::move(g));
+}
+
+std::pair<ValuePtr, ValuePtr> Rank::update(SourceRange at, int64_t layer, const ValuePtr &g, const ValuePtr &w,
+                                           const ValuePtr &o) {
+  bool ok = checkLayer(at, "update", layer);
+  if (ok && !anyPoisoned({&g, &w, &o})) {
+    for (const ValuePtr *v : {&g, &w, &o})
+      if ((*v)->layer != layer) {
+        errorWith(at, "update-layer", [&] { return "update of " + layerOf(layer) + " is given " + (*v)->describe(); });
+        ok = false;
+      }
+    const IntSet &have = *g->batches;
+    if (ok && !have.isPrefix(world_.model_.batches)) {
+      errorWith(at, "update-missing-batches", [&] {
+        IntSet missing = IntSet::range(0, world_.model_.batches).minus(have);
+        std::string msg = "update of " + layerOf(layer) + " on rank " + std::to_string(id_) +
+                          " has gradients for micro-batches " + have.str();
+        if (!missing.empty())
+          msg += "; missing " + missing.str();
+        IntSet extra = have.minus(IntSet::range(0, world_.model_.batches));
+        if (!extra.empty())
+          msg += "; " + extra.str() + " are not micro-batches";
+        return msg;
+      });
+      ok = false;
+    }
+    if (ok && g->total > 1 &&
+        (!slicesCover(*g->shards, g->total, *w->shards, w->total) ||
+         !slicesCover(*g->shards, g->total, *o->shards, o->total))) {
+      bool weightCovered = slicesCover(*g->shards, g->total, *w->shards, w->total);
+      const Value &uncovered = weightCovered ? *o : *w;
+      errorWith(at, "update-shards", [&] {
+        return "update of " + layerOf(layer) + " has the gradient of " + g->slices() + " for " +
+               (weightCovered ? "an optimizer state of " : "a weight of ") + uncovered.slices();
+      });
+      ok = false;
+    }
+    if (ok && (!slicesCover(*w->shards, w->total, *o->shards, o->total) ||
+               !slicesCover(*o->shards, o->total, *w->shards, w->total))) {
+      errorWith(at, "update-opt-shards", [&] {
+        return "update of " + layerOf(layer) + " has a weight of " + w->slices() + " but an optimizer state of " +
+               o->slices();
+      });
+      ok = false;
+    }
+    if (ok && w->step != o->step) {
+      errorWith(at, "update-steps", [&] {
+        return "update of " + layerOf(layer) + " has a weight at step " + std::to_string(w->step) +
+               " but an optimizer state at step " + std::to_string(o->step);
+      });
+      ok = false;
+    }
+    if (ok) {
+      Updated &done = updated_[layer];
+      if (done.shards && done.total == w->total && !done.shards->intersect(*w->shards).empty()) {
+        errorWith(at, "update-twice", [&] {
+          return std::pair{layerOf(layer) + " is updated twice on rank " + std::to_string(id_) + " (shards " +
+                               done.shards->intersect(*w->shards).str() + " of " + std::to_string(w->total) + ")",
+                           std::vector<Diagnostic>{note(world_.site(done.at), "it is first updated here")}};
+        });
+        ok = false;
+      } else if (!done.shards) {
+        done = Updated{w->shards, w->total, lane_->sites.intern(at)};
+      } else if (done.total == w->total) {
+        done.shards = setOf(done.shards->unite(*w->shards));
+      }
+    }
+  }
+  cost::Producers made = logEvent({.kind = EventKind::Update,
+                                   .data = cost::Data::Weights,
+                                   .updatedLayer = static_cast<int32_t>(layer),
+                                   .volume = w->memory().asDouble()},
+                                  nullptr, at, merge(merge(g->made, w->made), o->made));
+  bool poisoned = !ok || g->poisoned || w->poisoned || o->poisoned;
+  Value nw = *w;
+  nw.layer = layer; // a failed update still belongs to the layer it meant to update
+  nw.step = w->step + 1;
+  nw.forged = g->forged || w->forged;
+  nw.poisoned = poisoned;
+  nw.made = made;
+  Value no = *o;
+  no.layer = layer;
+  no.step = o->step + 1;
+  no.forged = nw.forged;
+  no.poisoned = poisoned;
+  no.made = nw.made;
+  return {makeValue(std::move(nw)), makeValue(std::move(no))};
+}
+
+ValuePtr Rank::addGrad(SourceRange at, const ValuePtr &a, const ValuePtr &b) {
+  bool ok = true;
+  if (!anyPoisoned({&a, &b})) {
+    if (a->layer != b->layer) {
+      error(at, "add-layers", "adds the gradients of " + layerOf(a->layer) + " and " + layerOf(b->layer));
+      ok = false;
+    } else if (a->total != b->total || *a->shards != *b->shards) {
+      error(at, "add-shards",
+            "adds gradients of different shards (" + a->shards->str() + " of " + std::to_string(a->total) + " and " +
+                b->shards->str() + " of " + std::to_string(b->total) + ")");
+      ok = false;
+    } else if (IntSet both = a->batches->intersect(*b->batches); !both.empty()) {
+      error(at, "add-overlap",
+            "adds the gradient of micro-batches " + both.str() + " twice (they are in both operands)");
+      ok = false;
+    }
+  }
+  Value s = *a;
+  s.batches = setOf(a->batches->unite(*b->batches));
+  s.forged = a->forged || b->forged;
+  s.poisoned = !ok || a->poisoned || b->poisoned;
+  s.made = merge(a->made, b->made); // no event: ready when both are
+  return makeValue(std::move(s));
+}
+
+ValuePtr Rank::fakeGrad(SourceRange at, int64_t layer, const IntSet &batches) {
+  bool ok = checkLayer(at, "fake_grad", layer);
+  if (!batches.empty())
+    warning(at, "fake-grad",
+            "`fake_grad` forges a gradient of micro-batches " + batches.str() +
+                ": a schedule that uses it is not a real training step");
+  Value g;
+  g.kind = Kind::WeightGrad;
+  g.layer = layer;
+  g.batches = setOf(batches);
+  g.shards = singleSet(0);
+  g.total = 1;
+  g.forged = !batches.empty();
+  g.poisoned = !ok;
+  return makeValue(std::move(g));
+}
+
+ValuePtr Rank::shard(SourceRange at, const ValuePtr &v, int64_t shard, int64_t of) {
+  bool ok = true;
+  // An activation (or its gradient) is split along the sequence (sequence parallelism).
+  bool activation = v->kind == Kind::Activation || v->kind == Kind::ActGrad;
+  if (!anyPoisoned({&v})) {
+    std::string what = std::string(kindName(v->kind)) + " of " + layerOf(v->layer);
+    if (of < 1) {
+      error(at, "shard-count",
+            "`shard` of the " + what + " into " + std::to_string(of) +
+                " shards: the number of shards must be at least 1");
+      ok = false;
+    } else if (shard < 0 || shard >= of) {
+      error(at, "shard-count",
+            "`shard` " + std::to_string(shard) + " of " + std::to_string(of) + " of the " + what +
+                ": shards are numbered 0 to " + std::to_string(of - 1));
+      ok = false;
+    } else if (activation && v->split != Split::None) {
+      error(at, "shard-partial",
+            "`shard` of the " + what + " needs the whole value, but rank " + std::to_string(id_) + " has " +
+                v->describe());
+      ok = false;
+    } else if (!activation && v->split == Split::Part && singleSlice(*v->shards, v->total).first < 0) {
+      error(at, "shard-partial",
+            "`shard` of the " + what + " needs one whole tensor-parallel part, but rank " + std::to_string(id_) +
+                " has " + v->describe());
+      ok = false;
+    } else if (!activation && v->split != Split::Part && !v->complete()) {
+      error(at, "shard-partial",
+            "`shard` of the " + what + " needs the complete value, but rank " + std::to_string(id_) +
+                " holds only shards " + v->shards->str() + " of " + std::to_string(v->total));
+      ok = false;
+    }
+  }
+  Value s = *v;
+  // A tensor-parallel part's shard (the distributed optimizer) is a finer part: slice
+  // p·of + shard of total·of.
+  auto [part, parts] = !activation && v->split == Split::Part && ok ? singleSlice(*v->shards, v->total)
+                                                                    : std::pair<int64_t, int64_t>{0, 1};
+  s.shards = singleSet(ok ? part * of + shard : 0);
+  s.total = ok ? parts * of : 1;
+  if (activation && ok)
+    s.split = Split::Sequence;
+  s.poisoned = !ok || v->poisoned;
+  s.payload.reset();
+  return makeValue(std::move(s));
+}
+
+} // namespace schedc::sim

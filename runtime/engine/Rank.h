@@ -1,0 +1,294 @@
+// Rank — one rank of a simulated run: every operation of the language, its storage, and its
+// errors. `schedc check` interprets the IR against it and compiled schedules call it through
+// the runtime ABI (engine/Execute.h), so both report the same figures and the same errors.
+// An operation checks its inputs (docs/checks.md); one that fails reports an error
+// (aggregated across ranks by source location and kind, engine/World.h) and returns a
+// *poisoned* value, so the run goes on, more errors can be found, and nothing that depends on
+// the failed value reports again. Time is not its business: it tells its clock what every
+// event is and what it waits for, and the cost model's rules place it (cost/Placement.h).
+#pragma once
+
+#include "cost/Placement.h"
+#include "diagnostics/Diagnostics.h"
+#include "diagnostics/InternalError.h"
+#include "engine/Fiber.h"
+#include "memory/ChunkedLog.h"
+#include "sim/Channels.h"
+#include "sim/Collective.h"
+#include "sim/DenseWindow.h"
+#include "sim/Events.h"
+#include "sim/Pair.h"
+#include "sim/Recompute.h"
+#include "sim/Sites.h"
+#include "sim/Storage.h"
+#include "sim/Value.h"
+
+#include <atomic>
+#include <functional>
+#include <list>
+#include <memory>
+#include <string>
+#include <type_traits>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+namespace schedc::sim {
+
+class World;
+struct Lane;
+
+class Rank {
+public:
+  int64_t id() const { return id_; }
+  const Model &model() const;
+  size_t eventCount() const { return figures_.events; }
+  const RankFigures &figures() const { return figures_; }
+  // The bytes of real data held at event `event` (-1: not measured; see measurePayloads).
+  int64_t measuredAt(size_t event) const { return event < measured_.size() ? measured_[event] : -1; }
+  // Every value this rank holds in storage now.
+  void forEachHeld(const std::function<void(const Storage::Held &)> &fn) const { storage_.forEach(fn); }
+  // Also record, at every event, the bytes of real data held (the cpu backend); turned on
+  // before the rank logs its first event.
+  void measurePayloads(bool on) { measure_ = on; }
+  // Its sends and receives, in order (only with Options::recordTransfers).
+  const std::vector<Transfer> &transfers() const { return transfers_; }
+  // Its overlapped pairs, in order (likewise).
+  const std::vector<PairSpan> &pairs() const { return pairs_; }
+  // Its collectives and the weights it freed, in order (likewise).
+  const std::vector<CollectiveCall> &collectiveCalls() const { return collectiveCalls_; }
+  const std::vector<WeightFreed> &weightsFreed() const { return weightsFreed_; }
+
+  // ---- Storage ----
+  void store(uint32_t array, const SlotIndex &index, ValuePtr v, SourceRange at);
+  ValuePtr read(uint32_t array, const SlotIndex &index, SourceRange at);
+  // Whether this rank holds a value in the slot (`held(...)`: no error either way).
+  bool holds(uint32_t array, const SlotIndex &index) const;
+  void free(uint32_t array, const SlotIndex &index, SourceRange at);
+
+  // ---- Operations (each checks its inputs; see docs/checks.md) ----
+  // Shard `shard` of `of` (ZeRO), or tensor-parallel part `part` of `parts`.
+  std::pair<ValuePtr, ValuePtr> load(SourceRange at, int64_t layer, int64_t shard, int64_t of, int64_t part = 0,
+                                     int64_t parts = 1);
+  ValuePtr input(SourceRange at, const IntSet &batches);
+  ValuePtr forward(SourceRange at, int64_t layer, const ValuePtr &input, const ValuePtr &weight);
+  // backward_input and backward_weight (zero-bubble schedules) each compute one of the two
+  // results and take half of backward's time; `part` says which (the other is poisoned).
+  enum class BackwardPart { Both, Input, Weight };
+  std::pair<ValuePtr, ValuePtr> backward(SourceRange at, int64_t layer, const ValuePtr &input, const ValuePtr &grad,
+                                         const ValuePtr &weight, BackwardPart part = BackwardPart::Both);
+  ValuePtr loss(SourceRange at, const ValuePtr &input);
+  std::pair<ValuePtr, ValuePtr> update(SourceRange at, int64_t layer, const ValuePtr &grad, const ValuePtr &weight,
+                                       const ValuePtr &opt);
+  ValuePtr addGrad(SourceRange at, const ValuePtr &a, const ValuePtr &b);
+  ValuePtr fakeGrad(SourceRange at, int64_t layer, const IntSet &batches);
+  // Shard `shard` of `of` of a complete weight, optimizer state or weight gradient (ZeRO-1/2:
+  // keep a slice of a full value). No event: taking a slice takes no time.
+  ValuePtr shard(SourceRange at, const ValuePtr &v, int64_t shard, int64_t of);
+  // `group` lists the participating ranks in order; it must contain this rank.
+  ValuePtr collective(SourceRange at, CollectiveKind kind, const ValuePtr &v, SetPtr group);
+  ValuePtr collectiveInput(SourceRange at, CollectiveKind kind, const ValuePtr &v);
+  // Messages are matched as Options::p2p says (sim/PointToPoint.h): per (source, tag), first
+  // in first out, or per pair in the order they were sent; tags are 0 to kMaxTag (the least
+  // upper bound MPI guarantees).
+  static constexpr int64_t kMaxTag = 32767;
+  void send(SourceRange at, int64_t to, const ValuePtr &v, int64_t tag = 0);
+  ValuePtr recv(SourceRange at, int64_t from, int64_t tag = 0);
+  // `post_recv`: a receive posted here (PyTorch's irecv), taken by the next `recv` of the
+  // same source and tag. Under ordered point-to-point this is its place on the rank's
+  // stream; under tagged it changes nothing.
+  void postRecv(SourceRange at, int64_t from, int64_t tag = 0);
+  // Whether a message to or from `peer` with `tag` is valid (send and recv report why not).
+  bool canExchange(int64_t peer, int64_t tag) const;
+
+  // ---- Overlapped pairs (`overlap { first } with { second }`) ----
+  enum class PairPhase { Begin, Second, End };
+  // Opens a pair, turns to its second side, or closes it: the two sides run one after the
+  // other here (values, checks, memory), and their events are placed in time as one block
+  // when the pair closes (cost::RankClock::placePair). A side holds computations only, and
+  // the two sides share no storage slot (each an error where it happens).
+  void overlap(SourceRange at, PairPhase phase);
+  // `group { ... }` begins (true) or ends: the sends and posted receives between are one
+  // group, whose operations with one peer complete together under ordered point-to-point
+  // (sim/Channels.h); under tagged a group changes nothing.
+  void group(SourceRange at, bool begin);
+  // One of the rank's operations in `group` completed (0: none); the last wakes a receive
+  // of the group waiting for it.
+  void completedInGroup(uint32_t group);
+
+  // ---- Mesh ----
+  // Lays the ranks out on a mesh; false (after a fatal error) if it does not fit.
+  bool declareMesh(SourceRange at, const std::vector<std::string> &names, const std::vector<int64_t> &sizes,
+                   const std::vector<SourceRange> &sizeAt);
+  int64_t axisCoord(size_t axis, SourceRange at);
+  int64_t axisSize(size_t axis, SourceRange at);
+  // The rank at mesh coordinates `coords` (one per axis); a fatal error if one is off the mesh.
+  int64_t rankAt(const std::vector<int64_t> &coords, SourceRange at);
+  // The ranks that share every coordinate but `axis` with this one.
+  SetPtr axisGroup(size_t axis, SourceRange at);
+  // Every rank: the default group of collectives.
+  const SetPtr &allRanks() const;
+  // Ranks lo .. hi - 1 as a group (`group = a..b`; the caller bounds its size), the run's one
+  // set of them (World::groupSet).
+  SetPtr rangeGroup(int64_t lo, int64_t hi);
+
+  // ---- Errors and control ----
+  // An error in the schedule; `code` groups the same problem on many ranks into one report.
+  void error(SourceRange at, const char *code, std::string message, std::vector<Diagnostic> notes = {});
+  bool badRoute(SourceRange at, bool sending, int64_t peer, int64_t tag);
+  void warning(SourceRange at, const char *code, std::string message);
+  // An error after which the run cannot go on (a limit, a bad argument to the runtime).
+  void fatal(SourceRange at, std::string message);
+  // `require(cond, "message")`: where it does not hold, the run stops with the message
+  // (naming this rank unless the condition is the same on every rank).
+  void require(SourceRange at, bool holds, bool sameOnEveryRank, const std::string &message);
+  // True once the run is being abandoned, or this rank has met an error a second time (a
+  // loop's next iteration: error() stops it there): every call returns at once, the caller
+  // unwinds.
+  bool cancelled() const;
+  // Counts one executed statement; false (after a fatal error) once a resource limit is
+  // reached (Options::limits) or the run is being abandoned.
+  bool step(SourceRange at);
+  // The run cannot go on for want of a resource that no option raises (`why` says which and
+  // what to change): it stops at `at`, and the schedule is not judged (exit 6).
+  void stopForWantOf(SourceRange at, std::string why);
+
+  // `act[3, 0]`: how a storage slot is named in messages.
+  std::string slotName(uint32_t array, const SlotIndex &index) const;
+
+private:
+  // The run reached the limit the budget names: a fatal error at `at`.
+  void stopAtLimit(const SourceRange &at);
+  friend class World;
+  Rank(World &world, int64_t id, Lane &lane);
+
+  // While blocked: what the rank waits for (for deadlock reports; put in words only then).
+  struct Wait {
+    SourceRange at;
+    int64_t peer = -1;                               // the rank waited on (receives), for cycle detection
+    int64_t tag = 0;                                 // and the tag of the message
+    const void *collective = nullptr;                // the World::Collective waited in, if any
+    CollectiveKind kind = CollectiveKind::AllReduce; // and what it is
+    SetPtr members{};                                // and its group
+    const PostedRecv *post = nullptr;                // the ordered receive waited for, if any
+  };
+  // "waits here to receive from rank 3", "waits here in allreduce over all ranks for ...".
+  std::string waiting() const;
+  Wait wait_;
+
+  // Logs an event of `work` that waits for `after` (its operands' makers) and `also`, with
+  // the memory held now, and places it in time; returns what waits for its results.
+  cost::Producers logEvent(const cost::Work &work, SetPtr batches, SourceRange at, cost::Producers after = {},
+                           const cost::AlsoWaits &also = {}, int32_t flow = -1);
+  // Counts the event in the rank's figures, with what the rank held when it was logged.
+  void addToFigures(const cost::Work &work, const cost::Placed &placed, const HeldSample &held);
+  // Records a placed event (Options::keepEvents, measured payloads).
+  void keepEvent(const cost::Work &work, const cost::Placed &placed, const HeldSample &held, SetPtr batches,
+                 Sites::Id site, int32_t flow);
+  // What the rank holds now.
+  HeldSample heldNow() const;
+  // Inside a pair: notes (first side) or checks (second side) an access to a slot.
+  void touchInPair(uint32_t array, const SlotIndex &index, bool writes, SourceRange at);
+  // Inside a pair, `what` (a communication) is an error; true if so.
+  bool refusedInPair(SourceRange at, const char *what);
+  void closePair();
+  // A copy of `v` made by `made` (a received message: the sender's value is made by the
+  // sender's events).
+  ValuePtr madeBy(const ValuePtr &v, cost::Producers made) const;
+  // A copy of `v` with copies of the sets only this thread counts (a message to a rank on
+  // another thread of a parallel run).
+  ValuePtr detached(const ValuePtr &v) const;
+  // Ordered point-to-point (engine/OrderedChannels.cpp): a send put on the rank's stream, a
+  // receive posted there (kept in Ordered::posted), and a `recv` that waits for its posted
+  // receive.
+  void issueOrdered(StreamOp op); // on the world's stream of this rank, in its `group` if any
+  void sendOrdered(SourceRange at, int64_t to, InFlight message);
+  PostedRecv &postOrdered(SourceRange at, int64_t from, int64_t tag);
+  ValuePtr recvOrdered(SourceRange at, int64_t from, int64_t tag);
+  // Waits (yields the fiber) until `ready()`; returns false if the run was cancelled.
+  bool waitUntil(const std::function<bool()> &ready, Wait wait);
+  ValuePtr poison(Kind kind, int64_t layer = 0) const;
+  bool checkLayer(SourceRange at, const char *op, int64_t layer);
+  bool meshReady(SourceRange at);
+  bool checkComputeInputs(SourceRange at, const char *op, int64_t layer, const Value &input, const Value &weight);
+  // An activation or activation gradient `op` uses must be whole: not a tensor-parallel
+  // partial sum. False (reported) if it is one.
+  bool checkWhole(SourceRange at, const char *op, int64_t layer, const Value &v);
+  // checkWhole's report, out of line.
+  [[gnu::noinline, gnu::cold]] void reportNotWhole(SourceRange at, const char *op, int64_t layer, const Value &v);
+  // error() with the message `message()` builds (a string, or a string and its notes), out
+  // of line: the operations every rank runs keep no message temporaries in their frames,
+  // which are on its stack under every wait.
+  template <class Message>
+  [[gnu::noinline, gnu::cold]] void errorWith(SourceRange at, const char *code, Message message) {
+    if constexpr (std::is_convertible_v<decltype(message()), std::string>) {
+      error(at, code, message());
+    } else {
+      auto [text, notes] = message();
+      error(at, code, std::move(text), std::move(notes));
+    }
+  }
+  // A read or free of a slot that holds nothing: the error that says why.
+  [[gnu::noinline, gnu::cold]] void reportEmptySlot(uint32_t array, const SlotIndex &index, SourceRange at,
+                                                    bool freeing);
+  bool checkPieces(SourceRange at, int64_t layer, int64_t piece, int64_t count, const char *what);
+
+  World &world_;
+  int64_t id_;
+  Storage storage_;
+  EventLog events_;
+  cost::RankClock clock_;
+  RankFigures figures_;
+  memory::ChunkedLog<int64_t, 9> measured_;     // by event, while measuring payloads
+  std::vector<Transfer> transfers_;             // with Options::recordTransfers
+  std::vector<PairSpan> pairs_;                 // likewise
+  std::vector<CollectiveCall> collectiveCalls_; // likewise
+  std::vector<WeightFreed> weightsFreed_;       // likewise
+  std::unique_ptr<PendingPair> pair_;           // while running an overlapped pair
+  std::unique_ptr<RecomputedBytes> recompute_;  // under a transformer byte model
+  // The input `a` of a forward (or, `backward`, of a backward) logged next: told to recompute_.
+  void readsInput(const ValuePtr &a, bool backward);
+  // At the end of the run: the bytes of recomputed inputs taken off (sim/Recompute.h).
+  void settleRecomputedBytes();
+  // Per layer: the shards this rank has updated, their shard count, and where (World::site).
+  struct Updated {
+    SetPtr shards; // the weight's own set, until a second update adds to it; null: none yet
+    int64_t total = 0;
+    Sites::Id at = 0;
+  };
+  // By layer (empty until its first update): the layers a rank updates are close together
+  // (a stage's, or every layer), 24 bytes each where a tree node took 80 and an update
+  // walked five cold nodes.
+  NearMap<Updated> updated_;
+  bool blocked_ = false;
+  bool finished_ = false;
+  bool stopped_ = false; // stopped at an error met again (error()): what follows is its echo
+  // The message (source, tag) a receive waits for ({-1, 0}: none; a parallel run's under
+  // its inbox's lock), and, a parallel run's (engine/Parallel.cpp), queued to run (or running
+  // and woken again).
+  std::pair<int64_t, int64_t> awaiting_{-1, 0};
+  // Ordered: the receives this rank posted and has not taken yet, in the order it posted
+  // them, and the one its `recv` waits for (null: none).
+  // (Made at the first use: a run of many ranks under tagged keeps 8 bytes a rank for it.)
+  struct Ordered {
+    std::list<PostedRecv> posted;
+    const PostedRecv *awaitingPost = nullptr;
+    uint32_t group = 0, groups = 0;                   // the `group` being issued (0: none), and how many began
+    std::unordered_map<uint32_t, uint32_t> groupOpen; // a `group`'s operations not completed yet
+  };
+  std::unique_ptr<Ordered> ordered_;
+  Ordered &ordered() {
+    if (!ordered_)
+      ordered_ = std::make_unique<Ordered>();
+    return *ordered_;
+  }
+  std::atomic<bool> queued_{false};
+  Lane *lane_; // the thread's share of the run this rank is in
+  bool measure_ = false;
+  std::unique_ptr<Fiber> fiber_;
+  std::vector<int64_t> meshSizes_, meshStrides_;
+  std::vector<std::string> meshNames_;
+  std::vector<SetPtr> axisGroups_;
+};
+
+} // namespace schedc::sim

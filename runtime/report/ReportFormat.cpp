@@ -1,0 +1,285 @@
+// ReportFormat implementation, with a minimal JSON writer (strings escaped, numbers in the
+// same Python repr as the text report).
+#include "report/ReportFormat.h"
+
+#include <cstdio>
+
+namespace schedc::sim {
+
+Verdict verdictOf(const World &w) {
+  if (w.stoppedAtLimit())
+    return Verdict::Stopped;
+  if (!w.completed())
+    return Verdict::Unfinished;
+  if (w.hasErrors())
+    return Verdict::Incorrect;
+  return w.forged() ? Verdict::Forged : Verdict::Correct;
+}
+
+HardwareFigures hardwareFigures(const CheckResult &r, const Report &rep) {
+  HardwareFigures h;
+  const cost::Hardware &machine = r.hardware->hardware();
+  h.seconds = rep.makespan.asDouble();
+  double peak = h.seconds * static_cast<double>(r.model.ranks) * r.hardware->peak();
+  h.mfu = peak > 0 ? rep.modelFlops / peak : 0;
+  h.hfu = peak > 0 ? rep.flops / peak : 0;
+  h.capacity = machine.memoryBytes;
+  for (const RankFigures &f : rep.ranks)
+    if (f.peakBytes > h.capacity)
+      h.over.push_back(f.rank);
+  return h;
+}
+
+namespace {
+
+const char *verdictLine(Verdict v) {
+  switch (v) {
+  case Verdict::Correct: return "Correct!";
+  case Verdict::Forged: return "Not a real training step: it uses gradients forged with `fake_grad`";
+  case Verdict::Incorrect: return "Incorrect: see the errors above";
+  case Verdict::Unfinished: return "The schedule cannot run to its end: see the errors above";
+  case Verdict::Stopped: return "Stopped at a resource limit before the end: the schedule was not judged";
+  case Verdict::Invalid: return "Invalid: see the errors above";
+  }
+  return "";
+}
+
+bool met(const Number &value, int64_t target) {
+  return !(value > Number::integer(target));
+}
+
+// A double as the shortest text that reads back the same (Python's repr).
+std::string num(double v) {
+  return pythonFloatRepr(v);
+}
+
+// A whole number held in a double (bytes), without a fraction.
+std::string integral(double v) {
+  char text[40];
+  std::snprintf(text, sizeof text, "%.0f", v);
+  return text;
+}
+
+std::string quote(const std::string &s) {
+  std::string out = "\"";
+  for (unsigned char c : s) {
+    switch (c) {
+    case '"': out += "\\\""; break;
+    case '\\': out += "\\\\"; break;
+    case '\n': out += "\\n"; break;
+    case '\t': out += "\\t"; break;
+    default:
+      if (c < 0x20) {
+        char buf[8];
+        std::snprintf(buf, sizeof buf, "\\u%04x", c);
+        out += buf;
+      } else {
+        out += static_cast<char>(c);
+      }
+    }
+  }
+  return out + "\"";
+}
+
+// "Step time: ..." and "Fits: ..." for the text report.
+std::string hardwareLines(const CheckResult &r, const Report &rep) {
+  HardwareFigures h = hardwareFigures(r, rep);
+  const cost::Hardware &machine = r.hardware->hardware();
+  char line[320];
+  std::snprintf(line, sizeof line, "Step time: %.4g s on %s (%s): MFU %.1f%%, HFU %.1f%% of %.1f TFLOP/s %s\n",
+                h.seconds, machine.name.c_str(), r.hardware->model().name().c_str(), 100 * h.mfu, 100 * h.hfu,
+                r.hardware->peak() / 1e12, r.hardware->gemmPrecision());
+  std::string s = line;
+  if (h.over.empty()) {
+    s += "Fits: yes: the fullest rank, " + std::to_string(rep.maxBytesRank) + ", holds " + gigabytes(rep.maxBytes) +
+         " of the " + gigabytes(h.capacity) + " of a " + machine.name + " accelerator\n";
+  } else {
+    s += "Fits: no: rank " + std::to_string(rep.maxBytesRank) + " needs " + gigabytes(rep.maxBytes) + ", " +
+         gigabytes(rep.maxBytes - h.capacity) + " more than the " + gigabytes(h.capacity) + " of a " + machine.name +
+         " accelerator; " + std::to_string(h.over.size()) + " of " + std::to_string(rep.ranks.size()) +
+         " ranks do not fit\n";
+  }
+  return s;
+}
+
+// The JSON object of the same figures.
+std::string hardwareJson(const CheckResult &r, const Report &rep) {
+  HardwareFigures h = hardwareFigures(r, rep);
+  std::string over;
+  for (int64_t rank : h.over)
+    over += (over.empty() ? "" : ", ") + std::to_string(rank);
+  std::string ranks;
+  for (const RankFigures &f : rep.ranks) {
+    const auto &busy = f.busy;
+    ranks += std::string(ranks.empty() ? "" : ", ") + "{\"rank\": " + std::to_string(f.rank) +
+             ", \"compute_busy\": " + num(busy[0]) + ", \"collectives_busy\": " + num(busy[1]) +
+             ", \"point_to_point_busy\": " + num(busy[2]) + ", \"compute_idle\": " + num(f.end.asDouble() - busy[0]) +
+             "}";
+  }
+  return "  \"hardware\": {\"model\": " + quote(r.hardware->model().name()) +
+         ", \"machine\": " + quote(r.hardware->hardware().name) + ", \"step_seconds\": " + num(h.seconds) +
+         ", \"mfu\": " + num(h.mfu) + ", \"hfu\": " + num(h.hfu) +
+         ", \"gemm_precision\": " + quote(r.hardware->gemmPrecision()) +
+         ", \"peak_flops\": " + num(r.hardware->peak()) + ", \"model_flops\": " + num(rep.modelFlops) +
+         ", \"accelerator_memory\": " + integral(h.capacity) + ", \"fits\": " + (h.over.empty() ? "true" : "false") +
+         ", \"ranks_over_memory\": [" + over + "], \"per_rank\": [" + ranks + "]},\n";
+}
+
+std::string location(const SourceRange &at, const SourceManager &sources) {
+  if (!at.valid())
+    return "null";
+  SourceRange r = sources.shown(at);
+  return "{\"file\": " + quote(sources.name(r.begin.file)) + ", \"line\": " + std::to_string(r.begin.line) +
+         ", \"column\": " + std::to_string(r.begin.col) + "}";
+}
+
+std::string diagnostic(const Diagnostic &d, const SourceManager &sources) {
+  std::string s = "{\"severity\": " + quote(severityName(d.severity)) + ", \"message\": " + quote(d.message) +
+                  ", \"location\": " + location(d.range, sources) + ", \"notes\": [";
+  for (size_t i = 0; i < d.notes.size(); ++i)
+    s += (i ? ", " : "") + diagnostic(d.notes[i], sources);
+  return s + "]}";
+}
+
+} // namespace
+
+const char *verdictName(Verdict v) {
+  switch (v) {
+  case Verdict::Correct: return "correct";
+  case Verdict::Forged: return "forged";
+  case Verdict::Incorrect: return "incorrect";
+  case Verdict::Unfinished: return "unfinished";
+  case Verdict::Stopped: return "stopped";
+  case Verdict::Invalid: return "invalid";
+  }
+  return "";
+}
+
+int exitCodeOf(Verdict v) {
+  switch (v) {
+  case Verdict::Correct: return kExitOk;
+  case Verdict::Stopped: return kExitLimit;
+  case Verdict::Invalid: return kExitUsage;
+  case Verdict::Forged:
+  case Verdict::Incorrect:
+  case Verdict::Unfinished: return kExitCheckFailed;
+  }
+  return kExitInternal;
+}
+
+std::string formatText(const CheckResult &r) {
+  std::string s = std::string(verdictLine(r.verdict)) + "\n";
+  if (!r.report)
+    return s;
+  const Report &rep = *r.report;
+  // The trailing space after the timesteps is the original's.
+  s += "Timesteps: " + rep.timesteps.str() + " \n";
+  s += "Maximum Memory: " + rep.maxMemory.str() + " at GPU: " + std::to_string(rep.maxMemoryRank) +
+       " time: " + rep.maxMemoryTime.str() + "\n";
+  // Bytes: asked for on the command line, or a real backend ran (and measured them).
+  if (r.bytes.given || !r.measuredPeak.empty())
+    s += "Maximum Bytes: " + bytesText(rep.maxBytes) + " at GPU: " + std::to_string(rep.maxBytesRank) + " (" +
+         r.bytes.describe() + ")\n";
+  if (!r.measuredPeak.empty()) {
+    size_t top = 0;
+    for (size_t i = 1; i < r.measuredPeak.size(); ++i)
+      if (r.measuredPeak[i] > r.measuredPeak[top])
+        top = i;
+    s += "Measured Maximum Bytes: " + bytesText(static_cast<double>(r.measuredPeak[top])) +
+         " at GPU: " + std::to_string(top) + " (" + r.backend + " backend)\n";
+  }
+  if (r.hardware)
+    s += hardwareLines(r, rep);
+  if (r.measuredSeconds) {
+    char line[128];
+    std::snprintf(line, sizeof line, "Measured step time: %.4g s (%s backend)\n", *r.measuredSeconds,
+                  r.backend.c_str());
+    s += line;
+  }
+  if (!r.reading.empty())
+    s += "Read as: " + r.reading + "\n";
+  if (r.targetSteps)
+    s += "Target steps " + std::to_string(*r.targetSteps) + ": " +
+         (met(rep.timesteps, *r.targetSteps) ? "met" : "missed") + " (Timesteps " + rep.timesteps.str() + ")\n";
+  if (r.targetMemory)
+    s += "Target memory " + std::to_string(*r.targetMemory) + ": " +
+         (met(rep.maxMemory, *r.targetMemory) ? "met" : "missed") + " (Maximum Memory " + rep.maxMemory.str() + ")\n";
+  return s;
+}
+
+std::string formatJson(const CheckResult &r, const std::vector<Diagnostic> &diagnostics, const SourceManager &sources) {
+  std::string s = "{\n  \"schema\": \"schedc-check/1\",\n";
+  s += "  \"schedule\": " + quote(r.schedule) + ",\n";
+  s += "  \"file\": " + quote(r.file) + ",\n";
+  if (!r.reading.empty())
+    s += "  \"reading\": " + quote(r.reading) + ",\n";
+  s += "  \"parameters\": {";
+  for (size_t i = 0; i < r.parameters.size(); ++i)
+    s += (i ? ", " : "") + quote(r.parameters[i].first) + ": " + std::to_string(r.parameters[i].second);
+  s += "},\n";
+  s += "  \"ranks\": " + std::to_string(r.model.ranks) + ",\n";
+  s += "  \"backend\": " + quote(r.backend) + ",\n";
+  s += "  \"verdict\": " + quote(verdictName(r.verdict)) + ",\n";
+  s += std::string("  \"correct\": ") + (r.verdict == Verdict::Correct ? "true" : "false") + ",\n";
+  s += "  \"memory_model\": {\"hidden\": " + std::to_string(r.bytes.hidden) +
+       ", \"tokens\": " + std::to_string(r.bytes.tokens) +
+       ", \"precision\": " + quote(precisionName(r.bytes.precision)) +
+       ", \"gradient_precision\": " + quote(r.bytes.bf16Gradients() ? "bf16" : "fp32") +
+       ", \"optimizer_states\": " + std::to_string(r.bytes.optimizerStates) + "},\n";
+  if (r.report) {
+    const Report &rep = *r.report;
+    if (r.hardware)
+      s += hardwareJson(r, rep);
+    if (r.measuredSeconds)
+      s += "  \"measured_step_seconds\": " + num(*r.measuredSeconds) + ",\n";
+    s += "  \"timesteps\": " + rep.timesteps.str() + ",\n";
+    s += "  \"makespan\": " + rep.makespan.str() + ",\n";
+    s += "  \"max_memory\": " + rep.maxMemory.str() + ",\n";
+    s += "  \"max_memory_rank\": " + std::to_string(rep.maxMemoryRank) + ",\n";
+    s += "  \"max_memory_time\": " + rep.maxMemoryTime.str() + ",\n";
+    s += "  \"max_bytes\": " + integral(rep.maxBytes) + ",\n";
+    s += "  \"max_bytes_rank\": " + std::to_string(rep.maxBytesRank) + ",\n";
+    s += "  \"events\": " + std::to_string(rep.events) + ",\n";
+    s += "  \"bubble_fraction\": " + num(rep.bubble) + ",\n";
+    s += "  \"communication_volume\": " + num(rep.communicationVolume) + ",\n";
+    s += "  \"per_rank\": [";
+    for (size_t i = 0; i < rep.ranks.size(); ++i) {
+      const RankFigures &f = rep.ranks[i];
+      s += std::string(i ? ",\n    " : "\n    ") + "{\"rank\": " + std::to_string(f.rank) +
+           ", \"events\": " + std::to_string(f.events) + ", \"last_event_start\": " + f.lastStart.str() +
+           ", \"end_time\": " + f.end.str() + ", \"peak_memory\": " + f.peakMemory.str() +
+           ", \"peak_memory_time\": " + f.peakTime.str() + ", \"compute_time\": " + num(f.computeTime) +
+           ", \"communication_volume\": " + num(f.communicationVolume) +
+           ", \"peak_micro_batches_in_flight\": " + std::to_string(f.peakInFlight) +
+           ", \"peak_activation_memory\": " + std::to_string(f.peakActivationMemory) +
+           ", \"peak_bytes\": " + integral(f.peakBytes) +
+           (i < r.measuredPeak.size() ? ", \"measured_peak_bytes\": " + std::to_string(r.measuredPeak[i]) : "") + "}";
+    }
+    s += rep.ranks.empty() ? "],\n" : "\n  ],\n";
+  } else {
+    for (const char *field : {"timesteps", "makespan", "max_memory", "max_memory_rank", "max_memory_time", "max_bytes",
+                              "max_bytes_rank", "events", "bubble_fraction", "communication_volume"})
+      s += std::string("  \"") + field + "\": null,\n";
+    s += "  \"per_rank\": [],\n";
+  }
+  s += "  \"targets\": {";
+  bool comma = false;
+  if (r.targetSteps) {
+    s += "\"steps\": " + std::to_string(*r.targetSteps);
+    if (r.report)
+      s += std::string(", \"steps_met\": ") + (met(r.report->timesteps, *r.targetSteps) ? "true" : "false");
+    comma = true;
+  }
+  if (r.targetMemory) {
+    s += std::string(comma ? ", " : "") + "\"memory\": " + std::to_string(*r.targetMemory);
+    if (r.report)
+      s += std::string(", \"memory_met\": ") + (met(r.report->maxMemory, *r.targetMemory) ? "true" : "false");
+  }
+  s += "},\n  \"diagnostics\": [";
+  for (size_t i = 0; i < diagnostics.size(); ++i)
+    s += std::string(i ? ",\n    " : "\n    ") + diagnostic(diagnostics[i], sources);
+  s += diagnostics.empty() ? "]\n}\n" : "\n  ]\n}\n";
+  return s;
+}
+
+} // namespace schedc::sim

@@ -1,0 +1,68 @@
+// ReportFormat — how the result of a simulated run is shown: the text the original puzzle
+// library prints (`Correct!`, `Timesteps: 16.5 `, `Maximum Memory: ... at GPU: 0 time: 8`)
+// plus the puzzle targets, or the `--format=json` document (schema `schedc-check/1`,
+// documented in docs/checks.md). `schedc check` and compiled programs both print through
+// here, so their output is byte-identical.
+#pragma once
+
+#include "cost/HardwareCost.h"
+#include "diagnostics/Diagnostics.h"
+#include "engine/World.h"
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace schedc::sim {
+
+enum class Verdict {
+  Correct,    // a complete, correct training step
+  Forged,     // correct only thanks to gradients made up with fake_grad
+  Incorrect,  // ran to its end with errors
+  Unfinished, // could not run to its end (deadlock, a fatal error)
+  Stopped,    // a resource limit stopped the run (--max-steps, --time-limit, --memory-limit)
+  Invalid,    // never ran: the source or the parameters have errors
+};
+
+struct CheckResult {
+  std::string schedule;
+  std::string file;
+  std::string reading; // an imported file's: how its actions were read (the report's "Read as")
+  std::vector<std::pair<std::string, int64_t>> parameters;
+  Model model;
+  Verdict verdict = Verdict::Unfinished;
+  std::optional<Report> report; // absent when the run did not complete
+  std::optional<int64_t> targetSteps, targetMemory;
+  // The model whose bytes are predicted (ranks' peak bytes are in the report).
+  ByteModel bytes;
+  // The hardware cost model, when it timed the run: the report adds step seconds, MFU and
+  // whether each rank fits in its accelerator's memory.
+  const cost::HardwareCost *hardware = nullptr;
+  // A backend with real data (cpu, cuda): its name, and the bytes of data each rank held at
+  // its peak, measured at the same events as the cost model samples.
+  std::string backend = "sim";
+  std::vector<int64_t> measuredPeak;
+  // And the step's wall clock there, start-up and verification excluded (seconds).
+  std::optional<double> measuredSeconds;
+};
+
+// The hardware cost model's figures of a finished run (r.hardware set): the step (the end
+// of its last event) in seconds, model and hardware FLOP utilisation (FLOPs / (step x
+// ranks x peak)), an accelerator's memory and the ranks whose peak bytes exceed it.
+struct HardwareFigures {
+  double seconds = 0, mfu = 0, hfu = 0, capacity = 0;
+  std::vector<int64_t> over;
+};
+HardwareFigures hardwareFigures(const CheckResult &r, const Report &rep);
+
+Verdict verdictOf(const World &w);
+// The verdict as JSON and `compare` print it: "correct", "forged", ...
+const char *verdictName(Verdict v);
+// The exit code of a run with this verdict (docs/checks.md): 0 correct, 6 stopped at a
+// limit, 1 otherwise (an invalid run never starts: the parameters' problem, exit 2).
+int exitCodeOf(Verdict v);
+std::string formatText(const CheckResult &r);
+std::string formatJson(const CheckResult &r, const std::vector<Diagnostic> &diagnostics, const SourceManager &sources);
+
+} // namespace schedc::sim

@@ -1,0 +1,58 @@
+// Collective — what a collective call is made of and the checks of its inputs, as functions of
+// the inputs and the group: every member called the same collective on the same layer
+// (matchCalls), and their values combine — shards each once, micro-batches summed once,
+// tensor-parallel pieces whole (combine). The rendezvous that gathers the members' inputs and
+// wakes them is the engine's (engine/Communication.cpp); these functions take no lock and
+// touch nothing but their arguments.
+#pragma once
+
+#include "diagnostics/Diagnostics.h"
+#include "ops/Operations.h"
+#include "sim/IntSet.h"
+#include "sim/Value.h"
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace schedc::sim {
+
+// A note for a diagnostic.
+inline Diagnostic note(SourceRange at, std::string message) {
+  return Diagnostic{Severity::Note, at, std::move(message), {}};
+}
+
+// One call of a collective over a group: each member's call, by position in the group, and
+// what the call makes of them once complete.
+struct CollectiveInputs {
+  CollectiveInputs(CollectiveKind k, size_t members) : kind(k), kinds(members), inputs(members), at(members) {}
+  // What the member at `position` gets of `of` (`result`, or its lane's copy): the result, or
+  // a reduce-scatter's shard of it.
+  Value resultFor(size_t position, const Value &of) const;
+
+  CollectiveKind kind; // of the lowest member (what the others must match)
+  int64_t layer = -1;
+  std::vector<CollectiveKind> kinds; // by position in the group
+  std::vector<ValuePtr> inputs;      // by position in the group
+  std::vector<SourceRange> at;       // call sites, by position
+  bool mismatched = false;
+  Value result; // once complete; each member makes its own value of it (made by its event)
+};
+
+// How the checks report a problem: a code and the words, put together only when called.
+using Words = std::function<std::string()>;
+using Failure = std::function<void(const char *, const Words &)>;
+// An error at a place, with notes (Rank::error).
+using ReportError = std::function<void(SourceRange, const char *, std::string, std::vector<Diagnostic>)>;
+
+// Every member must have called the same collective on the same layer as the group's lowest
+// rank; the first that did not is reported, naming both places (`c.mismatched`).
+void matchCalls(CollectiveInputs &c, const IntSet &members, int64_t ranks, const ReportError &report);
+// Computes `c.result` from the members' inputs, reporting the problems only the whole group
+// shows (different shards, micro-batches summed twice); `ranks` is the run's (for "all ranks").
+void combine(CollectiveInputs &c, const IntSet &members, int64_t ranks, const Failure &report);
+
+// "all ranks", or "ranks 0..3": how messages name a group of a run of `ranks` ranks.
+std::string groupName(const IntSet &members, int64_t ranks);
+
+} // namespace schedc::sim
