@@ -18,11 +18,8 @@ int resolveCostModel(Options &opts, SourceManager &sources, DiagnosticEngine &di
     return std::string(sources.text(*file));
   };
   sim::DescriptionProblem problem;
-  if (sim::resolveCostModel(opts, read, problem)) {
-    if (opts.hardwareCost)
-      opts.bytes.given = true; // the report shows the bytes of the model it times
+  if (sim::resolveCostModel(opts, read, problem))
     return kExitOk;
-  }
   if (problem.exitCode == kExitUsage)
     return usageError(problem.message);
   if (problem.exitCode == kExitSourceError) {

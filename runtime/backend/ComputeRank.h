@@ -11,7 +11,7 @@
 #include "backend/Tensors.h"
 #include "backend/Wire.h"
 #include "engine/Execute.h"
-#include "engine/World.h"
+#include "engine/Rank.h"
 
 #include <optional>
 #include <string>

@@ -9,7 +9,7 @@
 #include "backend/Comm.h"
 #include "backend/ComputeRank.h"
 #include "cpu/Kernels.h"
-#include "engine/World.h"
+#include "engine/Rank.h"
 
 #include <string>
 

@@ -39,7 +39,6 @@ struct DeviceFlat {
     return sumOver(pieces, [](const DevicePiece &p) { return p.bytes(); });
   }
 };
-// The optimizer state: its moments and, at bf16, the fp32 master weights of its slice.
 // Whether `f`'s pieces hold every element of [begin, begin + count) (they are disjoint).
 inline bool covers(const DeviceFlat &f, int64_t begin, int64_t count) {
   int64_t held = sumOver(f.pieces, [&](const DevicePiece &p) {
@@ -48,6 +47,7 @@ inline bool covers(const DeviceFlat &f, int64_t begin, int64_t count) {
   return held == count;
 }
 
+// The optimizer state: its moments and, at bf16, the fp32 master weights of its slice.
 struct DeviceOpt {
   std::vector<DeviceFlat> moments;
   DeviceFlat master; // empty at fp32

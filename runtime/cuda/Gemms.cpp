@@ -13,7 +13,7 @@ namespace schedc::cuda {
 Gemms::Gemms(DeviceMemory &memory, cudaStream_t compute, bool tf32) : memory_(memory), compute_(compute) {
   check(cublasCreate(&blas_), "cublasCreate");
   check(cublasSetStream(blas_, compute_), "cublasSetStream");
-  workspace_ = std::make_shared<DeviceBuffer>(memory_, kWorkspaceBytes / 4, DType::F32, compute_);
+  workspace_ = copies_.buffer(kWorkspaceBytes / 4, DType::F32);
   check(cublasSetWorkspace(blas_, workspace_->raw(), static_cast<size_t>(workspace_->bytes())), "cublasSetWorkspace");
   if (tf32)
     check(cublasSetMathMode(blas_, CUBLAS_TF32_TENSOR_OP_MATH), "cublasSetMathMode");
@@ -28,13 +28,6 @@ void Gemms::check(cublasStatus_t s, const char *what) {
   if (s != CUBLAS_STATUS_SUCCESS)
     // diag-coverage: unreachable (cuBLAS fails only on a broken GPU or driver, not for any schedule or option)
     memory_.fail(std::string(what) + ": cuBLAS status " + std::to_string(static_cast<int>(s)));
-}
-
-Buffer Gemms::zeros(int64_t count, DType type) {
-  Buffer b = std::make_shared<DeviceBuffer>(memory_, count, type, compute_);
-  if (count > 0)
-    memory_.check(cudaMemsetAsync(b->raw(), 0, static_cast<size_t>(b->bytes()), compute_), "cudaMemsetAsync");
-  return b;
 }
 
 void Gemms::gemm(cublasOperation_t ta, cublasOperation_t tb, int64_t m, int64_t n, int64_t k, const Buffer &a,
@@ -66,7 +59,8 @@ void Gemms::gemmRaw(cublasOperation_t ta, cublasOperation_t tb, int64_t m, int64
 void Gemms::warmUp(int64_t hidden, int64_t tokens, DType low, DType gradients) {
   int64_t h = std::min<int64_t>(hidden, kWarmUpSize), m = std::min<int64_t>(tokens, kWarmUpSize);
   int64_t u = backend::innerUnits(h);
-  Buffer w = zeros(u * 2 * h, low), x = zeros(m * h, low), c = zeros(2 * h * std::max(m, u), DType::F32);
+  Buffer w = copies_.zeros(u * 2 * h, low), x = copies_.zeros(m * h, low),
+         c = copies_.zeros(2 * h * std::max(m, u), DType::F32);
   // h = x W1 (fp32), y = h W2 and dx = dz W1^T (low), dW = x^T dz (the gradients' type),
   // as forward and backward call them.
   gemmRaw(CUBLAS_OP_T, CUBLAS_OP_N, u, m, h, w->raw(), 2 * h, x->raw(), h, low, c->raw(), u, DType::F32);
@@ -77,7 +71,7 @@ void Gemms::warmUp(int64_t hidden, int64_t tokens, DType low, DType gradients) {
 }
 
 double Gemms::referenceRate(int64_t n, DType type) {
-  Buffer a = zeros(n * n, type), b = zeros(n * n, type), c = zeros(n * n, type);
+  Buffer a = copies_.zeros(n * n, type), b = copies_.zeros(n * n, type), c = copies_.zeros(n * n, type);
   auto once = [&] { gemmRaw(CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, a->raw(), n, b->raw(), n, type, c->raw(), n, type); };
   cudaEvent_t start, end;
   cudaEventCreate(&start);

@@ -6,6 +6,7 @@
 // loads cuBLAS's kernels before the step's clock starts; and cuBLAS's own rate at a size.
 #pragma once
 
+#include "cuda/DeviceCopies.h"
 #include "cuda/DeviceMemory.h"
 
 #include <cstdint>
@@ -40,11 +41,11 @@ public:
   double flops() const { return flops_; }
 
 private:
-  Buffer zeros(int64_t count, DType type);
   void check(cublasStatus_t s, const char *what);
 
   DeviceMemory &memory_;
   cudaStream_t compute_;
+  DeviceCopies copies_{memory_, compute_}; // its scratch buffers, on the compute stream
   cublasHandle_t blas_ = nullptr;
   Buffer workspace_;
   double flops_ = 0;

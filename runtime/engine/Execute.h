@@ -5,7 +5,7 @@
 #pragma once
 
 #include "diagnostics/InternalError.h"
-#include "engine/World.h"
+#include "engine/Rank.h"
 
 #include <array>
 #include <boost/container/static_vector.hpp>

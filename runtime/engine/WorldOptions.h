@@ -33,9 +33,11 @@ constexpr unsigned kMaxThreads = 256;
 // What the command line says of a run — schedc's and a compiled program's alike, each option
 // read by one reader (run/SharedOptions.h) — passed down whole, never field by field.
 struct RunSettings {
-  Limits limits = defaultLimits(); // --max-steps, --time-limit, --memory-limit
+  // --max-steps, --time-limit, --memory-limit (Limits{}: no memory limit; the command line's
+  // default is defaultLimits(): SharedOptions).
+  Limits limits;
   // What places the events in time (cost/CostModel.h): --cost-model, or the hardware cost
-  // model of --model and --hardware (run/SharedOptions.h's resolveCostModel).
+  // model of --model and --hardware (run/CostChoice.h's resolveCostModel).
   const cost::CostModel *costModel = &cost::puzzleCost();
   // The model whose bytes are predicted beside the puzzle's units (--hidden, --tokens,
   // --optimizer, --precision).

@@ -6,14 +6,10 @@
 #include "backend/WeightsDir.h"
 #include "cost/HardwareCost.h"
 #include "diagnostics/Diagnostics.h"
+#include "diagnostics/SourceManager.h"
 #include "options/OptionValues.h"
 #include "run/CostChoice.h"
 #include "run/SharedOptions.h"
-
-#include <cerrno>
-#include <cstring>
-#include <fstream>
-#include <sstream>
 
 namespace schedc::rt {
 
@@ -120,16 +116,14 @@ void configureModel(CommandLine &line) {
   config.optimizer.lr = adam ? 1e-3f : 0.1f; // each optimizer's usual step size
 }
 
-// A description file, for the cost model's resolver.
+// A description file, for the cost model's resolver: read as schedc reads one (a directory,
+// a FIFO without a writer and the like refused with the same words).
 std::optional<std::string> readText(const std::string &path, std::string &error) {
-  std::ifstream in(path);
-  if (!in) {
-    error = std::strerror(errno);
+  SourceManager files;
+  std::optional<uint32_t> file = files.load(path, error);
+  if (!file)
     return std::nullopt;
-  }
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
+  return std::string(files.text(*file));
 }
 
 } // namespace

@@ -22,8 +22,9 @@ struct CommandLine {
   std::string calibrate;  // --calibrate=FILE: measure this machine into a hardware file instead of running
 };
 
-// Why a command line was refused: the message, and the exit code (kExitUsage, or kExitIoError
-// for a --weights-out directory that must not be written).
+// Why a command line was refused: the message, and the exit code (kExitUsage; kExitIoError for
+// a --weights-out directory that must not be written or a model or hardware file that cannot
+// be read; kExitSourceError for such a file that is not a valid description).
 struct Refusal {
   std::string message;
   int exitCode = 0;

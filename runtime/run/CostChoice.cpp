@@ -113,6 +113,7 @@ bool resolveCostModel(SharedOptions &options, const ReadText &read, DescriptionP
   auto cost = std::make_shared<const cost::HardwareCost>(std::move(layers), std::move(*hardware), precision);
   options.costModel = cost.get();
   options.ownedCostModel = std::move(cost);
+  options.bytes.given = true; // the report shows the bytes of the model it times
   return true;
 }
 

@@ -34,7 +34,8 @@ struct DescriptionProblem {
 
 // Makes the hardware cost model `options` asks for (hardwareCost), over --model's transformer
 // or, without one, the tanh(xW1)W2 layer of --hidden and --tokens, and points
-// options.costModel (and, with a transformer, options.bytes.transformer) at it. False, with
+// options.costModel (and, with a transformer, options.bytes.transformer) at it; the report
+// then shows the bytes of the model it times (options.bytes.given). False, with
 // `problem` set, where a description is refused; true (and nothing done) without one.
 bool resolveCostModel(SharedOptions &options, const ReadText &read, DescriptionProblem &problem);
 

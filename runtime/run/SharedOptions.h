@@ -28,6 +28,7 @@ std::string defaultThreads(unsigned &threads);
 
 // The shared options' values, as read (RunSettings: what a World is made with).
 struct SharedOptions : RunSettings {
+  SharedOptions() { limits = defaultLimits(); }
   std::optional<PointToPoint> p2p; // --p2p; unset: the schedule's own (RunSetup::p2p)
   // The hardware cost model (--cost-model=hardware, or any of --model, --hardware and their
   // -set: hardwareCost): what to read (a

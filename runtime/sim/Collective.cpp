@@ -3,10 +3,30 @@
 // engine/Communication.cpp's).
 #include "sim/Collective.h"
 
+#include "diagnostics/InternalError.h"
+
 #include <algorithm>
 #include <functional>
 
 namespace schedc::sim {
+
+bool gathers(CollectiveKind k) {
+  switch (k) {
+  case CollectiveKind::AllGather: return true;
+  case CollectiveKind::AllReduce:
+  case CollectiveKind::ReduceScatter: return false;
+  }
+  SCHEDC_UNREACHABLE("a collective that neither gathers nor reduces");
+}
+
+bool scatters(CollectiveKind k) {
+  switch (k) {
+  case CollectiveKind::ReduceScatter: return true;
+  case CollectiveKind::AllReduce:
+  case CollectiveKind::AllGather: return false;
+  }
+  SCHEDC_UNREACHABLE("a collective whose result is neither whole nor a shard");
+}
 
 std::string groupName(const IntSet &members, int64_t ranks) {
   return static_cast<int64_t>(members.size()) == ranks ? "all ranks" : "ranks " + members.str();
@@ -54,7 +74,7 @@ Overlap overlapOf(const std::vector<int64_t> &all, const std::vector<size_t> &st
 // the pieces united, and is whole once all are in.
 Value unitePieces(const CollectiveInputs &c, const IntSet &members, bool poisoned, const Failure &fail) {
   const Value &first = *c.inputs[0];
-  bool gather = c.kind == CollectiveKind::AllGather;
+  bool gather = gathers(c.kind);
   auto prefix = [&] { return std::string(collectiveName(c.kind)) + " of layer " + std::to_string(c.layer); };
   const char *code = gather ? "collective-sequence" : "collective-partials";
   std::vector<int64_t> pieces;
@@ -154,7 +174,7 @@ void combine(CollectiveInputs &c, const IntSet &members, int64_t ranks, const Fa
       });
   if (first.kind == Kind::Activation || first.kind == Kind::ActGrad) {
     c.result = unitePieces(c, members, poisoned, fail);
-    if (c.kind == CollectiveKind::ReduceScatter && !c.result.poisoned && c.result.split != Split::None) {
+    if (scatters(c.kind) && !c.result.poisoned && c.result.split != Split::None) {
       fail("collective-partials", [&] {
         return std::string(collectiveName(c.kind)) + " of layer " + std::to_string(c.layer) +
                " splits a sum of tensor-parallel parts " + c.result.shards->str() + " of " +
@@ -173,11 +193,10 @@ void combine(CollectiveInputs &c, const IntSet &members, int64_t ranks, const Fa
   for (size_t i = 0; i < n && !poisoned; ++i) {
     const Value &v = *c.inputs[i];
     if (i + kAhead < n)
-      prefetchElements(c.kind == CollectiveKind::AllGather ? c.inputs[i + kAhead]->shards
-                                                           : c.inputs[i + kAhead]->batches);
+      prefetchElements(gathers(c.kind) ? c.inputs[i + kAhead]->shards : c.inputs[i + kAhead]->batches);
     starts.push_back(all.size());
     auto who = [&] { return "rank " + std::to_string(members.elements()[i]); };
-    if (c.kind == CollectiveKind::AllGather) {
+    if (gathers(c.kind)) {
       if (v.total != first.total || v.step != first.step)
         fail("collective-shards", [&] {
           return std::string(collectiveName(c.kind)) + " of layer " + std::to_string(c.layer) +
@@ -190,13 +209,12 @@ void combine(CollectiveInputs &c, const IntSet &members, int64_t ranks, const Fa
           return std::string(op) + " of layer " + std::to_string(c.layer) + " sums gradients of different shards (" +
                  who() + " has " + v.describe() + ")";
         });
-      else if (c.kind == CollectiveKind::ReduceScatter && v.split == Split::Part &&
-               singleSlice(*v.shards, v.total).first < 0)
+      else if (scatters(c.kind) && v.split == Split::Part && singleSlice(*v.shards, v.total).first < 0)
         fail("collective-shards", [&] {
           return std::string(collectiveName(c.kind)) + " of layer " + std::to_string(c.layer) +
                  " needs the gradient of one whole tensor-parallel part, but " + who() + " has " + v.describe();
         });
-      else if (c.kind == CollectiveKind::ReduceScatter && v.split != Split::Part && !v.complete())
+      else if (scatters(c.kind) && v.split != Split::Part && !v.complete())
         fail("collective-shards", [&] {
           return std::string(collectiveName(c.kind)) + " of layer " + std::to_string(c.layer) +
                  " needs complete gradients, but " + who() + " has " + v.describe();
@@ -213,7 +231,7 @@ void combine(CollectiveInputs &c, const IntSet &members, int64_t ranks, const Fa
     if (std::adjacent_find(all.begin(), all.end(), std::greater_equal<>()) != all.end()) {
       auto [twice, secondOwner] = overlapOf(all, starts, members);
       if (!twice.empty()) {
-        if (c.kind == CollectiveKind::AllGather)
+        if (gathers(c.kind))
           fail("collective-overlap", [&] {
             return std::string(collectiveName(c.kind)) + " of layer " + std::to_string(c.layer) + " receives shards " +
                    IntSet(twice).str() + " from more than one rank";
@@ -230,7 +248,7 @@ void combine(CollectiveInputs &c, const IntSet &members, int64_t ranks, const Fa
   Value out = first;
   out.forged = forged;
   out.poisoned = poisoned;
-  if (c.kind != CollectiveKind::AllGather) {
+  if (!gathers(c.kind)) {
     out.batches = setOf(std::move(united));
   } else if (first.split != Split::Part) {
     out.shards = setOf(std::move(united));
@@ -250,7 +268,7 @@ void combine(CollectiveInputs &c, const IntSet &members, int64_t ranks, const Fa
 
 Value CollectiveInputs::resultFor(size_t position, const Value &of) const {
   Value mine = of;
-  if (kind == CollectiveKind::ReduceScatter) { // each member keeps its own shard of the sum
+  if (scatters(kind)) { // each member keeps its own shard of the sum
     int64_t n = static_cast<int64_t>(kinds.size()), pos = static_cast<int64_t>(position);
     if (mine.kind == Kind::Activation || mine.kind == Kind::ActGrad) { // split along the sequence
       mine.shards = singleSet(pos);

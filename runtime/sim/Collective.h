@@ -39,6 +39,12 @@ struct CollectiveInputs {
   Value result; // once complete; each member makes its own value of it (made by its event)
 };
 
+// What a collective does with its members' values, one exhaustive switch each (a new
+// collective fails to compile until it says): gathers their shards (else reduces a sum), and
+// leaves each member a shard of the result (else all of it).
+bool gathers(CollectiveKind k);
+bool scatters(CollectiveKind k);
+
 // How the checks report a problem: a code and the words, put together only when called.
 using Words = std::function<std::string()>;
 using Failure = std::function<void(const char *, const Words &)>;
