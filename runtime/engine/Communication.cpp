@@ -13,49 +13,6 @@
 
 namespace schedc::sim {
 
-World::Group &World::groupFor(Lane &lane, const SetPtr &members) {
-  const std::vector<int64_t> &elems = members->elements();
-  Group *&recent =
-      lane.recentGroups[static_cast<uint64_t>(elems.front() * 31 + static_cast<int64_t>(elems.size())) % kRecentGroups];
-  if (recent && (recent->members == members || recent->members->elements() == elems))
-    return *recent;
-  std::unique_lock<std::mutex> lock(groupsLock_, std::defer_lock);
-  if (parallel_)
-    lock.lock();
-  auto init = [&](std::unique_ptr<Group> &g) -> Group & {
-    if (!g) {
-      g = std::make_unique<Group>();
-      g->members = kept(members);
-      g->calls.assign(members->size(), 0);
-    }
-    return *g;
-  };
-  recent = members == allRanks_ || *members == *allRanks_ ? &init(allGroup_) : &init(groups_[elems]);
-  return *recent;
-}
-
-int32_t World::nodesOf(Group &g) const {
-  if (g.nodes == 0) {
-    const cost::CostModel &model = *options_.costModel;
-    g.nodes = 1;
-    if (model.placesRanksOnNodes()) { // members ascend, and so do their nodes
-      const std::vector<int64_t> &members = g.members->elements();
-      for (size_t i = 1; i < members.size(); ++i)
-        g.nodes += model.nodeOf(members[i]) != model.nodeOf(members[i - 1]);
-    }
-  }
-  return g.nodes;
-}
-
-std::vector<std::vector<int64_t>> World::collectiveGroups() const {
-  std::vector<std::vector<int64_t>> groups;
-  if (allGroup_)
-    groups.push_back(allGroup_->members->elements());
-  for (const auto &[members, group] : groups_)
-    groups.push_back(members);
-  return groups;
-}
-
 std::string World::withTag(int64_t tag) const {
   if (!tag)
     return "";
@@ -172,7 +129,7 @@ ValuePtr Rank::collective(SourceRange at, CollectiveKind kind, const ValuePtr &v
     return poison(v->kind, v->layer);
   }
   ValuePtr input = collectiveInput(at, kind, v);
-  World::Group &g = world_.groupFor(*lane_, group);
+  World::Group &g = world_.groups_.find(lane_->recentGroups, group, world_.parallel_);
   const auto &elems = g.members->elements();
   size_t pos = static_cast<size_t>(std::lower_bound(elems.begin(), elems.end(), id_) - elems.begin());
   // On several threads, a member finds its call under the group's lock, and fills its own
@@ -181,7 +138,7 @@ ValuePtr Rank::collective(SourceRange at, CollectiveKind kind, const ValuePtr &v
   std::unique_lock<SpinLock> lock(g.lock, std::defer_lock);
   if (world_.parallel_)
     lock.lock();
-  int32_t nodes = world_.nodesOf(g);
+  int32_t nodes = CollectiveGroups::nodesOf(g, *world_.options_.costModel);
   uint64_t call = g.calls[pos]++;
   while (g.base + g.instances.size() <= call)
     g.instances.emplace_back(kind, elems.size());
@@ -260,10 +217,10 @@ bool Rank::badRoute(SourceRange at, bool sending, int64_t peer, int64_t tag) {
 
 void Rank::send(SourceRange at, int64_t to, const ValuePtr &v, int64_t tag) {
   if (canExchange(to, tag)) // a real backend sends whenever the route is valid (rt/Abi.cpp)
-    (world_.parallel_ ? lane_->routes : world_.routes_).insert({id_, to});
+    (world_.parallel_ ? lane_->routes : world_.mail_.routes()).insert({id_, to});
   if (cancelled() || refusedInPair(at, "send") || badRoute(at, true, to, tag))
     return;
-  int32_t flow = world_.flows_.fetch_add(1, std::memory_order_relaxed);
+  int32_t flow = world_.mail_.newFlow();
   const cost::CostModel &model = *world_.options_.costModel;
   int32_t nodes = model.placesRanksOnNodes() && model.nodeOf(id_) != model.nodeOf(to) ? 2 : 1;
   logEvent({.kind = EventKind::Pass, .data = dataOf(v->kind), .nodes = nodes, .volume = v->memory().asDouble()},
@@ -275,8 +232,8 @@ void Rank::send(SourceRange at, int64_t to, const ValuePtr &v, int64_t tag) {
   World::Message m{world_.parallel_ && peer.lane_ != lane_ ? detached(v) : v, at, flow, clock_.lastEnd(), tag};
   if (world_.options_.p2p == PointToPoint::Ordered)
     return sendOrdered(at, to, std::move(m));
-  std::unique_lock<std::mutex> lock = world_.lockInbox(to);
-  world_.inbox_[to][{id_, tag}].push_back(std::move(m));
+  std::unique_lock<std::mutex> lock = world_.mail_.lock(to, world_.parallel_);
+  world_.mail_.queue(to, id_, tag).push_back(std::move(m));
   if (peer.awaiting_ == std::pair{id_, tag}) { // the receiver waits for this message
     peer.awaiting_ = {-1, 0};
     world_.schedule(peer);
@@ -290,8 +247,8 @@ ValuePtr Rank::recv(SourceRange at, int64_t from, int64_t tag) {
     return recvOrdered(at, from, tag);
   // The sender adds to the queue and, where this rank says it waits for the message
   // (awaiting_), wakes it; on several threads, both under the inbox's lock.
-  std::unique_lock<std::mutex> lock = world_.lockInbox(id_);
-  std::deque<World::Message> &queue = world_.inbox_[id_][{from, tag}];
+  std::unique_lock<std::mutex> lock = world_.mail_.lock(id_, world_.parallel_);
+  std::deque<World::Message> &queue = world_.mail_.queue(id_, from, tag);
   auto ready = [&] {
     if (world_.parallel_ && !lock.owns_lock())
       lock.lock();

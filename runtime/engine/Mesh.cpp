@@ -69,26 +69,13 @@ SetPtr Rank::axisGroup(size_t axis, SourceRange at) {
     return world_.allRanks();
   SetPtr &cached = axisGroups_[axis];
   if (!cached)
-    cached = world_.groupSet(id_ - axisCoord(axis, at) * meshStrides_[axis], meshSizes_[axis], meshStrides_[axis]);
+    cached = world_.groups_.rankSet(id_ - axisCoord(axis, at) * meshStrides_[axis], meshSizes_[axis],
+                                    meshStrides_[axis], world_.parallel_);
   return cached;
 }
 
 SetPtr Rank::rangeGroup(int64_t lo, int64_t hi) {
-  return world_.groupSet(lo, std::max<int64_t>(0, hi - lo), 1);
-}
-
-SetPtr World::groupSet(int64_t first, int64_t size, int64_t stride) {
-  std::unique_lock<std::mutex> lock(groupsLock_, std::defer_lock);
-  if (parallel_)
-    lock.lock();
-  SetPtr &group = groupSets_[{first, size, stride}];
-  if (!group) {
-    std::vector<int64_t> members;
-    for (int64_t k = 0; k < size; ++k)
-      members.push_back(first + k * stride);
-    group = kept(makeSet(std::move(members)));
-  }
-  return group;
+  return world_.groups_.rankSet(lo, std::max<int64_t>(0, hi - lo), 1, world_.parallel_);
 }
 
 const SetPtr &Rank::allRanks() const {

@@ -270,7 +270,7 @@ void World::runInParallel() {
     t.join();
   parallel_ = false;
   for (auto &lane : lanes_)
-    routes_.insert(lane->routes.begin(), lane->routes.end());
+    mail_.routes().insert(lane->routes.begin(), lane->routes.end());
 }
 
 } // namespace schedc::sim

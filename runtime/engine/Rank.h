@@ -129,7 +129,7 @@ public:
   // Every rank: the default group of collectives.
   const SetPtr &allRanks() const;
   // Ranks lo .. hi - 1 as a group (`group = a..b`; the caller bounds its size), the run's one
-  // set of them (World::groupSet).
+  // set of them (CollectiveGroups::rankSet).
   SetPtr rangeGroup(int64_t lo, int64_t hi);
 
   // ---- Errors and control ----

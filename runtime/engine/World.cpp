@@ -22,24 +22,33 @@ Rank::Rank(World &world, int64_t id, Lane &lane)
     recompute_ = std::make_unique<RecomputedBytes>();
 }
 
+namespace {
+
+// The lanes a run of `ranks` ranks runs on: one a thread (Options::threads), but one where the
+// run keeps its events or transfers, or its sends and receives are ordered.
+uint32_t laneCount(int64_t ranks, const Options &options) {
+  int64_t threads = options.threads != kAutoThreads ? options.threads : autoThreads(ranks);
+  if (options.keepEvents || options.recordTransfers || options.p2p == PointToPoint::Ordered)
+    return 1;
+  return static_cast<uint32_t>(std::clamp<int64_t>(threads, 1, ranks));
+}
+
+} // namespace
+
 World::World(Model model, std::vector<ArrayInfo> arrays, Options options)
-    : model_(model), arrays_(std::move(arrays)), options_(options) {
+    : model_(model), arrays_(std::move(arrays)), options_(options),
+      groups_(model.ranks, laneCount(model.ranks, options) > 1), mail_(model.ranks) {
   arrayKinds_ = std::make_unique<std::atomic<int8_t>[]>(arrays_.size());
   for (size_t i = 0; i < arrays_.size(); ++i)
     arrayKinds_[i] = arrays_[i].kind ? static_cast<int8_t>(*arrays_[i].kind) : kNoKind;
   // Lanes of consecutive ranks: a pipeline's neighbours and a tensor-parallel group mostly
   // share one.
-  int64_t threads = options_.threads != kAutoThreads ? options_.threads : autoThreads(model_.ranks);
-  auto lanes = static_cast<uint32_t>(std::clamp<int64_t>(threads, 1, model_.ranks));
-  if (options_.keepEvents || options_.recordTransfers || options_.p2p == PointToPoint::Ordered)
-    lanes = 1;
+  uint32_t lanes = laneCount(model_.ranks, options_);
   for (uint32_t i = 0; i < lanes; ++i) {
     lanes_.push_back(std::make_unique<Lane>(i, lanes, options_.limits));
     if (lanes > 1)
       lanes_.back()->budget.share(steps_);
   }
-  allRanks_ = kept(makeSet(IntSet::range(0, model_.ranks)));
-  inbox_.resize(static_cast<size_t>(model_.ranks));
   for (int64_t r = 0; r < model_.ranks; ++r) {
     Lane &lane = *lanes_[static_cast<size_t>(r * lanes / model_.ranks)];
     if (lane.endRank == 0)
@@ -57,15 +66,6 @@ World::~World() = default;
 
 const SourceRange &World::site(Sites::Id id) const {
   return lanes_[lanes_.size() > 1 ? id >> Sites::kLaneShift : 0]->sites.range(id);
-}
-
-SetPtr World::kept(SetPtr s) {
-  if (lanes_.size() == 1 || s->counting() == IntSet::Counting::Never)
-    return s;
-  auto *owned = new IntSet(*s);
-  owned->countAs(IntSet::Counting::Never);
-  keptSets_.emplace_back(owned);
-  return SetPtr(owned);
 }
 
 SetPtr World::forLane(const SetPtr &s) {
@@ -473,7 +473,7 @@ void World::checkEnd(const EndTally &tally) {
   for (int64_t to = 0; to < model_.ranks; ++to) {
     if (ranks_[to]->stopped_) // stopped at its error before it received them
       continue;
-    for (const auto &[route, queue] : inbox_[to])
+    for (const auto &[route, queue] : mail_.inbox(to))
       for (const Message &m : queue)
         record(Severity::Warning, m.sentAt, "unreceived",
                "a message sent here from rank " + std::to_string(route.first) + " to rank " + std::to_string(to) +

@@ -1,11 +1,15 @@
 // World — one simulated run of a schedule on every rank (engine/Rank.h). A World owns the
 // ranks (each runs on its own Fiber, on one thread or on lanes of several: engine/Parallel.cpp),
-// their storage and event logs; it is the rendezvous where collectives and messages meet
-// (engine/Communication.cpp, engine/OrderedChannels.cpp), detects deadlock, aggregates the
-// diagnostics, checks the final model, and computes the reported figures (sim/Events.h).
+// their storage and event logs, and the places where collectives and messages meet
+// (engine/CollectiveGroups.h, engine/Mailboxes.h, the ordered streams; the rendezvous itself
+// is engine/Communication.cpp and engine/OrderedChannels.cpp); it detects deadlock,
+// aggregates the diagnostics, checks the final model, and computes the reported figures
+// (sim/Events.h).
 #pragma once
 
 #include "engine/Budget.h"
+#include "engine/CollectiveGroups.h"
+#include "engine/Mailboxes.h"
 #include "engine/Rank.h"
 #include "engine/SpinLock.h"
 #include "engine/WorldOptions.h"
@@ -40,7 +44,7 @@ public:
 
   const Model &model() const { return model_; }
   // Every rank, shared, in order: the default group of collectives.
-  const SetPtr &allRanks() const { return allRanks_; }
+  const SetPtr &allRanks() const { return groups_.allRanks(); }
   // " with tag N" and what it carries (Options::tagMeaning), or "" for tag 0.
   std::string withTag(int64_t tag) const;
   // True if every rank ran to its end.
@@ -74,10 +78,10 @@ public:
   // Every (sender, receiver) pair a send was made for, the run's point-to-point routes: a
   // real backend that needs a channel per route (the cuda backend's NCCL pairs) makes them
   // before it runs, from a verification run of the same schedule.
-  const std::set<std::pair<int64_t, int64_t>> &routes() const { return routes_; }
+  const std::set<std::pair<int64_t, int64_t>> &routes() const { return mail_.routes(); }
   // The members (ascending) of every group a collective was called over: the channels of
   // collectives such a backend opens before it runs, likewise.
-  std::vector<std::vector<int64_t>> collectiveGroups() const;
+  std::vector<std::vector<int64_t>> collectiveGroups() const { return groups_.memberLists(); }
 
 private:
   friend class Rank;
@@ -88,36 +92,8 @@ private:
     std::vector<int64_t> otherRanks; // where the same problem happens too
     std::vector<bool> noted;         // by rank: in otherRanks already (a loop repeats a problem)
   };
-  // One collective call of a group: the k-th call of every member meets here, and the last
-  // to arrive completes it (sim/Collective.h checks and combines the inputs).
-  struct Collective : CollectiveInputs {
-    Collective(CollectiveKind k, size_t members) : CollectiveInputs(k, members), readyAt(members) {
-      arrivals.reserve(members);
-    }
-    // When each member's event could start, by position: taken as it arrives, while its clock
-    // is in cache (it logs nothing until the collective completes), folded in group order.
-    std::vector<Number> readyAt;
-    std::vector<uint32_t> arrivals; // on one thread: positions, in the order the members arrived
-    // The members that have arrived (the last completes the call), and kAbandoned once a
-    // member of a cancelled run left it before anyone could complete it (World::awaitCall).
-    std::atomic<uint32_t> arrived{0};
-    static constexpr uint32_t kAbandoned = uint32_t{1} << 31;
-    std::atomic<size_t> taken{0}; // members that have taken their results
-    std::atomic<bool> done{false};
-    cost::CallReady ready;          // when every member is ready, once complete
-    std::vector<Value> laneResults; // a parallel run's: `result` for each lane's members (World::forLane)
-  };
-
-  struct Group {
-    SpinLock lock; // a parallel run's: held while a member finds its call, or the last retires it
-    SetPtr members;
-    std::vector<uint64_t> calls;      // collectives called so far, by position
-    std::deque<Collective> instances; // instances[i] is call number base + i
-    uint64_t base = 0;
-    int32_t nodes = 0; // the nodes its members are on (cost::CostModel::nodeOf); 0: not yet counted
-  };
-  // The nodes `g`'s members are on, counted once per group (1 for a model without nodes).
-  int32_t nodesOf(Group &g) const;
+  using Collective = CollectiveGroups::Collective;
+  using Group = CollectiveGroups::Group;
 
   // At the end of a one-thread run with blocked ranks: whether they all wait for ranks stopped
   // at their errors (then noted), not in a deadlock of their own.
@@ -150,9 +126,6 @@ private:
   static bool awaitCall(Rank &r, Collective &c, uint32_t members, Rank::Wait wait);
   // What the member `self` that completed `c` does: wakes the other `members`.
   void wakeMembers(const Collective &c, const std::vector<int64_t> &members, int64_t self);
-  // A set the run keeps to its end, which every rank may hold (the groups, all ranks): in a
-  // parallel run not counted at all, and freed with the World.
-  SetPtr kept(SetPtr s);
   // A copy of `s` for the ranks of one lane to hold (a collective's result), counted
   // atomically: that lane's thread counts it, and whichever drops it last frees it.
   static SetPtr forLane(const SetPtr &s);
@@ -175,47 +148,21 @@ private:
   // values still held and the final model.
   void checkEnd(const EndTally &tally);
   void checkFinalModel(const EndTally &tally);
-  // The group of `members`, made at its first call: looked for in `lane`'s recent groups first.
-  Group &groupFor(Lane &lane, const SetPtr &members);
   Model model_;
   std::vector<ArrayInfo> arrays_;
   // Each array's static kind, or the first kind stored in it (kNoKind: none yet), by any rank.
   static constexpr int8_t kNoKind = -1;
   std::unique_ptr<std::atomic<int8_t>[]> arrayKinds_;
   Options options_;
-  // World::kept's sets, freed after everything that holds them (so declared first of those).
-  std::vector<std::unique_ptr<const IntSet>> keptSets_;
-  SetPtr allRanks_;
+  // Where the collectives meet, and the sets of ranks every rank may hold: freed after
+  // everything that holds them (so declared first of those).
+  CollectiveGroups groups_;
   std::vector<std::unique_ptr<Lane>> lanes_; // each thread's share (one on one thread); before ranks_
   std::vector<std::unique_ptr<Rank>> ranks_;
   std::vector<Recorded> diags_;
   std::map<std::pair<std::string, std::tuple<uint32_t, uint32_t, uint32_t>>, size_t> diagIndex_;
-  std::unique_ptr<Group> allGroup_;
-  std::map<std::vector<int64_t>, std::unique_ptr<Group>> groups_;
-  // The ranks first, first + stride, ... (`size` of them): one set for every rank that names
-  // them, as a mesh axis (Rank::axisGroup) or a range (Rank::rangeGroup). 16 384 ranks of
-  // stdlib hybrid each kept their own copy of their 1024-rank data-parallel group (128 MiB),
-  // and World::groupFor compared copies element by element; a shared set it finds by pointer.
-  SetPtr groupSet(int64_t first, int64_t size, int64_t stride);
-  std::map<std::tuple<int64_t, int64_t, int64_t>, SetPtr> groupSets_;
-  // The group last found for each (first member, size), tried before groups_ (a lane's own:
-  // Lane::recentGroups): a rank calls its few groups again and again (Megatron's mesh on
-  // 16 384 ranks has 2 176 of them).
-  static constexpr size_t kRecentGroups = 1024;
-  std::mutex groupsLock_; // a parallel run's: groups_, allGroup_ and groupSets_
   using Message = InFlight;
-  std::atomic<int32_t> flows_{0};                // messages sent so far
-  std::set<std::pair<int64_t, int64_t>> routes_; // (a parallel run's lanes' merged at its end)
-  // inbox_[to][{from, tag}]: messages in the order they were sent; in a parallel run under
-  // the lock of `to`'s stripe.
-  std::vector<std::map<std::pair<int64_t, int64_t>, std::deque<Message>>> inbox_;
-  static constexpr size_t kInboxStripes = 64;
-  std::array<std::mutex, kInboxStripes> inboxLocks_;
-  // In a parallel run, the lock of `to`'s inbox, taken; on one thread, none.
-  std::unique_lock<std::mutex> lockInbox(int64_t to) {
-    return parallel_ ? std::unique_lock<std::mutex>(inboxLocks_[static_cast<size_t>(to) % kInboxStripes])
-                     : std::unique_lock<std::mutex>();
-  }
+  Mailboxes mail_; // tagged point-to-point
   // Ordered point-to-point: each rank's stream (sim/Channels.h), made at the first use.
   std::vector<Stream> streams_;
   // Puts `op` of rank `from` (with `op.peer`) on its stream, and completes what can complete:
@@ -256,7 +203,7 @@ struct Lane {
   SlotDirectory names;               // of its ranks' storage slots (Storage.h)
   Sites sites;                       // ids carry the lane (World::site)
   Budget budget;
-  std::array<World::Group *, World::kRecentGroups> recentGroups{};
+  CollectiveGroups::Recent recentGroups{};
   std::deque<Rank *> runnable;                  // its ranks to run, its own thread's
   std::set<std::pair<int64_t, int64_t>> routes; // a parallel run's, merged at its end
   std::mutex lock;                              // likewise: guards woken

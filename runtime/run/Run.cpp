@@ -2,7 +2,7 @@
 #include "run/Run.h"
 
 #include "diagnostics/Suggest.h"
-#include "engine/Watchdog.h"
+#include "run/Watchdog.h"
 #include "report/ReportFormat.h"
 #include "report/Timeline.h"
 #include "report/Trace.h"

@@ -69,7 +69,7 @@ struct RunOptions : SharedOptions {
   // every event and value one by one was 5% of checking fsdp on 1024 ranks).
   bool lastRun = false;
   bool stopRanksAtRepeatedErrors = true; // Options::stopRanksAtRepeatedErrors
-  // --time-limit also held by a timer (engine/Watchdog.h); off under a fuzzer, whose own timeout
+  // --time-limit also held by a timer (run/Watchdog.h); off under a fuzzer, whose own timeout
   // records a run that hangs.
   bool watchdog = true;
 };

@@ -2,7 +2,7 @@
 // signal at the deadline — not SIGALRM and setitimer, which libFuzzer uses for its -timeout
 // and a program may too; the handler does only what a handler may (write(2) of a line made
 // beforehand, _exit).
-#include "engine/Watchdog.h"
+#include "run/Watchdog.h"
 
 #include "diagnostics/Diagnostics.h"
 
