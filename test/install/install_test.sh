@@ -18,6 +18,9 @@ schedc="$prefix/bin/schedc"
 grep -q "^stdlib: $prefix/share/schedc/stdlib$" version.txt || { cat version.txt; echo "FAIL: stdlib not from the prefix"; exit 1; }
 grep -q "^runtime: $prefix/lib/schedc$" version.txt || { cat version.txt; echo "FAIL: runtime not from the prefix"; exit 1; }
 test -f "$prefix/include/schedc/runtime.h"
+# The C ABI's header compiles on its own from the prefix (it includes the operation tables).
+printf '#include <schedc/runtime.h>\nint main(void) { return SCHEDC_ABI_VERSION > 0 ? 0 : 1; }\n' > abi.c
+cc -I"$prefix/include" -c abi.c -o abi.o || { echo "FAIL: schedc/runtime.h does not compile from the prefix"; exit 1; }
 test -f "$prefix/share/doc/schedc/language.md"
 
 cat > mine.sched <<'SCHED'
@@ -45,7 +48,7 @@ deb=$(ls "$work"/package/schedc_*.deb)
 dpkg-deb --field "$deb" Package Depends
 dpkg-deb --contents "$deb" > contents.txt
 for f in ./usr/bin/schedc ./usr/bin/schedc-llvm ./usr/lib/schedc/libschedc_rt.a ./usr/share/schedc/stdlib/1f1b.sched \
-         ./usr/include/schedc/runtime.h; do
+         ./usr/include/schedc/runtime.h ./usr/include/schedc/ops/Operations.def; do
   grep -q " $f\$" contents.txt || { echo "FAIL: $f is not in $(basename "$deb")"; exit 1; }
 done
 echo "$(basename "$deb"): ok"
