@@ -314,8 +314,9 @@ private:
 
   // Whether the stack has room for one more level of blocks at `at` (an `if`, a loop, a call
   // or an overlap: every way a block nests in another); if not, stops the run. Checked where
-  // a statement nests, not in every block: a loop's iterations are at the same depth (a check
-  // in every block was 5% of gpipe's time).
+  // a statement nests, not in every block: a loop's iterations are at the same depth, and a
+  // check in every block costs every iteration (docs/performance.md, "Figures behind design
+  // choices in the code").
   bool room(const SourceRange &at) { return sim::Fiber::stackPointer() >= stackLimit_ || tooDeep(at); }
   [[gnu::noinline]] bool tooDeep(const SourceRange &at) {
     size_t stack = sim::Fiber::stackBytes();

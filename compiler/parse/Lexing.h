@@ -1,10 +1,10 @@
 // Lexing — the parse phase's character stream and tokens, leaner than ANTLR's defaults,
-// because a schedule imported from a large PyTorch CSV is a large file (64 ranks x 256
-// micro-batches with sends and receives: 11.7 MB of .sched, 3.7 M tokens). The text is
-// decoded to UTF-32 in one pass into a buffer of its final size (ANTLRInputStream's
-// converter first sizes its output at 4 code points a byte: the peak rose 226 MB for that
-// file, 47 MB of it the final buffer) and a
-// token takes 40 bytes instead of CommonToken's 112. Only the parse phase sees this header.
+// because a schedule imported from a large PyTorch CSV is a large file (millions of tokens).
+// The text is decoded to UTF-32 in one pass into a buffer of its final size
+// (ANTLRInputStream's converter first sizes its output at 4 code points a byte, several times
+// the final buffer) and a token takes 40 bytes instead of CommonToken's 112 (the figures:
+// docs/performance.md, "Figures behind design choices in the code"). Only the parse phase
+// sees this header.
 #pragma once
 
 #include "SchedLexer.h"

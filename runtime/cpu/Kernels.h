@@ -70,9 +70,9 @@ const GemmStats &gemmStats();
 
 // Stops OpenBLAS's worker threads, if this BLAS is OpenBLAS (its blas_thread_shutdown_, which
 // its fork handler calls; a weak reference, so another BLAS links too). They start with the
-// process and spin on sched_yield for a while waiting for work: a run on the sim backend
-// does no linear algebra, and on two cores the spinning thread took 17% of the samples of
-// a compiled fsdp's run. OpenBLAS starts them again at its next threaded call.
+// process and spin on sched_yield for a while waiting for work: a run on the sim backend does
+// no linear algebra, and the spinning takes a processor from the ranks' threads
+// (docs/performance.md). OpenBLAS starts them again at its next threaded call.
 void stopBlasThreads();
 
 } // namespace schedc::cpu

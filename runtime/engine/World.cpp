@@ -57,7 +57,7 @@ World::World(Model model, std::vector<ArrayInfo> arrays, Options options)
     ranks_.push_back(std::unique_ptr<Rank>(new Rank(*this, r, lane)));
     // A wide run's ranks are its first large allocation: looked at here, a thread that has
     // allocated a large run makes the rest of them in huge pages, not in 4 KiB pages that each
-    // fault (ddp on 1024 ranks: 2 960 -> 2 568 faults, 0.98 of the time; fsdp 0.89).
+    // fault (docs/performance.md).
     memory::useHugePagesOnceLarge();
   }
 }
@@ -271,7 +271,7 @@ std::vector<Diagnostic> World::diagnostics() const {
 void Rank::error(SourceRange at, const char *code, std::string message, std::vector<Diagnostic> notes) {
   // Independent errors of straight-line code are each reported, but a rank that meets one it
   // has reported already (a loop's next iteration) stops there: a loop that errs reports its
-  // first iteration and ends (a typo'd index in a loop of 10^9 ran 139 s and took 22.6 GB, a
+  // first iteration and ends (else a typo'd index in a long loop runs it to its end, a
   // poisoned value an iteration). On several threads the first error has made the run
   // diverge already.
   if (world_.record(Severity::Error, at, code, std::move(message), id_, std::move(notes)) && !stopped_ &&

@@ -1,7 +1,8 @@
 // Backends — the real backends of this program: always cpu; cuda when the executable was
 // linked with the cuda backend (`schedc build --cuda`). The cuda backend's entry points are
-// declared weak here, so a program linked without it (most: CUDA's libraries add about
-// 170 MB and 60 ms at every start) still links, and asks here whether they are present.
+// declared weak here, so a program linked without it (most: CUDA's libraries add memory and
+// start-up time to every run: docs/performance.md) still links, and asks here whether they are
+// present.
 #include "cpu/CpuRank.h"
 #include "rt/Program.h"
 

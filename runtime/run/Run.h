@@ -66,7 +66,7 @@ struct RunOptions : SharedOptions {
   TagMeaning tagMeaning;        // Options::tagMeaning
   std::string reading;          // an imported file's: how its actions were read (CheckResult::reading)
   // The process exits after this run: its World is left to the exit, not torn down (freeing
-  // every event and value one by one was 5% of checking fsdp on 1024 ranks).
+  // every event and value one by one is measurable on a wide run: docs/performance.md).
   bool lastRun = false;
   bool stopRanksAtRepeatedErrors = true; // Options::stopRanksAtRepeatedErrors
   // --time-limit also held by a timer (run/Watchdog.h); off under a fuzzer, whose own timeout
