@@ -32,6 +32,21 @@ std::string Rank::waiting() const {
 // in every round (ddp's all-reduces), rounds go back and forth over the ranks, not round and
 // round (where each rank resumed is the one least recently run). On several threads, where
 // arrivals are not listed, in the group's order, a lane's worth handed over at a time.
+void World::completeCall(Rank &last, Collective &c, const SetPtr &members, SourceRange at) {
+  for (const Number &ready : c.readyAt)
+    c.ready.join(ready);
+  auto report = [&last](SourceRange where, const char *code, std::string message, std::vector<Diagnostic> notes) {
+    last.error(where, code, std::move(message), std::move(notes));
+  };
+  matchCalls(c, *members, model_.ranks, report);
+  combine(c, *members, model_.ranks,
+          [&](const char *code, const Words &message) { last.errorWith(at, code, message); });
+  if (parallel_)
+    handBack(c);
+  c.done = true;
+  wakeMembers(c, members->elements(), last.id());
+}
+
 void World::wakeMembers(const Collective &c, const std::vector<int64_t> &members, int64_t self) {
   if (!parallel_) {
     for (uint32_t p : c.arrivals)
@@ -155,18 +170,7 @@ ValuePtr Rank::collective(SourceRange at, CollectiveKind kind, const ValuePtr &v
   if (before & World::Collective::kAbandoned) // a cancelled run's call, never to complete
     return poison(v->kind, v->layer);
   if (before + 1 == elems.size()) {
-    for (const Number &ready : c.readyAt)
-      c.ready.join(ready);
-    auto report = [this](SourceRange where, const char *code, std::string message, std::vector<Diagnostic> notes) {
-      error(where, code, std::move(message), std::move(notes));
-    };
-    matchCalls(c, *g.members, world_.model_.ranks, report);
-    combine(c, *g.members, world_.model_.ranks,
-            [&](const char *code, const Words &message) { errorWith(at, code, message); });
-    if (world_.parallel_)
-      world_.handBack(c);
-    c.done = true;
-    world_.wakeMembers(c, elems, id_);
+    world_.completeCall(*this, c, g.members, at);
   } else if (!World::awaitCall(*this, c, static_cast<uint32_t>(elems.size()),
                                Wait{.at = at, .collective = &c, .kind = kind, .members = g.members})) {
     return poison(v->kind, v->layer);
@@ -179,7 +183,7 @@ ValuePtr Rank::collective(SourceRange at, CollectiveKind kind, const ValuePtr &v
                   .volume = v->memory().asDouble()};
   cost::Producers made = logEvent(work, nullptr, at, v->made, cost::AlsoWaits::call(c.ready.time()));
   if (world_.options_.recordTransfers)
-    collectiveCalls_.push_back({figures_.events - 1, kind, v->kind, v->layer, g.members});
+    records_.collectiveCalls.push_back({figures_.events - 1, kind, v->kind, v->layer, g.members});
   Value mine = c.resultFor(pos, c.laneResults.empty() ? c.result : c.laneResults[lane_->index]);
   mine.made = made;
   ValuePtr result = makeValue(std::move(mine));
@@ -226,7 +230,7 @@ void Rank::send(SourceRange at, int64_t to, const ValuePtr &v, int64_t tag) {
   logEvent({.kind = EventKind::Pass, .data = dataOf(v->kind), .nodes = nodes, .volume = v->memory().asDouble()},
            nullptr, at, v->made, {}, flow);
   if (world_.options_.recordTransfers)
-    transfers_.push_back({figures_.events - 1, to, true, v->kind, v->layer, v->batches});
+    records_.transfers.push_back({figures_.events - 1, to, true, v->kind, v->layer, v->batches});
   Rank &peer = *world_.ranks_[to];
   // A value for another thread is its own copy: the two threads count nothing in common.
   World::Message m{world_.parallel_ && peer.lane_ != lane_ ? detached(v) : v, at, flow, clock_.lastEnd(), tag};
@@ -274,7 +278,7 @@ ValuePtr Rank::recv(SourceRange at, int64_t from, int64_t tag) {
   cost::Producers made =
       logEvent({.kind = EventKind::Pass}, nullptr, at, {}, cost::AlsoWaits::message(m.sentEnd), m.flow);
   if (world_.options_.recordTransfers)
-    transfers_.push_back({figures_.events - 1, from, false, m.value->kind, m.value->layer, m.value->batches});
+    records_.transfers.push_back({figures_.events - 1, from, false, m.value->kind, m.value->layer, m.value->batches});
   return madeBy(m.value, made);
 }
 

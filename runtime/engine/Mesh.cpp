@@ -24,17 +24,17 @@ bool Rank::declareMesh(SourceRange at, const std::vector<std::string> &names, co
                   std::to_string(world_.model_.ranks));
     return false;
   }
-  meshSizes_ = sizes;
-  meshNames_ = names;
-  meshStrides_.assign(sizes.size(), 1);
+  mesh_.sizes = sizes;
+  mesh_.names = names;
+  mesh_.strides.assign(sizes.size(), 1);
   for (size_t i = sizes.size() - 1; i > 0; --i)
-    meshStrides_[i - 1] = meshStrides_[i] * sizes[i];
-  axisGroups_.assign(sizes.size(), nullptr);
+    mesh_.strides[i - 1] = mesh_.strides[i] * sizes[i];
+  mesh_.axisGroups.assign(sizes.size(), nullptr);
   return true;
 }
 
 bool Rank::meshReady(SourceRange at) {
-  if (!meshSizes_.empty())
+  if (!mesh_.sizes.empty())
     return true;
   // diag-coverage: unreachable (sema scopes axes from `mesh` on; a failed mesh cancels the run first)
   fatal(at, "a mesh axis is used before the mesh is declared");
@@ -42,24 +42,24 @@ bool Rank::meshReady(SourceRange at) {
 }
 
 int64_t Rank::axisCoord(size_t axis, SourceRange at) {
-  return meshReady(at) ? id_ / meshStrides_[axis] % meshSizes_[axis] : 0;
+  return meshReady(at) ? id_ / mesh_.strides[axis] % mesh_.sizes[axis] : 0;
 }
 
 int64_t Rank::axisSize(size_t axis, SourceRange at) {
-  return meshReady(at) ? meshSizes_[axis] : 0;
+  return meshReady(at) ? mesh_.sizes[axis] : 0;
 }
 
 int64_t Rank::rankAt(const std::vector<int64_t> &coords, SourceRange at) {
   if (!meshReady(at))
     return 0;
   int64_t rank = 0;
-  for (size_t i = 0; i < coords.size() && i < meshSizes_.size(); ++i) {
-    if (coords[i] < 0 || coords[i] >= meshSizes_[i]) {
-      fatal(at, "rank_at: " + meshNames_[i] + " = " + std::to_string(coords[i]) + " is off the mesh (" + meshNames_[i] +
-                    " is 0 to " + std::to_string(meshSizes_[i] - 1) + ")");
+  for (size_t i = 0; i < coords.size() && i < mesh_.sizes.size(); ++i) {
+    if (coords[i] < 0 || coords[i] >= mesh_.sizes[i]) {
+      fatal(at, "rank_at: " + mesh_.names[i] + " = " + std::to_string(coords[i]) + " is off the mesh (" +
+                    mesh_.names[i] + " is 0 to " + std::to_string(mesh_.sizes[i] - 1) + ")");
       return 0;
     }
-    rank += coords[i] * meshStrides_[i];
+    rank += coords[i] * mesh_.strides[i];
   }
   return rank;
 }
@@ -67,10 +67,10 @@ int64_t Rank::rankAt(const std::vector<int64_t> &coords, SourceRange at) {
 SetPtr Rank::axisGroup(size_t axis, SourceRange at) {
   if (!meshReady(at))
     return world_.allRanks();
-  SetPtr &cached = axisGroups_[axis];
+  SetPtr &cached = mesh_.axisGroups[axis];
   if (!cached)
-    cached = world_.groups_.rankSet(id_ - axisCoord(axis, at) * meshStrides_[axis], meshSizes_[axis],
-                                    meshStrides_[axis], world_.parallel_);
+    cached = world_.groups_.rankSet(id_ - axisCoord(axis, at) * mesh_.strides[axis], mesh_.sizes[axis],
+                                    mesh_.strides[axis], world_.parallel_);
   return cached;
 }
 

@@ -148,7 +148,7 @@ ValuePtr Rank::recvOrdered(SourceRange at, int64_t from, int64_t tag) {
   cost::Producers made =
       logEvent({.kind = EventKind::Pass}, nullptr, at, {}, cost::AlsoWaits::message(m.sentEnd), m.flow);
   if (world_.options_.recordTransfers)
-    transfers_.push_back({figures_.events - 1, from, false, m.value->kind, m.value->layer, m.value->batches});
+    records_.transfers.push_back({figures_.events - 1, from, false, m.value->kind, m.value->layer, m.value->batches});
   if (m.tag != tag) {
     errorWith(postedAt, "p2p-order", [&] {
       std::string sender = "rank " + std::to_string(from);

@@ -22,13 +22,13 @@ void Rank::overlap(SourceRange at, PairPhase phase) {
     pair_ = std::make_unique<PendingPair>();
     pair_->at = at;
     if (world_.options_.recordTransfers)
-      pairs_.push_back({figures_.events, 0, 0});
+      records_.pairs.push_back({figures_.events, 0, 0});
     return;
   case PairPhase::Second:
     SCHEDC_ASSERT(pair_ && !pair_->second, "a pair's second side without its first");
     pair_->second = true;
     if (world_.options_.recordTransfers)
-      pairs_.back().second = figures_.events + pair_->events.size();
+      records_.pairs.back().second = figures_.events + pair_->events.size();
     return;
   case PairPhase::End:
     SCHEDC_ASSERT(pair_ && pair_->second, "a pair closed before its second side");
@@ -50,7 +50,7 @@ void Rank::closePair() {
     keepEvent(e.event.work, placed[i], e.held, std::move(e.batches), e.site, e.flow);
   }
   if (world_.options_.recordTransfers)
-    pairs_.back().end = figures_.events;
+    records_.pairs.back().end = figures_.events;
 }
 
 void Rank::touchInPair(uint32_t array, const SlotIndex &index, bool writes, SourceRange at) {

@@ -52,12 +52,12 @@ public:
   // before the rank logs its first event.
   void measurePayloads(bool on) { measure_ = on; }
   // Its sends and receives, in order (only with Options::recordTransfers).
-  const std::vector<Transfer> &transfers() const { return transfers_; }
+  const std::vector<Transfer> &transfers() const { return records_.transfers; }
   // Its overlapped pairs, in order (likewise).
-  const std::vector<PairSpan> &pairs() const { return pairs_; }
+  const std::vector<PairSpan> &pairs() const { return records_.pairs; }
   // Its collectives and the weights it freed, in order (likewise).
-  const std::vector<CollectiveCall> &collectiveCalls() const { return collectiveCalls_; }
-  const std::vector<WeightFreed> &weightsFreed() const { return weightsFreed_; }
+  const std::vector<CollectiveCall> &collectiveCalls() const { return records_.collectiveCalls; }
+  const std::vector<WeightFreed> &weightsFreed() const { return records_.weightsFreed; }
 
   // ---- Storage ----
   void store(uint32_t array, const SlotIndex &index, ValuePtr v, SourceRange at);
@@ -239,13 +239,17 @@ private:
   EventLog events_;
   cost::RankClock clock_;
   RankFigures figures_;
-  memory::ChunkedLog<int64_t, 9> measured_;     // by event, while measuring payloads
-  std::vector<Transfer> transfers_;             // with Options::recordTransfers
-  std::vector<PairSpan> pairs_;                 // likewise
-  std::vector<CollectiveCall> collectiveCalls_; // likewise
-  std::vector<WeightFreed> weightsFreed_;       // likewise
-  std::unique_ptr<PendingPair> pair_;           // while running an overlapped pair
-  std::unique_ptr<RecomputedBytes> recompute_;  // under a transformer byte model
+  memory::ChunkedLog<int64_t, 9> measured_; // by event, while measuring payloads
+  // What export reads of the run (with Options::recordTransfers), each in the rank's order.
+  struct Records {
+    std::vector<Transfer> transfers;
+    std::vector<PairSpan> pairs;
+    std::vector<CollectiveCall> collectiveCalls;
+    std::vector<WeightFreed> weightsFreed;
+  };
+  Records records_;
+  std::unique_ptr<PendingPair> pair_;          // while running an overlapped pair
+  std::unique_ptr<RecomputedBytes> recompute_; // under a transformer byte model
   // The input `a` of a forward (or, `backward`, of a backward) logged next: told to recompute_.
   void readsInput(const ValuePtr &a, bool backward);
   // At the end of the run: the bytes of recomputed inputs taken off (sim/Recompute.h).
@@ -286,9 +290,14 @@ private:
   Lane *lane_; // the thread's share of the run this rank is in
   bool measure_ = false;
   std::unique_ptr<Fiber> fiber_;
-  std::vector<int64_t> meshSizes_, meshStrides_;
-  std::vector<std::string> meshNames_;
-  std::vector<SetPtr> axisGroups_;
+  // Its place on the mesh (`mesh (...)`): each axis's size, stride and name, and its group
+  // along each axis (made at its first use).
+  struct MeshPlace {
+    std::vector<int64_t> sizes, strides;
+    std::vector<std::string> names;
+    std::vector<SetPtr> axisGroups;
+  };
+  MeshPlace mesh_;
 };
 
 } // namespace schedc::sim

@@ -99,7 +99,7 @@ void Rank::free(uint32_t array, const SlotIndex &index, SourceRange at) {
     if (recompute_)
       recompute_->dropped(freed.get());
     if (world_.options_.recordTransfers && freed->kind == Kind::Weight)
-      weightsFreed_.push_back({figures_.events, freed->layer, freed->complete()});
+      records_.weightsFreed.push_back({figures_.events, freed->layer, freed->complete()});
     return;
   }
   reportEmptySlot(array, index, at, true);

@@ -124,6 +124,10 @@ private:
   // (it marks it abandoned); else it waits for the member completing it, which, on several
   // threads, reads and lets go of every member's input while their ranks stand still.
   static bool awaitCall(Rank &r, Collective &c, uint32_t members, Rank::Wait wait);
+  // What the member `last` to arrive in `c` (over `members`) does: completes it (joins the
+  // members' readiness, checks and combines their inputs, reporting at `at`) and wakes the
+  // others.
+  void completeCall(Rank &last, Collective &c, const SetPtr &members, SourceRange at);
   // What the member `self` that completed `c` does: wakes the other `members`.
   void wakeMembers(const Collective &c, const std::vector<int64_t> &members, int64_t self);
   // A copy of `s` for the ranks of one lane to hold (a collective's result), counted

@@ -54,6 +54,27 @@ std::vector<std::vector<const char *>> eventNames(const World &world) {
   return names;
 }
 
+namespace {
+
+// An event's details in the trace: its memory, where in the source, its layer and
+// micro-batches, and the bytes of real data held then (`measuredBytes`, -1: not measured).
+std::string eventArgs(const Event &e, const std::string &memory, const std::string &where, int64_t measuredBytes) {
+  std::string args = "\"memory\": " + memory + ", \"source\": " + quote(where);
+  if (e.layer >= 0)
+    args += ", \"layer\": " + std::to_string(e.layer);
+  if (e.batches) {
+    args += ", \"batches\": [";
+    for (size_t k = 0; k < e.batches->size(); ++k)
+      args += (k ? ", " : "") + std::to_string(e.batches->elements()[k]);
+    args += "]";
+  }
+  if (measuredBytes >= 0)
+    args += ", \"measured_bytes\": " + std::to_string(measuredBytes);
+  return args;
+}
+
+} // namespace
+
 void writeChromeTrace(std::ostream &out, const World &world, const SourceManager &sources, const std::string &schedule,
                       const MeasuredRun *measured) {
   auto seconds = [](double t) { // real time, in microseconds
@@ -107,17 +128,7 @@ void writeChromeTrace(std::ostream &out, const World &world, const SourceManager
         dur = seconds(m.length);
         memory = std::to_string(m.memory);
       }
-      std::string args = "\"memory\": " + memory + ", \"source\": " + quote(sources.where(world.site(e.site)));
-      if (e.layer >= 0)
-        args += ", \"layer\": " + std::to_string(e.layer);
-      if (e.batches) {
-        args += ", \"batches\": [";
-        for (size_t k = 0; k < e.batches->size(); ++k)
-          args += (k ? ", " : "") + std::to_string(e.batches->elements()[k]);
-        args += "]";
-      }
-      if (int64_t measured = world.rank(r).measuredAt(i); measured >= 0)
-        args += ", \"measured_bytes\": " + std::to_string(measured);
+      std::string args = eventArgs(e, memory, sources.where(world.site(e.site)), world.rank(r).measuredAt(i));
       std::string tid = streams ? std::to_string(static_cast<int>(e.stream)) : isCommunicationEvent(e.kind) ? "1" : "0";
       std::string title = e.layer >= 0 ? std::string(name) + " " + std::to_string(e.layer) : name;
       add("{\"name\": " + quote(title) + ", \"cat\": \"" + (tid != "0" ? "communication" : "compute") +

@@ -137,6 +137,95 @@ Value unitePieces(const CollectiveInputs &c, const IntSet &members, bool poisone
   }
 }
 
+// Each member's value checked against the first's, and its shards (a gather) or micro-batches
+// (a reduction) appended to `all`, member i's from starts[i]; stops once `poisoned`.
+void collectElements(const CollectiveInputs &c, const IntSet &members, const bool &poisoned, const Failure &fail,
+                     std::vector<int64_t> &all, std::vector<size_t> &starts) {
+  size_t n = c.inputs.size();
+  const Value &first = *c.inputs[0];
+  const char *op = collectiveName(c.kind);
+  for (size_t i = 0; i < n && !poisoned; ++i) {
+    const Value &v = *c.inputs[i];
+    if (i + kAhead < n)
+      prefetchElements(gathers(c.kind) ? c.inputs[i + kAhead]->shards : c.inputs[i + kAhead]->batches);
+    starts.push_back(all.size());
+    auto who = [&] { return "rank " + std::to_string(members.elements()[i]); };
+    if (gathers(c.kind)) {
+      if (v.total != first.total || v.step != first.step)
+        fail("collective-shards", [&] {
+          return std::string(collectiveName(c.kind)) + " of layer " + std::to_string(c.layer) +
+                 " combines weights of different shard counts or steps (" + who() + " has " + v.describe() + ")";
+        });
+      all.insert(all.end(), v.shards->elements().begin(), v.shards->elements().end());
+    } else {
+      if (v.total != first.total || *v.shards != *first.shards)
+        fail("collective-shards", [&] {
+          return std::string(op) + " of layer " + std::to_string(c.layer) + " sums gradients of different shards (" +
+                 who() + " has " + v.describe() + ")";
+        });
+      else if (scatters(c.kind) && v.split == Split::Part && singleSlice(*v.shards, v.total).first < 0)
+        fail("collective-shards", [&] {
+          return std::string(collectiveName(c.kind)) + " of layer " + std::to_string(c.layer) +
+                 " needs the gradient of one whole tensor-parallel part, but " + who() + " has " + v.describe();
+        });
+      else if (scatters(c.kind) && v.split != Split::Part && !v.complete())
+        fail("collective-shards", [&] {
+          return std::string(collectiveName(c.kind)) + " of layer " + std::to_string(c.layer) +
+                 " needs complete gradients, but " + who() + " has " + v.describe();
+        });
+      all.insert(all.end(), v.batches->elements().begin(), v.batches->elements().end());
+    }
+  }
+  starts.push_back(all.size());
+}
+
+// The members' elements united; one that comes in more than once is an overlap (reported).
+IntSet uniteElements(const CollectiveInputs &c, const IntSet &members, std::vector<int64_t> all,
+                     const std::vector<size_t> &starts, const Failure &fail) {
+  const char *op = collectiveName(c.kind);
+  // Members' pieces mostly come in ascending order (ddp's micro-batches, fsdp's shards):
+  // then none comes twice, and there is nothing to sort (an all-reduce over 1024 ranks
+  // spent more than half of its completion sorting).
+  if (std::adjacent_find(all.begin(), all.end(), std::greater_equal<>()) != all.end()) {
+    auto [twice, secondOwner] = overlapOf(all, starts, members);
+    if (!twice.empty()) {
+      if (gathers(c.kind))
+        fail("collective-overlap", [&] {
+          return std::string(collectiveName(c.kind)) + " of layer " + std::to_string(c.layer) + " receives shards " +
+                 IntSet(twice).str() + " from more than one rank";
+        });
+      else
+        fail("collective-overlap", [&] {
+          return std::string(op) + " of layer " + std::to_string(c.layer) + " sums the gradient of micro-batches " +
+                 IntSet(twice).str() + " more than once (rank " + std::to_string(secondOwner) + " has it too)";
+        });
+    }
+  }
+  return IntSet(std::move(all));
+}
+
+// What a gather or a reduction of flat values (weights, their gradients) makes of `first`
+// and the members' elements united.
+Value flatResult(const CollectiveInputs &c, const Value &first, IntSet united) {
+  Value out = first;
+  if (!gathers(c.kind)) {
+    out.batches = setOf(std::move(united));
+  } else if (first.split != Split::Part) {
+    out.shards = setOf(std::move(united));
+  } else { // a part's shards gathered: the part itself, or the whole layer once every part is in
+    auto [slice, slices] = singleSlice(united, first.total);
+    if (slice < 0) {
+      out.shards = setOf(std::move(united));
+    } else {
+      out.shards = singleSet(slice);
+      out.total = slices;
+      if (slices == 1)
+        out.split = Split::None;
+    }
+  }
+  return out;
+}
+
 } // namespace
 
 // Computes the result of a complete collective, reporting problems that only the whole
@@ -187,83 +276,15 @@ void combine(CollectiveInputs &c, const IntSet &members, int64_t ranks, const Fa
   }
   // Check each member's value against the first, then unite all shards (allgather) or
   // micro-batches (the reductions); an element seen twice is an overlap.
-  const char *op = collectiveName(c.kind);
   std::vector<int64_t> all;
   std::vector<size_t> starts; // where each member's elements begin in `all` (for messages)
-  for (size_t i = 0; i < n && !poisoned; ++i) {
-    const Value &v = *c.inputs[i];
-    if (i + kAhead < n)
-      prefetchElements(gathers(c.kind) ? c.inputs[i + kAhead]->shards : c.inputs[i + kAhead]->batches);
-    starts.push_back(all.size());
-    auto who = [&] { return "rank " + std::to_string(members.elements()[i]); };
-    if (gathers(c.kind)) {
-      if (v.total != first.total || v.step != first.step)
-        fail("collective-shards", [&] {
-          return std::string(collectiveName(c.kind)) + " of layer " + std::to_string(c.layer) +
-                 " combines weights of different shard counts or steps (" + who() + " has " + v.describe() + ")";
-        });
-      all.insert(all.end(), v.shards->elements().begin(), v.shards->elements().end());
-    } else {
-      if (v.total != first.total || *v.shards != *first.shards)
-        fail("collective-shards", [&] {
-          return std::string(op) + " of layer " + std::to_string(c.layer) + " sums gradients of different shards (" +
-                 who() + " has " + v.describe() + ")";
-        });
-      else if (scatters(c.kind) && v.split == Split::Part && singleSlice(*v.shards, v.total).first < 0)
-        fail("collective-shards", [&] {
-          return std::string(collectiveName(c.kind)) + " of layer " + std::to_string(c.layer) +
-                 " needs the gradient of one whole tensor-parallel part, but " + who() + " has " + v.describe();
-        });
-      else if (scatters(c.kind) && v.split != Split::Part && !v.complete())
-        fail("collective-shards", [&] {
-          return std::string(collectiveName(c.kind)) + " of layer " + std::to_string(c.layer) +
-                 " needs complete gradients, but " + who() + " has " + v.describe();
-        });
-      all.insert(all.end(), v.batches->elements().begin(), v.batches->elements().end());
-    }
-  }
-  starts.push_back(all.size());
+  collectElements(c, members, poisoned, fail, all, starts);
   IntSet united;
-  if (!poisoned) {
-    // Members' pieces mostly come in ascending order (ddp's micro-batches, fsdp's shards):
-    // then none comes twice, and there is nothing to sort (an all-reduce over 1024 ranks
-    // spent more than half of its completion sorting).
-    if (std::adjacent_find(all.begin(), all.end(), std::greater_equal<>()) != all.end()) {
-      auto [twice, secondOwner] = overlapOf(all, starts, members);
-      if (!twice.empty()) {
-        if (gathers(c.kind))
-          fail("collective-overlap", [&] {
-            return std::string(collectiveName(c.kind)) + " of layer " + std::to_string(c.layer) + " receives shards " +
-                   IntSet(twice).str() + " from more than one rank";
-          });
-        else
-          fail("collective-overlap", [&] {
-            return std::string(op) + " of layer " + std::to_string(c.layer) + " sums the gradient of micro-batches " +
-                   IntSet(twice).str() + " more than once (rank " + std::to_string(secondOwner) + " has it too)";
-          });
-      }
-    }
-    united = IntSet(std::move(all));
-  }
-  Value out = first;
-  out.forged = forged;
-  out.poisoned = poisoned;
-  if (!gathers(c.kind)) {
-    out.batches = setOf(std::move(united));
-  } else if (first.split != Split::Part) {
-    out.shards = setOf(std::move(united));
-  } else { // a part's shards gathered: the part itself, or the whole layer once every part is in
-    auto [slice, slices] = singleSlice(united, first.total);
-    if (slice < 0) {
-      out.shards = setOf(std::move(united));
-    } else {
-      out.shards = singleSet(slice);
-      out.total = slices;
-      if (slices == 1)
-        out.split = Split::None;
-    }
-  }
-  c.result = std::move(out);
+  if (!poisoned)
+    united = uniteElements(c, members, std::move(all), starts, fail);
+  c.result = flatResult(c, first, std::move(united));
+  c.result.forged = forged;
+  c.result.poisoned = poisoned;
 }
 
 Value CollectiveInputs::resultFor(size_t position, const Value &of) const {
