@@ -412,7 +412,7 @@ void World::reportDeadlock() {
                 (elsewhere.size() == 1 ? " is" : " are") + " blocked elsewhere";
     }
     notes.push_back(note(r.wait_.at, what));
-    for (Diagnostic &n : streamNotes(r))
+    for (Diagnostic &n : ordered_.notes(r.id_, r.wait_.post, r.wait_.peer))
       notes.push_back(std::move(n));
   }
   if (blocked.size() > kShown)

@@ -10,6 +10,7 @@
 #include "engine/Budget.h"
 #include "engine/CollectiveGroups.h"
 #include "engine/Mailboxes.h"
+#include "engine/OrderedStreams.h"
 #include "engine/Rank.h"
 #include "engine/SpinLock.h"
 #include "engine/WorldOptions.h"
@@ -166,17 +167,10 @@ private:
   std::vector<Recorded> diags_;
   std::map<std::pair<std::string, std::tuple<uint32_t, uint32_t, uint32_t>>, size_t> diagIndex_;
   using Message = InFlight;
-  Mailboxes mail_; // tagged point-to-point
-  // Ordered point-to-point: each rank's stream (sim/Channels.h), made at the first use.
-  std::vector<Stream> streams_;
-  // Puts `op` of rank `from` (with `op.peer`) on its stream, and completes what can complete:
-  // each matched receive gets its message, and a rank that waits for it is woken.
-  void issue(int64_t from, StreamOp op);
+  Mailboxes mail_;         // tagged point-to-point
+  OrderedStreams ordered_; // ordered point-to-point
   // A send and the receive it matches (`op` rank `rank`'s, `other` its peer's) complete.
   void complete(int64_t rank, StreamOp &op, StreamOp &other);
-  // Ordered: what holds up the receive rank `r` is blocked in, on its stream and its peer's,
-  // as notes for a deadlock's report.
-  std::vector<Diagnostic> streamNotes(const Rank &r) const;
   // Ordered: the end-of-step report of operations left on the streams (a rank would wait
   // for them forever at the end of the step).
   void reportPendingStreams();

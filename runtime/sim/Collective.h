@@ -17,11 +17,6 @@
 
 namespace schedc::sim {
 
-// A note for a diagnostic.
-inline Diagnostic note(SourceRange at, std::string message) {
-  return Diagnostic{Severity::Note, at, std::move(message), {}};
-}
-
 // One call of a collective over a group: each member's call, by position in the group, and
 // what the call makes of them once complete.
 struct CollectiveInputs {

@@ -24,6 +24,11 @@ struct Diagnostic {
   std::vector<Diagnostic> notes;
 };
 
+// A note for a diagnostic (Diagnostic::notes).
+inline Diagnostic note(SourceRange at, std::string message) {
+  return Diagnostic{Severity::Note, at, std::move(message), {}};
+}
+
 class DiagnosticEngine {
 public:
   // Diagnostics are printed to `out` as they are finished (pass nullptr to only collect).
