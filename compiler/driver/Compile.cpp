@@ -15,8 +15,6 @@ namespace {
 // schedc build: an executable, an object file or textual LLVM IR.
 int buildProgram(const Options &opts, const ir::Program &program, const ir::Function &schedule,
                  const SourceManager &sources, DiagnosticEngine &diags) {
-  if (!opts.defines.empty())
-    return usageError("parameters are set when the program runs: pass -D to the executable it builds");
   if (opts.cuda && !codegen::cudaBackendBuilt())
     return usageError("this schedc was built without the cuda backend (CUDA and NCCL were not found), so "
                       "--cuda cannot link it");

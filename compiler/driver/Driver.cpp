@@ -31,8 +31,6 @@ sim::RunOptions runOptionsOf(const Options &opts) {
   sim::RunOptions runOptions;
   static_cast<sim::SharedOptions &>(runOptions) = opts; // the options compiled programs share, whole
   runOptions.json = opts.format == Format::Json;
-  runOptions.eventsFile = opts.eventsFile;
-  runOptions.traceFile = opts.traceFile;
   if (opts.command != Command::Draw)
     return runOptions;
   runOptions.timelineFile = opts.output;

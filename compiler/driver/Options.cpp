@@ -107,13 +107,11 @@ std::optional<Command> commandNamed(const std::string &s) {
 
 namespace {
 
-// The options that say what to read: -D, -I, --schedule, --error-limit. Whether
+// The options that say what to read: -I, --schedule, --error-limit. Whether
 // `args`' current argument is one of them; a bad value sets `error`.
 bool readInputOption(ArgumentList &args, Options &o, std::string &error) {
   std::string v;
-  if (args.value("-D", v)) {
-    o.defines.push_back(v);
-  } else if (args.value("-I", v)) {
+  if (args.value("-I", v)) {
     o.includes.push_back(v);
   } else if (args.value("--schedule", v)) {
     o.schedule = v;
@@ -155,10 +153,6 @@ bool readOutputOption(ArgumentList &args, Options &o, std::string &error) {
     else
       error = o.command == Command::Draw ? "unknown --format `" + v + "` for draw (expected svg or html)"
                                          : "unknown --format `" + v + "` (expected text or json)";
-  } else if (args.value("--trace", v)) {
-    o.traceFile = v;
-  } else if (args.value("--events", v)) {
-    o.eventsFile = v;
   } else if (a.size() == 3 && a[0] == '-' && a[1] == 'O' && a[2] >= '0' && a[2] <= '3') {
     o.optLevel = static_cast<unsigned>(a[2] - '0');
   } else if (a == "--emit-llvm" || a == "-c" || a == "--cuda") {
@@ -263,6 +257,7 @@ std::optional<Options> parseOptions(const std::vector<std::string> &argv, std::s
     if (readInputOption(args, o, error) || readOutputOption(args, o, error))
       continue;
     if (std::string flag = sim::readSharedOption(args, o, error); !flag.empty()) {
+      // -D, --events, --trace, the byte model's, the limits': what a run takes.
       if (error.empty() && o.command == Command::Build && !sim::isCostOption(flag))
         error = flag + " is an option of the compiled program, not of build (pass it when it runs)";
     } else {

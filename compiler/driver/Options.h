@@ -24,14 +24,11 @@ struct Options : sim::SharedOptions {
   std::string input;                 // the (first) input file
   std::vector<std::string> inputs;   // every input file (several only for compare)
   std::string output;                // -o
-  std::vector<std::string> defines;  // -D name=value (checked against the schedule later)
   std::vector<std::string> includes; // -I dir
   std::string schedule;              // --schedule=NAME
   Emit emit = Emit::None;            // --emit=ast|ir
   Format format = Format::Text;      // --format=text|json
   unsigned errorLimit = 20;          // --error-limit=N (0: no limit)
-  std::string eventsFile;            // --events=FILE: every event as CSV (check, run)
-  std::string traceFile;             // --trace=FILE: a Chrome trace (check, draw, run)
   unsigned optLevel = 2;             // -O0 .. -O3 (build, run)
   bool emitLLVM = false;             // --emit-llvm (build): textual LLVM IR
   bool objectOnly = false;           // -c (build): an object file, not linked

@@ -56,20 +56,14 @@ bool readBackendOption(ArgumentList &args, CommandLine &line, std::string &error
   return true;
 }
 
-// -D and the report's options.
+// The report's options (--format, --draw; -D, --events and --trace are shared).
 bool readReportOption(ArgumentList &args, CommandLine &line, std::string &error) {
   sim::RunOptions &options = line.options;
   std::string v;
-  if (args.value("-D", v)) {
-    line.defines.push_back(v);
-  } else if (args.value("--format", v)) {
+  if (args.value("--format", v)) {
     if (v != "text" && v != "json")
       error = "unknown --format `" + v + "` (expected text or json)";
     options.json = v == "json";
-  } else if (args.value("--events", v)) {
-    options.eventsFile = v;
-  } else if (args.value("--trace", v)) {
-    options.traceFile = v;
   } else if (args.value("--draw", v)) {
     options.timelineFile = v;
     options.timelineHtml = v.size() > 5 && v.compare(v.size() - 5, 5, ".html") == 0;

@@ -13,8 +13,7 @@
 namespace schedc::rt {
 
 struct CommandLine {
-  std::vector<std::string> defines; // -D NAME=VALUE
-  sim::RunOptions options;          // the shared options (--threads: the cpu and cuda backends' real runs take one)
+  sim::RunOptions options; // the shared options (--threads: the cpu and cuda backends' real runs take one)
   ComputeRun run;
   bool computing = false; // --backend=cpu or cuda
   bool help = false;      // --help: print helpText() and stop

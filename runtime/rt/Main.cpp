@@ -69,7 +69,7 @@ int simulate(const schedc_program &program, const CommandLine &line) {
   try {
     sim::RunOptions options = line.options;
     options.lastRun = true; // the executable exits after its one run
-    return runProgram(program, line.defines, options, std::cout, std::cerr);
+    return runProgram(program, line.options.defines, options, std::cout, std::cerr);
   } catch (const std::exception &e) {
     std::cerr << "schedc: internal error: " << e.what() << "\n";
     return kExitInternal;
@@ -96,8 +96,9 @@ int computeOnThisRank(const schedc_program &program, const CommandLine &line, in
   MPI_Init(&argc, &argv);
   int code = kExitInternal;
   try {
-    code = line.calibrate.empty() ? runProgram(program, line.defines, line.options, std::cout, std::cerr, &line.run)
-                                  : calibrateHere(line);
+    code = line.calibrate.empty()
+               ? runProgram(program, line.options.defines, line.options, std::cout, std::cerr, &line.run)
+               : calibrateHere(line);
   } catch (const std::exception &e) {
     int rank = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);

@@ -2,10 +2,10 @@
 #include "run/Run.h"
 
 #include "diagnostics/Suggest.h"
-#include "run/Watchdog.h"
 #include "report/ReportFormat.h"
 #include "report/Timeline.h"
 #include "report/Trace.h"
+#include "run/Watchdog.h"
 
 #include <cctype>
 #include <cerrno>

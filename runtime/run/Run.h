@@ -53,8 +53,6 @@ struct CheckResult;
 // results are written.
 struct RunOptions : SharedOptions {
   bool json = false;
-  std::string eventsFile;   // if set: every event as CSV
-  std::string traceFile;    // if set: a Chrome trace (JSON) of the run
   std::string timelineFile; // if set: the timeline picture (SVG, or HTML when timelineHtml)
   bool timelineHtml = false;
   // Called after every rank has run, before the report is printed (the cpu backend adds

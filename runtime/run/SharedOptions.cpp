@@ -121,6 +121,18 @@ std::string readSharedOption(ArgumentList &args, SharedOptions &o, std::string &
       parseLimitOption(flag, value, o.limits, error);
     return flag;
   }
+  if (args.value("-D", value)) {
+    o.defines.push_back(value);
+    return "-D";
+  }
+  if (args.value("--events", value)) {
+    o.eventsFile = value;
+    return "--events";
+  }
+  if (args.value("--trace", value)) {
+    o.traceFile = value;
+    return "--trace";
+  }
   if (args.value("--cost-model", value)) {
     if (const cost::CostModel *model = cost::findCostModel(value))
       o.costModel = model;

@@ -1,6 +1,6 @@
 // SharedOptions — the options that `schedc check/draw/run/compare` and compiled programs both
 // take, each read by one function so that both accept and refuse them alike: the byte model's
-// (--hidden, --tokens, --optimizer, --precision; Bytes.h), the limits' (--max-steps,
+// (--hidden, --tokens, --optimizer, --precision; Bytes.h), -D, --events, --trace, the limits' (--max-steps,
 // --time-limit, --memory-limit; Budget.h), the cost model's (--cost-model, --model,
 // --hardware, --model-set, --hardware-set; resolved by run/CostChoice.h), --no-warn,
 // --overlap, --threads and --p2p. Both keep them in one SharedOptions, handed on whole.
@@ -29,7 +29,10 @@ std::string defaultThreads(unsigned &threads);
 // The shared options' values, as read (RunSettings: what a World is made with).
 struct SharedOptions : RunSettings {
   SharedOptions() { limits = defaultLimits(); }
-  std::optional<PointToPoint> p2p; // --p2p; unset: the schedule's own (RunSetup::p2p)
+  std::vector<std::string> defines; // -D NAME=VALUE, checked against the schedule's parameters (Run.h)
+  std::string eventsFile;           // --events=FILE: every event as CSV
+  std::string traceFile;            // --trace=FILE: a Chrome trace of the run
+  std::optional<PointToPoint> p2p;  // --p2p; unset: the schedule's own (RunSetup::p2p)
   // The hardware cost model (--cost-model=hardware, or any of --model, --hardware and their
   // -set: hardwareCost): what to read (a
   // preset's name or a TOML file) and the KEY=VALUE settings over it; made by
