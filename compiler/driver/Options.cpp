@@ -257,8 +257,7 @@ std::optional<Options> parseOptions(const std::vector<std::string> &argv, std::s
     if (readInputOption(args, o, error) || readOutputOption(args, o, error))
       continue;
     if (std::string flag = sim::readSharedOption(args, o, error); !flag.empty()) {
-      // -D, --events, --trace, the byte model's, the limits': what a run takes.
-      if (error.empty() && o.command == Command::Build && !sim::isCostOption(flag))
+      if (error.empty() && o.command == Command::Build)
         error = flag + " is an option of the compiled program, not of build (pass it when it runs)";
     } else {
       readInput(a, o, error);

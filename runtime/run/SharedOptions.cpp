@@ -142,25 +142,28 @@ std::string readSharedOption(ArgumentList &args, SharedOptions &o, std::string &
       error = "unknown cost model `" + value + "` (available: " + cost::costModelNames() + ", hardware)";
     return "--cost-model";
   }
-  // What the hardware cost model is made of.
-  const char *flag = nullptr;
-  if (args.value("--model", value))
-    flag = "--model", o.model = value;
-  else if (args.value("--hardware", value))
-    flag = "--hardware", o.hardware = value;
-  else if (args.value("--model-set", value))
-    flag = "--model-set", o.modelSettings.push_back(value);
-  else if (args.value("--hardware-set", value))
-    flag = "--hardware-set", o.hardwareSettings.push_back(value);
-  else
-    return {};
-  o.hardwareCost = true;
-  return flag;
-}
-
-bool isCostOption(const std::string &flag) {
-  return flag == "--cost-model" || flag == "--model" || flag == "--hardware" || flag == "--model-set" ||
-         flag == "--hardware-set";
+  // What the hardware cost model is made of (any of them asks for it).
+  if (args.value("--model", value)) {
+    o.hardwareCost = true;
+    o.model = value;
+    return "--model";
+  }
+  if (args.value("--hardware", value)) {
+    o.hardwareCost = true;
+    o.hardware = value;
+    return "--hardware";
+  }
+  if (args.value("--model-set", value)) {
+    o.hardwareCost = true;
+    o.modelSettings.push_back(value);
+    return "--model-set";
+  }
+  if (args.value("--hardware-set", value)) {
+    o.hardwareCost = true;
+    o.hardwareSettings.push_back(value);
+    return "--hardware-set";
+  }
+  return {};
 }
 
 std::string checkCostOptions(const SharedOptions &o) {

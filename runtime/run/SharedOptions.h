@@ -1,9 +1,10 @@
 // SharedOptions — the options that `schedc check/draw/run/compare` and compiled programs both
-// take, each read by one function so that both accept and refuse them alike: the byte model's
-// (--hidden, --tokens, --optimizer, --precision; Bytes.h), -D, --events, --trace, the limits' (--max-steps,
-// --time-limit, --memory-limit; Budget.h), the cost model's (--cost-model, --model,
-// --hardware, --model-set, --hardware-set; resolved by run/CostChoice.h), --no-warn,
-// --overlap, --threads and --p2p. Both keep them in one SharedOptions, handed on whole.
+// take, each read by one function so that both accept and refuse them alike: -D, --events,
+// --trace, the byte model's (--hidden, --tokens, --optimizer, --precision; Bytes.h), the
+// limits' (--max-steps, --time-limit, --memory-limit; Budget.h), the cost model's
+// (--cost-model, --model, --hardware, --model-set, --hardware-set; resolved by
+// run/CostChoice.h), --no-warn, --overlap, --threads and --p2p. Both keep them in one
+// SharedOptions, handed on whole.
 #pragma once
 
 #include "engine/Budget.h"
@@ -33,10 +34,10 @@ struct SharedOptions : RunSettings {
   std::string eventsFile;           // --events=FILE: every event as CSV
   std::string traceFile;            // --trace=FILE: a Chrome trace of the run
   std::optional<PointToPoint> p2p;  // --p2p; unset: the schedule's own (RunSetup::p2p)
-  // The hardware cost model (--cost-model=hardware, or any of --model, --hardware and their
-  // -set: hardwareCost): what to read (a
-  // preset's name or a TOML file) and the KEY=VALUE settings over it; made by
-  // resolveCostModel (run/CostChoice.h), which owns it here and points costModel at it.
+  // The hardware cost model (hardwareCost: --cost-model=hardware, or any of --model,
+  // --hardware and their -set): what to read (a preset's name or a TOML file) and the
+  // KEY=VALUE settings over it; made by resolveCostModel (run/CostChoice.h), which owns it
+  // here and points costModel at it.
   bool hardwareCost = false;
   std::string model, hardware;                              // --model=, --hardware=
   std::vector<std::string> modelSettings, hardwareSettings; // --model-set=K=V, --hardware-set=K=V
@@ -46,9 +47,6 @@ struct SharedOptions : RunSettings {
 // If the current argument is one of those options, reads its value into `options` (a bad or
 // missing value: `error`, unless already set) and returns the flag; else "".
 std::string readSharedOption(ArgumentList &args, SharedOptions &options, std::string &error);
-
-// Whether `flag` (as readSharedOption returns it) is one of the cost model's options.
-bool isCostOption(const std::string &flag);
 
 // What is wrong with the cost model's options together ("" if nothing).
 std::string checkCostOptions(const SharedOptions &options);
