@@ -5,6 +5,7 @@
 #include "check/Check.h"
 #include "driver/CostModels.h"
 #include "driver/FrontEnd.h"
+#include "options/Define.h"
 #include "report/ReportFormat.h"
 #include "run/CostChoice.h"
 #include "run/Run.h"

@@ -3,6 +3,7 @@
 
 #include "check/Check.h"
 #include "driver/FrontEnd.h"
+#include "files/AtomicFile.h"
 #include "interop/ExportSchedule.h"
 #include "interop/ImportSchedule.h"
 #include "run/Run.h"

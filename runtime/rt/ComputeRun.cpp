@@ -8,6 +8,7 @@
 // same order, so no rank can leave the others waiting.
 #include "rt/ComputeRun.h"
 
+#include "files/AtomicFile.h"
 #include "report/ReportFormat.h"
 #include "report/Timeline.h"
 

@@ -7,6 +7,7 @@
 #include "cpu/Kernels.h"
 #include "diagnostics/StandardOutput.h"
 #include "engine/Budget.h"
+#include "files/AtomicFile.h"
 #include "report/ReportFormat.h"
 #include "rt/CommandLine.h"
 #include "rt/ComputeRun.h"

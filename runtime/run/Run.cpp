@@ -2,17 +2,13 @@
 #include "run/Run.h"
 
 #include "diagnostics/Suggest.h"
+#include "files/AtomicFile.h"
+#include "options/Define.h"
 #include "report/ReportFormat.h"
 #include "report/Timeline.h"
 #include "report/Trace.h"
 #include "run/Watchdog.h"
 
-#include <cctype>
-#include <cerrno>
-#include <cstdio>
-#include <cstdlib>
-#include <filesystem>
-#include <fstream>
 #include <optional>
 #include <ostream>
 
@@ -44,10 +40,7 @@ resolveDefines(const RunSetup &setup, const std::vector<std::string> &defines, D
       continue;
     }
     auto &[name, value] = *parsed;
-    bool known = false;
-    for (const ParamSpec &p : setup.params)
-      known |= p.name == name;
-    if (!known) {
+    if (!hasParameter(setup, name)) {
       diags.error({}, "schedule `" + setup.schedule + "` has no parameter `" + name + "`" + didYouMean(name, names) +
                           " (its parameters: " + list + ")");
       ok = false;

@@ -7,8 +7,6 @@
 
 #include "diagnostics/Diagnostics.h"
 #include "engine/World.h"
-#include "files/AtomicFile.h"
-#include "options/Define.h"
 #include "run/SharedOptions.h"
 
 #include <functional>

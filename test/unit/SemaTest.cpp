@@ -3,6 +3,7 @@
 #include "sema/Sema.h"
 #include "AnalyzedText.h"
 #include "ir/IR.h"
+#include "options/Define.h"
 #include "parse/Parser.h"
 #include "run/Run.h"
 #include "sema/SemaContext.h"
