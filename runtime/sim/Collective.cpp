@@ -34,6 +34,11 @@ std::string groupName(const IntSet &members, int64_t ranks) {
 
 namespace {
 
+// "allreduce of layer 3": how the messages about a call begin.
+std::string ofLayer(const CollectiveInputs &c) {
+  return std::string(collectiveName(c.kind)) + " of layer " + std::to_string(c.layer);
+}
+
 // How many members ahead combine asks for their values' memory (see there).
 constexpr size_t kAhead = 8;
 
@@ -75,14 +80,13 @@ Overlap overlapOf(const std::vector<int64_t> &all, const std::vector<size_t> &st
 Value unitePieces(const CollectiveInputs &c, const IntSet &members, bool poisoned, const Failure &fail) {
   const Value &first = *c.inputs[0];
   bool gather = gathers(c.kind);
-  auto prefix = [&] { return std::string(collectiveName(c.kind)) + " of layer " + std::to_string(c.layer); };
   const char *code = gather ? "collective-sequence" : "collective-partials";
   std::vector<int64_t> pieces;
   for (size_t i = 0; i < c.inputs.size() && !poisoned; ++i) {
     const Value &v = *c.inputs[i];
     if (v.total != first.total || *v.batches != *first.batches) {
       fail(code, [&] {
-        return prefix() +
+        return ofLayer(c) +
                (gather ? " gathers sequence shards of different micro-batches or shard counts (rank "
                        : " sums partial sums of different micro-batches or part counts (rank ") +
                std::to_string(members.elements()[i]) + " has " + v.describe() + ", rank " +
@@ -100,8 +104,8 @@ Value unitePieces(const CollectiveInputs &c, const IntSet &members, bool poisone
   if (auto twice = std::adjacent_find(pieces.begin(), pieces.end()); twice != pieces.end()) {
     fail(code, [&] {
       std::string piece = std::to_string(*twice) + " of " + std::to_string(first.total);
-      return prefix() + (gather ? " receives sequence shard " + piece + " from more than one rank"
-                                : " adds tensor-parallel part " + piece + " more than once");
+      return ofLayer(c) + (gather ? " receives sequence shard " + piece + " from more than one rank"
+                                  : " adds tensor-parallel part " + piece + " more than once");
     });
     out.poisoned = true;
     return out;
@@ -129,11 +133,10 @@ Value unitePieces(const CollectiveInputs &c, const IntSet &members, bool poisone
                collectiveName(c.kind),
            {note(c.at[0], first + " calls " + collectiveName(c.kind) + " here")});
   } else {
-    report(
-        c.at[i], "collective-mismatch",
-        me + " calls " + collectiveName(c.kind) + " of layer " + std::to_string(c.inputs[i]->layer) + " over " + where +
-            " where " + first + " calls it for layer " + std::to_string(c.layer),
-        {note(c.at[0], first + "'s " + collectiveName(c.kind) + " of layer " + std::to_string(c.layer) + " is here")});
+    report(c.at[i], "collective-mismatch",
+           me + " calls " + collectiveName(c.kind) + " of layer " + std::to_string(c.inputs[i]->layer) + " over " +
+               where + " where " + first + " calls it for layer " + std::to_string(c.layer),
+           {note(c.at[0], first + "'s " + ofLayer(c) + " is here")});
   }
 }
 
@@ -143,7 +146,6 @@ void collectElements(const CollectiveInputs &c, const IntSet &members, const boo
                      std::vector<int64_t> &all, std::vector<size_t> &starts) {
   size_t n = c.inputs.size();
   const Value &first = *c.inputs[0];
-  const char *op = collectiveName(c.kind);
   for (size_t i = 0; i < n && !poisoned; ++i) {
     const Value &v = *c.inputs[i];
     if (i + kAhead < n)
@@ -153,26 +155,23 @@ void collectElements(const CollectiveInputs &c, const IntSet &members, const boo
     if (gathers(c.kind)) {
       if (v.total != first.total || v.step != first.step)
         fail("collective-shards", [&] {
-          return std::string(collectiveName(c.kind)) + " of layer " + std::to_string(c.layer) +
-                 " combines weights of different shard counts or steps (" + who() + " has " + v.describe() + ")";
+          return ofLayer(c) + " combines weights of different shard counts or steps (" + who() + " has " +
+                 v.describe() + ")";
         });
       all.insert(all.end(), v.shards->elements().begin(), v.shards->elements().end());
     } else {
       if (v.total != first.total || *v.shards != *first.shards)
         fail("collective-shards", [&] {
-          return std::string(op) + " of layer " + std::to_string(c.layer) + " sums gradients of different shards (" +
-                 who() + " has " + v.describe() + ")";
+          return ofLayer(c) + " sums gradients of different shards (" + who() + " has " + v.describe() + ")";
         });
       else if (scatters(c.kind) && v.split == Split::Part && singleSlice(*v.shards, v.total).first < 0)
         fail("collective-shards", [&] {
-          return std::string(collectiveName(c.kind)) + " of layer " + std::to_string(c.layer) +
-                 " needs the gradient of one whole tensor-parallel part, but " + who() + " has " + v.describe();
+          return ofLayer(c) + " needs the gradient of one whole tensor-parallel part, but " + who() + " has " +
+                 v.describe();
         });
       else if (scatters(c.kind) && v.split != Split::Part && !v.complete())
-        fail("collective-shards", [&] {
-          return std::string(collectiveName(c.kind)) + " of layer " + std::to_string(c.layer) +
-                 " needs complete gradients, but " + who() + " has " + v.describe();
-        });
+        fail("collective-shards",
+             [&] { return ofLayer(c) + " needs complete gradients, but " + who() + " has " + v.describe(); });
       all.insert(all.end(), v.batches->elements().begin(), v.batches->elements().end());
     }
   }
@@ -182,7 +181,6 @@ void collectElements(const CollectiveInputs &c, const IntSet &members, const boo
 // The members' elements united; one that comes in more than once is an overlap (reported).
 IntSet uniteElements(const CollectiveInputs &c, const IntSet &members, std::vector<int64_t> all,
                      const std::vector<size_t> &starts, const Failure &fail) {
-  const char *op = collectiveName(c.kind);
   // Members' pieces mostly come in ascending order (ddp's micro-batches, fsdp's shards):
   // then none comes twice, and there is nothing to sort (an all-reduce over 1024 ranks
   // spent more than half of its completion sorting).
@@ -190,14 +188,12 @@ IntSet uniteElements(const CollectiveInputs &c, const IntSet &members, std::vect
     auto [twice, secondOwner] = overlapOf(all, starts, members);
     if (!twice.empty()) {
       if (gathers(c.kind))
-        fail("collective-overlap", [&] {
-          return std::string(collectiveName(c.kind)) + " of layer " + std::to_string(c.layer) + " receives shards " +
-                 IntSet(twice).str() + " from more than one rank";
-        });
+        fail("collective-overlap",
+             [&] { return ofLayer(c) + " receives shards " + IntSet(twice).str() + " from more than one rank"; });
       else
         fail("collective-overlap", [&] {
-          return std::string(op) + " of layer " + std::to_string(c.layer) + " sums the gradient of micro-batches " +
-                 IntSet(twice).str() + " more than once (rank " + std::to_string(secondOwner) + " has it too)";
+          return ofLayer(c) + " sums the gradient of micro-batches " + IntSet(twice).str() + " more than once (rank " +
+                 std::to_string(secondOwner) + " has it too)";
         });
     }
   }
@@ -265,8 +261,7 @@ void combine(CollectiveInputs &c, const IntSet &members, int64_t ranks, const Fa
     c.result = unitePieces(c, members, poisoned, fail);
     if (scatters(c.kind) && !c.result.poisoned && c.result.split != Split::None) {
       fail("collective-partials", [&] {
-        return std::string(collectiveName(c.kind)) + " of layer " + std::to_string(c.layer) +
-               " splits a sum of tensor-parallel parts " + c.result.shards->str() + " of " +
+        return ofLayer(c) + " splits a sum of tensor-parallel parts " + c.result.shards->str() + " of " +
                std::to_string(c.result.total) + " only; every part must be in it";
       });
       c.result.poisoned = true;

@@ -145,6 +145,10 @@ constexpr std::array<EventKind, kCollectiveKinds> kCollectiveEvents = {
 #define EVENT(Name, name, class, colour, shade, legend) SCHEDC_IF_##class(EventKind::Name, )
 #include "ops/Operations.def"
 };
+#undef SCHEDC_IF_Collective
+#undef SCHEDC_IF_Compute
+#undef SCHEDC_IF_PointToPoint
+#undef SCHEDC_IF_Other
 inline OpKind opOf(CollectiveKind k) {
   return kCollectiveOps[static_cast<size_t>(k)];
 }
