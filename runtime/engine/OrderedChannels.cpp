@@ -47,7 +47,7 @@ void Rank::issueOrdered(StreamOp op) {
   op.group = ordered().group;
   if (op.group)
     ++ordered().groupOpen[op.group];
-  world_.ordered_.issue(world_.model_.ranks, id_, std::move(op),
+  world_.ordered_.issue(id_, std::move(op),
                         [&](int64_t rank, StreamOp &op, StreamOp &other) { world_.complete(rank, op, other); });
 }
 

@@ -32,9 +32,9 @@ std::string streamOpName(const StreamOp &op) {
   return op.send ? "send" : "receive";
 }
 
-void OrderedStreams::issue(int64_t ranks, int64_t from, StreamOp op, const Complete &complete) {
+void OrderedStreams::issue(int64_t from, StreamOp op, const Complete &complete) {
   if (streams_.empty())
-    streams_.resize(static_cast<size_t>(ranks));
+    streams_.resize(static_cast<size_t>(ranks_));
   streams_[static_cast<size_t>(from)].push_back(std::move(op));
   // A match can complete a rank's head batch and bring its next one to the head, which can
   // match on another rank's stream: ranks whose head batch changed are looked at again.

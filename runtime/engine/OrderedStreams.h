@@ -26,9 +26,11 @@ public:
   using Report =
       std::function<void(int64_t rank, const StreamOp &head, std::string why, std::vector<Diagnostic> notes)>;
 
-  // Puts `op` of rank `from` (one of `ranks`) on its stream, and completes, through
-  // `complete`, every pair that can.
-  void issue(int64_t ranks, int64_t from, StreamOp op, const Complete &complete);
+  explicit OrderedStreams(int64_t ranks) : ranks_(ranks) {}
+
+  // Puts `op` of rank `from` on its stream, and completes, through `complete`, every pair
+  // that can.
+  void issue(int64_t from, StreamOp op, const Complete &complete);
   // What holds up rank `rank`'s receive `post` from `peer`, on its stream and its peer's, as
   // notes for a deadlock's report.
   std::vector<Diagnostic> notes(int64_t rank, const PostedRecv *post, int64_t peer) const;
@@ -38,7 +40,8 @@ public:
   void pending(const std::function<bool(int64_t)> &stopped, const Report &report) const;
 
 private:
-  std::vector<Stream> streams_; // by rank, made at the first use
+  int64_t ranks_;
+  std::vector<Stream> streams_; // by rank, made at the first use (a tagged run makes none)
 };
 
 // "send" or "receive".

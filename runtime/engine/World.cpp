@@ -27,23 +27,25 @@ namespace {
 // The lanes a run of `ranks` ranks runs on: one a thread (Options::threads), but one where the
 // run keeps its events or transfers, or its sends and receives are ordered.
 uint32_t laneCount(int64_t ranks, const Options &options) {
-  int64_t threads = options.threads != kAutoThreads ? options.threads : autoThreads(ranks);
   if (options.keepEvents || options.recordTransfers || options.p2p == PointToPoint::Ordered)
     return 1;
+  int64_t threads = options.threads != kAutoThreads ? options.threads : autoThreads(ranks);
   return static_cast<uint32_t>(std::clamp<int64_t>(threads, 1, ranks));
 }
 
 } // namespace
 
 World::World(Model model, std::vector<ArrayInfo> arrays, Options options)
-    : model_(model), arrays_(std::move(arrays)), options_(options),
-      groups_(model.ranks, laneCount(model.ranks, options) > 1), mail_(model.ranks) {
+    : World(model, std::move(arrays), options, laneCount(model.ranks, options)) {}
+
+World::World(Model model, std::vector<ArrayInfo> arrays, Options options, uint32_t lanes)
+    : model_(model), arrays_(std::move(arrays)), options_(options), groups_(model.ranks, lanes > 1), mail_(model.ranks),
+      ordered_(model.ranks) {
   arrayKinds_ = std::make_unique<std::atomic<int8_t>[]>(arrays_.size());
   for (size_t i = 0; i < arrays_.size(); ++i)
     arrayKinds_[i] = arrays_[i].kind ? static_cast<int8_t>(*arrays_[i].kind) : kNoKind;
   // Lanes of consecutive ranks: a pipeline's neighbours and a tensor-parallel group mostly
   // share one.
-  uint32_t lanes = laneCount(model_.ranks, options_);
   for (uint32_t i = 0; i < lanes; ++i) {
     lanes_.push_back(std::make_unique<Lane>(i, lanes, options_.limits));
     if (lanes > 1)

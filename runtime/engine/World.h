@@ -85,6 +85,8 @@ public:
   std::vector<std::vector<int64_t>> collectiveGroups() const { return groups_.memberLists(); }
 
 private:
+  // The run's ranks on `lanes` lanes (one a thread).
+  World(Model model, std::vector<ArrayInfo> arrays, Options options, uint32_t lanes);
   friend class Rank;
   friend struct Lane;
   struct Recorded {
