@@ -3,6 +3,7 @@
 #include "interop/ImportTables.h"
 
 #include "diagnostics/InternalError.h"
+#include "ir/Walk.h"
 
 #include <algorithm>
 
@@ -23,19 +24,12 @@ uint32_t functionNamed(const ir::Program &program, const char *name) {
 
 // Whether a block holds no `require`, call or mesh, at any depth (ir::TableStmt's shapes).
 bool plainStatements(const ir::Block &block) {
-  for (const ir::Stmt &s : block) {
-    if (std::holds_alternative<ir::RequireStmt>(s.node) || std::holds_alternative<ir::CallStmt>(s.node) ||
-        std::holds_alternative<ir::MeshStmt>(s.node))
-      return false;
-    if (auto *x = std::get_if<ir::ForStmt>(&s.node); x && !plainStatements(x->body))
-      return false;
-    if (auto *x = std::get_if<ir::IfStmt>(&s.node); x && (!plainStatements(x->then) || !plainStatements(x->otherwise)))
-      return false;
-    if (auto *x = std::get_if<ir::OverlapStmt>(&s.node);
-        x && (!plainStatements(x->first) || !plainStatements(x->second)))
-      return false;
-  }
-  return true;
+  bool plain = true;
+  ir::forEachStatement(block, [&](const ir::Stmt &s) {
+    plain &= !std::holds_alternative<ir::RequireStmt>(s.node) && !std::holds_alternative<ir::CallStmt>(s.node) &&
+             !std::holds_alternative<ir::MeshStmt>(s.node);
+  });
+  return plain;
 }
 
 bool callsMarker(const ir::Stmt &s, uint32_t marker) {
