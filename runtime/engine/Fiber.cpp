@@ -1,19 +1,21 @@
-// Fiber implementation on Boost.Context's fcontext (make_fcontext / jump_fcontext). Stacks of
-// the default size come from slabs, one memory mapping of 16 stacks, then 32, ... up to 1024
-// (fewer where the address space refuses), each stack's lowest page a guard; an ended
-// fiber's stack goes to its thread's pool, and a later fiber takes it without a system call.
-// Stacks are not unmapped one by one: a mmap, an mprotect and a munmap per rank were about
-// half of what a wide run spends per rank, so a thread's slabs stay until it ends (the main
-// thread's are left to the kernel at the process's exit), holding at most the touched pages
-// of the most fibers it had alive at once. A guard is a marker in the page table (madvise's
-// MADV_GUARD_INSTALL, Linux 6.13), one system call that leaves the mapping whole: an
-// mprotect'ed PROT_NONE page splits the slab's mapping, which costs a wide run a large share
-// of its time (the figures: docs/performance.md). On an older kernel a guard is that PROT_NONE page; the system limits
-// a process's mappings (vm.max_map_count, 65 530 by default), so after kGuardedStacks such guards in a thread (half
-// that limit), or once the limit refuses one, later stacks have no guard. The guard is a safety net, not a need: sema
-// allows 10 000 nested calls and no recursion, and the checker's interpreter stops a rank whose nesting reaches half
-// its stack (check/Interpreter.cpp, stackFloor below). A shallow program's smaller stacks (kShallowStackBytes) come
-// from slabs of their own in the same way; stacks of other sizes (the driver's) are a mapping each, with a guard, and
+// Fiber implementation on Boost.Context's fcontext (make_fcontext / jump_fcontext). Stacks
+// of the default size come from slabs, one memory mapping of 16 stacks, then 32, ... up to
+// 1024 (fewer where the address space refuses), each stack's lowest page a guard; an ended
+// fiber's stack goes to its thread's pool, and a later fiber takes it without a system
+// call. Stacks are not unmapped one by one: a mmap, an mprotect and a munmap per rank were
+// about half of what a wide run spends per rank, so a thread's slabs stay until it ends
+// (the main thread's are left to the kernel at the process's exit), holding at most the
+// touched pages of the most fibers it had alive at once. A guard is a marker in the page
+// table (madvise's MADV_GUARD_INSTALL, Linux 6.13), one system call that leaves the mapping
+// whole: an mprotect'ed PROT_NONE page splits the slab's mapping, which costs a wide run a
+// large share of its time (the figures: docs/performance.md). On an older kernel a guard is
+// that PROT_NONE page; the system limits a process's mappings (vm.max_map_count, 65 530 by
+// default), so after kGuardedStacks such guards in a thread (half that limit), or once the
+// limit refuses one, later stacks have no guard. The guard is a safety net, not a need:
+// sema allows 10 000 nested calls and no recursion, and the checker's interpreter stops a
+// rank whose nesting reaches half its stack (check/Interpreter.cpp, stackFloor below). A
+// shallow program's smaller stacks (kShallowStackBytes) come from slabs of their own in the
+// same way; stacks of other sizes (the driver's) are a mapping each, with a guard, and
 // pooled likewise.
 #include "engine/Fiber.h"
 
