@@ -134,7 +134,7 @@ struct StackPool {
 
   // A thread's slabs go when it ends; the main thread's when the process does: its
   // thread-local objects are destroyed at exit, where the kernel takes the whole address
-  // space at once (unmapping a wide run's stacks one by one first is measurable: docs/performance.md).
+  // space at once (unmapping a wide run's stacks one by one first costs it: docs/performance.md).
   ~StackPool() {
     if (gettid() == getpid())
       return;

@@ -20,10 +20,9 @@ namespace {
 // A thread's freed values' blocks, kept for its next values: a check makes and drops two
 // values an event, and a free list is cheaper than jemalloc's fast paths for the pair
 // (docs/performance.md, "Figures behind design choices"). At most kKeptFreeValues (5 MiB) a
-// thread; the rest go back to jemalloc, as all
-// of them do when a thread other than the main one ends (the main thread's are the
-// kernel's at exit, like its stacks: engine/Fiber.cpp). Off under AddressSanitizer, so that it
-// sees every value's allocation.
+// thread; the rest go back to jemalloc, as all of them do when a thread other than the main
+// one ends (the main thread's are the kernel's at exit, like its stacks: engine/Fiber.cpp).
+// Off under AddressSanitizer, so that it sees every value's allocation.
 struct FreeBlock {
   FreeBlock *next;
 };
