@@ -101,7 +101,6 @@ struct Group {
   SourceRange range;
 };
 
-using schedc::isCollective;
 using schedc::OpKind;
 
 // An operation on training values: its arguments bound to the parameters of its signature

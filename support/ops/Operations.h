@@ -174,9 +174,6 @@ inline std::optional<CollectiveKind> collectiveOf(EventKind e) {
       return static_cast<CollectiveKind>(i);
   return std::nullopt;
 }
-inline bool isCollective(OpKind k) {
-  return collectiveOf(k).has_value();
-}
 
 // The operation a schedule calls `name` (including aliases), if any; every such name.
 std::optional<OpKind> findOperation(std::string_view name);

@@ -41,7 +41,7 @@ TEST(Operations, CollectivesHaveWhatTheDispatchesReadByKind) {
     const OpInfo &info = opInfo(op);
     EXPECT_LE(info.params.size(), kMaxParams);
     EXPECT_LE(info.results.size(), kMaxResults);
-    if (!isCollective(op))
+    if (!collectiveOf(op))
       continue;
     int values = 0, groups = 0;
     for (const ParamInfo &p : info.params) {
@@ -52,10 +52,19 @@ TEST(Operations, CollectivesHaveWhatTheDispatchesReadByKind) {
     EXPECT_EQ(groups, 1) << info.name;
     EXPECT_EQ(info.results.size(), 1u) << info.name;
   }
-  EXPECT_TRUE(isCollective(OpKind::AllReduce));
-  EXPECT_TRUE(isCollective(OpKind::ReduceScatter));
-  EXPECT_FALSE(isCollective(OpKind::Send)); // point-to-point
-  EXPECT_FALSE(isCollective(OpKind::Load));
+  EXPECT_TRUE(collectiveOf(OpKind::AllReduce));
+  EXPECT_TRUE(collectiveOf(OpKind::ReduceScatter));
+  EXPECT_FALSE(collectiveOf(OpKind::Send)); // point-to-point
+  EXPECT_FALSE(collectiveOf(OpKind::Load));
+  // Each collective's operation logs its event, and the event leads back to it.
+  for (int c = 0; c < kCollectiveKinds; ++c) {
+    auto kind = static_cast<CollectiveKind>(c);
+    EXPECT_EQ(collectiveOf(opOf(kind)), kind);
+    EXPECT_EQ(opInfo(opOf(kind)).event, eventOf(kind));
+    EXPECT_EQ(collectiveOf(eventOf(kind)), kind);
+  }
+  EXPECT_EQ(std::string(collectiveName(CollectiveKind::ReduceScatter)), "reducescatter"); // the event: scatterreduce
+  EXPECT_FALSE(collectiveOf(EventKind::Pass));
 }
 
 TEST(Operations, TheHalvesOfBackwardTakeBackwardsArguments) { // as the executors read them
