@@ -6,7 +6,7 @@ Transformer Models", Table 3: 22B, 175B, 530B and 1T, sequence 2048, micro-batch
 tensor-parallel size 8, pipeline-parallel sizes 1, 8, 35 and 64), runs stdlib 1f1b with
 `--model=megatron-* --model-set=tensor_parallel=8` on the DGX A100 80 GB preset (bf16,
 Adam) twice: tensor parallelism alone, and with sequence parallelism and selective
-recomputation (`sequence_parallel`, `flash_attention`). It prints, per accelerator of the
+recomputation (`sequence_parallel`, `recompute = "selective"`). It prints, per accelerator of the
 first stage (the fullest: 1F1B keeps p micro-batches there), schedc's predicted peak bytes
 beside what the paper's formulas give for it — 16 bytes per parameter of the stage / t
 (bf16 weight and gradient, fp32 master and two moments) plus p micro-batches of L/p
@@ -38,7 +38,7 @@ t, s, b, vocab = 8, 2048, 1, 51200
 def run(name, p, m, selective):
     sets = ["--model-set=tensor_parallel=%d" % t]
     if selective:
-        sets += ["--model-set=sequence_parallel=true", "--model-set=flash_attention=true"]
+        sets += ["--model-set=sequence_parallel=true", "--model-set=recompute=selective"]
     cmd = [schedc, "check", os.path.join(stdlib, "1f1b.sched"), "--model=" + name] + sets + [
         "--hardware=dgx-a100-80gb", "--precision=bf16", "--optimizer=adam",
         "-D", "ranks=%d" % p, "-D", "batches=%d" % m, "--format=json"]

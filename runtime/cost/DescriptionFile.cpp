@@ -19,6 +19,7 @@ const char *typeName(SettingType t) {
   case SettingType::Number: return "a number";
   case SettingType::Boolean: return "true or false";
   case SettingType::Text: return "a string";
+  case SettingType::Table: return "an array of rows of numbers, as [[1, 2], [3, 4]]";
   }
   return "";
 }
@@ -50,6 +51,25 @@ std::optional<Setting> fromNode(SettingType type, const toml::node &node) {
       return s;
     }
     break;
+  case SettingType::Table: {
+    const toml::array *rows = node.as_array();
+    if (!rows)
+      break;
+    for (const toml::node &row : *rows) {
+      const toml::array *cells = row.as_array();
+      if (!cells)
+        return std::nullopt;
+      std::vector<double> values;
+      for (const toml::node &cell : *cells) {
+        std::optional<double> v = cell.value<double>();
+        if (!v || !(cell.is_floating_point() || cell.is_integer()))
+          return std::nullopt;
+        values.push_back(*v);
+      }
+      s.rows.push_back(std::move(values));
+    }
+    return s;
+  }
   }
   return std::nullopt;
 }
@@ -121,6 +141,16 @@ std::optional<Setting> settingFromText(std::string_view key, SettingType type, c
     }
     break;
   case SettingType::Text: s.text = value; return s;
+  case SettingType::Table: { // read as the value of a TOML key
+    try {
+      toml::table parsed = toml::parse("value = " + value);
+      if (const toml::node *node = parsed.get("value"))
+        if (std::optional<Setting> table = fromNode(type, *node))
+          return table;
+    } catch (const toml::parse_error &) {
+    }
+    break;
+  }
   }
   wrong = std::string(key) + " must be " + typeName(type) + ", not `" + value + "`";
   return std::nullopt;

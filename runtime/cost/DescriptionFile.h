@@ -1,7 +1,8 @@
 // DescriptionFile — the TOML files that describe a model or a machine, and the same
 // settings given on a command line. A file is one flat table: `preset = "NAME"` (the
 // description it starts from; none: it starts empty) and any of the description's keys,
-// each of one declared type. Every problem is located at the line and column of the key or
+// each of one declared type (a Table is an array of rows of numbers, `[[1, 2], [3, 4]]`,
+// on a command line too). Every problem is located at the line and column of the key or
 // value at fault. Read with toml++ (Debian's libtomlplusplus-dev), compiled in
 // DescriptionFile.cpp only.
 #pragma once
@@ -15,7 +16,7 @@
 
 namespace schedc::cost {
 
-enum class SettingType { Integer, Number, Boolean, Text };
+enum class SettingType { Integer, Number, Boolean, Text, Table };
 
 // A value of a key, as its type reads it (a Number key also takes an integer).
 struct Setting {
@@ -23,6 +24,7 @@ struct Setting {
   double number = 0;
   bool boolean = false;
   std::string text;
+  std::vector<std::vector<double>> rows;
 };
 
 struct FileProblem {

@@ -1,5 +1,8 @@
 // Hardware presets, each with where its numbers come from, and the description's keys.
 #include "cost/Hardware.h"
+#include "cost/GemmPresets.h"
+
+#include <algorithm>
 
 namespace schedc::cost {
 
@@ -12,13 +15,17 @@ namespace {
 // together (450 each way). DGX H100 datasheet: eight ConnectX-7 at 400 Gb/s, one per GPU
 // (50 GB/s each way). Latencies per ring step are NCCL's own model (src/graph/tuning.cc,
 // hwLat, Ring/Simple): 3.4 us over NVLink, 9.6 us over the network; a hop of its tree
-// (Tree/Simple, the latency of a 256 kB chunk) 28 and 50 us. The GEMM efficiency,
-// 0.7, is an assumption (large bf16 GEMMs on H100 reach about 650-750 TFLOP/s in published
-// cuBLAS measurements); calibrate it for a real cluster.
+// (Tree/Simple, the latency of a 256 kB chunk) 28 and 50 us. GEMMs: bf16 and TF32 tables
+// measured by the OpenXLA authors (cost/GemmPresets.cpp); fp32 without tensor cores at 0.7
+// of its peak, an assumption. FlashAttention at 0.34 of the bf16 peak: FlashAttention-2
+// (the kernel PyTorch's scaled_dot_product_attention runs) reaches up to 335 TFLOP/s on
+// H100 SXM (Dao 2023, "FlashAttention-2", §4.1). Element-wise kernels at the datasheet's
+// bandwidth (memory_efficiency 1: unmeasured).
 Hardware dgxH100() {
   Hardware h;
   h.name = "dgx-h100";
   h.peakBf16 = 989.5e12, h.peakTf32 = 494.5e12, h.peakFp32 = 67e12, h.gemmEfficiency = 0.7;
+  h.gemmBf16 = h100Bf16Gemms(), h.gemmTf32 = h100Tf32Gemms(), h.attentionEfficiency = 0.34;
   h.memoryBytes = 80e9, h.memoryBandwidth = 3.35e12;
   h.acceleratorsPerNode = 8;
   h.intraBandwidth = 450e9, h.intraLatency = 3.4e-6;
@@ -32,11 +39,15 @@ Hardware dgxH100() {
 // TFLOP/s, 80 GB HBM2e at
 // 2039 GB/s; third-generation NVLink 600 GB/s per GPU (300 each way). DGX A100 datasheet:
 // eight ConnectX-6 at 200 Gb/s for compute traffic, one per GPU (25 GB/s each way).
-// Latencies as for dgx-h100 (NCCL's model); GEMM efficiency 0.7, an assumption as above.
+// Latencies as for dgx-h100 (NCCL's model). bf16 GEMMs: the one published measured point
+// (cost/GemmPresets.cpp) and the roofline; TF32 and fp32 at 0.7 of their peaks, an
+// assumption. FlashAttention-2 at 0.6 of the bf16 peak: it reaches 50-73% of it on A100
+// in its forward and backward (Dao 2023, §4.1).
 Hardware dgxA100() {
   Hardware h;
   h.name = "dgx-a100-80gb";
   h.peakBf16 = 312e12, h.peakTf32 = 156e12, h.peakFp32 = 19.5e12, h.gemmEfficiency = 0.7;
+  h.attentionEfficiency = 0.6;
   h.memoryBytes = 80e9, h.memoryBandwidth = 2.039e12;
   h.acceleratorsPerNode = 8;
   h.intraBandwidth = 300e9, h.intraLatency = 3.4e-6;
@@ -57,16 +68,64 @@ std::string setEfficiency(Hardware &h, const Setting &s) {
   return "";
 }
 
+// A fraction of a peak, in (0, 1] (`zero` also takes 0: none).
+std::string setFraction(double &target, const Setting &s, const char *key, bool zero) {
+  if (!(s.number > 0 && s.number <= 1) && !(zero && s.number == 0))
+    return std::string(key) + " is " + std::to_string(s.number) + "; it must be in " + (zero ? "[0, 1]" : "(0, 1]");
+  target = s.number;
+  return "";
+}
+
+std::string setAttention(Hardware &h, const Setting &s) {
+  return setFraction(h.attentionEfficiency, s, "attention_efficiency", true);
+}
+
+std::string setMemoryEfficiency(Hardware &h, const Setting &s) {
+  return setFraction(h.memoryEfficiency, s, "memory_efficiency", false);
+}
+
+// Rows of [m, n, k, TFLOP/s], each positive.
+std::string setGemmTable(GemmTable &table, const Setting &s, const char *key) {
+  std::vector<GemmPoint> points;
+  for (size_t i = 0; i < s.rows.size(); ++i) {
+    const std::vector<double> &row = s.rows[i];
+    if (row.size() != 4)
+      return std::string(key) + ": row " + std::to_string(i + 1) + " has " + std::to_string(row.size()) +
+             " numbers; each row is [m, n, k, TFLOP/s]";
+    points.push_back({row[0], row[1], row[2], row[3] * 1e12});
+  }
+  GemmTable read(std::move(points));
+  if (std::string wrong = read.invalid(); !wrong.empty())
+    return std::string(key) + ": " + wrong;
+  table = std::move(read);
+  return "";
+}
+
+std::string setGemmBf16(Hardware &h, const Setting &s) {
+  return setGemmTable(h.gemmBf16, s, "gemm_tflops_bf16");
+}
+std::string setGemmTf32(Hardware &h, const Setting &s) {
+  return setGemmTable(h.gemmTf32, s, "gemm_tflops_tf32");
+}
+std::string setGemmFp32(Hardware &h, const Setting &s) {
+  return setGemmTable(h.gemmFp32, s, "gemm_tflops_fp32");
+}
+
 using H = Hardware;
-constexpr SettingType kNumber = SettingType::Number;
+constexpr SettingType kNumber = SettingType::Number, kTable = SettingType::Table;
 
 const Key<H> kKeys[] = {
     {"peak_tflops_bf16", kNumber, nullptr, nullptr, &H::peakBf16, 1e12},
     {"peak_tflops_fp32", kNumber, nullptr, nullptr, &H::peakFp32, 1e12},
     {"peak_tflops_tf32", kNumber, nullptr, nullptr, &H::peakTf32, 1e12},
     {"gemm_efficiency", kNumber, nullptr, nullptr, nullptr, 1, setEfficiency},
+    {"gemm_tflops_bf16", kTable, nullptr, nullptr, nullptr, 1, setGemmBf16},
+    {"gemm_tflops_tf32", kTable, nullptr, nullptr, nullptr, 1, setGemmTf32},
+    {"gemm_tflops_fp32", kTable, nullptr, nullptr, nullptr, 1, setGemmFp32},
+    {"attention_efficiency", kNumber, nullptr, nullptr, nullptr, 1, setAttention},
     {"memory_gb", kNumber, nullptr, nullptr, &H::memoryBytes, 1e9},
     {"memory_bandwidth_gbs", kNumber, nullptr, nullptr, &H::memoryBandwidth, 1e9},
+    {"memory_efficiency", kNumber, nullptr, nullptr, nullptr, 1, setMemoryEfficiency},
     {"elementwise_gelems", kNumber, nullptr, nullptr, &H::elementwiseRate, 1e9},
     {"accelerators_per_node", SettingType::Integer, &H::acceleratorsPerNode},
     {"overlap", SettingType::Boolean, nullptr, &H::overlap},
@@ -80,6 +139,13 @@ const Key<H> kKeys[] = {
 };
 
 } // namespace
+
+double Hardware::gemmRate(Gemm g, double batch, double m, double n, double k) const {
+  const GemmTable &table = gemmTable(g);
+  double rate = table.empty() ? peak(g) * gemmEfficiency : table.rate(batch, m, n, k);
+  double bytes = batch * (m * k + k * n + m * n) * (g == Gemm::Bf16 ? 2 : 4);
+  return std::min(rate, 2 * batch * m * n * k / bytes * memoryBandwidth);
+}
 
 std::string Hardware::invalid() const {
   auto positive = [](double v, const char *key) {

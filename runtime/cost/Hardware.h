@@ -8,7 +8,15 @@
 //   peak_tflops_bf16 peak_tflops_fp32   dense tensor-core / fp32 peak, 10^12 FLOP/s
 //   peak_tflops_tf32                    dense TF32 tensor-core peak (fp32 GEMMs with --tf32);
 //                                       0 or absent: none, they run at the fp32 peak
-//   gemm_efficiency                     the fraction of peak a large GEMM reaches, (0, 1]
+//   gemm_efficiency                     the fraction of peak a GEMM reaches, (0, 1], at a
+//                                       precision without a table of its own:
+//   gemm_tflops_bf16 gemm_tflops_tf32 gemm_tflops_fp32   measured GEMMs, rows of
+//                                       [m, n, k, TFLOP/s]; any shape's rate is read off
+//                                       them (cost/GemmTable.h)
+//   attention_efficiency                the fraction of peak a fused attention kernel
+//                                       (FlashAttention) reaches, (0, 1]; 0: a GEMM's
+//   memory_efficiency                   the fraction of memory_bandwidth_gbs element-wise,
+//                                       normalization and softmax kernels reach, (0, 1]
 //   memory_gb memory_bandwidth_gbs      capacity in 10^9 bytes; bandwidth in 10^9 bytes/s
 //   elementwise_gelems                  10^9 elements/s of a model's element-wise passes
 //                                       (0, the presets': not modelled)
@@ -24,6 +32,7 @@
 #pragma once
 
 #include "cost/DescriptionFile.h"
+#include "cost/GemmTable.h"
 
 #include <cstdint>
 #include <optional>
@@ -41,12 +50,15 @@ struct Link {
 
 struct Hardware {
   std::string name;
-  double peakBf16 = 0, peakFp32 = 0; // FLOP/s
-  double peakTf32 = 0;               // FLOP/s; 0: no TF32 tensor cores
-  double gemmEfficiency = 0;         // of peak, for large GEMMs
-  double memoryBytes = 0;            // per accelerator
-  double memoryBandwidth = 0;        // bytes/s
-  double elementwiseRate = 0;        // elements/s of element-wise passes; 0: not modelled
+  double peakBf16 = 0, peakFp32 = 0;      // FLOP/s
+  double peakTf32 = 0;                    // FLOP/s; 0: no TF32 tensor cores
+  double gemmEfficiency = 0;              // of peak, for GEMMs of a precision without a table
+  GemmTable gemmBf16, gemmTf32, gemmFp32; // measured GEMM shapes; empty: none
+  double attentionEfficiency = 0;         // of peak, fused attention; 0: as a GEMM
+  double memoryBytes = 0;                 // per accelerator
+  double memoryBandwidth = 0;             // bytes/s
+  double memoryEfficiency = 1;            // of the bandwidth, memory-bound kernels
+  double elementwiseRate = 0;             // elements/s of element-wise passes; 0: not modelled
   int64_t acceleratorsPerNode = 0;
   bool overlap = true;                               // communication on streams of its own
   double intraBandwidth = 0, intraLatency = 0;       // inside a node
@@ -64,6 +76,14 @@ struct Hardware {
   Gemm gemm(bool bf16, bool tf32) const { return bf16 ? Gemm::Bf16 : tf32 && peakTf32 > 0 ? Gemm::Tf32 : Gemm::Fp32; }
   double peak(Gemm g) const { return g == Gemm::Bf16 ? peakBf16 : g == Gemm::Tf32 ? peakTf32 : peakFp32; }
   static const char *gemmName(Gemm g) { return g == Gemm::Bf16 ? "bf16" : g == Gemm::Tf32 ? "tf32" : "fp32"; }
+  const GemmTable &gemmTable(Gemm g) const {
+    return g == Gemm::Bf16 ? gemmBf16 : g == Gemm::Tf32 ? gemmTf32 : gemmFp32;
+  }
+  // FLOP/s of `batch` GEMMs of m x n x k at precision g: read off its table, else peak x
+  // gemm_efficiency; at most what memory lets through (the roofline: FLOPs per byte of its
+  // operands and result, (mk + kn + mn) elements of 2 bytes at bf16 and 4 else, x memory
+  // bandwidth).
+  double gemmRate(Gemm g, double batch, double m, double n, double k) const;
   int64_t nodeOf(int64_t rank) const { return rank / acceleratorsPerNode; }
   // The first problem with the description ("gemm_efficiency must be in (0, 1]"), or "".
   std::string invalid() const;

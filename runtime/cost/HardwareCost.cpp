@@ -124,18 +124,46 @@ double HardwareCost::modelFlops(const Work &w) const {
   SCHEDC_UNREACHABLE("an event without its model flops");
 }
 
-double HardwareCost::seconds(const Work &w) const {
-  switch (w.kind) {
-  case EventKind::Forward:
-  case EventKind::Backward:
-  case EventKind::BackwardInput:
-  case EventKind::BackwardWeight: {
-    double elementwise = hardware_.elementwiseRate > 0
-                             ? static_cast<double>(w.microBatches) / w.tensorParts *
-                                   model_->elementwiseElements(modelLayer(w.layer), w.kind) / hardware_.elementwiseRate
-                             : 0;
-    return flops(w) / gemmRate() + elementwise + tensorParallelSeconds(w);
+double HardwareCost::kernelSeconds(const Kernel &k) const {
+  switch (k.kind) {
+  case Kernel::Kind::Gemm: return k.flops / hardware_.gemmRate(gemm(), k.batch, k.m, k.n, k.k);
+  case Kernel::Kind::Attention:
+    return k.flops / (hardware_.attentionEfficiency > 0 ? peak() * hardware_.attentionEfficiency
+                                                        : hardware_.gemmRate(gemm(), k.batch, k.m, k.n, k.k));
+  case Kernel::Kind::Memory:
+    return hardware_.elementwiseRate > 0 ? k.elements / hardware_.elementwiseRate
+                                         : k.bytes / (hardware_.memoryBandwidth * hardware_.memoryEfficiency);
   }
+  SCHEDC_UNREACHABLE("a kernel without its time");
+}
+
+double HardwareCost::passSeconds(int64_t layer, Pass pass, int64_t parts) const {
+  auto key = std::make_tuple(modelLayer(layer), pass, parts);
+  {
+    std::lock_guard<std::mutex> lock(passMutex_);
+    if (auto found = passCache_.find(key); found != passCache_.end())
+      return found->second;
+  }
+  KernelList kernels;
+  model_->kernels(std::get<0>(key), pass, parts, {elementBytes(Data::Activations), elementBytes(Data::Gradients)},
+                  kernels);
+  double seconds = 0;
+  for (const Kernel &k : kernels)
+    seconds += kernelSeconds(k);
+  std::lock_guard<std::mutex> lock(passMutex_);
+  passCache_.emplace(key, seconds);
+  return seconds;
+}
+
+double HardwareCost::seconds(const Work &w) const {
+  auto compute = [&](Pass pass) {
+    return static_cast<double>(w.microBatches) * passSeconds(w.layer, pass, w.tensorParts) + tensorParallelSeconds(w);
+  };
+  switch (w.kind) {
+  case EventKind::Forward: return compute(Pass::Forward);
+  case EventKind::Backward: return compute(Pass::Backward);
+  case EventKind::BackwardInput: return compute(Pass::BackwardInput);
+  case EventKind::BackwardWeight: return compute(Pass::BackwardWeight);
   case EventKind::Loss: return 0;
   case EventKind::Update: {
     // Per parameter: read the gradient, the master and the moments; write the master, the

@@ -3,13 +3,14 @@
 // collectives, point-to-point), so communication overlaps the compute that does not wait
 // for it. The schedule's layer l is the model's layer l (cost/LayerModel.h: a transformer,
 // or the real backends' tanh(xW1)W2 layer).
-//   forward, backward  its FLOPs x micro-batches / (peak x GEMM efficiency); a split
-//                      backward's halves their own FLOPs; a backward that recomputes its
-//                      forward first (the tanh layer) that forward's too, one that makes
-//                      the attention scores again (a transformer with flash_attention)
-//                      those, in the whole backward and its input half; plus, where the
-//                      machine has an element-wise rate (a calibrated one), the model's
-//                      element-wise elements / that rate
+//   forward, backward  the kernels the layer model lists for the pass (cost/Kernels.h;
+//                      a whole backward, or either half of a split one, with what it
+//                      computes again) x micro-batches, one after another: a GEMM at the
+//                      rate the machine's table gives its shape and precision
+//                      (cost/GemmTable.h; peak x gemm_efficiency without a table), fused
+//                      attention at peak x attention_efficiency, a memory-bound kernel its
+//                      bytes / (memory bandwidth x memory_efficiency) — or, on a machine
+//                      with an element-wise rate (a calibrated one), its elements / that rate
 //   loss               0 (the logits are the last layer's forward)
 //   update             memory-bound: the bytes the optimizer reads and writes per parameter
 //                      of the weight's shards (gradient; fp32 master and moments, read and
@@ -41,7 +42,10 @@
 #include "cost/Hardware.h"
 #include "cost/LayerModel.h"
 
+#include <map>
 #include <memory>
+#include <mutex>
+#include <tuple>
 
 namespace schedc::cost {
 
@@ -73,8 +77,10 @@ public:
   // The accelerator's peak at the GEMMs' precision, and that precision's name.
   double peak() const { return hardware_.peak(gemm()); }
   const char *gemmPrecision() const { return Hardware::gemmName(gemm()); }
-  // FLOP/s the GEMMs run at: that peak x GEMM efficiency.
-  double gemmRate() const { return peak() * hardware_.gemmEfficiency; }
+  // Seconds of one micro-batch's pass over `layer` on a rank computing 1 / `parts` of it
+  // (its kernels', one after another), and of one kernel.
+  double passSeconds(int64_t layer, Pass pass, int64_t parts) const;
+  double kernelSeconds(const Kernel &kernel) const;
   // Bytes of one element of `data`.
   double elementBytes(Data data) const;
   // Bytes of the data an event moves or updates.
@@ -93,6 +99,10 @@ private:
   std::shared_ptr<const LayerModel> model_;
   Hardware hardware_;
   TrainingPrecision precision_;
+  // passSeconds by (layer, pass, parts): every layer of a model repeats a few shapes, and
+  // ranks ask from threads of their own.
+  mutable std::mutex passMutex_;
+  mutable std::map<std::tuple<int64_t, Pass, int64_t>, double> passCache_;
 };
 
 } // namespace schedc::cost

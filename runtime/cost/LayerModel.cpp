@@ -15,10 +15,14 @@ public:
   double backwardInputFlops(int64_t l) const override { return t_.backwardInputFlops(l); }
   double backwardWeightFlops(int64_t l) const override { return t_.backwardWeightFlops(l); }
   double boundaryElements() const override { return t_.boundaryElements(); }
-  // Attention's scores, not kept (selective recomputation, FlashAttention), are made
-  // again for the input gradient: the whole backward and its input half.
-  double recomputeFlops(int64_t, EventKind kind) const override {
-    return kind == EventKind::Backward || kind == EventKind::BackwardInput ? t_.scoreRecomputeFlops() : 0;
+  void kernels(int64_t l, Pass pass, int64_t parts, const ElementSizes &size, KernelList &out) const override {
+    t_.kernels(l, pass, parts, size, out);
+  }
+  // What is not kept (the layer under full recomputation, attention's core under
+  // selective, the scores inside FlashAttention) is made again for the input gradient: in
+  // the whole backward and its input half.
+  double recomputeFlops(int64_t l, EventKind kind) const override {
+    return kind == EventKind::Backward || kind == EventKind::BackwardInput ? t_.recomputeFlops(l) : 0;
   }
   int64_t tensorParallel() const override { return t_.tensorParallel; }
   // Megatron's f and g: the forward's two all-reduces of s x b x h (after attention and
@@ -51,8 +55,32 @@ public:
   double recomputeFlops(int64_t, EventKind kind) const override {
     return kind == EventKind::BackwardWeight ? gemm() : gemm() / 2; // h, and dh for a weight half alone
   }
-  double elementwiseElements(int64_t, EventKind kind) const override {
-    return kind == EventKind::Forward ? t_ * h_ / 2 : t_ * h_;
+  // W1 is split by columns and W2 by rows among `parts`: the inner size is H / (2 parts).
+  void kernels(int64_t, Pass pass, int64_t parts, const ElementSizes &, KernelList &out) const override {
+    const double t = t_, h = h_, inner = h_ / 2 / static_cast<double>(parts);
+    auto elementwise = [&](double elements) { out.push_back(Kernel::memory("tanh and dz", 8 * elements, elements)); };
+    // Every backward call makes h = tanh(x W1) again and dh = g W2ᵀ; the input half then
+    // dx = dz W1ᵀ, the weight half dW1 = xᵀ dz and dW2 = hᵀ g.
+    auto again = [&] {
+      out.push_back(Kernel::gemm("x W1 again", 1, t, inner, h));
+      out.push_back(Kernel::gemm("dh = g W2t", 1, t, inner, h));
+    };
+    auto inputGradient = [&] { out.push_back(Kernel::gemm("dx = dz W1t", 1, t, h, inner)); };
+    auto weightGradients = [&] {
+      out.push_back(Kernel::gemm("dW1 = xt dz", 1, h, inner, t));
+      out.push_back(Kernel::gemm("dW2 = ht g", 1, inner, h, t));
+    };
+    switch (pass) {
+    case Pass::Forward:
+      out.push_back(Kernel::gemm("x W1", 1, t, inner, h));
+      out.push_back(Kernel::gemm("h W2", 1, t, h, inner));
+      elementwise(t * inner);
+      return;
+    case Pass::Backward: again(), inputGradient(), weightGradients(); break;
+    case Pass::BackwardInput: again(), inputGradient(); break;
+    case Pass::BackwardWeight: again(), weightGradients(); break;
+    }
+    elementwise(2 * t * inner);
   }
   double boundaryElements() const override { return t_ * h_; }
 

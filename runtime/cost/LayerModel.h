@@ -9,7 +9,9 @@
 //   whole, or either half of a split one — first recomputes h = tanh(x W1), G/2, and a
 //   weight half alone computes dh again, G/2 more (cpu/Kernels.h, cuda/CudaRank.cpp).
 //   Element-wise, a forward takes tanh of TH/2 elements, every backward call TH (the
-//   recomputed tanh and dz = dh (1 - h²)).
+//   recomputed tanh and dz = dh (1 - h²)), each element read and written in fp32.
+// Each lists the kernels of its passes (cost/Kernels.h), which the hardware cost model
+// times; the FLOPs below are what MFU and HFU count.
 #pragma once
 
 #include "cost/Transformer.h"
@@ -35,8 +37,9 @@ public:
   // What a backward call of `kind` (whole, or either half) computes again first, per
   // micro-batch.
   virtual double recomputeFlops(int64_t /*layer*/, EventKind /*kind*/) const { return 0; }
-  // Elements an event of `kind` passes over element-wise per micro-batch (0: not modelled).
-  virtual double elementwiseElements(int64_t /*layer*/, EventKind /*kind*/) const { return 0; }
+  // The kernels of one pass per micro-batch on a rank computing 1 / `parts` of the layer
+  // (the schedule's tensor-parallel split; 1: none), appended to `out`.
+  virtual void kernels(int64_t layer, Pass pass, int64_t parts, const ElementSizes &size, KernelList &out) const = 0;
   // Elements of one micro-batch's activation between two layers.
   virtual double boundaryElements() const = 0;
   // Accelerators sharing each layer (tensor parallelism; cost/Transformer.h): a rank is one.

@@ -96,8 +96,17 @@ double Transformer::backwardWeightFlops(int64_t layer) const {
   return p.gemms + p.logits;
 }
 
-double Transformer::scoreRecomputeFlops() const {
-  return flashAttention ? 4 * d(microBatch) * d(sequence) * d(sequence) * d(hidden) / d(tensorParallel) : 0;
+double Transformer::recomputeFlops(int64_t layer) const {
+  double attentionCore = 4 * d(microBatch) * d(sequence) * d(sequence) * d(hidden) / d(tensorParallel);
+  switch (recompute) {
+  case Recompute::Full: {
+    Passes p = passesOf(*this, layer, d(blockMatrixParameters()));
+    return p.gemms + p.attention;
+  }
+  case Recompute::Selective: return flashAttention ? attentionCore / 2 : attentionCore;
+  case Recompute::None: return flashAttention ? attentionCore / 2 : 0;
+  }
+  return 0;
 }
 
 double Transformer::activationBytes(int64_t layer) const {
@@ -107,6 +116,8 @@ double Transformer::activationBytes(int64_t layer) const {
 double Transformer::partActivationBytes(int64_t, int64_t parts, bool sequenceSplit) const {
   const double sb = d(sequence) * d(microBatch), sbh = sb * d(hidden), kv = sb * d(kvHidden());
   const double t = d(parts);
+  if (recompute == Recompute::Full) // the layer's input, its checkpoint (16-bit)
+    return sequenceSplit ? 2 * sbh / t : 2 * sbh;
   const double mask = dropout ? sbh : 0; // one byte per element
   // Whole on every rank of a tensor-parallel group (split along the sequence with sequence
   // parallelism): the input of each norm, of attention and of the MLP (16-bit), and the two
@@ -117,7 +128,7 @@ double Transformer::partActivationBytes(int64_t, int64_t parts, bool sequenceSpl
   // the FFN-sized tensors the backward reads (the activation's input and output; gated: the
   // gate, the up projection and their product).
   double split = 2 * sbh + 2 * kv + 2 * kv + 2 * sbh;
-  if (!flashAttention) {
+  if (keepsScores()) {
     double scores = d(heads) * d(sequence) * d(sequence) * d(microBatch); // as²b
     split += 2 * scores + (dropout ? scores + 2 * scores : 0);
   }

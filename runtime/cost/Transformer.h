@@ -36,8 +36,11 @@
 // of sbh in the forward and 2 in the backward's input half (Megatron's f and g operators),
 // or with sequence parallelism an all-gather and a reduce-scatter for each — are on the
 // critical path of its compute (cost/HardwareCost.h).
+// The kernels of each pass, and how they are timed: TransformerKernels.cpp.
 // Presets with the sources of their numbers: TransformerPresets.cpp.
 #pragma once
+
+#include "cost/Kernels.h"
 
 #include <cstdint>
 #include <string>
@@ -46,6 +49,12 @@
 namespace schedc::cost {
 
 enum class Norm : uint8_t { LayerNorm, RmsNorm }; // weight and bias; weight only
+// What the backward computes again instead of keeping it (Megatron-LM's
+// --recompute-granularity): nothing; the attention core, QKᵀ, softmax, dropout and the
+// product with V (selective, Korthikanti et al. 2022 §5); the whole layer from its input
+// (full, with --recompute-method uniform --recompute-num-layers 1: every layer's input is
+// its checkpoint).
+enum class Recompute : uint8_t { None, Selective, Full };
 
 struct Transformer {
   std::string name;
@@ -63,9 +72,10 @@ struct Transformer {
   bool tiedEmbeddings = false;     // the output layer is the token embedding
   bool positionEmbeddings = false; // learned, sequence x hidden
   bool dropout = false;            // masks kept for the backward
-  bool flashAttention = false;     // the attention scores are recomputed in the kernel
-  int64_t tensorParallel = 1;      // t: accelerators sharing each layer (one rank is one)
-  bool sequenceParallel = false;   // norms and dropout on 1/t of the sequence
+  bool flashAttention = false;     // FlashAttention: the scores never leave the kernel
+  Recompute recompute = Recompute::None;
+  int64_t tensorParallel = 1;    // t: accelerators sharing each layer (one rank is one)
+  bool sequenceParallel = false; // norms and dropout on 1/t of the sequence
 
   // Per layer (0 .. layers - 1): parameters (of the whole layer, and one rank's share of
   // them under tensor parallelism), FLOPs per micro-batch and activation bytes per
@@ -76,11 +86,19 @@ struct Transformer {
   double backwardInputFlops(int64_t layer) const;
   double backwardWeightFlops(int64_t layer) const;
   double backwardFlops(int64_t layer) const { return backwardInputFlops(layer) + backwardWeightFlops(layer); }
-  // What the backward computes again when the scores are not kept (flash_attention):
-  // attention's core, QKᵀ and the product with V, 4bs²h (/ t) — Korthikanti et al. 2022,
-  // §5's selective recomputation; 0 when they are kept.
-  double scoreRecomputeFlops() const;
+  // What the backward (or its input half) computes again, per micro-batch: with full
+  // recomputation the layer's forward (its block: not the embedding, logits or loss, which
+  // Megatron-LM does not checkpoint); with selective, attention's core, QKᵀ and the
+  // product with V, 4bs²h (/ t) (Korthikanti et al. 2022, §5); with FlashAttention alone,
+  // QKᵀ, 2bs²h (/ t), which its backward makes again (Dao 2023, §3.1.2); else 0.
+  double recomputeFlops(int64_t layer) const;
+  // Whether a layer keeps its attention scores (as²b) for the backward.
+  bool keepsScores() const { return !flashAttention && recompute == Recompute::None; }
   double activationBytes(int64_t layer) const;
+  // The kernels one pass of the layer launches per micro-batch on a rank that computes 1 /
+  // `parts` of its tensor-parallel part (the schedule's own split; 1: none), appended to
+  // `out` (cost/TransformerKernels.cpp).
+  void kernels(int64_t layer, Pass pass, int64_t parts, const ElementSizes &size, KernelList &out) const;
   // The same on one of `parts` accelerators computing the layer (tensor parallelism), with
   // its input whole or split along the sequence.
   double partActivationBytes(int64_t layer, int64_t parts, bool sequence) const;

@@ -22,6 +22,19 @@ std::string setName(Transformer &model, const Setting &s) {
   return "";
 }
 
+std::string setRecompute(Transformer &model, const Setting &s) {
+  if (s.text == "none")
+    model.recompute = Recompute::None;
+  else if (s.text == "selective")
+    model.recompute = Recompute::Selective;
+  else if (s.text == "full")
+    model.recompute = Recompute::Full;
+  else
+    return "recompute is `" + s.text +
+           "`; it is none, selective (attention's core) or full (every layer from its input)";
+  return "";
+}
+
 constexpr SettingType kInteger = SettingType::Integer, kBoolean = SettingType::Boolean, kText = SettingType::Text;
 
 const Key<T> kKeys[] = {
@@ -39,6 +52,7 @@ const Key<T> kKeys[] = {
     {"position_embeddings", kBoolean, nullptr, &T::positionEmbeddings},
     {"dropout", kBoolean, nullptr, &T::dropout},
     {"flash_attention", kBoolean, nullptr, &T::flashAttention},
+    {"recompute", kText, nullptr, nullptr, nullptr, 1, setRecompute},
     {"tensor_parallel", SettingType::Integer, &T::tensorParallel},
     {"sequence_parallel", kBoolean, nullptr, &T::sequenceParallel},
     {"norm", kText, nullptr, nullptr, nullptr, 1, setNorm},

@@ -36,12 +36,16 @@ Transformer megatron(const char *name, int64_t heads, int64_t hidden, int64_t la
 // FFN dimension, attention heads, 8 key/value heads, vocabulary 128 000 — 128 256 in the
 // released configurations — and sequence 8192 for pre-training); SwiGLU, RMSNorm, no biases,
 // rotary positions, untied embeddings, no dropout. 8.03 B, 70.6 B and 405.9 B parameters.
+// FlashAttention on, as Llama 3 trains and as torchtitan and Megatron-LM run it by default
+// (PyTorch's scaled_dot_product_attention; --use-flash-attn): the scores never leave the
+// kernel. (The GPT-3 and Megatron presets reproduce papers written before it, so off.)
 Transformer llama3(const char *name, int64_t layers, int64_t hidden, int64_t ffn, int64_t heads) {
   Transformer t;
   t.name = name;
   t.layers = layers, t.hidden = hidden, t.heads = heads, t.kvHeads = 8, t.ffn = ffn, t.vocab = 128256;
   t.sequence = 8192;
   t.gatedMlp = true, t.norm = Norm::RmsNorm;
+  t.flashAttention = true;
   return t;
 }
 

@@ -28,6 +28,16 @@ TEST(Hardware, PresetsCarryTheirDatasheetNumbers) {
   EXPECT_DOUBLE_EQ(h100->peakTf32, 494.5e12); // TF32 tensor cores, dense
   EXPECT_DOUBLE_EQ(a100->peakTf32, 156e12);
   EXPECT_EQ(hardwarePresetNames(), "dgx-h100, dgx-a100-80gb");
+  // H100's GEMMs by shape, as the OpenXLA authors measured them (cost/GemmPresets.cpp):
+  // 783.3 TFLOP/s bf16 and 401.6 TF32 at 4096³, 236.3 bf16 at 1024³; FlashAttention-2's
+  // 335 of 989.5 TFLOP/s.
+  EXPECT_DOUBLE_EQ(h100->gemmRate(Hardware::Gemm::Bf16, 1, 4096, 4096, 4096), 783.3e12);
+  EXPECT_DOUBLE_EQ(h100->gemmRate(Hardware::Gemm::Tf32, 1, 4096, 4096, 4096), 401.6e12);
+  EXPECT_DOUBLE_EQ(h100->gemmRate(Hardware::Gemm::Bf16, 1, 1024, 1024, 1024), 236.3e12);
+  EXPECT_DOUBLE_EQ(h100->attentionEfficiency, 0.34);
+  // A100: no measured sweep; peak x 0.7.
+  EXPECT_TRUE(a100->gemmBf16.empty());
+  EXPECT_DOUBLE_EQ(a100->gemmRate(Hardware::Gemm::Bf16, 1, 4096, 4096, 4096), 312e12 * 0.7);
 }
 
 TEST(HardwareFile, APresetWithOverridesAndAMachineOfItsOwn) {
@@ -71,10 +81,15 @@ class HardwareCostTest : public ::testing::Test {
 protected:
   HardwareCostTest()
       : cost_(transformerLayers(model()), machine(), {.bf16 = true, .fp32Gradients = false, .optimizerMoments = 2}) {}
-  static Transformer model() { return *findTransformerPreset("llama3-8b"); }
+  static Transformer model() { // attention's scores as GEMMs, so every FLOP is a GEMM's
+    Transformer t = *findTransformerPreset("llama3-8b");
+    t.flashAttention = false;
+    return t;
+  }
   static Hardware machine() {
     Hardware h = *findHardwarePreset("dgx-h100");
     h.peakBf16 = 1000e12, h.gemmEfficiency = 0.5, h.memoryBandwidth = 2e12;
+    h.gemmBf16 = GemmTable(); // one rate for every GEMM: peak x gemm_efficiency
     h.intraBandwidth = 400e9, h.intraLatency = 2e-6, h.interBandwidth = 40e9, h.interLatency = 10e-6;
     return h;
   }
@@ -83,13 +98,25 @@ protected:
   HardwareCost cost_;
 };
 
+// A machine whose memory-bound kernels take no time (their bytes over 1e300 bytes/s vanish
+// beside any GEMM's seconds), so compute is its GEMMs alone.
+Hardware gemmsOnly(Hardware h) {
+  h.memoryBandwidth = 1e300;
+  return h;
+}
+
+// Without FlashAttention, a layer's GEMMs are all its FLOPs: at one rate, compute is FLOPs
+// over it.
 TEST_F(HardwareCostTest, ComputeIsFlopsOverTheGemmRate) {
   Transformer t = model();
+  HardwareCost cost(transformerLayers(t), gemmsOnly(machine()), {.bf16 = true, .optimizerMoments = 2});
+  auto seconds = [&](Work w) { return cost.length(w).asDouble(); };
   double rate = 1000e12 * 0.5;
   EXPECT_DOUBLE_EQ(seconds({.kind = EventKind::Forward, .layer = 3, .microBatches = 2}), 2 * t.forwardFlops(3) / rate);
   EXPECT_DOUBLE_EQ(seconds({.kind = EventKind::Backward, .layer = 3, .microBatches = 1}), t.backwardFlops(3) / rate);
   EXPECT_DOUBLE_EQ(seconds({.kind = EventKind::BackwardWeight, .layer = 0, .microBatches = 1}),
                    t.backwardWeightFlops(0) / rate);
+  EXPECT_DOUBLE_EQ(seconds({.kind = EventKind::Forward, .layer = 31, .microBatches = 1}), t.forwardFlops(31) / rate);
   EXPECT_EQ(seconds({.kind = EventKind::Loss, .layer = 32}), 0);
   // Model FLOPs count each layer's forward once, at its backward; hardware FLOPs what runs.
   Work backward{.kind = EventKind::Backward, .layer = 5, .microBatches = 1};
@@ -174,7 +201,7 @@ TEST_F(HardwareCostTest, SendsCrossTheirLinkAndUpdatesAreMemoryBound) {
 TEST_F(HardwareCostTest, TensorParallelComputeWaitsForItsAllReduces) {
   Transformer t = model();
   t.tensorParallel = 4;
-  HardwareCost cost(transformerLayers(t), machine(), {.bf16 = true, .optimizerMoments = 2});
+  HardwareCost cost(transformerLayers(t), gemmsOnly(machine()), {.bf16 = true, .optimizerMoments = 2});
   double rate = 1000e12 * 0.5, bytes = 8192.0 * 4096 * 2; // s x b x h at bf16
   double allReduce = 6 * 2e-6 + bytes * 6 / (4 * 400e9);
   auto seconds = [&](Work w) { return cost.length(w).asDouble(); };
@@ -196,31 +223,42 @@ TEST_F(HardwareCostTest, TensorParallelComputeWaitsForItsAllReduces) {
   EXPECT_DOUBLE_EQ(cost.bytesOf(grads), t.rankParameters(4) * 2);
 }
 
-// Without the scores kept (flash_attention: selective recomputation), the backward and its
-// input half make them again, 4bs²h more FLOPs, which hardware FLOPs count and model FLOPs
-// do not.
-TEST_F(HardwareCostTest, SelectiveRecomputationRecomputesTheScores) {
+// What is made again is counted in hardware FLOPs and not in model FLOPs: with
+// FlashAttention alone QKᵀ (2bs²h, in its backward kernel), with selective recomputation
+// attention's core (4bs²h), with full recomputation the block's forward; in the backward
+// and its input half.
+TEST_F(HardwareCostTest, RecomputationIsInHardwareFlops) {
   Transformer t = model();
+  double core = 4.0 * 8192 * 8192 * 4096; // 4bs²h, b = 1
+  EXPECT_EQ(t.recomputeFlops(3), 0);
   t.flashAttention = true;
+  EXPECT_EQ(t.recomputeFlops(3), core / 2);
+  t.flashAttention = false, t.recompute = Recompute::Selective;
+  EXPECT_EQ(t.recomputeFlops(3), core);
   HardwareCost cost(transformerLayers(t), machine(), {.bf16 = true, .optimizerMoments = 2});
-  double scores = 4.0 * 8192 * 8192 * 4096; // 4bs²h, b = 1
-  EXPECT_EQ(t.scoreRecomputeFlops(), scores);
   Work backward{.kind = EventKind::Backward, .layer = 3, .microBatches = 1};
-  EXPECT_DOUBLE_EQ(cost.flops(backward), scores + t.backwardFlops(3));
+  EXPECT_DOUBLE_EQ(cost.flops(backward), core + t.backwardFlops(3));
   EXPECT_DOUBLE_EQ(cost.modelFlops(backward), t.forwardFlops(3) + t.backwardFlops(3));
   EXPECT_DOUBLE_EQ(cost.flops({.kind = EventKind::BackwardInput, .layer = 3, .microBatches = 2}),
-                   2 * (scores + t.backwardInputFlops(3)));
+                   2 * (core + t.backwardInputFlops(3)));
   EXPECT_DOUBLE_EQ(cost.flops({.kind = EventKind::BackwardWeight, .layer = 3, .microBatches = 1}),
                    t.backwardWeightFlops(3));
-  t.flashAttention = false;
-  EXPECT_EQ(t.scoreRecomputeFlops(), 0);
+  // Full: the block again (the last layer's logits are not checkpointed, so not rerun).
+  t.recompute = Recompute::Full;
+  EXPECT_DOUBLE_EQ(t.recomputeFlops(3), t.forwardFlops(3));
+  double logits = 2.0 * 8192 * 4096 * 128256;
+  EXPECT_DOUBLE_EQ(t.recomputeFlops(31), t.forwardFlops(31) - logits);
+  // ... and its time is the forward's kernels, before the backward's (GEMMs alone here).
+  HardwareCost full(transformerLayers(t), gemmsOnly(machine()), {.bf16 = true, .optimizerMoments = 2});
+  EXPECT_DOUBLE_EQ(full.length(backward).asDouble(), (t.forwardFlops(3) + t.backwardFlops(3)) / 500e12);
 }
 
 // fp32 GEMMs with --tf32 run at the TF32 tensor-core peak where the accelerator has one
 // (measured on an H200 before the model knew it: 1.316 s predicted at the fp32 peak
 // against 0.21 s), and at the fp32 peak where it has none.
 TEST(HardwareCostTanh, TF32GemmsRunAtTheTensorCorePeak) {
-  Hardware h = *findHardwarePreset("dgx-h100");
+  Hardware h = gemmsOnly(*findHardwarePreset("dgx-h100"));
+  h.gemmBf16 = h.gemmTf32 = GemmTable(); // the peaks x gemm_efficiency
   h.gemmEfficiency = 1;
   double gemm = 2.0 * 256 * 1024 * 1024;
   Work forward{.kind = EventKind::Forward, .layer = 0, .microBatches = 1};
@@ -245,7 +283,8 @@ TEST(HardwareCostTanh, TF32GemmsRunAtTheTensorCorePeak) {
 
 // The real backends' layer: each backward call recomputes h = tanh(x W1) first.
 TEST(HardwareCostTanh, EveryBackwardCallRecomputesItsForward) {
-  Hardware h = *findHardwarePreset("dgx-h100");
+  Hardware h = gemmsOnly(*findHardwarePreset("dgx-h100"));
+  h.gemmTf32 = GemmTable();
   h.peakFp32 = 100e9, h.gemmEfficiency = 1;
   HardwareCost cost(tanhLayers(1024, 256), h, {});
   double gemm = 2.0 * 256 * 1024 * 1024;
@@ -274,7 +313,8 @@ TEST(HardwareCostTanh, EveryBackwardCallRecomputesItsForward) {
   EXPECT_TRUE(HardwareCost(tanhLayers(1024, 256), h, {}).oneStream());
   // fp32 SGD: the update touches 4 (gradient) + 8 (weight) + 8 (momentum) bytes a parameter.
   Work update{.kind = EventKind::Update, .data = Data::Weights, .updatedLayer = 40, .volume = 512.0 * 512.0};
-  EXPECT_DOUBLE_EQ(cost.length(update).asDouble(),
+  HardwareCost preset(tanhLayers(1024, 256), *findHardwarePreset("dgx-h100"), {});
+  EXPECT_DOUBLE_EQ(preset.length(update).asDouble(),
                    1024.0 * 1024 * 20 / findHardwarePreset("dgx-h100")->memoryBandwidth);
 }
 

@@ -137,11 +137,16 @@ std::optional<Transformer> parsed(const char *text) {
 }
 
 TEST(TransformerFile, APresetWithOverrides) {
-  auto t = parsed("preset = \"llama3-70b\"\nsequence = 4096\nflash_attention = true\n");
+  auto t = parsed("preset = \"llama3-70b\"\nsequence = 4096\nflash_attention = false\nrecompute = \"full\"\n");
   ASSERT_TRUE(t);
   EXPECT_EQ(t->layers, 80);
   EXPECT_EQ(t->sequence, 4096);
-  EXPECT_TRUE(t->flashAttention);
+  EXPECT_FALSE(t->flashAttention);
+  EXPECT_EQ(t->recompute, Recompute::Full);
+  EXPECT_EQ(setTransformerField(*t, "recompute", "selective"), "");
+  EXPECT_EQ(t->recompute, Recompute::Selective);
+  EXPECT_TRUE(findTransformerPreset("llama3-8b")->flashAttention);     // Llama 3 trains with it
+  EXPECT_FALSE(findTransformerPreset("megatron-22b")->flashAttention); // the papers' accounting
   EXPECT_EQ(setTransformerField(*t, "micro_batch", "2"), "");
   EXPECT_EQ(t->microBatch, 2);
   EXPECT_EQ(setTransformerField(*t, "norm", "layernorm"), "");
@@ -164,6 +169,9 @@ TEST(TransformerFile, ProblemsAreLocated) {
           ProblemCase{"preset = \"llama3-70b\"\nlayers = 0\n", 2, 10, "layers is 0; it must be at least 1"},
           ProblemCase{"preset = \"gpt5\"\n", 1, 10, "unknown preset `gpt5`"},
           ProblemCase{"preset = \"llama3-70b\"\nnorm = \"batchnorm\"\n", 2, 8, "expected layernorm or rmsnorm"},
+          ProblemCase{
+              "preset = \"llama3-70b\"\nrecompute = \"some\"\n", 2, 13,
+              "recompute is `some`; it is none, selective (attention's core) or full (every layer from its input)"},
           ProblemCase{"preset = \"llama3-70b\"\nlayers = \n", 2, 10, ""},
           ProblemCase{"preset = \"llama3-70b\"\nheads = 48\n", 0, 0, "heads (48) must divide hidden (8192)"},
           ProblemCase{"hidden = 64\nheads = 4\nvocab = 100\nsequence = 16\n", 0, 0,

@@ -1,0 +1,46 @@
+// Kernels — what one pass of a layer over one micro-batch launches on one rank, as the
+// hardware cost model times it: GEMMs by their shape (cost/GemmTable.h), fused attention
+// by its FLOPs, and memory-bound kernels (element-wise, normalization, softmax, dropout,
+// residual adds, cross-entropy, gradient accumulation) by the bytes they read and write.
+// A layer model lists them (cost/LayerModel.h) for each pass: the forward, a whole
+// backward, and either half of a split one.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace schedc::cost {
+
+enum class Pass : uint8_t { Forward, Backward, BackwardInput, BackwardWeight };
+
+struct Kernel {
+  enum class Kind : uint8_t { Gemm, Attention, Memory };
+  Kind kind = Kind::Memory;
+  const char *name = "";
+  // Gemm: `batch` products of m x n x k (2·batch·m·n·k FLOPs). Attention: the shape of
+  // one of its products (QKᵀ), for a machine without an attention efficiency of its own.
+  double batch = 1, m = 0, n = 0, k = 0;
+  double flops = 0;    // Attention: the FLOPs the kernel executes
+  double bytes = 0;    // Memory: read + written
+  double elements = 0; // Memory: elements it writes (for a machine's element-wise rate)
+
+  static Kernel gemm(const char *name, double batch, double m, double n, double k) {
+    return {Kind::Gemm, name, batch, m, n, k, 2 * batch * m * n * k, 0, 0};
+  }
+  static Kernel attention(const char *name, double batch, double m, double n, double k, double flops) {
+    return {Kind::Attention, name, batch, m, n, k, flops, 0, 0};
+  }
+  static Kernel memory(const char *name, double bytes, double elements) {
+    return {Kind::Memory, name, 1, 0, 0, 0, 0, bytes, elements};
+  }
+};
+
+// Bytes of one element: of activations (and their gradients), and of weight gradients.
+struct ElementSizes {
+  double activation = 2;
+  double gradient = 2;
+};
+
+using KernelList = std::vector<Kernel>;
+
+} // namespace schedc::cost
