@@ -22,58 +22,62 @@ namespace {
 
 using Row = std::vector<std::string>; // one schedule's cells
 
-// The hardware cost model's cells: step seconds, MFU, and whether every rank fits.
-Row hardwareCells(const sim::CheckResult &r) {
-  if (!r.report)
-    return {"-", "-", "-"};
-  sim::HardwareFigures h = sim::hardwareFigures(r, *r.report);
-  char seconds[32], mfu[32];
-  std::snprintf(seconds, sizeof seconds, "%.4g", h.seconds);
-  std::snprintf(mfu, sizeof mfu, "%.1f%%", 100 * h.mfu);
-  return {seconds, mfu, h.over.empty() ? "yes" : "no"};
+// Two layouts. The puzzle's: its time steps, bubble, peak memory in units (and peak MiB
+// when the byte model was given) and communication volume in units. The hardware model's
+// (a run in seconds and bytes): step seconds, MFU, tokens/s per GPU, the fullest rank's
+// peak GiB, that rank, whether every rank fits, the bubble and the bytes communicated in
+// GiB — every memory figure from the same rank, no puzzle unit.
+std::vector<std::string> headerOf(bool withBytes, bool withHardware) {
+  if (withHardware)
+    return {"schedule", "file",    "ranks", "verdict", "step s",   "MFU",       "tokens/s/GPU",
+            "peak GiB", "on rank", "fits",  "bubble",  "comm GiB", "parameters"};
+  std::vector<std::string> header{"schedule", "file", "ranks", "verdict", "step time", "bubble", "peak memory"};
+  if (withBytes)
+    header.push_back("peak MiB");
+  header.insert(header.end(), {"comm volume", "parameters"});
+  return header;
 }
 
-// The cells of one checked schedule (with a peak-bytes cell when the byte model was given,
-// and the hardware cost model's cells when it timed the run).
-Row rowOf(const sim::CheckResult &r) {
+std::string formatted(const char *format, double value) {
+  char text[48];
+  std::snprintf(text, sizeof text, format, value);
+  return text;
+}
+
+// The cells of one checked schedule, in the table's layout.
+Row rowOf(const sim::CheckResult &r, bool withBytes, bool withHardware) {
   std::string params;
   for (const auto &[name, value] : r.parameters)
     params += (params.empty() ? "" : " ") + name + "=" + std::to_string(value);
   Row row{r.schedule, r.file, std::to_string(r.model.ranks), sim::verdictName(r.verdict)};
-  if (r.report) {
-    char bubble[32];
-    std::snprintf(bubble, sizeof bubble, "%.4f", r.report->bubble);
-    row.insert(row.end(), {r.report->timesteps.str(), bubble, r.report->maxMemory.str(),
-                           pythonFloatRepr(r.report->communicationVolume)});
-    if (r.bytes.given) {
-      char mib[32];
-      std::snprintf(mib, sizeof mib, "%.1f", r.report->maxBytes / (1 << 20));
-      row.insert(row.end() - 1, mib);
-    }
+  const size_t cells = headerOf(withBytes, withHardware).size() - row.size() - 1;
+  if (!r.report || (withHardware && !r.hardware)) {
+    row.insert(row.end(), cells, "-");
+  } else if (withHardware) {
+    const sim::Report &rep = *r.report;
+    sim::HardwareFigures h = sim::hardwareFigures(r, rep);
+    row.insert(row.end(), {formatted("%.4g", h.seconds), formatted("%.1f%%", 100 * h.mfu),
+                           h.tokensPerSecond > 0 ? formatted("%.0f", h.tokensPerSecond) : "-",
+                           formatted("%.2f", rep.maxBytes / 1073741824.0), std::to_string(rep.maxBytesRank),
+                           h.over.empty() ? "yes" : "no", formatted("%.4f", rep.bubble),
+                           formatted("%.2f", rep.communicationBytes / 1073741824.0)});
   } else {
-    row.insert(row.end(), {"-", "-", "-", "-"});
-    if (r.bytes.given)
-      row.push_back("-");
-  }
-  if (r.hardware) {
-    Row cells = hardwareCells(r);
-    row.insert(row.begin() + 5, cells.begin(), cells.end());
+    const sim::Report &rep = *r.report;
+    row.insert(row.end(), {rep.timesteps.str(), formatted("%.4f", rep.bubble), rep.maxMemory.str()});
+    if (withBytes)
+      row.push_back(formatted("%.1f", rep.maxBytes / (1 << 20)));
+    row.push_back(pythonFloatRepr(rep.communicationVolume));
   }
   row.push_back(params);
   return row;
 }
 
 void printTable(const std::vector<Row> &rows, bool withBytes, bool withHardware, std::ostream &out) {
-  std::vector<std::string> header{"schedule", "file", "ranks", "verdict", "step time", "bubble", "peak memory"};
-  if (withHardware)
-    header.insert(header.begin() + 5, {"step s", "MFU", "fits"});
-  if (withBytes)
-    header.push_back("peak MiB");
-  header.insert(header.end(), {"comm volume", "parameters"});
-  // Text columns (schedule, file, verdict, parameters) are left-aligned, numbers right-aligned.
+  std::vector<std::string> header = headerOf(withBytes, withHardware);
+  // Text columns (schedule, file, verdict, fits, parameters) are left-aligned, numbers right-aligned.
   std::set<size_t> left{0, 1, 3, header.size() - 1};
   if (withHardware)
-    left.insert(7); // fits
+    left.insert(9); // fits
   std::vector<size_t> width(header.size());
   for (size_t c = 0; c < header.size(); ++c) {
     width[c] = header[c].size();
@@ -158,7 +162,7 @@ int runCompare(const Options &opts, SourceManager &sources, DiagnosticEngine &di
     if (code != kExitOk && code != kExitCheckFailed)
       return code; // parameters out of range or the like: already reported
     allCorrect &= code == kExitOk;
-    rows.push_back(rowOf(result));
+    rows.push_back(rowOf(result, opts.bytes.given, opts.hardwareCost));
   }
   printTable(rows, opts.bytes.given, opts.hardwareCost, std::cout);
   return allCorrect ? kExitOk : kExitCheckFailed;

@@ -52,6 +52,9 @@ public:
   // at its backward); 0 where the model counts none.
   virtual double flops(const Work & /*work*/) const { return 0; }
   virtual double modelFlops(const Work & /*work*/) const { return 0; }
+  // The bytes a collective or a send puts in (its input), where the model prices bytes; 0
+  // elsewhere.
+  virtual double communicationBytes(const Work & /*work*/) const { return 0; }
   // Whether its lengths are seconds (else the puzzle's time steps).
   virtual bool inSeconds() const { return false; }
   // Whether it prices transfers by the nodes they span; if so, the node of each rank.

@@ -8,10 +8,12 @@ namespace schedc::cost {
 
 namespace {
 
+constexpr double kGiB = 1024.0 * 1024 * 1024; // an "80 GB" accelerator holds 80 of these
+
 // NVIDIA DGX H100: eight H100 SXM5 80 GB. H100 datasheet (NVIDIA, "H100 Tensor Core GPU",
 // 2023): BF16 tensor core 1979 TFLOP/s with sparsity, so 989.5 dense; TF32 tensor core 989
 // with sparsity, so 494.5 dense; FP32 67 TFLOP/s;
-// 80 GB HBM3 at 3.35 TB/s; fourth-generation NVLink 900 GB/s per GPU in both directions
+// 80 GB HBM3 (80 GiB) at 3.35 TB/s; fourth-generation NVLink 900 GB/s per GPU in both directions
 // together (450 each way). DGX H100 datasheet: eight ConnectX-7 at 400 Gb/s, one per GPU
 // (50 GB/s each way). Latencies per ring step are NCCL's own model (src/graph/tuning.cc,
 // hwLat, Ring/Simple): 3.4 us over NVLink, 9.6 us over the network; a hop of its tree
@@ -26,7 +28,7 @@ Hardware dgxH100() {
   h.name = "dgx-h100";
   h.peakBf16 = 989.5e12, h.peakTf32 = 494.5e12, h.peakFp32 = 67e12, h.gemmEfficiency = 0.7;
   h.gemmBf16 = h100Bf16Gemms(), h.gemmTf32 = h100Tf32Gemms(), h.attentionEfficiency = 0.34;
-  h.memoryBytes = 80e9, h.memoryBandwidth = 3.35e12;
+  h.memoryBytes = 80 * kGiB, h.memoryBandwidth = 3.35e12;
   h.acceleratorsPerNode = 8;
   h.intraBandwidth = 450e9, h.intraLatency = 3.4e-6;
   h.interBandwidth = 50e9, h.interLatency = 9.6e-6;
@@ -48,7 +50,7 @@ Hardware dgxA100() {
   h.name = "dgx-a100-80gb";
   h.peakBf16 = 312e12, h.peakTf32 = 156e12, h.peakFp32 = 19.5e12, h.gemmEfficiency = 0.7;
   h.attentionEfficiency = 0.6;
-  h.memoryBytes = 80e9, h.memoryBandwidth = 2.039e12;
+  h.memoryBytes = 80 * kGiB, h.memoryBandwidth = 2.039e12;
   h.acceleratorsPerNode = 8;
   h.intraBandwidth = 300e9, h.intraLatency = 3.4e-6;
   h.interBandwidth = 25e9, h.interLatency = 9.6e-6;
@@ -123,7 +125,8 @@ const Key<H> kKeys[] = {
     {"gemm_tflops_tf32", kTable, nullptr, nullptr, nullptr, 1, setGemmTf32},
     {"gemm_tflops_fp32", kTable, nullptr, nullptr, nullptr, 1, setGemmFp32},
     {"attention_efficiency", kNumber, nullptr, nullptr, nullptr, 1, setAttention},
-    {"memory_gb", kNumber, nullptr, nullptr, &H::memoryBytes, 1e9},
+    {"memory_gb", kNumber, nullptr, nullptr, &H::memoryBytes, kGiB},
+    {"overhead_gb", kNumber, nullptr, nullptr, &H::overheadBytes, kGiB},
     {"memory_bandwidth_gbs", kNumber, nullptr, nullptr, &H::memoryBandwidth, 1e9},
     {"memory_efficiency", kNumber, nullptr, nullptr, nullptr, 1, setMemoryEfficiency},
     {"elementwise_gelems", kNumber, nullptr, nullptr, &H::elementwiseRate, 1e9},

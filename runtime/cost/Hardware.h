@@ -17,7 +17,11 @@
 //                                       (FlashAttention) reaches, (0, 1]; 0: a GEMM's
 //   memory_efficiency                   the fraction of memory_bandwidth_gbs element-wise,
 //                                       normalization and softmax kernels reach, (0, 1]
-//   memory_gb memory_bandwidth_gbs      capacity in 10^9 bytes; bandwidth in 10^9 bytes/s
+//   memory_gb memory_bandwidth_gbs      capacity in GiB (2^30 bytes: what an "80 GB" part
+//                                       holds); bandwidth in 10^9 bytes/s
+//   overhead_gb                         GiB of each accelerator the model cannot have: the
+//                                       CUDA context, NCCL's buffers (0 in the presets:
+//                                       unmeasured)
 //   elementwise_gelems                  10^9 elements/s of a model's element-wise passes
 //                                       (0, the presets': not modelled)
 //   accelerators_per_node               integer >= 1
@@ -56,6 +60,7 @@ struct Hardware {
   GemmTable gemmBf16, gemmTf32, gemmFp32; // measured GEMM shapes; empty: none
   double attentionEfficiency = 0;         // of peak, fused attention; 0: as a GEMM
   double memoryBytes = 0;                 // per accelerator
+  double overheadBytes = 0;               // of it, taken by the runtime (CUDA context, NCCL)
   double memoryBandwidth = 0;             // bytes/s
   double memoryEfficiency = 1;            // of the bandwidth, memory-bound kernels
   double elementwiseRate = 0;             // elements/s of element-wise passes; 0: not modelled

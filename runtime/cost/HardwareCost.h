@@ -67,6 +67,7 @@ public:
   Number length(const Work &work) const override;
   double flops(const Work &work) const override;
   double modelFlops(const Work &work) const override;
+  double communicationBytes(const Work &work) const override { return bytesOf(work); }
   bool inSeconds() const override { return true; }
   bool placesRanksOnNodes() const override { return true; }
   // A rank is one of its tensor-parallel group's accelerators: the group's first.

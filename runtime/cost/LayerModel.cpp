@@ -15,6 +15,8 @@ public:
   double backwardInputFlops(int64_t l) const override { return t_.backwardInputFlops(l); }
   double backwardWeightFlops(int64_t l) const override { return t_.backwardWeightFlops(l); }
   double boundaryElements() const override { return t_.boundaryElements(); }
+  double tokensPerMicroBatch() const override { return static_cast<double>(t_.sequence * t_.microBatch); }
+  double totalParameters() const override { return static_cast<double>(t_.parameters()); }
   void kernels(int64_t l, Pass pass, int64_t parts, const ElementSizes &size, KernelList &out) const override {
     t_.kernels(l, pass, parts, size, out);
   }
@@ -83,6 +85,7 @@ public:
     elementwise(2 * t * inner);
   }
   double boundaryElements() const override { return t_ * h_; }
+  double tokensPerMicroBatch() const override { return t_; }
 
 private:
   double gemm() const { return 2 * t_ * h_ * h_; } // (T x H)(H x H/2) and (T x H/2)(H/2 x H)

@@ -42,6 +42,19 @@ public:
   virtual void kernels(int64_t layer, Pass pass, int64_t parts, const ElementSizes &size, KernelList &out) const = 0;
   // Elements of one micro-batch's activation between two layers.
   virtual double boundaryElements() const = 0;
+  // Tokens in one micro-batch (sequence x micro_batch; the backends' T rows).
+  virtual double tokensPerMicroBatch() const = 0;
+  // Model FLOPs of one micro-batch through every layer (forward and backward, without
+  // recomputation), on one rank of a tensor-parallel group; 0 when the layer count is the
+  // schedule's (then a step's micro-batches are counted another way).
+  double modelFlopsPerMicroBatch() const {
+    double flops = 0;
+    for (int64_t l = 0; l < layers(); ++l)
+      flops += forwardFlops(l) + backwardInputFlops(l) + backwardWeightFlops(l);
+    return flops;
+  }
+  // Parameters of the whole model (0: the schedule's layer count decides).
+  virtual double totalParameters() const { return 0; }
   // Accelerators sharing each layer (tensor parallelism; cost/Transformer.h): a rank is one.
   virtual int64_t tensorParallel() const { return 1; }
   // Elements of each of the tensor-parallel all-reduces an event of `kind` waits for, and

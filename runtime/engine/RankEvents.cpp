@@ -29,8 +29,9 @@ cost::Producers Rank::logEvent(const cost::Work &work, SetPtr batches, SourceRan
 }
 
 HeldSample Rank::heldNow() const {
-  return {storage_.memory(), storage_.bytes(), storage_.microBatchesInFlight(), storage_.activationMemory(),
-          measure_ ? storage_.payloadBytes() : -1};
+  return {storage_.memory(),           storage_.bytes(),
+          storage_.shares(),           storage_.microBatchesInFlight(),
+          storage_.activationMemory(), measure_ ? storage_.payloadBytes() : -1};
 }
 
 void Rank::keepEvent(const cost::Work &work, const cost::Placed &placed, const HeldSample &held, SetPtr batches,
@@ -62,9 +63,11 @@ void Rank::addToFigures(const cost::Work &work, const cost::Placed &placed, cons
     f.computeStart = std::min(f.computeStart, placed.start.asDouble());
     f.computeEnd = std::max(f.computeEnd, end.asDouble());
   }
-  if (isCommunicationEvent(work.kind))
-    f.communicationVolume += work.volume;
   const cost::CostModel &model = *world_.options_.costModel;
+  if (isCommunicationEvent(work.kind)) {
+    f.communicationVolume += work.volume;
+    f.communicationBytes += model.communicationBytes(work);
+  }
   f.flops += model.flops(work);
   f.busy[static_cast<size_t>(model.stream(work.kind))] += placed.length.asDouble();
   f.modelFlops += model.modelFlops(work);
@@ -74,7 +77,10 @@ void Rank::addToFigures(const cost::Work &work, const cost::Placed &placed, cons
   }
   f.lastStart = placed.start;
   f.end = end;
-  f.peakBytes = std::max(f.peakBytes, held.bytes);
+  if (held.bytes > f.peakBytes) {
+    f.peakBytes = held.bytes;
+    f.peakShares = held.shares;
+  }
   if (recompute_)
     recompute_->sampled(f.events - 1, held.bytes);
   f.peakInFlight = std::max(f.peakInFlight, held.inFlight);

@@ -54,6 +54,14 @@ void Rank::settleRecomputedBytes() {
   figures_.peakBytes = 0;
   for (double b : settled)
     figures_.peakBytes = std::max(figures_.peakBytes, b);
+  // The difference taken off was activations' (checkpoints that kept their tensor alone):
+  // the breakdown keeps the first pass's other shares and gives activations the rest.
+  ByteShares &shares = figures_.peakShares;
+  double others = figures_.peakBytes;
+  for (int i = 0; i < kByteShares; ++i)
+    if (static_cast<ByteShare>(i) != ByteShare::Activations)
+      others -= shares[static_cast<size_t>(i)];
+  shares[static_cast<size_t>(ByteShare::Activations)] = std::max(0.0, others);
   if (world_.options_.keepEvents)
     for (size_t i = 0; i < settled.size() && i < events_.size(); ++i)
       events_[i].bytes = settled[i];

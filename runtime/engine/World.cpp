@@ -559,6 +559,7 @@ Report World::report() const {
     rep.events += f.events;
     busy += f.computeTime;
     rep.communicationVolume += f.communicationVolume;
+    rep.communicationBytes += f.communicationBytes;
     rep.flops += f.flops;
     rep.modelFlops += f.modelFlops;
     rep.ranks.push_back(f);

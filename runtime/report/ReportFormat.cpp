@@ -23,9 +23,15 @@ HardwareFigures hardwareFigures(const CheckResult &r, const Report &rep) {
   double peak = h.seconds * static_cast<double>(r.model.ranks) * r.hardware->peak();
   h.mfu = peak > 0 ? rep.modelFlops / peak : 0;
   h.hfu = peak > 0 ? rep.flops / peak : 0;
+  const cost::LayerModel &model = r.hardware->model();
+  double perMicroBatch = model.modelFlopsPerMicroBatch();
+  if (perMicroBatch > 0 && h.seconds > 0)
+    h.tokensPerSecond = rep.modelFlops / perMicroBatch * model.tokensPerMicroBatch() / h.seconds /
+                        static_cast<double>(r.model.ranks * model.tensorParallel());
   h.capacity = machine.memoryBytes;
+  h.overhead = machine.overheadBytes;
   for (const RankFigures &f : rep.ranks)
-    if (f.peakBytes > h.capacity)
+    if (f.peakBytes + h.overhead > h.capacity)
       h.over.push_back(f.rank);
   return h;
 }
@@ -81,22 +87,42 @@ std::string quote(const std::string &s) {
   return out + "\"";
 }
 
-// "Step time: ..." and "Fits: ..." for the text report.
+// "Peak memory: ...", "Step time: ..." and "Fits: ..." for the text report, in GiB and
+// seconds (no puzzle units): the fullest rank's bytes and what they are.
 std::string hardwareLines(const CheckResult &r, const Report &rep) {
   HardwareFigures h = hardwareFigures(r, rep);
   const cost::Hardware &machine = r.hardware->hardware();
+  std::string s = "Peak memory: " + gibibytes(rep.maxBytes) + " (" + integral(rep.maxBytes) + " bytes) on rank " +
+                  std::to_string(rep.maxBytesRank) + " (" + r.bytes.describe() + ")";
+  if (!rep.ranks.empty()) {
+    const ByteShares &shares = rep.ranks[static_cast<size_t>(rep.maxBytesRank)].peakShares;
+    std::string parts;
+    for (int i = 0; i < kByteShares; ++i)
+      if (shares[static_cast<size_t>(i)] > 0)
+        parts += (parts.empty() ? "" : ", ") + std::string(byteShareName(static_cast<ByteShare>(i))) + " " +
+                 gibibytes(shares[static_cast<size_t>(i)]);
+    if (!parts.empty())
+      s += ": " + parts;
+  }
+  s += "\n";
   char line[320];
-  std::snprintf(line, sizeof line, "Step time: %.4g s on %s (%s): MFU %.1f%%, HFU %.1f%% of %.1f TFLOP/s %s\n",
-                h.seconds, machine.name.c_str(), r.hardware->model().name().c_str(), 100 * h.mfu, 100 * h.hfu,
+  std::snprintf(line, sizeof line, "Step time: %.4g s on %s (%s): MFU %.1f%%, HFU %.1f%% of %.1f TFLOP/s %s", h.seconds,
+                machine.name.c_str(), r.hardware->model().name().c_str(), 100 * h.mfu, 100 * h.hfu,
                 r.hardware->peak() / 1e12, r.hardware->gemmPrecision());
-  std::string s = line;
+  s += line;
+  if (h.tokensPerSecond > 0) {
+    std::snprintf(line, sizeof line, "; %.0f tokens/s per GPU", h.tokensPerSecond);
+    s += line;
+  }
+  s += "\n";
+  std::string overhead = h.overhead > 0 ? " and the runtime's " + gibibytes(h.overhead) : "";
   if (h.over.empty()) {
-    s += "Fits: yes: the fullest rank, " + std::to_string(rep.maxBytesRank) + ", holds " + gigabytes(rep.maxBytes) +
-         " of the " + gigabytes(h.capacity) + " of a " + machine.name + " accelerator\n";
+    s += "Fits: yes: the fullest rank, " + std::to_string(rep.maxBytesRank) + ", holds " + gibibytes(rep.maxBytes) +
+         overhead + " of the " + gibibytes(h.capacity) + " of a " + machine.name + " accelerator\n";
   } else {
-    s += "Fits: no: rank " + std::to_string(rep.maxBytesRank) + " needs " + gigabytes(rep.maxBytes) + ", " +
-         gigabytes(rep.maxBytes - h.capacity) + " more than the " + gigabytes(h.capacity) + " of a " + machine.name +
-         " accelerator; " + std::to_string(h.over.size()) + " of " + std::to_string(rep.ranks.size()) +
+    s += "Fits: no: rank " + std::to_string(rep.maxBytesRank) + " needs " + gibibytes(rep.maxBytes) + overhead + ", " +
+         gibibytes(rep.maxBytes + h.overhead - h.capacity) + " more than the " + gibibytes(h.capacity) + " of a " +
+         machine.name + " accelerator; " + std::to_string(h.over.size()) + " of " + std::to_string(rep.ranks.size()) +
          " ranks do not fit\n";
   }
   return s;
@@ -116,9 +142,22 @@ std::string hardwareJson(const CheckResult &r, const Report &rep) {
              ", \"point_to_point_busy\": " + num(busy[2]) + ", \"compute_idle\": " + num(f.end.asDouble() - busy[0]) +
              "}";
   }
+  std::string breakdown;
+  if (!rep.ranks.empty()) {
+    const ByteShares &shares = rep.ranks[static_cast<size_t>(rep.maxBytesRank)].peakShares;
+    for (int i = 0; i < kByteShares; ++i)
+      breakdown += std::string(i ? ", " : "") + quote(byteShareName(static_cast<ByteShare>(i))) + ": " +
+                   integral(shares[static_cast<size_t>(i)]);
+  }
+  double parameters = r.hardware->model().totalParameters();
   return "  \"hardware\": {\"model\": " + quote(r.hardware->model().name()) +
          ", \"machine\": " + quote(r.hardware->hardware().name) + ", \"step_seconds\": " + num(h.seconds) +
          ", \"mfu\": " + num(h.mfu) + ", \"hfu\": " + num(h.hfu) +
+         ", \"tokens_per_second_per_gpu\": " + num(h.tokensPerSecond) +
+         ", \"parameters\": " + (parameters > 0 ? integral(parameters) : "null") +
+         ", \"active_parameters\": " + (parameters > 0 ? integral(parameters) : "null") +
+         ", \"peak_bytes\": " + integral(rep.maxBytes) + ", \"peak_bytes_rank\": " + std::to_string(rep.maxBytesRank) +
+         ", \"peak_breakdown\": {" + breakdown + "}, \"overhead_bytes\": " + integral(h.overhead) +
          ", \"gemm_precision\": " + quote(r.hardware->gemmPrecision()) +
          ", \"peak_flops\": " + num(r.hardware->peak()) + ", \"model_flops\": " + num(rep.modelFlops) +
          ", \"accelerator_memory\": " + integral(h.capacity) + ", \"fits\": " + (h.over.empty() ? "true" : "false") +
@@ -172,12 +211,15 @@ std::string formatText(const CheckResult &r) {
   if (!r.report)
     return s;
   const Report &rep = *r.report;
-  // The trailing space after the timesteps is the original's.
-  s += "Timesteps: " + rep.timesteps.str() + " \n";
-  s += "Maximum Memory: " + rep.maxMemory.str() + " at GPU: " + std::to_string(rep.maxMemoryRank) +
-       " time: " + rep.maxMemoryTime.str() + "\n";
+  // In seconds and bytes (the hardware model): its own lines, no puzzle units.
+  if (!r.hardware) {
+    // The trailing space after the timesteps is the original's.
+    s += "Timesteps: " + rep.timesteps.str() + " \n";
+    s += "Maximum Memory: " + rep.maxMemory.str() + " at GPU: " + std::to_string(rep.maxMemoryRank) +
+         " time: " + rep.maxMemoryTime.str() + "\n";
+  }
   // Bytes: asked for on the command line, or a real backend ran (and measured them).
-  if (r.bytes.given || !r.measuredPeak.empty())
+  if (!r.hardware && (r.bytes.given || !r.measuredPeak.empty()))
     s += "Maximum Bytes: " + bytesText(rep.maxBytes) + " at GPU: " + std::to_string(rep.maxBytesRank) + " (" +
          r.bytes.describe() + ")\n";
   if (!r.measuredPeak.empty()) {
@@ -187,6 +229,9 @@ std::string formatText(const CheckResult &r) {
         top = i;
     s += "Measured Maximum Bytes: " + bytesText(static_cast<double>(r.measuredPeak[top])) +
          " at GPU: " + std::to_string(top) + " (" + r.backend + " backend)\n";
+    if (r.hardware) // beside the prediction's, in the same unit
+      s += "Measured peak memory: " + gibibytes(static_cast<double>(r.measuredPeak[top])) + " on rank " +
+           std::to_string(top) + " (" + r.backend + " backend)\n";
   }
   if (r.hardware)
     s += hardwareLines(r, rep);
@@ -221,8 +266,10 @@ std::string formatJson(const CheckResult &r, const std::vector<Diagnostic> &diag
   s += "  \"backend\": " + quote(r.backend) + ",\n";
   s += "  \"verdict\": " + quote(verdictName(r.verdict)) + ",\n";
   s += std::string("  \"correct\": ") + (r.verdict == Verdict::Correct ? "true" : "false") + ",\n";
-  s += "  \"memory_model\": {\"hidden\": " + std::to_string(r.bytes.hidden) +
-       ", \"tokens\": " + std::to_string(r.bytes.tokens) +
+  s += std::string("  \"memory_model\": {") +
+       (r.bytes.transformer
+            ? "\"model\": " + quote(r.bytes.transformer->name)
+            : "\"hidden\": " + std::to_string(r.bytes.hidden) + ", \"tokens\": " + std::to_string(r.bytes.tokens)) +
        ", \"precision\": " + quote(precisionName(r.bytes.precision)) +
        ", \"gradient_precision\": " + quote(r.bytes.bf16Gradients() ? "bf16" : "fp32") +
        ", \"optimizer_states\": " + std::to_string(r.bytes.optimizerStates) + "},\n";

@@ -49,9 +49,12 @@ struct CheckResult {
 
 // The hardware cost model's figures of a finished run (r.hardware set): the step (the end
 // of its last event) in seconds, model and hardware FLOP utilisation (FLOPs / (step x
-// ranks x peak)), an accelerator's memory and the ranks whose peak bytes exceed it.
+// ranks x peak)), tokens per second per accelerator (0 without a transformer: the step's
+// micro-batches are its model FLOPs over one micro-batch's through every layer), an
+// accelerator's memory, the runtime's share of it, and the ranks whose peak bytes and that
+// overhead exceed it.
 struct HardwareFigures {
-  double seconds = 0, mfu = 0, hfu = 0, capacity = 0;
+  double seconds = 0, mfu = 0, hfu = 0, tokensPerSecond = 0, capacity = 0, overhead = 0;
   std::vector<int64_t> over;
 };
 HardwareFigures hardwareFigures(const CheckResult &r, const Report &rep);

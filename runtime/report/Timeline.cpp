@@ -173,7 +173,7 @@ private:
                     bytesText(maxMemory_).c_str(), static_cast<long long>(peakRank_));
     else if (inBytes_)
       std::snprintf(figures, sizeof figures, " — Step: %.4g s   Maximum Bytes: %s at GPU: %lld time: %.4g s",
-                    report_.makespan.asDouble(), gigabytes(maxMemory_).c_str(), static_cast<long long>(peakRank_),
+                    report_.makespan.asDouble(), gibibytes(maxMemory_).c_str(), static_cast<long long>(peakRank_),
                     peakTime_);
     std::string caption =
         measured_ || inBytes_
@@ -206,7 +206,7 @@ private:
                             (measured_ ? num(startOf(r, i) * 1e3) + " ms" : e.start.str()) + ", length " +
                             (measured_ ? num(lengthOf(r, i) * 1e3) + " ms" : e.length.str()) + ", memory " +
                             (measured_  ? std::to_string((*measured_)[r][i].memory)
-                             : inBytes_ ? gigabytes(e.bytes)
+                             : inBytes_ ? gibibytes(e.bytes)
                                         : e.memory.str()) +
                             (at.valid() ? ", " + sources.where(at) : "");
       double lane = y + (cost_.oneStream() ? 0 : laneH_ * static_cast<double>(e.stream));
@@ -233,7 +233,7 @@ private:
     s_ += "<path class=\"peak\" d=\"M" + num(px) + " " + num(py) +
           " l-5 -7 l10 0 z\" fill=\"#e03131\"><title>peak memory " +
           (measured_  ? num(maxMemory_)
-           : inBytes_ ? gigabytes(maxMemory_)
+           : inBytes_ ? gibibytes(maxMemory_)
                       : report_.maxMemory.str()) +
           " on GPU " + std::to_string(peakRank_) + "</title></path>\n";
   }

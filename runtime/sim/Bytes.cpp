@@ -13,6 +13,17 @@ const char *precisionName(Precision p) {
   return p == Precision::Bf16 ? "bf16" : "fp32";
 }
 
+const char *byteShareName(ByteShare s) {
+  switch (s) {
+  case ByteShare::Parameters: return "parameters";
+  case ByteShare::Gradients: return "gradients";
+  case ByteShare::OptimizerState: return "optimizer state";
+  case ByteShare::Activations: return "activations";
+  case ByteShare::Logits: return "logits";
+  }
+  return "";
+}
+
 double ByteModel::transformerBytes(const Value &v, int64_t layerParts) const {
   const cost::Transformer &t = *transformer;
   double batches = static_cast<double>(v.batches ? v.batches->size() : 0);
@@ -25,7 +36,10 @@ double ByteModel::transformerBytes(const Value &v, int64_t layerParts) const {
                         : t.activationBytes(v.layer) * sequenceShare(v);
       return batches * kept * elementBytes(v.kind) / 2;
     }
-    return batches * boundary * sequenceShare(v);
+    // The last layer's output: its fp32 logits, whole along the sequence and split by
+    // vocabulary among the tensor-parallel accelerators.
+    return batches * static_cast<double>(t.sequence * t.microBatch) * static_cast<double>(t.vocab) /
+           static_cast<double>(t.tensorParallel) * 4;
   case Kind::ActGrad: return batches * boundary * sequenceShare(v);
   case Kind::Weight:
   case Kind::WeightGrad:
@@ -120,9 +134,9 @@ std::string bytesText(double bytes) {
   return text;
 }
 
-std::string gigabytes(double bytes) {
+std::string gibibytes(double bytes) {
   char text[40];
-  std::snprintf(text, sizeof text, "%.1f GB", bytes / 1e9);
+  std::snprintf(text, sizeof text, "%.2f GiB", bytes / 1073741824.0);
   return text;
 }
 

@@ -21,9 +21,11 @@
 // weight-sized value of layer l holds |shards| / total of layer l's parameters; an
 // activation that is the input of layer l stands for what layer l keeps for its backward,
 // per micro-batch (Korthikanti et al. 2022, cost/Transformer.h; at 16 bits, twice that at
-// fp32), the loss's input and every activation gradient for one sequence x micro_batch x
-// hidden tensor per micro-batch (a checkpoint of a recomputing schedule too, found after
-// the fact: sim/Recompute.h). The sim backend sums
+// fp32), the last layer's output for its fp32 logits (sequence x micro_batch x vocabulary /
+// tensor_parallel x 4 bytes: what the vocabulary-parallel cross-entropy reads and keeps,
+// Megatron-LM's output_tensor.float()), and every activation gradient for one sequence x
+// micro_batch x hidden tensor per micro-batch (a checkpoint of a recomputing schedule too,
+// found after the fact: sim/Recompute.h). The sim backend sums
 // these over what each rank holds at the events where it samples the puzzle's memory, so
 // the predicted peak bytes of a rank can be set beside what a real backend measured there.
 #pragma once
@@ -31,14 +33,22 @@
 #include "cost/Transformer.h"
 #include "sim/Value.h"
 
+#include <array>
 #include <memory>
-
 #include <string>
 
 namespace schedc::sim {
 
 enum class Precision : uint8_t { Fp32, Bf16 };
 const char *precisionName(Precision p); // "fp32", "bf16"
+
+// What the bytes a rank holds are, as a practitioner's breakdown reads them: weights,
+// weight gradients, optimizer states (with the fp32 master), activations and their
+// gradients, and the logits (the last layer's output under a transformer).
+enum class ByteShare : uint8_t { Parameters, Gradients, OptimizerState, Activations, Logits };
+constexpr int kByteShares = 5;
+const char *byteShareName(ByteShare s); // "parameters", "gradients", ...
+using ByteShares = std::array<double, kByteShares>;
 
 struct ByteModel {
   int64_t hidden = 512;    // H
@@ -83,6 +93,18 @@ struct ByteModel {
   // one sequence x micro_batch x hidden tensor per micro-batch, as the loss's input), where
   // bytes() counts what its layer keeps for the backward (sim/Recompute.h).
   double tensorBytes(const Value &v) const;
+  // Which share of the bytes `v` is.
+  ByteShare shareOf(const Value &v) const {
+    switch (v.kind) {
+    case Kind::Weight: return ByteShare::Parameters;
+    case Kind::WeightGrad: return ByteShare::Gradients;
+    case Kind::OptState: return ByteShare::OptimizerState;
+    case Kind::Activation:
+      return transformer && v.layer >= transformer->layers ? ByteShare::Logits : ByteShare::Activations;
+    case Kind::ActGrad: return ByteShare::Activations;
+    }
+    return ByteShare::Activations;
+  }
   // Whether weight gradients are bf16 (a bf16 run without --grad-precision=fp32).
   bool bf16Gradients() const { return precision == Precision::Bf16 && !fp32Gradients; }
   // "hidden 512, tokens 256, fp32, 1 optimizer state" ("bf16 with fp32 gradients"; a
@@ -111,7 +133,8 @@ extern const char *const kByteModelHelp;
 
 // "12582912 bytes (12.0 MiB)".
 std::string bytesText(double bytes);
-// "386.0 GB" (10^9 bytes), as machines are sold.
-std::string gigabytes(double bytes);
+// "359.49 GiB" (2^30 bytes): the unit an accelerator's "80 GB" is in (80 GiB), and
+// PyTorch's and nvidia-smi's.
+std::string gibibytes(double bytes);
 
 } // namespace schedc::sim

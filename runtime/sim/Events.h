@@ -9,6 +9,7 @@
 #include "memory/ChunkedLog.h"
 #include "numbers/Number.h"
 #include "ops/Operations.h"
+#include "sim/Bytes.h"
 #include "sim/IntSet.h"
 #include "sim/Sites.h"
 #include "sim/Value.h"
@@ -91,9 +92,11 @@ struct RankFigures {
   double computeTime = 0;                           // forward and backward
   double computeStart = 1e300, computeEnd = -1e300; // of its first and last forward or backward
   double communicationVolume = 0;                   // units moved by its collectives and sends
+  double communicationBytes = 0;                    // the same in bytes, where the cost model prices them
   int64_t peakInFlight = 0;                         // most micro-batches with activations held at once
   int64_t peakActivationMemory = 0;                 // most memory in activations and activation gradients
   double peakBytes = 0;                             // most bytes held under the byte model (predicted)
+  ByteShares peakShares{};                          // what they were at the first moment held
   double flops = 0, modelFlops = 0;                 // as the cost model counts them (cost::CostModel::flops)
   std::array<double, cost::kStreams> busy{};        // the time its events take on each stream
 };
@@ -112,7 +115,7 @@ struct Report {
   // The idle share of the forward/backward phase: 1 - (forward and backward time of all
   // ranks) / (ranks x (last forward/backward end - first forward/backward start)).
   double bubble = 0;
-  double communicationVolume = 0;
+  double communicationVolume = 0, communicationBytes = 0;
   double flops = 0, modelFlops = 0; // of all ranks
 };
 

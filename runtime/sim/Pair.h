@@ -7,6 +7,7 @@
 
 #include "cost/Placement.h"
 #include "numbers/Number.h"
+#include "sim/Bytes.h"
 #include "sim/IntSet.h"
 #include "sim/Sites.h"
 #include "sim/SlotDirectory.h"
@@ -20,6 +21,7 @@ namespace schedc::sim {
 struct HeldSample {
   Number memory;        // the puzzle's units
   double bytes = 0;     // under the byte model
+  ByteShares shares{};  // the same by share
   int64_t inFlight = 0; // micro-batches with activations held
   int64_t activationMemory = 0;
   int64_t payloadBytes = -1; // real data (measured runs only)

@@ -14,7 +14,9 @@ namespace schedc::sim {
 
 void Storage::count(const Value &v, int delta) {
   countMemory(v.memory(), delta);
-  bytes_ += delta * heldBytes(v);
+  double bytes = delta * heldBytes(v);
+  bytes_ += bytes;
+  shares_[static_cast<size_t>(model_.shareOf(v))] += bytes;
   if (v.kind != Kind::Activation && v.kind != Kind::ActGrad)
     return;
   activationMemory_ += delta * static_cast<int64_t>(v.memory().asDouble());
@@ -209,8 +211,11 @@ void Storage::setLayerParts(int64_t layer, int64_t parts) {
     return;
   auto recount = [&](int sign) {
     forEachLive(static_cast<int>(Kind::Activation), [&](uint32_t, const Place &place) {
-      if (place.value()->layer == layer)
-        bytes_ += sign * model_.bytes(*place.value(), layerParts(layer));
+      if (place.value()->layer == layer) {
+        double bytes = sign * model_.bytes(*place.value(), layerParts(layer));
+        bytes_ += bytes;
+        shares_[static_cast<size_t>(model_.shareOf(*place.value()))] += bytes;
+      }
     });
   };
   recount(-1);

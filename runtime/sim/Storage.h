@@ -48,8 +48,10 @@ public:
   // rounds, and the order cannot matter); otherwise summed in order, so the float rounding
   // stays the original's (fsdp on 6 ranks: 2097151.9999999998).
   Number memory() const;
-  // The bytes the held values take under the byte model (a prediction for a real run).
+  // The bytes the held values take under the byte model (a prediction for a real run), and
+  // by share (parameters, gradients, ...: they sum to bytes()).
   double bytes() const { return bytes_; }
+  const ByteShares &shares() const { return shares_; }
   // The bytes `v` takes when held here (an activation of a layer this rank computes a
   // tensor-parallel part of: the part's).
   double heldBytes(const Value &v) const {
@@ -134,6 +136,7 @@ private:
   IdMap<Place> places_; // by slot id, of the slots this rank has named
   const ByteModel &model_;
   double bytes_ = 0; // sums of exact integers below 2^53: exact in any order
+  ByteShares shares_{};
   // Running totals of the held memories: integers exactly; floats as exact multiples of
   // 2^-kFractionBits, with how many have each number of fractional bits (the largest bounds
   // the total below which every partial sum is exact).

@@ -14,7 +14,7 @@ TEST(Hardware, PresetsCarryTheirDatasheetNumbers) {
   ASSERT_TRUE(h100);
   EXPECT_EQ(h100->invalid(), "");
   EXPECT_DOUBLE_EQ(h100->peakBf16, 989.5e12);
-  EXPECT_DOUBLE_EQ(h100->memoryBytes, 80e9);
+  EXPECT_DOUBLE_EQ(h100->memoryBytes, 80.0 * (1 << 30)); // an "80 GB" part holds 80 GiB
   EXPECT_EQ(h100->acceleratorsPerNode, 8);
   EXPECT_DOUBLE_EQ(h100->link(1).bandwidth, 450e9); // NVLink 4: 900 GB/s both ways
   EXPECT_DOUBLE_EQ(h100->link(2).bandwidth, 50e9);  // 400 Gb/s per GPU
