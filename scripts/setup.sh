@@ -13,6 +13,7 @@ packages=(
   libopenblas-dev
   libboost-context-dev libjemalloc-dev
   libtomlplusplus-dev
+  nlohmann-json3-dev
   librsvg2-bin
   time
   clang-19 libclang-rt-19-dev

@@ -1,6 +1,7 @@
 // TransformerFile implementation: the table of the keys a model description may set, read
 // through DescriptionFile (the TOML file, or command-line text).
 #include "cost/TransformerFile.h"
+#include "cost/HuggingFaceConfig.h"
 
 #include "cost/DescriptionFile.h"
 
@@ -62,6 +63,8 @@ const Key<T> kKeys[] = {
 } // namespace
 
 std::optional<Transformer> parseTransformer(const std::string &text, FileProblem &problem) {
+  if (looksLikeJson(text))
+    return parseHuggingFaceConfig(text, problem);
   std::optional<Transformer> model =
       readDescription<T>(text, kKeys, findTransformerPreset, transformerPresetNames(), problem);
   if (!model)

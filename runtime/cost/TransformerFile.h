@@ -17,7 +17,8 @@
 
 namespace schedc::cost {
 
-// The model `text` (the contents of a TOML file) describes, or nullopt with `problem` set.
+// The model `text` (the contents of a TOML file, or of a Hugging Face config.json:
+// cost/HuggingFaceConfig.h) describes, or nullopt with `problem` set.
 std::optional<Transformer> parseTransformer(const std::string &text, FileProblem &problem);
 
 // Sets `key` (one of the file's keys) of `model` from `value` as a command line gives it

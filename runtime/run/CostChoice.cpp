@@ -15,6 +15,7 @@ namespace {
 template <class T> struct DescriptionKind {
   const char *what;   // "model", "hardware"
   const char *option; // "--model"
+  const char *files;  // "a TOML file": what a path may name
   const T *(*findPreset)(const std::string &);
   std::string (*presetNames)();
   std::optional<T> (*parse)(const std::string &, cost::FileProblem &);
@@ -23,12 +24,13 @@ template <class T> struct DescriptionKind {
 
 const DescriptionKind<cost::Transformer> kModel{"model",
                                                 "--model",
+                                                "a TOML file or a Hugging Face config.json",
                                                 cost::findTransformerPreset,
                                                 cost::transformerPresetNames,
                                                 cost::parseTransformer,
                                                 cost::setTransformerField};
 const DescriptionKind<cost::Hardware> kHardware{
-    "hardware",          "--hardware",          cost::findHardwarePreset, cost::hardwarePresetNames,
+    "hardware",          "--hardware",          "a TOML file", cost::findHardwarePreset, cost::hardwarePresetNames,
     cost::parseHardware, cost::setHardwareField};
 
 DescriptionProblem refused(std::string message, int exitCode) {
@@ -47,7 +49,7 @@ std::optional<T> describe(const DescriptionKind<T> &kind, const std::string &nam
     d = *preset;
   } else if (name.find('/') == std::string::npos && name.find('.') == std::string::npos) {
     problem = refused("unknown " + std::string(kind.what) + " `" + name + "` (presets: " + kind.presetNames() +
-                          "; or the path of a TOML file)",
+                          "; or the path of " + kind.files + ")",
                       kExitUsage);
     return std::nullopt;
   } else {

@@ -1,0 +1,97 @@
+// Unit tests of Hugging Face config.json files as models (cost/HuggingFaceConfig): the
+// published parameter counts of Llama 3 8B (the preset's, field for field), Mistral 7B,
+// GPT-NeoX-20B and GPT-2 from their configurations' fields, and every problem located.
+#include "cost/HuggingFaceConfig.h"
+#include "DescriptionProblems.h"
+#include "cost/TransformerFile.h"
+
+#include <gtest/gtest.h>
+
+namespace schedc::cost {
+namespace {
+
+std::optional<Transformer> read(const std::string &text) {
+  FileProblem problem;
+  std::optional<Transformer> t = parseTransformer(text, problem);
+  EXPECT_TRUE(t) << problem.line << ":" << problem.column << ": " << problem.message;
+  return t;
+}
+
+// meta-llama/Meta-Llama-3-8B's config.json (its model fields).
+const char *kLlama3 = R"({
+  "architectures": ["LlamaForCausalLM"], "attention_bias": false, "attention_dropout": 0.0,
+  "hidden_act": "silu", "hidden_size": 4096, "intermediate_size": 14336,
+  "max_position_embeddings": 8192, "model_type": "llama", "num_attention_heads": 32,
+  "num_hidden_layers": 32, "num_key_value_heads": 8, "rms_norm_eps": 1e-05,
+  "rope_theta": 500000.0, "tie_word_embeddings": false, "vocab_size": 128256
+})";
+
+TEST(HuggingFaceConfig, Llama3IsThePreset) {
+  auto t = read(kLlama3);
+  ASSERT_TRUE(t);
+  Transformer preset = *findTransformerPreset("llama3-8b");
+  EXPECT_EQ(t->parameters(), preset.parameters());
+  EXPECT_EQ(t->parameters(), 8030261248);
+  EXPECT_EQ(t->layers, preset.layers);
+  EXPECT_EQ(t->kvHeads, 8);
+  EXPECT_EQ(t->ffn, preset.ffn);
+  EXPECT_EQ(t->sequence, preset.sequence);
+  EXPECT_TRUE(t->gatedMlp);
+  EXPECT_EQ(t->norm, Norm::RmsNorm);
+  EXPECT_FALSE(t->biases || t->tiedEmbeddings || t->positionEmbeddings || t->dropout);
+  EXPECT_TRUE(t->flashAttention);
+  EXPECT_EQ(t->name, ""); // the file's path names it
+  for (int64_t l : {int64_t{0}, int64_t{7}, int64_t{31}})
+    EXPECT_EQ(t->forwardFlops(l), preset.forwardFlops(l));
+}
+
+TEST(HuggingFaceConfig, PublishedParameterCounts) {
+  // mistralai/Mistral-7B-v0.1: 7 241 732 096.
+  auto mistral = read(R"({"model_type": "mistral", "hidden_act": "silu", "hidden_size": 4096,
+    "intermediate_size": 14336, "max_position_embeddings": 32768, "num_attention_heads": 32,
+    "num_hidden_layers": 32, "num_key_value_heads": 8, "rms_norm_eps": 1e-05,
+    "tie_word_embeddings": false, "vocab_size": 32000, "_name_or_path": "mistral-7b"})");
+  ASSERT_TRUE(mistral);
+  EXPECT_EQ(mistral->parameters(), 7241732096);
+  EXPECT_EQ(mistral->name, "mistral-7b");
+  // EleutherAI/gpt-neox-20b: LayerNorm, biases, rotary, untied: 20 554 567 680.
+  auto neox = read(R"({"model_type": "gpt_neox", "hidden_act": "gelu", "hidden_size": 6144,
+    "intermediate_size": 24576, "layer_norm_eps": 1e-05, "max_position_embeddings": 2048,
+    "num_attention_heads": 64, "num_hidden_layers": 44, "tie_word_embeddings": false,
+    "vocab_size": 50432})");
+  ASSERT_TRUE(neox);
+  EXPECT_EQ(neox->parameters(), 20554567680);
+  EXPECT_FALSE(neox->gatedMlp);
+  EXPECT_TRUE(neox->biases);
+  // gpt2: n_* names, n_inner null (4 x n_embd), learned positions, tied: 124 439 808.
+  auto gpt2 = read(R"({"activation_function": "gelu_new", "attn_pdrop": 0.1, "model_type": "gpt2",
+    "n_ctx": 1024, "n_embd": 768, "n_head": 12, "n_inner": null, "n_layer": 12, "n_positions": 1024,
+    "resid_pdrop": 0.1, "layer_norm_epsilon": 1e-05, "vocab_size": 50257})");
+  ASSERT_TRUE(gpt2);
+  EXPECT_EQ(gpt2->parameters(), 124439808);
+  EXPECT_TRUE(gpt2->tiedEmbeddings && gpt2->positionEmbeddings && gpt2->dropout);
+  EXPECT_EQ(gpt2->norm, Norm::LayerNorm);
+}
+
+TEST(HuggingFaceConfig, ProblemsAreLocated) {
+  expectProblems(parseTransformer,
+                 {
+                     ProblemCase{"{\n  \"hidden_size\": 4096,\n  \"num_hidden_layers\": 32\n", 4, 1,
+                                 "syntax error while parsing object - unexpected end of input; expected '}'"},
+                     ProblemCase{"{\n  \"hidden_size\": 4096,,\n}\n", 2, 23, "unexpected ','; expected string literal"},
+                     ProblemCase{"{\"num_hidden_layers\": 2, \"num_attention_heads\": 2, \"vocab_size\": 10, "
+                                 "\"max_position_embeddings\": 8}",
+                                 0, 0, "hidden_size is missing: a config.json gives the model's width (hidden_size)"},
+                     ProblemCase{"{\n\"hidden_size\": \"4096\", \"num_hidden_layers\": 2}", 2, 1,
+                                 "hidden_size must be a whole number of at least 1, not \"4096\""},
+                     ProblemCase{"{\"hidden_size\": 64, \"num_hidden_layers\": 2, \"num_attention_heads\": 2,\n"
+                                 "\"vocab_size\": 10, \"max_position_embeddings\": 8, \"tie_word_embeddings\": 1}",
+                                 2, 49, "tie_word_embeddings must be true or false, not 1"},
+                     ProblemCase{"{\"hidden_size\": 64, \"num_hidden_layers\": 2, \"num_attention_heads\": 3, "
+                                 "\"vocab_size\": 10, \"max_position_embeddings\": 8}",
+                                 0, 0, "heads (3) must divide hidden (64)"},
+                 });
+}
+
+} // namespace
+} // namespace schedc::cost
