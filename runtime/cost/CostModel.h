@@ -29,12 +29,14 @@ enum class Data : uint8_t { None, Weights, Gradients, OptimizerState, Activation
 struct Work {
   EventKind kind = EventKind::Forward;
   Data data = Data::None;
-  int16_t tensorParts = 1;   // forward, backward: the tensor-parallel parts the layer is split into
-  int32_t groupSize = 0;     // collectives: the ranks taking part
-  int32_t nodes = 1;         // collectives and sends: the nodes those ranks are on (CostModel::nodeOf)
-  int32_t updatedLayer = -1; // update: its weight's layer (`layer` stays -1, as the puzzle shows it)
-  int64_t layer = -1;        // -1: none
-  int64_t microBatches = 0;  // forward, backward and its halves: the micro-batches computed on
+  int16_t tensorParts = 1;    // forward, backward: the tensor-parallel parts the layer is split into
+  bool sequenceParts = false; // forward, backward: its input gathered from sequence shards (the
+                              // norms, dropout and residual adds run on a shard)
+  int32_t groupSize = 0;      // collectives: the ranks taking part
+  int32_t nodes = 1;          // collectives and sends: the nodes those ranks are on (CostModel::nodeOf)
+  int32_t updatedLayer = -1;  // update: its weight's layer (`layer` stays -1, as the puzzle shows it)
+  int64_t layer = -1;         // -1: none
+  int64_t microBatches = 0;   // forward, backward and its halves: the micro-batches computed on
   // Collectives and sends: the units of data moved (the puzzle's memory units); update: the
   // units of the weight it updates.
   double volume = 0;

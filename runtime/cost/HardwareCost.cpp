@@ -43,7 +43,10 @@ double HardwareCost::collectiveSeconds(const Work &w) const {
   // The whole buffer: an all-gather's output is n of the pieces each member puts in.
   double n = w.groupSize;
   double bytes = bytesOf(w) * (w.kind == EventKind::AllGather ? n : 1);
-  return ncclSeconds(w.kind == EventKind::AllReduce, n, std::max(1, w.nodes), bytes);
+  // A collective of a layer's activations (the schedule's tensor parallelism) stands for
+  // each of the layer's partial-sum completions: a transformer's two.
+  double count = w.data == Data::Activations ? model_->activationCollectivesPerLayer() : 1;
+  return count * ncclSeconds(w.kind == EventKind::AllReduce, n, std::max(1, w.nodes), bytes);
 }
 
 double HardwareCost::ncclSeconds(bool allReduce, double n, double nodes, double bytes) const {
@@ -65,16 +68,19 @@ double HardwareCost::ncclSeconds(bool allReduce, double n, double nodes, double 
   return std::min(ring, tree);
 }
 
-// The tensor-parallel all-reduces a compute event waits for, among the t accelerators of
-// its rank: inside a node when t fits in one.
+// The tensor-parallel collectives a compute event waits for, among the t accelerators of
+// its rank: inside a node when t fits in one. An all-gather and a reduce-scatter of the same
+// tensor each take half an all-reduce's ring steps.
 double HardwareCost::tensorParallelSeconds(const Work &w) const {
-  int count = model_->tensorParallelAllReduces(w.kind);
-  if (count == 0)
+  LayerModel::TensorParallelTraffic traffic = model_->tensorParallelTraffic(w.kind);
+  if (traffic.allReduces + traffic.allGathers + traffic.reduceScatters == 0)
     return 0;
   double t = static_cast<double>(model_->tensorParallel());
   double nodes = std::ceil(t / static_cast<double>(hardware_.acceleratorsPerNode));
   double bytes = model_->tensorParallelElements() * elementBytes(Data::Activations);
-  return static_cast<double>(w.microBatches) * count * ncclSeconds(true, t, nodes, bytes);
+  double seconds = traffic.allReduces * ncclSeconds(true, t, nodes, bytes) +
+                   (traffic.allGathers + traffic.reduceScatters) * ncclSeconds(false, t, nodes, bytes);
+  return static_cast<double>(w.microBatches) * seconds;
 }
 
 int64_t HardwareCost::nodeOf(int64_t rank) const {
@@ -137,15 +143,15 @@ double HardwareCost::kernelSeconds(const Kernel &k) const {
   SCHEDC_UNREACHABLE("a kernel without its time");
 }
 
-double HardwareCost::passSeconds(int64_t layer, Pass pass, int64_t parts) const {
-  auto key = std::make_tuple(modelLayer(layer), pass, parts);
+double HardwareCost::passSeconds(int64_t layer, Pass pass, LayerShare share) const {
+  auto key = std::make_tuple(modelLayer(layer), pass, share);
   {
     std::lock_guard<std::mutex> lock(passMutex_);
     if (auto found = passCache_.find(key); found != passCache_.end())
       return found->second;
   }
   KernelList kernels;
-  model_->kernels(std::get<0>(key), pass, parts, {elementBytes(Data::Activations), elementBytes(Data::Gradients)},
+  model_->kernels(std::get<0>(key), pass, share, {elementBytes(Data::Activations), elementBytes(Data::Gradients)},
                   kernels);
   double seconds = 0;
   for (const Kernel &k : kernels)
@@ -157,7 +163,8 @@ double HardwareCost::passSeconds(int64_t layer, Pass pass, int64_t parts) const 
 
 double HardwareCost::seconds(const Work &w) const {
   auto compute = [&](Pass pass) {
-    return static_cast<double>(w.microBatches) * passSeconds(w.layer, pass, w.tensorParts) + tensorParallelSeconds(w);
+    return static_cast<double>(w.microBatches) * passSeconds(w.layer, pass, {w.tensorParts, w.sequenceParts}) +
+           tensorParallelSeconds(w);
   };
   switch (w.kind) {
   case EventKind::Forward: return compute(Pass::Forward);

@@ -27,9 +27,11 @@
 //                      2((n/N - 1) x tree intra latency + floor(log2 N) x tree inter
 //                      latency) + bytes / (0.45 x bandwidth)
 //   tensor parallelism a compute event of a model with tensor_parallel = t adds the
-//                      all-reduces it waits for (LayerModel::tensorParallelAllReduces:
-//                      2 in a forward, 2 in a backward's input half) over its t
-//                      accelerators, each of s x b x h activations, x micro-batches
+//                      collectives it waits for (LayerModel::tensorParallelTraffic:
+//                      Megatron-LM's f and g around attention and the MLP), over its t
+//                      accelerators, each of s x b x h activations, x micro-batches; a
+//                      schedule's own collective of a layer's activations counts as the
+//                      layer's two
 //   send               latency + bytes / bandwidth of the link between the two ranks; the
 //                      receive takes no time of its own (it waits for the send's end)
 // Bytes: a weight-sized value (weights, gradients, optimizer states) of layer l holds
@@ -78,9 +80,9 @@ public:
   // The accelerator's peak at the GEMMs' precision, and that precision's name.
   double peak() const { return hardware_.peak(gemm()); }
   const char *gemmPrecision() const { return Hardware::gemmName(gemm()); }
-  // Seconds of one micro-batch's pass over `layer` on a rank computing 1 / `parts` of it
+  // Seconds of one micro-batch's pass over `layer` on a rank computing `share` of it
   // (its kernels', one after another), and of one kernel.
-  double passSeconds(int64_t layer, Pass pass, int64_t parts) const;
+  double passSeconds(int64_t layer, Pass pass, LayerShare share) const;
   double kernelSeconds(const Kernel &kernel) const;
   // Bytes of one element of `data`.
   double elementBytes(Data data) const;
@@ -103,7 +105,7 @@ private:
   // passSeconds by (layer, pass, parts): every layer of a model repeats a few shapes, and
   // ranks ask from threads of their own.
   mutable std::mutex passMutex_;
-  mutable std::map<std::tuple<int64_t, Pass, int64_t>, double> passCache_;
+  mutable std::map<std::tuple<int64_t, Pass, LayerShare>, double> passCache_;
 };
 
 } // namespace schedc::cost

@@ -35,6 +35,15 @@ struct Kernel {
   }
 };
 
+// The share of a layer a rank computes, where the schedule splits it: 1 / `parts` of its
+// tensor-parallel part, and with `sequence` the norms, dropout and residual adds on 1 /
+// `parts` of the sequence (sequence parallelism spelled in the schedule).
+struct LayerShare {
+  int64_t parts = 1;
+  bool sequence = false;
+  auto operator<=>(const LayerShare &) const = default;
+};
+
 // Bytes of one element: of activations (and their gradients), and of weight gradients.
 struct ElementSizes {
   double activation = 2;

@@ -17,8 +17,8 @@ public:
   double boundaryElements() const override { return t_.boundaryElements(); }
   double tokensPerMicroBatch() const override { return static_cast<double>(t_.sequence * t_.microBatch); }
   double totalParameters() const override { return static_cast<double>(t_.parameters()); }
-  void kernels(int64_t l, Pass pass, int64_t parts, const ElementSizes &size, KernelList &out) const override {
-    t_.kernels(l, pass, parts, size, out);
+  void kernels(int64_t l, Pass pass, LayerShare share, const ElementSizes &size, KernelList &out) const override {
+    t_.kernels(l, pass, share, size, out);
   }
   // What is not kept (the layer under full recomputation, attention's core under
   // selective, the scores inside FlashAttention) is made again for the input gradient: in
@@ -27,17 +27,44 @@ public:
     return kind == EventKind::Backward || kind == EventKind::BackwardInput ? t_.recomputeFlops(l) : 0;
   }
   int64_t tensorParallel() const override { return t_.tensorParallel; }
-  // Megatron's f and g: the forward's two all-reduces of s x b x h (after attention and
-  // after the MLP), and the input gradient's two in the backward; with sequence
-  // parallelism an all-gather and a reduce-scatter in place of each, the same ring time.
   double tensorParallelElements() const override {
     return static_cast<double>(t_.sequence * t_.microBatch * t_.hidden);
   }
-  int tensorParallelAllReduces(EventKind kind) const override {
+  // Megatron-LM's f and g operators around attention and around the MLP (Korthikanti et
+  // al. 2022, §4.2.2; megatron/core/tensor_parallel/mappings.py and layers.py): without
+  // sequence parallelism each forward all-reduces both sublayers' outputs and each backward
+  // both inputs' gradients; with it, a forward all-gathers each sublayer's input and
+  // reduce-scatters its output, a backward's input half all-gathers each output's gradient
+  // and reduce-scatters each input's, and its weight half all-gathers each input again
+  // (LinearWithGradAccumulationAndAsyncCommunication keeps the shard, not the gathered
+  // input). Full recomputation runs the forward's collectives again in the backward.
+  TensorParallelTraffic tensorParallelTraffic(EventKind kind) const override {
     if (t_.tensorParallel == 1)
-      return 0;
-    return kind == EventKind::Forward || kind == EventKind::Backward || kind == EventKind::BackwardInput ? 2 : 0;
+      return {};
+    const bool sp = t_.sequenceParallel;
+    const TensorParallelTraffic forward = sp ? TensorParallelTraffic{0, 2, 2} : TensorParallelTraffic{2, 0, 0};
+    TensorParallelTraffic traffic;
+    auto add = [&](TensorParallelTraffic more) {
+      traffic.allReduces += more.allReduces, traffic.allGathers += more.allGathers,
+          traffic.reduceScatters += more.reduceScatters;
+    };
+    switch (kind) {
+    case EventKind::Forward: return forward;
+    case EventKind::Backward: add(sp ? TensorParallelTraffic{0, 4, 2} : TensorParallelTraffic{2, 0, 0}); break;
+    case EventKind::BackwardInput: add(sp ? TensorParallelTraffic{0, 2, 2} : TensorParallelTraffic{2, 0, 0}); break;
+    case EventKind::BackwardWeight: return sp ? TensorParallelTraffic{0, 2, 0} : TensorParallelTraffic{};
+    case EventKind::Loss:
+    case EventKind::Update:
+    case EventKind::AllReduce:
+    case EventKind::AllGather:
+    case EventKind::ReduceScatter:
+    case EventKind::Pass: return {};
+    }
+    if (t_.recompute == Recompute::Full)
+      add(forward);
+    return traffic;
   }
+  int activationCollectivesPerLayer() const override { return 2; }
 
 private:
   Transformer t_;
@@ -58,8 +85,8 @@ public:
     return kind == EventKind::BackwardWeight ? gemm() : gemm() / 2; // h, and dh for a weight half alone
   }
   // W1 is split by columns and W2 by rows among `parts`: the inner size is H / (2 parts).
-  void kernels(int64_t, Pass pass, int64_t parts, const ElementSizes &, KernelList &out) const override {
-    const double t = t_, h = h_, inner = h_ / 2 / static_cast<double>(parts);
+  void kernels(int64_t, Pass pass, LayerShare share, const ElementSizes &, KernelList &out) const override {
+    const double t = t_, h = h_, inner = h_ / 2 / static_cast<double>(share.parts);
     auto elementwise = [&](double elements) { out.push_back(Kernel::memory("tanh and dz", 8 * elements, elements)); };
     // Every backward call makes h = tanh(x W1) again and dh = g W2ᵀ; the input half then
     // dx = dz W1ᵀ, the weight half dW1 = xᵀ dz and dW2 = hᵀ g.

@@ -37,9 +37,9 @@ public:
   // What a backward call of `kind` (whole, or either half) computes again first, per
   // micro-batch.
   virtual double recomputeFlops(int64_t /*layer*/, EventKind /*kind*/) const { return 0; }
-  // The kernels of one pass per micro-batch on a rank computing 1 / `parts` of the layer
-  // (the schedule's tensor-parallel split; 1: none), appended to `out`.
-  virtual void kernels(int64_t layer, Pass pass, int64_t parts, const ElementSizes &size, KernelList &out) const = 0;
+  // The kernels of one pass per micro-batch on a rank computing `share` of the layer (the
+  // schedule's tensor-parallel split), appended to `out`.
+  virtual void kernels(int64_t layer, Pass pass, LayerShare share, const ElementSizes &size, KernelList &out) const = 0;
   // Elements of one micro-batch's activation between two layers.
   virtual double boundaryElements() const = 0;
   // Tokens in one micro-batch (sequence x micro_batch; the backends' T rows).
@@ -57,10 +57,17 @@ public:
   virtual double totalParameters() const { return 0; }
   // Accelerators sharing each layer (tensor parallelism; cost/Transformer.h): a rank is one.
   virtual int64_t tensorParallel() const { return 1; }
-  // Elements of each of the tensor-parallel all-reduces an event of `kind` waits for, and
-  // how many (0: none).
+  // Elements of each tensor-parallel collective a compute event waits for (one sequence x
+  // micro_batch x hidden tensor), and how many of each kind an event of `kind` waits for.
   virtual double tensorParallelElements() const { return 0; }
-  virtual int tensorParallelAllReduces(EventKind /*kind*/) const { return 0; }
+  struct TensorParallelTraffic {
+    int allReduces = 0, allGathers = 0, reduceScatters = 0;
+  };
+  virtual TensorParallelTraffic tensorParallelTraffic(EventKind /*kind*/) const { return {}; }
+  // How many collectives of a layer's activations one in the schedule stands for: a
+  // transformer layer completes its partial sums twice (after attention and after the MLP),
+  // the backends' layer once.
+  virtual int activationCollectivesPerLayer() const { return 1; }
 };
 
 std::shared_ptr<const LayerModel> transformerLayers(Transformer model);

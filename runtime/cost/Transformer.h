@@ -95,10 +95,10 @@ struct Transformer {
   // Whether a layer keeps its attention scores (as²b) for the backward.
   bool keepsScores() const { return !flashAttention && recompute == Recompute::None; }
   double activationBytes(int64_t layer) const;
-  // The kernels one pass of the layer launches per micro-batch on a rank that computes 1 /
-  // `parts` of its tensor-parallel part (the schedule's own split; 1: none), appended to
-  // `out` (cost/TransformerKernels.cpp).
-  void kernels(int64_t layer, Pass pass, int64_t parts, const ElementSizes &size, KernelList &out) const;
+  // The kernels one pass of the layer launches per micro-batch on a rank that computes
+  // `share` of its tensor-parallel part (the schedule's own split), appended to `out`
+  // (cost/TransformerKernels.cpp).
+  void kernels(int64_t layer, Pass pass, LayerShare share, const ElementSizes &size, KernelList &out) const;
   // The same on one of `parts` accelerators computing the layer (tensor parallelism), with
   // its input whole or split along the sequence.
   double partActivationBytes(int64_t layer, int64_t parts, bool sequence) const;

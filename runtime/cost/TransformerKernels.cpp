@@ -55,10 +55,13 @@ struct Linear {
 
 } // namespace
 
-void Transformer::kernels(int64_t layer, Pass pass, int64_t parts, const ElementSizes &size, KernelList &out) const {
+void Transformer::kernels(int64_t layer, Pass pass, LayerShare share, const ElementSizes &size, KernelList &out) const {
+  const int64_t parts = share.parts;
   const double t = d(tensorParallel * parts), tokens = d(sequence) * d(microBatch), h = d(hidden);
   const double e = size.activation, f = d(ffn) / t;
-  const double whole = tokens * h / (sequenceParallel ? t : 1); // elements of the norms' and residuals' tensors
+  // Elements of the norms' and residuals' tensors: 1/t of the sequence's under sequence
+  // parallelism (the model's, or the schedule's own: then 1/parts of this rank's).
+  const double whole = tokens * h / (sequenceParallel ? d(tensorParallel) : 1) / (share.sequence ? d(parts) : 1);
   const double heads = d(this->heads) / t, headSize = h / d(this->heads), s = d(sequence);
   const double scores = d(microBatch) * heads * s * s; // elements of QKᵀ on this rank
   const bool last = layer == layers - 1;
@@ -105,8 +108,8 @@ void Transformer::kernels(int64_t layer, Pass pass, int64_t parts, const Element
 
   switch (pass) {
   case Pass::Backward: // both halves
-    kernels(layer, Pass::BackwardInput, parts, size, out);
-    kernels(layer, Pass::BackwardWeight, parts, size, out);
+    kernels(layer, Pass::BackwardInput, share, size, out);
+    kernels(layer, Pass::BackwardWeight, share, size, out);
     return;
   case Pass::Forward:
     if (layer == 0)

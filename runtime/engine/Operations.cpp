@@ -170,6 +170,7 @@ ValuePtr Rank::forward(SourceRange at, int64_t layer, const ValuePtr &a, const V
   readsInput(a, false);
   cost::Producers made = logEvent({.kind = EventKind::Forward,
                                    .tensorParts = tensorParts(*w),
+                                   .sequenceParts = a->sequenceGathered,
                                    .layer = layer,
                                    .microBatches = static_cast<int64_t>(a->batches->size())},
                                   a->batches, at, merge(a->made, w->made));
@@ -200,6 +201,7 @@ std::pair<ValuePtr, ValuePtr> Rank::backward(SourceRange at, int64_t layer, cons
   readsInput(a, true);
   cost::Producers made = logEvent({.kind = kind,
                                    .tensorParts = tensorParts(*w),
+                                   .sequenceParts = a->sequenceGathered,
                                    .layer = layer,
                                    .microBatches = static_cast<int64_t>(a->batches->size())},
                                   a->batches, at, merge(merge(a->made, g->made), w->made));

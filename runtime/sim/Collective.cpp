@@ -112,6 +112,7 @@ Value unitePieces(const CollectiveInputs &c, const IntSet &members, bool poisone
   }
   IntSet united(std::move(pieces));
   if (static_cast<int64_t>(united.size()) == first.total) { // every piece: the whole
+    out.sequenceGathered = gather;
     out.split = Split::None;
     out.shards = emptySet();
     out.total = 1;

@@ -60,7 +60,7 @@ struct Payload : boost::intrusive_ref_counter<Payload, boost::thread_unsafe_coun
 // Values are counted by boost::intrusive_ptr: the count is the value's first 4 bytes, not a
 // separate control block, and not atomic (a run's values live on the simulator's thread:
 // rt/Abi.cpp and the backends call it from that thread only). The fields are in an order that
-// leaves 3 bytes of padding (after the memory's flag), and its sets are counted the same way
+// leaves 2 bytes of padding (after the memory's flag and sequenceGathered), and its sets are counted the same way
 // (sim::SetPtr): a value is 80 bytes, one allocation of jemalloc's 80-byte class (it was 128
 // with std::shared_ptr's control block and 16-byte pointers; fsdp on 1024 ranks x 32 layers
 // holds 99 328 values at its end). Value.cpp asserts the size.
@@ -72,6 +72,14 @@ struct Value : boost::intrusive_ref_counter<Value, boost::thread_unsafe_counter>
   cost::Producers made; // the events of its rank that made it (none: made at no cost)
 private:
   bool memoryIsReal_ = false; // memory(): which of Number's two its bits are
+
+public:
+  // An activation (or its gradient) all-gathered whole from sequence shards: the layer it
+  // enters runs its norms, dropout and residual adds on its shard (sequence parallelism).
+  // (In the padding before memoryBits_.)
+  bool sequenceGathered = false;
+
+private:
   uint64_t memoryBits_ = 0;
 
 public:

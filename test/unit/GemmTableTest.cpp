@@ -120,7 +120,7 @@ TEST(TransformerKernels, TheGemmsAreTheModelsFlops) {
       for (int64_t layer : {int64_t{0}, int64_t{5}, t.layers - 1}) {
         auto gemmFlops = [&](Pass pass) {
           KernelList kernels;
-          t.kernels(layer, pass, parts, {}, kernels);
+          t.kernels(layer, pass, {parts, false}, {}, kernels);
           double flops = 0;
           for (const Kernel &k : kernels)
             flops += k.kind == Kernel::Kind::Gemm ? k.flops : 0;
@@ -139,7 +139,7 @@ TEST(TransformerKernels, TheGemmsAreTheModelsFlops) {
 
 double memoryBytes(const Transformer &t, int64_t layer, Pass pass, ElementSizes size) {
   KernelList kernels;
-  t.kernels(layer, pass, 1, size, kernels);
+  t.kernels(layer, pass, {}, size, kernels);
   double bytes = 0;
   for (const Kernel &k : kernels)
     bytes += k.kind == Kernel::Kind::Memory ? k.bytes : 0;
@@ -174,12 +174,12 @@ TEST(TransformerKernels, FlashAttentionIsOneFasterKernel) {
   auto attentionSeconds = [&](bool flash) {
     t.flashAttention = flash;
     HardwareCost cost(transformerLayers(t), h, {.bf16 = true, .optimizerMoments = 2});
-    return cost.passSeconds(5, Pass::Forward, 1);
+    return cost.passSeconds(5, Pass::Forward, {});
   };
   double withoutFlash = attentionSeconds(false), withFlash = attentionSeconds(true);
   EXPECT_LT(withFlash, withoutFlash);
   KernelList kernels;
-  t.kernels(5, Pass::Forward, 1, {}, kernels);
+  t.kernels(5, Pass::Forward, {}, {}, kernels);
   auto flash =
       std::find_if(kernels.begin(), kernels.end(), [](const Kernel &k) { return k.kind == Kernel::Kind::Attention; });
   ASSERT_NE(flash, kernels.end());
