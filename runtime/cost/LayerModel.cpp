@@ -96,7 +96,8 @@ public:
     };
     auto inputGradient = [&] { out.push_back(Kernel::gemm("dx = dz W1t", 1, t, h, inner)); };
     auto weightGradients = [&] {
-      out.push_back(Kernel::gemm("dW1 = xt dz", 1, h, inner, t));
+      // As the backends store W1 (H/2 rows of H) and compute it: dW1ᵀ = dzᵀ x.
+      out.push_back(Kernel::gemm("dW1 = xt dz", 1, inner, h, t));
       out.push_back(Kernel::gemm("dW2 = ht g", 1, inner, h, t));
     };
     switch (pass) {

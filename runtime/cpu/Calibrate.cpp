@@ -35,11 +35,13 @@ double medianSeconds(int repeats, const std::function<void()> &work) {
 }
 
 // The rates of the backend's own layer at H, T: FLOP/s of its forward's and backward's
-// GEMMs (every shape they use, timed inside sgemm: cpu/Kernels.h's GemmStats), and
+// GEMMs (every shape they use, timed inside sgemm: cpu/Kernels.h's GemmStats), in all and
+// by shape (over all the repetitions), and
 // elements/s of the rest of that work (tanh, dz, fresh result arrays) over the 3 T H / 2
 // elements cost/LayerModel.h counts for it; medians of repetitions after a warm-up.
 struct LayerRates {
   double gemm = 0, elementwise = 0;
+  std::map<std::array<int, 3>, double> byShape; // FLOP/s of each shape over all repetitions
 };
 LayerRates layerRates(int64_t h, int64_t t) {
   std::vector<float> x(static_cast<size_t>(t * h), 0.5f), w(static_cast<size_t>(h * h), 0.25f), g(x.size(), 0.1f);
@@ -51,17 +53,26 @@ LayerRates layerRates(int64_t h, int64_t t) {
   };
   once();
   std::vector<double> gemm, elementwise;
+  std::map<std::array<int, 3>, GemmStats::Work> shapes;
   for (int r = 0; r < 5; ++r) {
-    GemmStats before = gemmStats();
+    std::map<std::array<int, 3>, GemmStats::Work> before = gemmStats().byShape;
+    GemmStats beforeStats = gemmStats();
     double start = now();
     once();
-    double seconds = now() - start, inGemm = gemmStats().seconds - before.seconds;
-    gemm.push_back((gemmStats().flops - before.flops) / std::max(inGemm, 1e-9));
+    double seconds = now() - start, inGemm = gemmStats().seconds - beforeStats.seconds;
+    gemm.push_back((gemmStats().flops - beforeStats.flops) / std::max(inGemm, 1e-9));
+    for (const auto &[shape, work] : gemmStats().byShape) {
+      shapes[shape].flops += work.flops - before[shape].flops;
+      shapes[shape].seconds += work.seconds - before[shape].seconds;
+    }
     elementwise.push_back(1.5 * static_cast<double>(t) * static_cast<double>(h) / std::max(seconds - inGemm, 1e-9));
   }
   std::sort(gemm.begin(), gemm.end());
   std::sort(elementwise.begin(), elementwise.end());
-  return {gemm[gemm.size() / 2], elementwise[elementwise.size() / 2]};
+  LayerRates rates{gemm[gemm.size() / 2], elementwise[elementwise.size() / 2], {}};
+  for (const auto &[shape, work] : shapes)
+    rates.byShape[shape] = work.flops / std::max(work.seconds, 1e-9);
+  return rates;
 }
 
 // Bytes/s of a = b + s c over arrays of `n` floats (two read, one written), `a` fresh each
@@ -131,7 +142,14 @@ std::string calibrate(const backend::Dims &dims) {
   }
   int perNode = backend::nodePlace().size;
   double physical = static_cast<double>(sysconf(_SC_PHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGE_SIZE));
-  char text[1400];
+  std::string table;
+  for (const auto &[shape, rate] : layer.byShape) {
+    char row[96];
+    std::snprintf(row, sizeof row, "%s[%d, %d, %d, %.6g]", table.empty() ? "" : ", ", shape[0], shape[1], shape[2],
+                  rate / 1e12);
+    table += row;
+  }
+  char text[2048];
   std::snprintf(text, sizeof text,
                 "# This machine as the cpu backend uses it, measured by `--calibrate` with %d rank%s at\n"
                 "# H = %lld, T = %lld: the layer's forward and backward GEMMs (OpenBLAS sgemm), the rest\n"
@@ -141,7 +159,9 @@ std::string calibrate(const backend::Dims &dims) {
                 "peak_tflops_fp32 = %.6g\n"
                 "peak_tflops_bf16 = %.6g  # emulated in fp32: the same GEMMs\n"
                 "gemm_efficiency = 1.0  # the peak above is the rate measured on the layer's GEMMs\n"
-                "memory_gb = %.6g\n"
+                "# The layer's GEMM shapes [m, n, k, TFLOP/s], each timed inside sgemm as the layer runs:\n"
+                "gemm_tflops_fp32 = [%s]\n"
+                "memory_gb = %.6g  # GiB\n"
                 "memory_bandwidth_gbs = %.6g\n"
                 "elementwise_gelems = %.6g  # the forward's and backward's work beside their GEMMs\n"
                 "accelerators_per_node = %d\n"
@@ -151,8 +171,8 @@ std::string calibrate(const backend::Dims &dims) {
                 "inter_node_bandwidth_gbs = %.6g  # not measured: one node\n"
                 "inter_node_latency_us = %.6g\n",
                 size, size == 1 ? "" : "s", static_cast<long long>(dims.hidden), static_cast<long long>(dims.tokens),
-                gemm / 1e12, gemm / 1e12, physical / perNode / 1e9, memory / 1e9, elementwise / 1e9, perNode,
-                bandwidth / 1e9, latency * 1e6, bandwidth / 1e9, latency * 1e6);
+                gemm / 1e12, gemm / 1e12, table.c_str(), physical / perNode / 1073741824.0, memory / 1e9,
+                elementwise / 1e9, perNode, bandwidth / 1e9, latency * 1e6, bandwidth / 1e9, latency * 1e6);
   return text;
 }
 

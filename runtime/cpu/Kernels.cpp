@@ -24,8 +24,13 @@ void gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int m, int n, int k, const flo
           float *c, int ldc) {
   auto start = std::chrono::steady_clock::now();
   cblas_sgemm(CblasRowMajor, ta, tb, m, n, k, 1.0f, a, lda, b, ldb, 0.0f, c, ldc);
-  stats.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  stats.flops += 2.0 * m * n * k;
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  double flops = 2.0 * m * n * k;
+  stats.seconds += seconds;
+  stats.flops += flops;
+  GemmStats::Work &shape = stats.byShape[{m, n, k}];
+  shape.seconds += seconds;
+  shape.flops += flops;
 }
 } // namespace
 

@@ -18,6 +18,8 @@
 
 #include "backend/Tensors.h"
 
+#include <array>
+#include <map>
 #include <string>
 
 namespace schedc::cpu {
@@ -61,10 +63,16 @@ void optimizerStep(const Optimizer &o, int64_t step, std::vector<float> &w, std:
 // The GEMM rate this machine's BLAS reaches on n x n (for the benchmark), in GFLOP/s.
 double measureSgemm(int64_t n, int repeats);
 
-// The GEMM work this process did: floating-point operations and seconds inside sgemm.
+// The GEMM work this process did: floating-point operations and seconds inside sgemm, in
+// all and by shape (m, n, k).
 struct GemmStats {
+  struct Work {
+    double flops = 0;
+    double seconds = 0;
+  };
   double flops = 0;
   double seconds = 0;
+  std::map<std::array<int, 3>, Work> byShape;
 };
 const GemmStats &gemmStats();
 
