@@ -27,6 +27,7 @@
 #include <functional>
 #include <list>
 #include <memory>
+#include <set>
 #include <string>
 #include <type_traits>
 #include <unordered_map>
@@ -228,9 +229,13 @@ private:
       error(at, code, std::move(text), std::move(notes));
     }
   }
-  // A read or free of a slot that holds nothing: the error that says why.
+  // A read or free of a slot that holds nothing: the error that says why — once: the
+  // slot's later reads and frees, until something is stored there again, are the same
+  // mistake (a use after an early free, then its second free) and say nothing more.
   [[gnu::noinline, gnu::cold]] void reportEmptySlot(uint32_t array, const SlotIndex &index, SourceRange at,
                                                     bool freeing);
+  // The empty slots already reported (null until one is: 8 bytes a rank).
+  std::unique_ptr<std::set<std::pair<uint32_t, std::vector<int64_t>>>> reportedEmpty_;
   bool checkPieces(SourceRange at, int64_t layer, int64_t piece, int64_t count, const char *what);
 
   World &world_;

@@ -28,6 +28,8 @@ void Rank::store(uint32_t array, const SlotIndex &index, ValuePtr v, SourceRange
   }
   if (pair_)
     touchInPair(array, index, true, at);
+  if (reportedEmpty_) // filled again: a later mistake there is a new one
+    reportedEmpty_->erase({array, std::vector<int64_t>(index.begin(), index.end())});
   const Value *stored = v.get();
   ValuePtr replaced = storage_.store(array, indexSpan(index), std::move(v), lane_->sites.intern(at));
   if (recompute_) { // the replaced value first: it may be the one stored again
@@ -82,6 +84,10 @@ ValuePtr Rank::read(uint32_t array, const SlotIndex &index, SourceRange at) {
 }
 
 void Rank::reportEmptySlot(uint32_t array, const SlotIndex &index, SourceRange at, bool freeing) {
+  if (!reportedEmpty_)
+    reportedEmpty_ = std::make_unique<std::set<std::pair<uint32_t, std::vector<int64_t>>>>();
+  if (!reportedEmpty_->emplace(array, std::vector<int64_t>(index.begin(), index.end())).second)
+    return; // said already
   std::optional<Sites::Id> freed = storage_.freedAt(array, indexSpan(index));
   if (freeing && freed)
     error(at, "double-free", "`" + slotName(array, index) + "` is freed twice on rank " + std::to_string(id_),
