@@ -74,6 +74,9 @@ struct Transformer {
   bool dropout = false;            // masks kept for the backward
   bool flashAttention = false;     // FlashAttention: the scores never leave the kernel
   Recompute recompute = Recompute::None;
+  // Megatron-LM's contiguous fp32 gradient buffer (its DDP's main_grad): allocated with the
+  // weights, 4 bytes for every parameter a rank holds, where each gradient is accumulated.
+  bool mainGradBuffer = false;
   int64_t tensorParallel = 1;    // t: accelerators sharing each layer (one rank is one)
   bool sequenceParallel = false; // norms and dropout on 1/t of the sequence
 

@@ -54,6 +54,7 @@ const Key<T> kKeys[] = {
     {"dropout", kBoolean, nullptr, &T::dropout},
     {"flash_attention", kBoolean, nullptr, &T::flashAttention},
     {"recompute", kText, nullptr, nullptr, nullptr, 1, setRecompute},
+    {"main_grad_buffer", kBoolean, nullptr, &T::mainGradBuffer},
     {"tensor_parallel", SettingType::Integer, &T::tensorParallel},
     {"sequence_parallel", kBoolean, nullptr, &T::sequenceParallel},
     {"norm", kText, nullptr, nullptr, nullptr, 1, setNorm},

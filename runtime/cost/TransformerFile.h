@@ -2,7 +2,8 @@
 // A file names the preset it starts from (`preset = "llama3-70b"`; none: every field must be
 // given) and sets any field by its key:
 //   layers hidden heads kv_heads ffn vocab sequence micro_batch   integers >= 1
-//   gated_mlp biases tied_embeddings position_embeddings dropout flash_attention   booleans
+//   gated_mlp biases tied_embeddings position_embeddings dropout flash_attention
+//   main_grad_buffer                                                           booleans
 //   norm ("layernorm" or "rmsnorm"), recompute ("none", "selective" or "full"), name (a string)
 // kv_heads defaults to heads and ffn to 4 x hidden when a file without a preset omits them.
 // Read through DescriptionFile (toml++). Every problem is located: the file's line and

@@ -41,13 +41,27 @@ double ByteModel::transformerBytes(const Value &v, int64_t layerParts) const {
     return batches * static_cast<double>(t.sequence * t.microBatch) * static_cast<double>(t.vocab) /
            static_cast<double>(t.tensorParallel) * 4;
   case Kind::ActGrad: return batches * boundary * sequenceShare(v);
-  case Kind::Weight:
   case Kind::WeightGrad:
+    if (t.mainGradBuffer) // accumulated in the weight's buffer
+      return 0;
+    break;
+  case Kind::Weight: return weightShareBytes(v) + gradientBufferBytes(v);
   case Kind::OptState: break;
   }
+  return weightShareBytes(v);
+}
+
+double ByteModel::weightShareBytes(const Value &v) const {
+  const cost::Transformer &t = *transformer;
   double share = v.total > 0 ? static_cast<double>(v.shards ? v.shards->size() : 0) / static_cast<double>(v.total) : 0;
   int64_t layer = std::clamp<int64_t>(v.layer, 0, t.layers - 1);
   return share * t.rankParameters(layer) * elementBytes(v.kind);
+}
+
+double ByteModel::gradientBufferBytes(const Value &v) const {
+  if (!transformer || !transformer->mainGradBuffer || v.kind != Kind::Weight)
+    return 0;
+  return weightShareBytes(v) / elementBytes(v.kind) * 4;
 }
 
 double ByteModel::tensorBytes(const Value &v) const {

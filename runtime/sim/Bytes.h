@@ -93,7 +93,11 @@ struct ByteModel {
   // one sequence x micro_batch x hidden tensor per micro-batch, as the loss's input), where
   // bytes() counts what its layer keeps for the backward (sim/Recompute.h).
   double tensorBytes(const Value &v) const;
-  // Which share of the bytes `v` is.
+  // The bytes of Megatron's main-gradient buffer a weight `v` carries (cost::Transformer::
+  // mainGradBuffer: fp32, for every parameter of it); 0 otherwise. Its gradients then take
+  // none of their own.
+  double gradientBufferBytes(const Value &v) const;
+  // Which share of the bytes `v` is (a weight's gradient buffer is the gradients').
   ByteShare shareOf(const Value &v) const {
     switch (v.kind) {
     case Kind::Weight: return ByteShare::Parameters;
@@ -118,6 +122,9 @@ private:
     return v.split == Split::Sequence ? static_cast<double>(v.shards->size()) / static_cast<double>(v.total) : 1;
   }
   double transformerBytes(const Value &v, int64_t layerParts) const;
+  // A weight-sized value's own bytes under a transformer: its share of its layer's
+  // parameters on this rank, at its kind's precision.
+  double weightShareBytes(const Value &v) const;
 };
 
 // The option `arg` sets, if it is one of the model's ("--hidden" of "--hidden=64"), else "".

@@ -14,9 +14,10 @@ namespace schedc::sim {
 
 void Storage::count(const Value &v, int delta) {
   countMemory(v.memory(), delta);
-  double bytes = delta * heldBytes(v);
+  double bytes = delta * heldBytes(v), buffer = delta * model_.gradientBufferBytes(v);
   bytes_ += bytes;
-  shares_[static_cast<size_t>(model_.shareOf(v))] += bytes;
+  shares_[static_cast<size_t>(model_.shareOf(v))] += bytes - buffer;
+  shares_[static_cast<size_t>(ByteShare::Gradients)] += buffer;
   if (v.kind != Kind::Activation && v.kind != Kind::ActGrad)
     return;
   activationMemory_ += delta * static_cast<int64_t>(v.memory().asDouble());
