@@ -107,9 +107,6 @@ public:
       : s_(s), world_(world), report_(report), measured_(measured), cost_(*world.options().costModel),
         ranks_(world.model().ranks), rowH_(std::clamp(std::floor(1400.0 / static_cast<double>(ranks_)), 4.0, 44.0)),
         boxH_(std::max(2.0, std::floor(rowH_ * 0.5))), memH_(std::max(1.0, rowH_ - boxH_ - 3)),
-        // A cost model with streams (the hardware model) draws each in a lane of the rank's
-        // row: compute, collectives, point-to-point from the top.
-        laneH_(cost_.oneStream() ? boxH_ : boxH_ / static_cast<double>(cost::kStreams)),
         plotBottom_(kTop + rowH_ * static_cast<double>(ranks_)), height_(plotBottom_ + 86),
         // A model in seconds draws the bytes it predicts, not the puzzle's units.
         inBytes_(!measured && cost_.inSeconds()), peakTime_(report.maxMemoryTime.asDouble()),
@@ -118,9 +115,9 @@ public:
   }
 
   void draw(const SourceManager &sources, const std::string &schedule) {
-    s_ += "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + num(kWidth) + "\" height=\"" + num(height_) +
-          "\" viewBox=\"0 0 " + num(kWidth) + " " + num(height_) + "\" font-family=\"sans-serif\">\n";
-    s_ += "<rect x=\"0\" y=\"0\" width=\"" + num(kWidth) + "\" height=\"" + num(height_) + "\" fill=\"white\"/>\n";
+    s_ += "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + num(width()) + "\" height=\"" + num(height_) +
+          "\" viewBox=\"0 0 " + num(width()) + " " + num(height_) + "\" font-family=\"sans-serif\">\n";
+    s_ += "<rect x=\"0\" y=\"0\" width=\"" + num(width()) + "\" height=\"" + num(height_) + "\" fill=\"white\"/>\n";
     caption(schedule);
     rankLabels();
     std::vector<std::vector<const char *>> names = eventNames(world_);
@@ -133,7 +130,16 @@ public:
   }
 
 private:
-  static constexpr double kLeft = 64, kRight = 20, kTop = 46, kPlotWidth = 1100, kWidth = kLeft + kPlotWidth + kRight;
+  static constexpr double kLeft = 64, kTop = 46, kPlotWidth = 1100;
+  // Where stream `stream`'s lane starts in a row, and its height: a cost model with streams
+  // (the hardware model) draws each in a lane of the rank's row, compute (3/5 of the box,
+  // room for micro-batch numbers), collectives and point-to-point (1/5 each) from the top.
+  double laneTop(size_t stream) const {
+    return cost_.oneStream() ? 0 : stream == 0 ? 0 : boxH_ * (0.6 + 0.2 * static_cast<double>(stream - 1));
+  }
+  double laneHeight(size_t stream) const { return cost_.oneStream() ? boxH_ : boxH_ * (stream == 0 ? 0.6 : 0.2); }
+  // The right margin: room for the lanes' names where there are streams.
+  double width() const { return kLeft + kPlotWidth + (cost_.oneStream() ? 20 : 64); }
 
   // Times and memory: the cost model's, or what a real run measured.
   double startOf(int64_t r, size_t i) const {
@@ -172,7 +178,7 @@ private:
       std::snprintf(figures, sizeof figures, " — measured: step %.4f s, largest memory %s on GPU %lld", span_,
                     bytesText(maxMemory_).c_str(), static_cast<long long>(peakRank_));
     else if (inBytes_)
-      std::snprintf(figures, sizeof figures, " — Step: %.4g s   Maximum Bytes: %s at GPU: %lld time: %.4g s",
+      std::snprintf(figures, sizeof figures, " — Step: %.4g s   Peak memory: %s on GPU %lld at %.4g s",
                     report_.makespan.asDouble(), gibibytes(maxMemory_).c_str(), static_cast<long long>(peakRank_),
                     peakTime_);
     std::string caption =
@@ -183,47 +189,102 @@ private:
     s_ += "<text class=\"caption\" x=\"" + num(kLeft) + "\" y=\"24\" font-size=\"15\">" + escape(caption) + "</text>\n";
   }
 
-  // As many as fit (at least 10 px apart).
+  // As many as fit (at least 10 px apart); with streams, the lanes named on the right of the
+  // first rank's row.
   void rankLabels() {
     int64_t labelEvery = std::max<int64_t>(1, static_cast<int64_t>(std::ceil(10.0 / rowH_)));
     for (int64_t r = 0; r < ranks_; r += labelEvery)
       s_ += "<text x=\"" + num(kLeft - 6) + "\" y=\"" + num(kTop + rowH_ * r + boxH_ * 0.8) + "\" font-size=\"" +
             num(std::min(11.0, std::max(7.0, rowH_ * 0.6))) + "\" text-anchor=\"end\">GPU " + std::to_string(r) +
             "</text>\n";
+    if (cost_.oneStream() || laneHeight(1) < 4)
+      return;
+    const char *lanes[cost::kStreams] = {"compute", "collectives", "p2p"};
+    for (size_t l = 0; l < cost::kStreams; ++l)
+      s_ += "<text x=\"" + num(kLeft + kPlotWidth + 2) + "\" y=\"" + num(kTop + laneTop(l) + laneHeight(l) * 0.8) +
+            "\" font-size=\"" + num(std::min(9.0, laneHeight(l) + 2)) + "\" fill=\"#555\">" + lanes[l] + "</text>\n";
   }
 
-  // A rank's events (each with its details on hover and its micro-batches where they fit)
-  // and its memory bars.
+  // Where events i .. last of rank r are one box: a model in seconds (the hardware model)
+  // draws a stage's run of layers for one micro-batch and phase as one box — the same kind
+  // on the same stream for the same micro-batches, each starting as the one before ends —
+  // instead of a barcode of a box a layer; the puzzle's timelines keep a box an event.
+  size_t lastOfBox(int64_t r, size_t i) const {
+    const EventLog &events = world_.events(r);
+    size_t last = i;
+    if (!inBytes_)
+      return last;
+    while (last + 1 < events.size()) {
+      const Event &a = events[last], &b = events[last + 1];
+      bool same = b.kind == a.kind && b.stream == a.stream && a.batches && b.batches && *a.batches == *b.batches &&
+                  std::abs(startOf(r, last + 1) - (startOf(r, last) + lengthOf(r, last))) <= 1e-9 * span_;
+      if (!same)
+        break;
+      ++last;
+    }
+    return last;
+  }
+
+  // The most bytes held at the events of a box.
+  double boxBytes(int64_t r, size_t i, size_t last) const {
+    double most = 0;
+    for (size_t k = i; k <= last; ++k)
+      most = std::max(most, world_.events(r)[k].bytes);
+    return most;
+  }
+
+  // "1.234 s" (4 significant digits) for a model in seconds; the puzzle's exact steps.
+  std::string timeText(double seconds, const Number &steps) const {
+    if (!cost_.inSeconds())
+      return steps.str();
+    char text[32];
+    std::snprintf(text, sizeof text, "%.4g s", seconds);
+    return text;
+  }
+
+  // A rank's events (each box with its details on hover and its micro-batches where they
+  // fit) and its memory bars.
   void rank(int64_t r, const std::vector<const char *> &names, const SourceManager &sources) {
     const EventLog &events = world_.events(r);
     double y = kTop + rowH_ * static_cast<double>(r);
-    for (size_t i = 0; i < events.size(); ++i) {
+    for (size_t i = 0, last = 0; i < events.size(); i = last + 1) {
+      last = lastOfBox(r, i);
       const Event &e = events[i];
       const SourceRange &at = world_.site(e.site);
-      double x0 = x(startOf(r, i)), w = std::max(1.0, x(startOf(r, i) + lengthOf(r, i)) - x0);
-      std::string details = std::string(names[i]) + (e.layer >= 0 ? " layer " + std::to_string(e.layer) : "") +
-                            (e.batches ? ", micro-batches " + e.batches->str() : "") + ", start " +
-                            (measured_ ? num(startOf(r, i) * 1e3) + " ms" : e.start.str()) + ", length " +
-                            (measured_ ? num(lengthOf(r, i) * 1e3) + " ms" : e.length.str()) + ", memory " +
-                            (measured_  ? std::to_string((*measured_)[r][i].memory)
-                             : inBytes_ ? gibibytes(e.bytes)
-                                        : e.memory.str()) +
-                            (at.valid() ? ", " + sources.where(at) : "");
-      double lane = y + (cost_.oneStream() ? 0 : laneH_ * static_cast<double>(e.stream));
+      double end = startOf(r, last) + lengthOf(r, last);
+      double x0 = x(startOf(r, i)), w = std::max(1.0, x(end) - x0);
+      std::string layers = e.layer < 0 ? ""
+                           : last == i
+                               ? " layer " + std::to_string(e.layer)
+                               : " layers " + std::to_string(e.layer) + "-" + std::to_string(events[last].layer);
+      std::string details =
+          std::string(names[i]) + layers + (e.batches ? ", micro-batches " + e.batches->str() : "") + ", start " +
+          (measured_ ? num(startOf(r, i) * 1e3) + " ms" : timeText(startOf(r, i), e.start)) + ", length " +
+          (measured_ ? num((end - startOf(r, i)) * 1e3) + " ms" : timeText(end - startOf(r, i), e.length)) +
+          ", memory " +
+          (measured_  ? std::to_string((*measured_)[r][i].memory)
+           : inBytes_ ? gibibytes(boxBytes(r, i, last))
+                      : e.memory.str()) +
+          (at.valid() ? ", " + sources.where(at) : "");
+      size_t stream = static_cast<size_t>(e.stream);
+      double lane = y + laneTop(stream), laneH = laneHeight(stream);
       s_ += "<rect class=\"event\" x=\"" + num(x0) + "\" y=\"" + num(lane) + "\" width=\"" + num(w) + "\" height=\"" +
-            num(laneH_) + "\" fill=\"" + colourOf(e.kind, e.layer) +
-            "\" stroke=\"white\" stroke-width=\"0.5\"><title>" + escape(details) + "</title></rect>\n";
+            num(laneH) + "\" fill=\"" + colourOf(e.kind, e.layer) + "\" stroke=\"white\" stroke-width=\"0.5\"><title>" +
+            escape(details) + "</title></rect>\n";
       std::string label = batchesText(e);
-      double fontSize = std::min(11.0, laneH_ - 3);
+      double fontSize = std::min(11.0, laneH - 3);
       if (!label.empty() && fontSize >= 7 && w >= static_cast<double>(label.size()) * fontSize * 0.62 + 4)
-        s_ += "<text x=\"" + num(x0 + w / 2) + "\" y=\"" + num(lane + laneH_ / 2 + fontSize * 0.35) +
-              "\" font-size=\"" + num(fontSize) + "\" text-anchor=\"middle\" fill=\"" +
-              (lightBox(e.kind) ? "#222" : "white") + "\" pointer-events=\"none\">" + label + "</text>\n";
-      // Memory from this event to the next (or to the end of the last).
-      double next = i + 1 < events.size() ? startOf(r, i + 1) : startOf(r, i) + lengthOf(r, i);
-      double barW = std::max(0.5, x(next) - x0), barH = memH_ * memoryOf(r, i) / maxMemory_;
-      s_ += "<rect class=\"mem\" x=\"" + num(x0) + "\" y=\"" + num(y + boxH_ + 1 + memH_ - barH) + "\" width=\"" +
-            num(barW) + "\" height=\"" + num(barH) + "\" fill=\"#b8c4d0\"/>\n";
+        s_ += "<text x=\"" + num(x0 + w / 2) + "\" y=\"" + num(lane + laneH / 2 + fontSize * 0.35) + "\" font-size=\"" +
+              num(fontSize) + "\" text-anchor=\"middle\" fill=\"" + (lightBox(e.kind) ? "#222" : "white") +
+              "\" pointer-events=\"none\">" + label + "</text>\n";
+      // Memory from each event to the next (or to the end of the last).
+      for (size_t k = i; k <= last; ++k) {
+        double from = x(startOf(r, k));
+        double next = k + 1 < events.size() ? startOf(r, k + 1) : startOf(r, k) + lengthOf(r, k);
+        double barW = std::max(0.5, x(next) - from), barH = memH_ * memoryOf(r, k) / maxMemory_;
+        s_ += "<rect class=\"mem\" x=\"" + num(from) + "\" y=\"" + num(y + boxH_ + 1 + memH_ - barH) + "\" width=\"" +
+              num(barW) + "\" height=\"" + num(barH) + "\" fill=\"#b8c4d0\"/>\n";
+      }
     }
   }
 
@@ -257,7 +318,7 @@ private:
 
   void legend() {
     std::vector<LegendItem> legend = eventLegend(present_);
-    legend.push_back({"#b8c4d0", inBytes_ ? "memory (bytes)" : "memory"});
+    legend.push_back({"#b8c4d0", inBytes_ ? "memory (GiB: each row's bars to the largest)" : "memory"});
     legend.push_back({"#e03131", "peak memory"});
     double lx = kLeft, ly = plotBottom_ + 50;
     for (const LegendItem &item : legend) {
@@ -278,7 +339,7 @@ private:
   const MeasuredRun *measured_;
   const cost::CostModel &cost_;
   const int64_t ranks_;
-  const double rowH_, boxH_, memH_, laneH_, plotBottom_, height_;
+  const double rowH_, boxH_, memH_, plotBottom_, height_;
   const bool inBytes_;
   double span_ = 1e-9, maxMemory_ = 1e-9, peakTime_;
   int64_t peakRank_;
