@@ -66,13 +66,4 @@ GemmTable h100Tf32Gemms() {
   });
 }
 
-// A100 SXM: one published point, the maximum achievable matmul FLOP/s (bf16, CUDA 12.1)
-// measured with mamf-finder.py over a scan of shapes: 267.9 TFLOP/s at 6912 x 16384 x 2048
-// (S. Bekman, "Machine Learning Engineering", compute/accelerator/README.md, "Maximum
-// Achievable Matmul FLOPS comparison table"). No published sweep of smaller shapes was in
-// reach: below it only the roofline (Hardware::gemmRate) shapes the rate.
-GemmTable a100Bf16Gemms() {
-  return GemmTable({{6912, 16384, 2048, 267.9e12}});
-}
-
 } // namespace schedc::cost

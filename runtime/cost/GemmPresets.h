@@ -8,6 +8,5 @@ namespace schedc::cost {
 
 GemmTable h100Bf16Gemms();
 GemmTable h100Tf32Gemms();
-GemmTable a100Bf16Gemms();
 
 } // namespace schedc::cost

@@ -41,10 +41,12 @@ Hardware dgxH100() {
 // TFLOP/s, 80 GB HBM2e at
 // 2039 GB/s; third-generation NVLink 600 GB/s per GPU (300 each way). DGX A100 datasheet:
 // eight ConnectX-6 at 200 Gb/s for compute traffic, one per GPU (25 GB/s each way).
-// Latencies as for dgx-h100 (NCCL's model). bf16 GEMMs: the one published measured point
-// (cost/GemmPresets.cpp) and the roofline; TF32 and fp32 at 0.7 of their peaks, an
-// assumption. FlashAttention-2 at 0.6 of the bf16 peak: it reaches 50-73% of it on A100
-// in its forward and backward (Dao 2023, §4.1).
+// Latencies as for dgx-h100 (NCCL's model). GEMMs at 0.7 of their peaks, an assumption
+// (this preset's since before GEMMs had tables): no measured sweep of A100 shapes was in
+// reach, and the one published point, the best shape of a 2024 scan at 267.9 TFLOP/s
+// (docs/costs.md), is not what typical shapes reach; the roofline caps small ones.
+// FlashAttention-2 at 0.6 of the bf16 peak: it reaches 50-73% of it on A100 in its
+// forward and backward (Dao 2023, §4.1).
 Hardware dgxA100() {
   Hardware h;
   h.name = "dgx-a100-80gb";

@@ -45,7 +45,9 @@ double HardwareCost::collectiveSeconds(const Work &w) const {
   double bytes = bytesOf(w) * (w.kind == EventKind::AllGather ? n : 1);
   // A collective of a layer's activations (the schedule's tensor parallelism) stands for
   // each of the layer's partial-sum completions: a transformer's two.
-  double count = w.data == Data::Activations ? model_->activationCollectivesPerLayer() : 1;
+  // (Not the loss's gather of the last layer's output: one.)
+  bool layerActivation = w.data == Data::Activations && (model_->layers() == 0 || w.layer < model_->layers());
+  double count = layerActivation ? model_->activationCollectivesPerLayer() : 1;
   return count * ncclSeconds(w.kind == EventKind::AllReduce, n, std::max(1, w.nodes), bytes);
 }
 
@@ -73,9 +75,18 @@ double HardwareCost::ncclSeconds(bool allReduce, double n, double nodes, double 
 // tensor each take half an all-reduce's ring steps.
 double HardwareCost::tensorParallelSeconds(const Work &w) const {
   LayerModel::TensorParallelTraffic traffic = model_->tensorParallelTraffic(w.kind);
+  double t = static_cast<double>(model_->tensorParallel());
+  // Parts in the schedule: its collectives are its own events, but full recomputation's
+  // forward runs them again inside the backward, among the parts.
+  if (t == 1 && w.tensorParts > 1 && model_->recomputesLayers() &&
+      (w.kind == EventKind::Backward || w.kind == EventKind::BackwardInput)) {
+    int completions = model_->activationCollectivesPerLayer();
+    traffic = w.sequenceParts ? LayerModel::TensorParallelTraffic{0, completions, completions}
+                              : LayerModel::TensorParallelTraffic{completions, 0, 0};
+    t = static_cast<double>(w.tensorParts);
+  }
   if (traffic.allReduces + traffic.allGathers + traffic.reduceScatters == 0)
     return 0;
-  double t = static_cast<double>(model_->tensorParallel());
   double nodes = std::ceil(t / static_cast<double>(hardware_.acceleratorsPerNode));
   double bytes = model_->tensorParallelElements() * elementBytes(Data::Activations);
   double seconds = traffic.allReduces * ncclSeconds(true, t, nodes, bytes) +

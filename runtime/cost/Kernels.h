@@ -6,6 +6,7 @@
 // backward, and either half of a split one.
 #pragma once
 
+#include <compare>
 #include <cstdint>
 #include <vector>
 

@@ -65,6 +65,7 @@ public:
     return traffic;
   }
   int activationCollectivesPerLayer() const override { return 2; }
+  bool recomputesLayers() const override { return t_.recompute == Recompute::Full; }
 
 private:
   Transformer t_;

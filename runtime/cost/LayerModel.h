@@ -68,6 +68,9 @@ public:
   // transformer layer completes its partial sums twice (after attention and after the MLP),
   // the backends' layer once.
   virtual int activationCollectivesPerLayer() const { return 1; }
+  // Whether a backward makes its layer's forward again first (a transformer's full
+  // recomputation; the backends' layer recomputes only h, with no collective).
+  virtual bool recomputesLayers() const { return false; }
 };
 
 std::shared_ptr<const LayerModel> transformerLayers(Transformer model);

@@ -99,9 +99,9 @@ double Transformer::backwardWeightFlops(int64_t layer) const {
 double Transformer::recomputeFlops(int64_t layer) const {
   double attentionCore = 4 * d(microBatch) * d(sequence) * d(sequence) * d(hidden) / d(tensorParallel);
   switch (recompute) {
-  case Recompute::Full: {
+  case Recompute::Full: { // and FlashAttention's backward makes QKᵀ again besides
     Passes p = passesOf(*this, layer, d(blockMatrixParameters()));
-    return p.gemms + p.attention;
+    return p.gemms + p.attention + (flashAttention ? attentionCore / 2 : 0);
   }
   case Recompute::Selective: return flashAttention ? attentionCore / 2 : attentionCore;
   case Recompute::None: return flashAttention ? attentionCore / 2 : 0;

@@ -158,7 +158,8 @@ void Transformer::kernels(int64_t layer, Pass pass, LayerShare share, const Elem
     for (const Linear &l : linears)
       out.push_back(Kernel::gemm(l.name, 1, l.k, l.n, tokens));
     double parameters = rankParameters(layer) / d(parts);
-    out.push_back(Kernel::memory("gradient accumulation", parameters * (e + 2 * size.gradient), parameters));
+    double g = mainGradBuffer ? 4 : size.gradient; // Megatron's main_grad is fp32
+    out.push_back(Kernel::memory("gradient accumulation", parameters * (e + 2 * g), parameters));
     return;
   }
   }

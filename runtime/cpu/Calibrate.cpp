@@ -3,6 +3,7 @@
 #include "cpu/Calibrate.h"
 #include "backend/Comm.h"
 #include "cpu/Kernels.h"
+#include "diagnostics/InternalError.h"
 
 #include <algorithm>
 #include <cblas.h>
@@ -149,30 +150,32 @@ std::string calibrate(const backend::Dims &dims) {
                   rate / 1e12);
     table += row;
   }
-  char text[2048];
-  std::snprintf(text, sizeof text,
-                "# This machine as the cpu backend uses it, measured by `--calibrate` with %d rank%s at\n"
-                "# H = %lld, T = %lld: the layer's forward and backward GEMMs (OpenBLAS sgemm), the rest\n"
-                "# of that work, a STREAM-like triad into fresh memory, an MPI ping-pong between ranks\n"
-                "# 0 and 1 (latency) and an all-reduce of a weight (bandwidth); medians of repetitions.\n"
-                "name = \"cpu-calibrated\"\n"
-                "peak_tflops_fp32 = %.6g\n"
-                "peak_tflops_bf16 = %.6g  # emulated in fp32: the same GEMMs\n"
-                "gemm_efficiency = 1.0  # the peak above is the rate measured on the layer's GEMMs\n"
-                "# The layer's GEMM shapes [m, n, k, TFLOP/s], each timed inside sgemm as the layer runs:\n"
-                "gemm_tflops_fp32 = [%s]\n"
-                "memory_gb = %.6g  # GiB\n"
-                "memory_bandwidth_gbs = %.6g\n"
-                "elementwise_gelems = %.6g  # the forward's and backward's work beside their GEMMs\n"
-                "accelerators_per_node = %d\n"
-                "overlap = false  # one thread: MPI calls block the rank's compute\n"
-                "intra_node_bandwidth_gbs = %.6g\n"
-                "intra_node_latency_us = %.6g\n"
-                "inter_node_bandwidth_gbs = %.6g  # not measured: one node\n"
-                "inter_node_latency_us = %.6g\n",
-                size, size == 1 ? "" : "s", static_cast<long long>(dims.hidden), static_cast<long long>(dims.tokens),
-                gemm / 1e12, gemm / 1e12, table.c_str(), physical / perNode / 1073741824.0, memory / 1e9,
-                elementwise / 1e9, perNode, bandwidth / 1e9, latency * 1e6, bandwidth / 1e9, latency * 1e6);
+  char text[4096]; // the fixed text and a table of the layer's few shapes: well within
+  int length = std::snprintf(
+      text, sizeof text,
+      "# This machine as the cpu backend uses it, measured by `--calibrate` with %d rank%s at\n"
+      "# H = %lld, T = %lld: the layer's forward and backward GEMMs (OpenBLAS sgemm), the rest\n"
+      "# of that work, a STREAM-like triad into fresh memory, an MPI ping-pong between ranks\n"
+      "# 0 and 1 (latency) and an all-reduce of a weight (bandwidth); medians of repetitions.\n"
+      "name = \"cpu-calibrated\"\n"
+      "peak_tflops_fp32 = %.6g\n"
+      "peak_tflops_bf16 = %.6g  # emulated in fp32: the same GEMMs\n"
+      "gemm_efficiency = 1.0  # the peak above is the rate measured on the layer's GEMMs\n"
+      "# The layer's GEMM shapes [m, n, k, TFLOP/s], each timed inside sgemm as the layer runs:\n"
+      "gemm_tflops_fp32 = [%s]\n"
+      "memory_gb = %.6g  # GiB\n"
+      "memory_bandwidth_gbs = %.6g\n"
+      "elementwise_gelems = %.6g  # the forward's and backward's work beside their GEMMs\n"
+      "accelerators_per_node = %d\n"
+      "overlap = false  # one thread: MPI calls block the rank's compute\n"
+      "intra_node_bandwidth_gbs = %.6g\n"
+      "intra_node_latency_us = %.6g\n"
+      "inter_node_bandwidth_gbs = %.6g  # not measured: one node\n"
+      "inter_node_latency_us = %.6g\n",
+      size, size == 1 ? "" : "s", static_cast<long long>(dims.hidden), static_cast<long long>(dims.tokens), gemm / 1e12,
+      gemm / 1e12, table.c_str(), physical / perNode / 1073741824.0, memory / 1e9, elementwise / 1e9, perNode,
+      bandwidth / 1e9, latency * 1e6, bandwidth / 1e9, latency * 1e6);
+  SCHEDC_ASSERT(length > 0 && static_cast<size_t>(length) < sizeof text, "the calibrated hardware file was cut short");
   return text;
 }
 

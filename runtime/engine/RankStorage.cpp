@@ -28,7 +28,7 @@ void Rank::store(uint32_t array, const SlotIndex &index, ValuePtr v, SourceRange
   }
   if (pair_)
     touchInPair(array, index, true, at);
-  if (reportedEmpty_) // filled again: a later mistake there is a new one
+  if (reportedEmpty_ && !reportedEmpty_->empty()) // filled again: a later mistake there is a new one
     reportedEmpty_->erase({array, std::vector<int64_t>(index.begin(), index.end())});
   const Value *stored = v.get();
   ValuePtr replaced = storage_.store(array, indexSpan(index), std::move(v), lane_->sites.intern(at));

@@ -146,7 +146,7 @@ std::string hardwareJson(const CheckResult &r, const Report &rep) {
   if (!rep.ranks.empty()) {
     const ByteShares &shares = rep.ranks[static_cast<size_t>(rep.maxBytesRank)].peakShares;
     for (int i = 0; i < kByteShares; ++i)
-      breakdown += std::string(i ? ", " : "") + quote(byteShareName(static_cast<ByteShare>(i))) + ": " +
+      breakdown += std::string(i ? ", " : "") + quote(byteShareKey(static_cast<ByteShare>(i))) + ": " +
                    integral(shares[static_cast<size_t>(i)]);
   }
   double parameters = r.hardware->model().totalParameters();
@@ -227,11 +227,13 @@ std::string formatText(const CheckResult &r) {
     for (size_t i = 1; i < r.measuredPeak.size(); ++i)
       if (r.measuredPeak[i] > r.measuredPeak[top])
         top = i;
-    s += "Measured Maximum Bytes: " + bytesText(static_cast<double>(r.measuredPeak[top])) +
-         " at GPU: " + std::to_string(top) + " (" + r.backend + " backend)\n";
     if (r.hardware) // beside the prediction's, in the same unit
-      s += "Measured peak memory: " + gibibytes(static_cast<double>(r.measuredPeak[top])) + " on rank " +
-           std::to_string(top) + " (" + r.backend + " backend)\n";
+      s += "Measured peak memory: " + gibibytes(static_cast<double>(r.measuredPeak[top])) + " (" +
+           std::to_string(r.measuredPeak[top]) + " bytes) on rank " + std::to_string(top) + " (" + r.backend +
+           " backend)\n";
+    else
+      s += "Measured Maximum Bytes: " + bytesText(static_cast<double>(r.measuredPeak[top])) +
+           " at GPU: " + std::to_string(top) + " (" + r.backend + " backend)\n";
   }
   if (r.hardware)
     s += hardwareLines(r, rep);

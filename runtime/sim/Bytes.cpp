@@ -13,6 +13,10 @@ const char *precisionName(Precision p) {
   return p == Precision::Bf16 ? "bf16" : "fp32";
 }
 
+const char *byteShareKey(ByteShare s) {
+  return s == ByteShare::OptimizerState ? "optimizer_state" : byteShareName(s);
+}
+
 const char *byteShareName(ByteShare s) {
   switch (s) {
   case ByteShare::Parameters: return "parameters";
@@ -36,10 +40,11 @@ double ByteModel::transformerBytes(const Value &v, int64_t layerParts) const {
                         : t.activationBytes(v.layer) * sequenceShare(v);
       return batches * kept * elementBytes(v.kind) / 2;
     }
-    // The last layer's output: its fp32 logits, whole along the sequence and split by
-    // vocabulary among the tensor-parallel accelerators.
+    // The last layer's output: its fp32 logits, split by vocabulary among the tensor-parallel
+    // accelerators (the model's, and a schedule's parts of the last layer), and as the value
+    // is along the sequence (a schedule's shard before the loss gathers it).
     return batches * static_cast<double>(t.sequence * t.microBatch) * static_cast<double>(t.vocab) /
-           static_cast<double>(t.tensorParallel) * 4;
+           static_cast<double>(t.tensorParallel * layerParts) * 4 * sequenceShare(v);
   case Kind::ActGrad: return batches * boundary * sequenceShare(v);
   case Kind::WeightGrad:
     if (t.mainGradBuffer) // accumulated in the weight's buffer

@@ -47,7 +47,8 @@ const char *precisionName(Precision p); // "fp32", "bf16"
 // gradients, and the logits (the last layer's output under a transformer).
 enum class ByteShare : uint8_t { Parameters, Gradients, OptimizerState, Activations, Logits };
 constexpr int kByteShares = 5;
-const char *byteShareName(ByteShare s); // "parameters", "gradients", ...
+const char *byteShareName(ByteShare s); // "parameters", "gradients", "optimizer state", ...
+const char *byteShareKey(ByteShare s);  // the same as a JSON key: "optimizer_state"
 using ByteShares = std::array<double, kByteShares>;
 
 struct ByteModel {

@@ -55,7 +55,11 @@ public:
   // The bytes `v` takes when held here (an activation of a layer this rank computes a
   // tensor-parallel part of: the part's).
   double heldBytes(const Value &v) const {
-    return model_.bytes(v, v.kind == Kind::Activation ? layerParts(v.layer) : 1);
+    if (v.kind != Kind::Activation)
+      return model_.bytes(v, 1);
+    // The last layer's output (its logits) is split as the last layer is.
+    bool logits = model_.transformer && v.layer >= model_.transformer->layers;
+    return model_.bytes(v, layerParts(logits ? model_.transformer->layers - 1 : v.layer));
   }
   // This rank computes layer `layer` as one of `parts` tensor-parallel parts (set at its
   // load): the bytes of the activations it keeps for that layer are a part's

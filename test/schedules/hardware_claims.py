@@ -26,7 +26,8 @@ The hardware cost model's claims about real schedules, each checked on the figur
    stage's peak drops by exactly the half of its optimizer state a replica no longer keeps.
 7. The two spellings of tensor parallelism time the same step: stdlib/megatron with
    tensors = 8 in the schedule against tensor_parallel = 8 in the model (Megatron 22B on one
-   stage, 175B on 8; with and without sequence parallelism), within 1% — each of the
+   stage, 175B on 8, the latter also with full recomputation; with and without sequence
+   parallelism), within 1% — each of the
    schedule's activation collectives stands for a layer's two (after attention and after
    the MLP), and its sequence shards put the norms and residual adds on 1/t of the
    sequence, as the model's Megatron-LM traffic does."""
@@ -146,24 +147,25 @@ report(abs(saved / expected - 1) < 1e-6,
        f"stage; 12 (1 - 1/d) bytes a parameter of its part is {expected / 1e9:.3f} GB")
 
 
-def megatron_step(model, stages, tensors, sequence, model_tp):
+def megatron_step(model, stages, tensors, sequence, model_tp, recompute="none"):
     args = [schedc, "check", os.path.join(stdlib, "megatron.sched"), "--format=json", "--model=" + model,
             "--hardware=dgx-a100-80gb", "--precision=bf16", "--optimizer=adam", "-D", "batches=16",
             "-D", f"ranks={stages * tensors}", "-D", f"stages={stages}", "-D", f"tensors={tensors}",
-            "-D", f"sequence={sequence if tensors > 1 else 0}"]
+            "-D", f"sequence={sequence if tensors > 1 else 0}", f"--model-set=recompute={recompute}"]
     if model_tp > 1:
         args += [f"--model-set=tensor_parallel={model_tp}", f"--model-set=sequence_parallel={str(bool(sequence)).lower()}"]
     doc = json.loads(subprocess.run(args, capture_output=True, text=True).stdout)
     return doc["hardware"]["step_seconds"] if doc.get("correct") else float("nan")
 
 
-for model, stages in (("megatron-22b", 1), ("megatron-175b", 8)):
+for model, stages, recompute in (("megatron-22b", 1, "none"), ("megatron-175b", 8, "none"),
+                                 ("megatron-175b", 8, "full")):
     for sequence in (0, 1):
-        in_schedule = megatron_step(model, stages, 8, sequence, 1)
-        in_model = megatron_step(model, stages, 1, sequence, 8)
+        in_schedule = megatron_step(model, stages, 8, sequence, 1, recompute)
+        in_model = megatron_step(model, stages, 1, sequence, 8, recompute)
         report(abs(in_schedule / in_model - 1) < 0.01,
-               f"{model}, {stages} stage(s), tensor parallelism 8{' with sequence parallelism' if sequence else ''}: "
-               f"{in_schedule:.4f} s in the schedule, {in_model:.4f} s in the model")
+               f"{model}, {stages} stage(s), tensor parallelism 8{' with sequence parallelism' if sequence else ''}, "
+               f"recompute {recompute}: {in_schedule:.4f} s in the schedule, {in_model:.4f} s in the model")
 
 print("all passed" if not failures else f"{failures} failed")
 sys.exit(1 if failures else 0)
