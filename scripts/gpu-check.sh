@@ -8,7 +8,8 @@
 # GPUs or more, gpu-messages.test's (by grep: no FileCheck there), the benchmark, the
 # hardware model's step beside the measured one (in all, and event by event:
 # bench/event_times.py), and test/lit/cuda/equivalence.py on the
-# prebuilt cases (three shares at once; those the bundle was built for).
+# prebuilt cases (three shares at once; those the bundle was built for), and this GPU
+# calibrated into $OUT/gpu-calibrated.toml (--calibrate --backend=cuda).
 # Records what each printed in ${OUT:-gpu-check}/. Exits non-zero if a check fails.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -90,12 +91,19 @@ fi
 # The benchmark alone on the GPU, then the equivalence proofs in three shares at once.
 timeout 180 python3 bench/cuda_step.py --prebuilt="$cases/basic" --mpirun="$root/mpirun" > "$out/cuda-step.txt" 2>&1 || status=1
 cat "$out/cuda-step.txt"
-# The hardware model's step (dgx-h100 preset, bf16) beside the step measured on this GPU.
+# This GPU measured into a hardware file (cuBLAS GEMMs over m, n, k in 256 .. 8192, memory
+# bandwidth, the CUDA context's memory): the table a preset takes (docs/costs.md).
+timeout 300 "$cases/basic" --backend=cuda --calibrate="$out/gpu-calibrated.toml" > "$out/calibrate.txt" 2>&1 || status=1
+head -12 "$out/gpu-calibrated.toml"
+# The hardware model's step (dgx-h100 preset, and the file just measured; bf16) beside the
+# step measured on this GPU.
 for run in "basic -D batches=1" "basic -D batches=4" "ddp-1 -D ranks=1 -D batches=4"; do
   for try in 1 2 3; do
     echo "$run, try $try: $(timeout 120 "$cases"/$run -D layers=8 --backend=cuda --hidden=8192 --tokens=4096 \
       --precision=bf16 --hardware=dgx-h100 2>&1 | grep -E "^(Measured )?[Ss]tep time" | tr '\n' ' ')"
   done
+  echo "$run, calibrated: $(timeout 120 "$cases"/$run -D layers=8 --backend=cuda --hidden=8192 --tokens=4096 \
+    --precision=bf16 --hardware="$out/gpu-calibrated.toml" 2>&1 | grep -E "^(Measured )?[Ss]tep time" | tr '\n' ' ')"
 done | tee "$out/predicted-step.txt"
 # The same step event by event: each kind's measured time (--trace: every event waits for
 # its device work) beside the model's (the sim backend's trace with --hardware).

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <string>
+#include <vector>
 
 namespace schedc::cuda {
 
@@ -70,24 +71,28 @@ void Gemms::warmUp(int64_t hidden, int64_t tokens, DType low, DType gradients) {
   memory_.forgetPeak();
 }
 
-double Gemms::referenceRate(int64_t n, DType type) {
-  Buffer a = copies_.zeros(n * n, type), b = copies_.zeros(n * n, type), c = copies_.zeros(n * n, type);
-  auto once = [&] { gemmRaw(CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, a->raw(), n, b->raw(), n, type, c->raw(), n, type); };
+double Gemms::rate(int64_t m, int64_t n, int64_t k, DType type) {
+  Buffer a = copies_.zeros(m * k, type), b = copies_.zeros(k * n, type), c = copies_.zeros(m * n, type);
+  auto once = [&] { gemmRaw(CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, a->raw(), m, b->raw(), k, type, c->raw(), m, type); };
   cudaEvent_t start, end;
   cudaEventCreate(&start);
   cudaEventCreate(&end);
-  once(); // warm-up
-  const int repeats = 5;
-  cudaEventRecord(start, compute_);
-  for (int r = 0; r < repeats; ++r)
+  once(); // warm-up: loads the kernel cuBLAS picks for the shape
+  std::vector<float> times;
+  for (int r = 0; r < 5; ++r) {
+    cudaEventRecord(start, compute_);
     once();
-  cudaEventRecord(end, compute_);
-  memory_.check(cudaEventSynchronize(end), "cudaEventSynchronize");
-  float ms = 0;
-  cudaEventElapsedTime(&ms, start, end);
+    cudaEventRecord(end, compute_);
+    memory_.check(cudaEventSynchronize(end), "cudaEventSynchronize");
+    float ms = 0;
+    cudaEventElapsedTime(&ms, start, end);
+    times.push_back(ms);
+  }
   cudaEventDestroy(start);
   cudaEventDestroy(end);
-  return ms > 0 ? repeats * 2.0 * double(n) * double(n) * double(n) / (ms / 1e3) / 1e9 : 0.0;
+  std::sort(times.begin(), times.end());
+  double seconds = times[times.size() / 2] / 1e3;
+  return seconds > 0 ? 2.0 * double(m) * double(n) * double(k) / seconds : 0.0;
 }
 
 } // namespace schedc::cuda

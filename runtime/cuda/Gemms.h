@@ -35,8 +35,10 @@ public:
   // buffers, kept in the pool for the step's own; cuBLAS picks its kernels by size); the
   // allocator's peak then forgets them.
   void warmUp(int64_t hidden, int64_t tokens, DType low, DType gradients);
-  // cuBLAS's own rate on n x n x n, operands and result `type`, in GFLOP/s.
-  double referenceRate(int64_t n, DType type);
+  // cuBLAS's own rate on n x n x n, operands and result `type`, in GFLOP/s; and on
+  // m x n x k (column-major, no transposes), in FLOP/s: the median of five timed after one.
+  double referenceRate(int64_t n, DType type) { return rate(n, n, n, type) / 1e9; }
+  double rate(int64_t m, int64_t n, int64_t k, DType type);
   // The FLOPs gemm() computed so far.
   double flops() const { return flops_; }
 

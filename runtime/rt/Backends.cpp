@@ -11,12 +11,17 @@ namespace schedc::cuda {
 [[gnu::weak]] std::string deviceProblem();
 [[gnu::weak]] std::unique_ptr<backend::ComputeRank> makeCudaRank(const backend::ComputeConfig &config,
                                                                  backend::Comm &comm);
+[[gnu::weak]] std::string calibrateDevice(); // runtime/cuda/Calibrate.cpp
 } // namespace schedc::cuda
 
 namespace schedc::rt {
 
 bool haveCuda() {
   return cuda::deviceProblem != nullptr && cuda::makeCudaRank != nullptr;
+}
+
+std::string calibrateCuda() {
+  return cuda::calibrateDevice();
 }
 
 // Only asked for when the command line chose cuda, which it allows only when haveCuda().

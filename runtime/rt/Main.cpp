@@ -79,7 +79,12 @@ int simulate(const schedc_program &program, const CommandLine &line) {
 
 // --calibrate: this machine measured into a hardware file, which rank 0 writes.
 int calibrateHere(const CommandLine &line) {
-  std::string text = cpu::calibrate(line.run.config.dims);
+  if (line.run.backend == ComputeRun::Cuda)
+    if (std::string why = cudaUnavailable(); !why.empty()) {
+      std::cerr << "schedc: error: " << why << "\n";
+      return kExitNoDevice;
+    }
+  std::string text = line.run.backend == ComputeRun::Cuda ? calibrateCuda() : cpu::calibrate(line.run.config.dims);
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   if (rank != 0)

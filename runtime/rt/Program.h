@@ -33,6 +33,9 @@ struct ComputeRun {
 bool haveCuda();
 // Why the cuda backend cannot run in this process, in one line (empty: it can). Collective.
 std::string cudaUnavailable();
+// This process's GPU measured into a hardware file's text (runtime/cuda/Calibrate.cpp; only
+// where haveCuda()).
+std::string calibrateCuda();
 // The real backend `run` asks for, for this process's rank.
 std::unique_ptr<backend::ComputeRank> makeComputeRank(ComputeRun::Backend backend, const backend::ComputeConfig &config,
                                                       backend::Comm &comm);
