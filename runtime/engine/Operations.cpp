@@ -115,6 +115,9 @@ ValuePtr Rank::input(SourceRange at, const IntSet &batches) {
     a.poisoned = true;
   }
   a.batches = setOf(batches);
+  for (int64_t b : batches.elements())
+    if (b >= 0 && b < world_.model_.batches)
+      world_.inputSeen_[static_cast<size_t>(b)].store(true, std::memory_order_relaxed);
   return makeValue(std::move(a));
 }
 

@@ -42,6 +42,7 @@ World::World(Model model, std::vector<ArrayInfo> arrays, Options options, uint32
     : model_(model), arrays_(std::move(arrays)), options_(options), groups_(model.ranks, lanes > 1), mail_(model.ranks),
       ordered_(model.ranks) {
   arrayKinds_ = std::make_unique<std::atomic<int8_t>[]>(arrays_.size());
+  inputSeen_ = std::make_unique<std::atomic<bool>[]>(static_cast<size_t>(std::max<int64_t>(model_.batches, 0)));
   for (size_t i = 0; i < arrays_.size(); ++i)
     arrayKinds_[i] = arrays_[i].kind ? static_cast<int8_t>(*arrays_[i].kind) : kNoKind;
   // Lanes of consecutive ranks: a pipeline's neighbours and a tensor-parallel group mostly
@@ -98,6 +99,7 @@ void World::run(const std::function<void(Rank &)> &body) {
     return;
   for (auto &r : ranks_)
     r->settleRecomputedBytes();
+  explainMissingBatches();
   if (!completed_)
     return;
   EndTally &tally = lanes_[0]->end;
@@ -236,6 +238,22 @@ bool World::record(Severity s, SourceRange at, const char *code, std::string mes
     diagIndex_.emplace(key, diags_.size());
   diags_.push_back(Recorded{Diagnostic{s, at, std::move(message), std::move(notes)}, rank, {}, {}});
   return false;
+}
+
+void World::explainMissingBatches() {
+  std::vector<int64_t> never;
+  for (int64_t b = 0; b < model_.batches; ++b)
+    if (!inputSeen_[static_cast<size_t>(b)].load(std::memory_order_relaxed))
+      never.push_back(b);
+  // None input at all: gradients made up with fake_grad (the puzzles'), not a loop's slip.
+  if (never.empty() || static_cast<int64_t>(never.size()) == model_.batches)
+    return;
+  for (const auto &[key, index] : diagIndex_)
+    if (key.first == "update-missing-batches")
+      diags_[index].diag.notes.push_back(
+          note({}, "micro-batches " + IntSet(never).str() + " never enter the step: no rank's `input` makes them (of " +
+                       std::to_string(model_.batches) + ", 0 to " + std::to_string(model_.batches - 1) +
+                       "): a loop's bound that stops short?"));
 }
 
 bool World::hasErrors() const {

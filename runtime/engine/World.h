@@ -160,6 +160,10 @@ private:
   // Each array's static kind, or the first kind stored in it (kNoKind: none yet), by any rank.
   static constexpr int8_t kNoKind = -1;
   std::unique_ptr<std::atomic<int8_t>[]> arrayKinds_;
+  // By micro-batch: whether any rank's `input` made it (ranks on several threads set them).
+  std::unique_ptr<std::atomic<bool>[]> inputSeen_;
+  // An update missing micro-batches that no rank ever made: the note that says so.
+  void explainMissingBatches();
   Options options_;
   // Where the collectives meet, and the sets of ranks every rank may hold: freed after
   // everything that holds them (so declared first of those).
