@@ -134,6 +134,26 @@ std::optional<Transformer> parseHuggingFaceConfig(const std::string &text, FileP
     return std::nullopt;
   if (std::string wrong = t.invalid(); !wrong.empty()) {
     problem = {0, 0, wrong};
+    // At the key of the field the problem names first (Transformer::invalid names its own
+    // fields: "heads (3) must divide hidden (64)").
+    struct Field {
+      const char *name;
+      std::initializer_list<const char *> keys;
+    };
+    const Field fields[] = {{"kv_heads", {"num_key_value_heads"}},
+                            {"heads", {"num_attention_heads", "n_head"}},
+                            {"hidden", {"hidden_size", "n_embd"}},
+                            {"ffn", {"intermediate_size", "n_inner"}},
+                            {"layers", {"num_hidden_layers", "n_layer"}},
+                            {"vocab", {"vocab_size"}},
+                            {"sequence", {"max_position_embeddings", "n_positions"}}};
+    for (const Field &f : fields)
+      if (wrong.rfind(f.name, 0) == 0) {
+        std::string key;
+        if (read.find(f.keys, key))
+          problem = atKey(text, key, wrong);
+        break;
+      }
     return std::nullopt;
   }
   return t;

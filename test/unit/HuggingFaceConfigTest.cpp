@@ -89,7 +89,7 @@ TEST(HuggingFaceConfig, ProblemsAreLocated) {
                                  2, 49, "tie_word_embeddings must be true or false, not 1"},
                      ProblemCase{"{\"hidden_size\": 64, \"num_hidden_layers\": 2, \"num_attention_heads\": 3, "
                                  "\"vocab_size\": 10, \"max_position_embeddings\": 8}",
-                                 0, 0, "heads (3) must divide hidden (64)"},
+                                 1, 45, "heads (3) must divide hidden (64)"},
                  });
 }
 
