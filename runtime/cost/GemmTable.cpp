@@ -11,14 +11,6 @@ namespace schedc::cost {
 
 namespace {
 
-// The sizes a dimension takes among the points, ascending.
-template <class Get> std::vector<double> axis(const std::vector<GemmPoint> &points, Get get) {
-  std::set<double> values;
-  for (const GemmPoint &p : points)
-    values.insert(get(p));
-  return {values.begin(), values.end()};
-}
-
 // The two axis values around `v` (equal when v is one) and v's place between them in log
 // space, 0 .. 1.
 struct Bracket {
@@ -36,62 +28,59 @@ Bracket bracket(const std::vector<double> &values, double v) {
 
 } // namespace
 
+GemmTable::GemmTable(std::vector<GemmPoint> points) : points_(std::move(points)) {
+  std::array<std::set<double>, 3> sizes;
+  for (const GemmPoint &p : points_) {
+    Shape shape{p.m, p.n, p.k};
+    for (size_t d = 0; d < 3; ++d)
+      sizes[d].insert(shape[d]);
+    rates_.emplace(shape, p.flopsPerSecond);
+  }
+  for (size_t d = 0; d < 3; ++d)
+    axes_[d].assign(sizes[d].begin(), sizes[d].end());
+}
+
 double GemmTable::rate(double batch, double m, double n, double k) const {
-  double rows = batch * m;
-  auto within = [&](double v, auto get) {
-    auto [low, high] = std::minmax_element(points_.begin(), points_.end(),
-                                           [&](const GemmPoint &a, const GemmPoint &b) { return get(a) < get(b); });
-    return std::clamp(v, get(*low), get(*high));
-  };
-  double cm = within(rows, [](const GemmPoint &p) { return p.m; });
-  double cn = within(n, [](const GemmPoint &p) { return p.n; });
-  double ck = within(k, [](const GemmPoint &p) { return p.k; });
-  return insideRate(cm, cn, ck);
+  Shape shape{batch * m, n, k};
+  for (size_t d = 0; d < 3; ++d) // into the measured box
+    shape[d] = std::clamp(shape[d], axes_[d].front(), axes_[d].back());
+  return insideRate(shape);
 }
 
-double GemmTable::insideRate(double m, double n, double k) const {
-  bool found = false;
-  double r = trilinear(m, n, k, found);
-  return found ? r : inverseDistance(m, n, k);
+double GemmTable::insideRate(const Shape &shape) const {
+  std::optional<double> r = trilinear(shape);
+  return r ? *r : inverseDistance(shape);
 }
 
-double GemmTable::trilinear(double m, double n, double k, bool &found) const {
-  std::array<Bracket, 3> b{bracket(axis(points_, [](const GemmPoint &p) { return p.m; }), m),
-                           bracket(axis(points_, [](const GemmPoint &p) { return p.n; }), n),
-                           bracket(axis(points_, [](const GemmPoint &p) { return p.k; }), k)};
+std::optional<double> GemmTable::trilinear(const Shape &shape) const {
+  std::array<Bracket, 3> b;
+  for (size_t d = 0; d < 3; ++d)
+    b[d] = bracket(axes_[d], shape[d]);
   double logRate = 0;
   for (int corner = 0; corner < 8; ++corner) {
-    std::array<double, 3> at;
+    Shape at;
     double weight = 1;
-    for (int d = 0; d < 3; ++d) {
+    for (size_t d = 0; d < 3; ++d) {
       bool high = (corner >> d) & 1;
       at[d] = high ? b[d].high : b[d].low;
       weight *= high ? b[d].at : 1 - b[d].at;
     }
     if (weight == 0)
       continue;
-    if (weight == 1) { // on a point of the grid: its own rate, exactly
-      auto exact = std::find_if(points_.begin(), points_.end(),
-                                [&](const GemmPoint &p) { return p.m == at[0] && p.n == at[1] && p.k == at[2]; });
-      found = exact != points_.end();
-      return found ? exact->flopsPerSecond : 0;
-    }
-    auto point = std::find_if(points_.begin(), points_.end(),
-                              [&](const GemmPoint &p) { return p.m == at[0] && p.n == at[1] && p.k == at[2]; });
-    if (point == points_.end()) {
-      found = false;
-      return 0;
-    }
-    logRate += weight * std::log(point->flopsPerSecond);
+    auto point = rates_.find(at);
+    if (point == rates_.end())
+      return std::nullopt;
+    if (weight == 1) // on a point of the grid: its own rate, exactly
+      return point->second;
+    logRate += weight * std::log(point->second);
   }
-  found = true;
   return std::exp(logRate);
 }
 
-double GemmTable::inverseDistance(double m, double n, double k) const {
+double GemmTable::inverseDistance(const Shape &shape) const {
   double weights = 0, logRate = 0;
   for (const GemmPoint &p : points_) {
-    double dm = std::log2(m / p.m), dn = std::log2(n / p.n), dk = std::log2(k / p.k);
+    double dm = std::log2(shape[0] / p.m), dn = std::log2(shape[1] / p.n), dk = std::log2(shape[2] / p.k);
     double distance2 = dm * dm + dn * dn + dk * dk;
     if (distance2 == 0)
       return p.flopsPerSecond;

@@ -12,6 +12,9 @@
 // Every point's sizes and rate are positive (invalid() says which is not).
 #pragma once
 
+#include <array>
+#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,7 +28,7 @@ struct GemmPoint {
 class GemmTable {
 public:
   GemmTable() = default;
-  explicit GemmTable(std::vector<GemmPoint> points) : points_(std::move(points)) {}
+  explicit GemmTable(std::vector<GemmPoint> points);
 
   bool empty() const { return points_.empty(); }
   const std::vector<GemmPoint> &points() const { return points_; }
@@ -35,11 +38,15 @@ public:
   std::string invalid() const;
 
 private:
-  double insideRate(double m, double n, double k) const;
-  double trilinear(double m, double n, double k, bool &found) const;
-  double inverseDistance(double m, double n, double k) const;
+  using Shape = std::array<double, 3>; // m, n, k
+  double insideRate(const Shape &shape) const;
+  std::optional<double> trilinear(const Shape &shape) const; // none: a corner is missing
+  double inverseDistance(const Shape &shape) const;
 
   std::vector<GemmPoint> points_;
+  // Derived from the points once: each dimension's sizes, ascending, and the rate by shape.
+  std::array<std::vector<double>, 3> axes_;
+  std::map<Shape, double> rates_;
 };
 
 } // namespace schedc::cost

@@ -87,6 +87,11 @@ std::string quote(const std::string &s) {
   return out + "\"";
 }
 
+// What the fullest rank's bytes were at its peak (none: no rank).
+ByteShares fullestShares(const Report &rep) {
+  return rep.ranks.empty() ? ByteShares{} : rep.ranks[static_cast<size_t>(rep.maxBytesRank)].peakShares;
+}
+
 // "Peak memory: ...", "Step time: ..." and "Fits: ..." for the text report, in GiB and
 // seconds (no puzzle units): the fullest rank's bytes and what they are.
 std::string hardwareLines(const CheckResult &r, const Report &rep) {
@@ -94,17 +99,13 @@ std::string hardwareLines(const CheckResult &r, const Report &rep) {
   const cost::Hardware &machine = r.hardware->hardware();
   std::string s = "Peak memory: " + gibibytes(rep.maxBytes) + " (" + integral(rep.maxBytes) + " bytes) on rank " +
                   std::to_string(rep.maxBytesRank) + " (" + r.bytes.describe() + ")";
-  if (!rep.ranks.empty()) {
-    const ByteShares &shares = rep.ranks[static_cast<size_t>(rep.maxBytesRank)].peakShares;
-    std::string parts;
-    for (int i = 0; i < kByteShares; ++i)
-      if (shares[static_cast<size_t>(i)] > 0)
-        parts += (parts.empty() ? "" : ", ") + std::string(byteShareName(static_cast<ByteShare>(i))) + " " +
-                 gibibytes(shares[static_cast<size_t>(i)]);
-    if (!parts.empty())
-      s += ": " + parts;
-  }
-  s += "\n";
+  const ByteShares shares = fullestShares(rep);
+  std::string parts;
+  for (int i = 0; i < kByteShares; ++i)
+    if (shares[static_cast<size_t>(i)] > 0)
+      parts += (parts.empty() ? "" : ", ") + std::string(byteShareName(static_cast<ByteShare>(i))) + " " +
+               gibibytes(shares[static_cast<size_t>(i)]);
+  s += (parts.empty() ? "" : ": " + parts) + "\n";
   char line[320];
   std::snprintf(line, sizeof line, "Step time: %.4g s on %s (%s): MFU %.1f%%, HFU %.1f%% of %.1f TFLOP/s %s", h.seconds,
                 machine.name.c_str(), r.hardware->model().name().c_str(), 100 * h.mfu, 100 * h.hfu,
@@ -143,12 +144,10 @@ std::string hardwareJson(const CheckResult &r, const Report &rep) {
              "}";
   }
   std::string breakdown;
-  if (!rep.ranks.empty()) {
-    const ByteShares &shares = rep.ranks[static_cast<size_t>(rep.maxBytesRank)].peakShares;
-    for (int i = 0; i < kByteShares; ++i)
-      breakdown += std::string(i ? ", " : "") + quote(byteShareKey(static_cast<ByteShare>(i))) + ": " +
-                   integral(shares[static_cast<size_t>(i)]);
-  }
+  const ByteShares shares = fullestShares(rep);
+  for (int i = 0; i < kByteShares; ++i)
+    breakdown += std::string(i ? ", " : "") + quote(byteShareKey(static_cast<ByteShare>(i))) + ": " +
+                 integral(shares[static_cast<size_t>(i)]);
   double parameters = r.hardware->model().totalParameters();
   return "  \"hardware\": {\"model\": " + quote(r.hardware->model().name()) +
          ", \"machine\": " + quote(r.hardware->hardware().name) + ", \"step_seconds\": " + num(h.seconds) +
