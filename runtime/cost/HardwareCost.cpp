@@ -74,19 +74,10 @@ double HardwareCost::ncclSeconds(bool allReduce, double n, double nodes, double 
 // its rank: inside a node when t fits in one. An all-gather and a reduce-scatter of the same
 // tensor each take half an all-reduce's ring steps.
 double HardwareCost::tensorParallelSeconds(const Work &w) const {
-  LayerModel::TensorParallelTraffic traffic = model_->tensorParallelTraffic(w.kind);
-  double t = static_cast<double>(model_->tensorParallel());
-  // Parts in the schedule: its collectives are its own events, but full recomputation's
-  // forward runs them again inside the backward, among the parts.
-  if (t == 1 && w.tensorParts > 1 && model_->recomputesLayers() &&
-      (w.kind == EventKind::Backward || w.kind == EventKind::BackwardInput)) {
-    int completions = model_->activationCollectivesPerLayer();
-    traffic = w.sequenceParts ? LayerModel::TensorParallelTraffic{0, completions, completions}
-                              : LayerModel::TensorParallelTraffic{completions, 0, 0};
-    t = static_cast<double>(w.tensorParts);
-  }
+  LayerModel::TensorParallelTraffic traffic = model_->tensorParallelTraffic(w.kind, {w.tensorParts, w.sequenceParts});
   if (traffic.allReduces + traffic.allGathers + traffic.reduceScatters == 0)
     return 0;
+  double t = static_cast<double>(traffic.group);
   double nodes = std::ceil(t / static_cast<double>(hardware_.acceleratorsPerNode));
   double bytes = model_->tensorParallelElements() * elementBytes(Data::Activations);
   double seconds = traffic.allReduces * ncclSeconds(true, t, nodes, bytes) +

@@ -37,11 +37,11 @@ public:
   // reduce-scatters its output, a backward's input half all-gathers each output's gradient
   // and reduce-scatters each input's, and its weight half all-gathers each input again
   // (LinearWithGradAccumulationAndAsyncCommunication keeps the shard, not the gathered
-  // input). Full recomputation runs the forward's collectives again in the backward.
-  TensorParallelTraffic tensorParallelTraffic(EventKind kind) const override {
-    if (t_.tensorParallel == 1)
-      return {};
-    const bool sp = t_.sequenceParallel;
+  // input). Full recomputation runs the forward's collectives again in the backward — also
+  // where the parts are the schedule's, whose collective events are the rest.
+  TensorParallelTraffic tensorParallelTraffic(EventKind kind, LayerShare share) const override {
+    const bool inModel = t_.tensorParallel > 1, inSchedule = !inModel && share.parts > 1;
+    const bool sp = inModel ? t_.sequenceParallel : share.sequence;
     const TensorParallelTraffic forward = sp ? TensorParallelTraffic{0, 2, 2} : TensorParallelTraffic{2, 0, 0};
     TensorParallelTraffic traffic;
     auto add = [&](TensorParallelTraffic more) {
@@ -49,23 +49,34 @@ public:
           traffic.reduceScatters += more.reduceScatters;
     };
     switch (kind) {
-    case EventKind::Forward: return forward;
-    case EventKind::Backward: add(sp ? TensorParallelTraffic{0, 4, 2} : TensorParallelTraffic{2, 0, 0}); break;
-    case EventKind::BackwardInput: add(sp ? TensorParallelTraffic{0, 2, 2} : TensorParallelTraffic{2, 0, 0}); break;
-    case EventKind::BackwardWeight: return sp ? TensorParallelTraffic{0, 2, 0} : TensorParallelTraffic{};
+    case EventKind::Forward:
+      if (inModel)
+        add(forward);
+      break;
+    case EventKind::Backward:
+    case EventKind::BackwardInput:
+      if (inModel)
+        add(!sp                           ? TensorParallelTraffic{2, 0, 0}
+            : kind == EventKind::Backward ? TensorParallelTraffic{0, 4, 2}
+                                          : TensorParallelTraffic{0, 2, 2});
+      if ((inModel || inSchedule) && t_.recompute == Recompute::Full)
+        add(forward);
+      break;
+    case EventKind::BackwardWeight:
+      if (inModel && sp)
+        add({0, 2, 0});
+      break;
     case EventKind::Loss:
     case EventKind::Update:
     case EventKind::AllReduce:
     case EventKind::AllGather:
     case EventKind::ReduceScatter:
-    case EventKind::Pass: return {};
+    case EventKind::Pass: break;
     }
-    if (t_.recompute == Recompute::Full)
-      add(forward);
+    traffic.group = inModel ? t_.tensorParallel : share.parts;
     return traffic;
   }
   int activationCollectivesPerLayer() const override { return 2; }
-  bool recomputesLayers() const override { return t_.recompute == Recompute::Full; }
 
 private:
   Transformer t_;

@@ -58,19 +58,19 @@ public:
   // Accelerators sharing each layer (tensor parallelism; cost/Transformer.h): a rank is one.
   virtual int64_t tensorParallel() const { return 1; }
   // Elements of each tensor-parallel collective a compute event waits for (one sequence x
-  // micro_batch x hidden tensor), and how many of each kind an event of `kind` waits for.
+  // micro_batch x hidden tensor), and how many of each kind an event of `kind` waits for
   virtual double tensorParallelElements() const { return 0; }
+  // among `group` accelerators: the model's tensor_parallel; or, where the parts are the
+  // schedule's (`share`), only what its own collective events leave out.
   struct TensorParallelTraffic {
     int allReduces = 0, allGathers = 0, reduceScatters = 0;
+    int64_t group = 1;
   };
-  virtual TensorParallelTraffic tensorParallelTraffic(EventKind /*kind*/) const { return {}; }
+  virtual TensorParallelTraffic tensorParallelTraffic(EventKind /*kind*/, LayerShare /*share*/) const { return {}; }
   // How many collectives of a layer's activations one in the schedule stands for: a
   // transformer layer completes its partial sums twice (after attention and after the MLP),
   // the backends' layer once.
   virtual int activationCollectivesPerLayer() const { return 1; }
-  // Whether a backward makes its layer's forward again first (a transformer's full
-  // recomputation; the backends' layer recomputes only h, with no collective).
-  virtual bool recomputesLayers() const { return false; }
 };
 
 std::shared_ptr<const LayerModel> transformerLayers(Transformer model);
