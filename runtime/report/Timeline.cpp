@@ -199,10 +199,10 @@ private:
             "</text>\n";
     if (cost_.oneStream() || laneHeight(1) < 4)
       return;
-    const char *lanes[cost::kStreams] = {"compute", "collectives", "p2p"};
     for (size_t l = 0; l < cost::kStreams; ++l)
       s_ += "<text x=\"" + num(kLeft + kPlotWidth + 2) + "\" y=\"" + num(kTop + laneTop(l) + laneHeight(l) * 0.8) +
-            "\" font-size=\"" + num(std::min(9.0, laneHeight(l) + 2)) + "\" fill=\"#555\">" + lanes[l] + "</text>\n";
+            "\" font-size=\"" + num(std::min(9.0, laneHeight(l) + 2)) + "\" fill=\"#555\">" +
+            cost::streamName(static_cast<cost::Stream>(l)) + "</text>\n";
   }
 
   // Where events i .. last of rank r are one box: a model in seconds (the hardware model)
