@@ -36,7 +36,7 @@ struct Work {
   int32_t nodes = 1;          // collectives and sends: the nodes those ranks are on (CostModel::nodeOf)
   int32_t updatedLayer = -1;  // update: its weight's layer (`layer` stays -1, as the puzzle shows it)
   int64_t layer = -1;         // -1: none
-  int64_t microBatches = 0;   // forward, backward and its halves: the micro-batches computed on
+  int64_t microBatches = 0;   // forward, backward and its halves, loss: the micro-batches computed on
   // Collectives and sends: the units of data moved (the puzzle's memory units); update: the
   // units of the weight it updates.
   double volume = 0;

@@ -88,6 +88,20 @@ std::string setMemoryEfficiency(Hardware &h, const Setting &s) {
   return setFraction(h.memoryEfficiency, s, "memory_efficiency", false);
 }
 
+// A collective's bandwidth as a fraction of an all-reduce's: positive.
+std::string setCollectiveShare(double &target, const Setting &s, const char *key) {
+  if (!(s.number > 0))
+    return std::string(key) + " is " + std::to_string(s.number) + "; it must be above 0";
+  target = s.number;
+  return "";
+}
+std::string setAllGatherEfficiency(Hardware &h, const Setting &s) {
+  return setCollectiveShare(h.allGatherEfficiency, s, "all_gather_efficiency");
+}
+std::string setReduceScatterEfficiency(Hardware &h, const Setting &s) {
+  return setCollectiveShare(h.reduceScatterEfficiency, s, "reduce_scatter_efficiency");
+}
+
 // Rows of [m, n, k, TFLOP/s], each positive.
 std::string setGemmTable(GemmTable &table, const Setting &s, const char *key) {
   std::vector<GemmPoint> points;
@@ -132,12 +146,15 @@ const Key<H> kKeys[] = {
     {"memory_bandwidth_gbs", kNumber, nullptr, nullptr, &H::memoryBandwidth, 1e9},
     {"memory_efficiency", kNumber, nullptr, nullptr, nullptr, 1, setMemoryEfficiency},
     {"elementwise_gelems", kNumber, nullptr, nullptr, &H::elementwiseRate, 1e9},
+    {"update_bandwidth_gbs", kNumber, nullptr, nullptr, &H::updateBandwidth, 1e9},
     {"accelerators_per_node", SettingType::Integer, &H::acceleratorsPerNode},
     {"overlap", SettingType::Boolean, nullptr, &H::overlap},
     {"intra_node_bandwidth_gbs", kNumber, nullptr, nullptr, &H::intraBandwidth, 1e9},
     {"intra_node_latency_us", kNumber, nullptr, nullptr, &H::intraLatency, 1e-6},
     {"inter_node_bandwidth_gbs", kNumber, nullptr, nullptr, &H::interBandwidth, 1e9},
     {"inter_node_latency_us", kNumber, nullptr, nullptr, &H::interLatency, 1e-6},
+    {"all_gather_efficiency", kNumber, nullptr, nullptr, nullptr, 1, setAllGatherEfficiency},
+    {"reduce_scatter_efficiency", kNumber, nullptr, nullptr, nullptr, 1, setReduceScatterEfficiency},
     {"tree_intra_node_latency_us", kNumber, nullptr, nullptr, &H::treeIntraLatency, 1e-6},
     {"tree_inter_node_latency_us", kNumber, nullptr, nullptr, &H::treeInterLatency, 1e-6},
     {"name", SettingType::Text, nullptr, nullptr, nullptr, 1, setName},

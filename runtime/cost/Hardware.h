@@ -24,12 +24,21 @@
 //                                       unmeasured)
 //   elementwise_gelems                  10^9 elements/s of a model's element-wise passes
 //                                       (0, the presets': not modelled)
+//   update_bandwidth_gbs                10^9 bytes/s an optimizer step moves, as
+//                                       cost/HardwareCost counts its bytes (0, the
+//                                       presets': memory_bandwidth_gbs, a fused optimizer)
 //   accelerators_per_node               integer >= 1
 //   overlap                             true (the presets): collectives and messages run on
 //                                       streams of their own; false: one after another with
 //                                       compute, as the cpu backend's one thread runs them
 //   intra_node_bandwidth_gbs intra_node_latency_us   per accelerator, one direction
 //   inter_node_bandwidth_gbs inter_node_latency_us   per accelerator, one direction
+//   all_gather_efficiency reduce_scatter_efficiency   the bandwidth an all-gather or a
+//                                       reduce-scatter reaches over a link, as a fraction of
+//                                       what an all-reduce reaches (> 0; 1, the presets':
+//                                       NCCL's rings reach one bus bandwidth for all three,
+//                                       nccl-tests doc/PERFORMANCE.md; a calibrated cpu's MPI
+//                                       collectives do not)
 //   tree_intra_node_latency_us tree_inter_node_latency_us   a hop of NCCL's tree (0: the
 //                                       all-reduce runs on the ring only)
 //   name (a string), preset
@@ -64,11 +73,13 @@ struct Hardware {
   double memoryBandwidth = 0;             // bytes/s
   double memoryEfficiency = 1;            // of the bandwidth, memory-bound kernels
   double elementwiseRate = 0;             // elements/s of element-wise passes; 0: not modelled
+  double updateBandwidth = 0;             // bytes/s of an optimizer step; 0: memoryBandwidth
   int64_t acceleratorsPerNode = 0;
-  bool overlap = true;                               // communication on streams of its own
-  double intraBandwidth = 0, intraLatency = 0;       // inside a node
-  double interBandwidth = 0, interLatency = 0;       // across nodes
-  double treeIntraLatency = 0, treeInterLatency = 0; // a tree hop; 0: no tree
+  bool overlap = true;                                         // communication on streams of its own
+  double intraBandwidth = 0, intraLatency = 0;                 // inside a node
+  double interBandwidth = 0, interLatency = 0;                 // across nodes
+  double treeIntraLatency = 0, treeInterLatency = 0;           // a tree hop; 0: no tree
+  double allGatherEfficiency = 1, reduceScatterEfficiency = 1; // of an all-reduce's bandwidth
 
   // The link a transfer among `nodes` nodes runs over (the slowest it spans).
   Link link(int64_t nodes) const {

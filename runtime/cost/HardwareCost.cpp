@@ -48,17 +48,21 @@ double HardwareCost::collectiveSeconds(const Work &w) const {
   // (Not the loss's gather of the last layer's output: one.)
   bool layerActivation = w.data == Data::Activations && (model_->layers() == 0 || w.layer < model_->layers());
   double count = layerActivation ? model_->activationCollectivesPerLayer() : 1;
-  return count * ncclSeconds(w.kind == EventKind::AllReduce, n, std::max(1, w.nodes), bytes);
+  return count * ncclSeconds(w.kind, n, std::max(1, w.nodes), bytes);
 }
 
-double HardwareCost::ncclSeconds(bool allReduce, double n, double nodes, double bytes) const {
+double HardwareCost::ncclSeconds(EventKind kind, double n, double nodes, double bytes) const {
   if (n <= 1)
     return 0;
+  const bool allReduce = kind == EventKind::AllReduce;
+  const double efficiency = kind == EventKind::AllGather       ? hardware_.allGatherEfficiency
+                            : kind == EventKind::ReduceScatter ? hardware_.reduceScatterEfficiency
+                                                               : 1;
   double steps = allReduce ? 2 * (n - 1) : n - 1;
   double interSteps = allReduce ? 2 * (nodes - 1) : nodes - 1;
   Link link = hardware_.link(static_cast<int64_t>(nodes));
   double ring = (steps - interSteps) * hardware_.intraLatency + interSteps * hardware_.interLatency +
-                bytes * steps / (n * link.bandwidth);
+                bytes * steps / (n * link.bandwidth * efficiency);
   if (!allReduce || nodes < 2 || hardware_.treeInterLatency <= 0)
     return ring;
   // NCCL's double binary tree across nodes, a chain inside each: up and down, so twice
@@ -80,13 +84,19 @@ double HardwareCost::tensorParallelSeconds(const Work &w) const {
   double t = static_cast<double>(traffic.group);
   double nodes = std::ceil(t / static_cast<double>(hardware_.acceleratorsPerNode));
   double bytes = model_->tensorParallelElements() * elementBytes(Data::Activations);
-  double seconds = traffic.allReduces * ncclSeconds(true, t, nodes, bytes) +
-                   (traffic.allGathers + traffic.reduceScatters) * ncclSeconds(false, t, nodes, bytes);
+  double seconds = traffic.allReduces * ncclSeconds(EventKind::AllReduce, t, nodes, bytes) +
+                   traffic.allGathers * ncclSeconds(EventKind::AllGather, t, nodes, bytes) +
+                   traffic.reduceScatters * ncclSeconds(EventKind::ReduceScatter, t, nodes, bytes);
   return static_cast<double>(w.microBatches) * seconds;
 }
 
 int64_t HardwareCost::nodeOf(int64_t rank) const {
   return hardware_.nodeOf(rank * model_->tensorParallel());
+}
+
+double updateBytesPerParameter(double gradientBytes, bool bf16, int moments) {
+  double read = gradientBytes + 4 + 4.0 * moments, written = 4 + 4.0 * moments + (bf16 ? 2 : 0);
+  return read + written;
 }
 
 double HardwareCost::flops(const Work &w) const {
@@ -173,15 +183,13 @@ double HardwareCost::seconds(const Work &w) const {
   case EventKind::Backward: return compute(Pass::Backward);
   case EventKind::BackwardInput: return compute(Pass::BackwardInput);
   case EventKind::BackwardWeight: return compute(Pass::BackwardWeight);
-  case EventKind::Loss: return 0;
+  case EventKind::Loss:
+    return static_cast<double>(w.microBatches) * passSeconds(w.layer, Pass::Loss, {w.tensorParts, w.sequenceParts});
   case EventKind::Update: {
-    // Per parameter: read the gradient, the master and the moments; write the master, the
-    // moments and the weight (at fp32 the weight is the master: read and written once).
-    double moments = 8.0 * precision_.optimizerMoments; // read and written
-    double perParameter =
-        precision_.bf16 ? elementBytes(Data::Gradients) + 8 + moments + 2 : elementBytes(Data::Gradients) + 8 + moments;
     double parameters = bytesOf(w) / elementBytes(Data::Weights);
-    return parameters * perParameter / hardware_.memoryBandwidth;
+    double bytes = parameters *
+                   updateBytesPerParameter(elementBytes(Data::Gradients), precision_.bf16, precision_.optimizerMoments);
+    return bytes / (hardware_.updateBandwidth > 0 ? hardware_.updateBandwidth : hardware_.memoryBandwidth);
   }
   case EventKind::AllReduce:
   case EventKind::AllGather:

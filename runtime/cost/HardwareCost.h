@@ -11,21 +11,21 @@
 //                      attention at peak x attention_efficiency, a memory-bound kernel its
 //                      bytes / (memory bandwidth x memory_efficiency) — or, on a machine
 //                      with an element-wise rate (a calibrated one), its elements / that rate
-//   loss               0 (the logits are the last layer's forward)
+//   loss               the layer model's loss kernels (a transformer's are its last
+//                      layer's forward and backward: none of its own) x micro-batches
 //   update             memory-bound: the bytes the optimizer reads and writes per parameter
-//                      of the weight's shards (gradient; fp32 master and moments, read and
-//                      written; the new weight) / memory bandwidth — the roofline of an
-//                      element-wise kernel
+//                      of the weight's shards (updateBytesPerParameter) / the machine's
+//                      update bandwidth (a calibrated one: the backend's optimizer as it
+//                      runs), else its memory bandwidth — a fused optimizer's roofline
 //   collectives        NCCL's ring model (src/graph/tuning.cc): a collective of n ranks on
 //                      N nodes takes s = 2(n - 1) steps (all-reduce) or n - 1 (all-gather,
 //                      reduce-scatter), 2(N - 1) (or N - 1) of them across nodes; time =
 //                      intra-node steps x intra latency + inter-node steps x inter latency +
 //                      bytes x s / (n x bandwidth), bytes being the whole buffer (an
 //                      all-gather's output) and the bandwidth that of the slowest link the
-//                      group spans; an all-reduce across nodes takes NCCL's tree
-//                      instead where that is faster (many nodes, few bytes): time =
-//                      2((n/N - 1) x tree intra latency + floor(log2 N) x tree inter
-//                      latency) + bytes / (0.45 x bandwidth)
+//                      group spans (x all_gather_efficiency or reduce_scatter_efficiency); an all-reduce across nodes
+//                      takes NCCL's tree instead where that is faster (many nodes, few bytes): time = 2((n/N - 1) x
+//                      tree intra latency + floor(log2 N) x tree inter latency) + bytes / (0.45 x bandwidth)
 //   tensor parallelism a compute event of a model with tensor_parallel = t adds the
 //                      collectives it waits for (LayerModel::tensorParallelTraffic:
 //                      Megatron-LM's f and g around attention and the MLP), over its t
@@ -58,6 +58,11 @@ struct TrainingPrecision {
   int optimizerMoments = 1;
   bool tf32 = false; // fp32 GEMMs on TF32 tensor cores (the cuda backend's --tf32)
 };
+
+// Bytes an optimizer step reads and writes per parameter: the gradient (`gradientBytes`);
+// the fp32 master (at fp32, the weight itself) and each fp32 moment, read and written; at
+// bf16 the new bf16 weight, written.
+double updateBytesPerParameter(double gradientBytes, bool bf16, int moments);
 
 class HardwareCost final : public CostModel {
 public:
@@ -93,9 +98,10 @@ private:
   Hardware::Gemm gemm() const { return hardware_.gemm(precision_.bf16, precision_.tf32); }
   double seconds(const Work &work) const;
   double collectiveSeconds(const Work &work) const;
-  // NCCL's time for a collective of n ranks on `nodes` nodes moving `bytes` (the whole
-  // buffer): the ring, or for an all-reduce across nodes the tree where that is faster.
-  double ncclSeconds(bool allReduce, double n, double nodes, double bytes) const;
+  // NCCL's time for a collective of `kind` (all-reduce, all-gather, reduce-scatter) of n
+  // ranks on `nodes` nodes moving `bytes` (the whole buffer): the ring, or for an all-reduce
+  // across nodes the tree where that is faster.
+  double ncclSeconds(EventKind kind, double n, double nodes, double bytes) const;
   double tensorParallelSeconds(const Work &work) const;
   int64_t modelLayer(int64_t layer) const;
 

@@ -3,7 +3,8 @@
 // by its FLOPs, and memory-bound kernels (element-wise, normalization, softmax, dropout,
 // residual adds, cross-entropy, gradient accumulation) by the bytes they read and write.
 // A layer model lists them (cost/LayerModel.h) for each pass: the forward, a whole
-// backward, and either half of a split one.
+// backward, either half of a split one, and the loss's gradient (where a model does not
+// compute it inside its last layer).
 #pragma once
 
 #include <compare>
@@ -12,7 +13,7 @@
 
 namespace schedc::cost {
 
-enum class Pass : uint8_t { Forward, Backward, BackwardInput, BackwardWeight };
+enum class Pass : uint8_t { Forward, Backward, BackwardInput, BackwardWeight, Loss };
 
 struct Kernel {
   enum class Kind : uint8_t { Gemm, Attention, Memory };

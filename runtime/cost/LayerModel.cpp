@@ -97,7 +97,7 @@ public:
     return kind == EventKind::BackwardWeight ? gemm() : gemm() / 2; // h, and dh for a weight half alone
   }
   // W1 is split by columns and W2 by rows among `parts`: the inner size is H / (2 parts).
-  void kernels(int64_t, Pass pass, LayerShare share, const ElementSizes &, KernelList &out) const override {
+  void kernels(int64_t, Pass pass, LayerShare share, const ElementSizes &size, KernelList &out) const override {
     const double t = t_, h = h_, inner = h_ / 2 / static_cast<double>(share.parts);
     auto elementwise = [&](double elements) { out.push_back(Kernel::memory("tanh and dz", 8 * elements, elements)); };
     // Every backward call makes h = tanh(x W1) again and dh = g W2ᵀ; the input half then
@@ -113,6 +113,9 @@ public:
       out.push_back(Kernel::gemm("dW2 = ht g", 1, inner, h, t));
     };
     switch (pass) {
+    case Pass::Loss: // the squared error's gradient: reads y, makes the target, writes g
+      out.push_back(Kernel::memory("loss gradient", 3 * t * h * size.activation, t * h));
+      return;
     case Pass::Forward:
       out.push_back(Kernel::gemm("x W1", 1, t, inner, h));
       out.push_back(Kernel::gemm("h W2", 1, t, h, inner));

@@ -107,7 +107,8 @@ void Transformer::kernels(int64_t layer, Pass pass, LayerShare share, const Elem
   };
 
   switch (pass) {
-  case Pass::Backward: // both halves
+  case Pass::Loss: return; // the last layer's forward makes the loss, and its backward the gradient
+  case Pass::Backward:     // both halves
     kernels(layer, Pass::BackwardInput, share, size, out);
     kernels(layer, Pass::BackwardWeight, share, size, out);
     return;

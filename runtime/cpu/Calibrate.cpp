@@ -2,12 +2,14 @@
 // after a warm-up, so a noisy moment of a shared machine moves it little.
 #include "cpu/Calibrate.h"
 #include "backend/Comm.h"
+#include "cost/HardwareCost.h"
 #include "cpu/Kernels.h"
 #include "diagnostics/InternalError.h"
 
 #include <algorithm>
 #include <cblas.h>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <functional>
 #include <mpi.h>
@@ -44,18 +46,35 @@ struct LayerRates {
   double gemm = 0, elementwise = 0;
   std::map<std::array<int, 3>, double> byShape; // FLOP/s of each shape over all repetitions
 };
-LayerRates layerRates(int64_t h, int64_t t) {
-  std::vector<float> x(static_cast<size_t>(t * h), 0.5f), w(static_cast<size_t>(h * h), 0.25f), g(x.size(), 0.1f);
+LayerRates layerRates(const backend::Dims &dims) {
+  const int64_t h = dims.hidden, t = dims.tokens;
+  // Layers of their own, as many as the last-level cache cannot hold twice over: a run's
+  // layer finds its weight and input in memory, not in the cache the previous one left.
+  const auto weightBytes = static_cast<double>(h * h) * sizeof(float);
+  const double cache = std::max<double>(static_cast<double>(sysconf(_SC_LEVEL3_CACHE_SIZE)), 0);
+  const auto layers = static_cast<size_t>(std::clamp(std::ceil(2 * cache / weightBytes), 2.0, 16.0));
+  // A run's values (its inputs and initial weights): tanh takes as long as its argument
+  // makes it (a saturated one returns at once).
+  std::vector<std::vector<float>> xs, ws;
+  for (size_t l = 0; l < layers; ++l) {
+    xs.push_back(backend::inputRows(dims, static_cast<int64_t>(l)));
+    ws.push_back(backend::initialWeight(dims, static_cast<int64_t>(l), 0, h * h));
+  }
+  std::vector<float> g = backend::targetRows(dims, 0);
   int64_t units = innerUnits(h);
+  size_t next = 0;
   auto once = [&] {
+    const std::vector<float> &x = xs[next], &w = ws[next];
+    next = (next + 1) % layers;
     std::vector<float> dw, dx;
     (void)forward(x, t, w.data(), units, h, false);
     backward(x, g, t, w.data(), units, h, &dw, &dx, false, false);
   };
-  once();
+  for (size_t l = 0; l < layers; ++l)
+    once();
   std::vector<double> gemm, elementwise;
   std::map<std::array<int, 3>, GemmStats::Work> shapes;
-  for (int r = 0; r < 5; ++r) {
+  for (size_t r = 0; r < std::max<size_t>(5, layers); ++r) {
     std::map<std::array<int, 3>, GemmStats::Work> before = gemmStats().byShape;
     GemmStats beforeStats = gemmStats();
     double start = now();
@@ -76,9 +95,9 @@ LayerRates layerRates(int64_t h, int64_t t) {
   return rates;
 }
 
-// Bytes/s of a = b + s c over arrays of `n` floats (two read, one written), `a` fresh each
-// time: the backend makes every result in a new array, so its element-wise work pays for
-// first touching the memory too.
+// Bytes/s of a = b + s c over arrays of `n` floats (two read, one written), `a` a new array
+// each time, as the backend makes every result (in pages the allocator keeps: a run's step
+// is measured warm, memory/WarmMemory.h).
 double memoryBandwidth(int64_t n) {
   std::vector<float> b(static_cast<size_t>(n), 1.0f), c(b.size(), 2.0f);
   double seconds = medianSeconds(5, [&] {
@@ -87,6 +106,23 @@ double memoryBandwidth(int64_t n) {
       a[i] = b[i] + 0.5f * c[i];
   });
   return 3.0 * 4.0 * static_cast<double>(n) / seconds;
+}
+
+// Bytes/s of an optimizer step over `n` parameters as CpuRank::update runs it (the weight
+// and each moment copied out of their values into fresh arrays, then stepped), its bytes
+// counted as cost/HardwareCost counts them at fp32.
+double updateBandwidth(const backend::Optimizer &optimizer, int64_t n) {
+  std::vector<float> weight(static_cast<size_t>(n), 0.5f), gradient(weight.size(), 0.01f);
+  std::vector<std::vector<float>> held(static_cast<size_t>(optimizer.moments()), std::vector<float>(weight.size()));
+  double seconds = medianSeconds(5, [&] {
+    std::vector<float> values = weight;
+    std::vector<std::vector<float>> moments = held;
+    std::vector<std::vector<float> *> pointers;
+    for (auto &m : moments)
+      pointers.push_back(&m);
+    optimizerStep(optimizer, 0, values, pointers, gradient);
+  });
+  return static_cast<double>(n) * cost::updateBytesPerParameter(4, false, optimizer.moments()) / seconds;
 }
 
 // The bandwidth a ring all-reduce of `n` floats over every rank implies (NCCL's model, as
@@ -122,22 +158,56 @@ double oneWaySeconds(int rank, size_t bytes, int repeats) {
   return seconds;
 }
 
+// The bandwidths an all-gather and a reduce-scatter of a weight (n floats in all) over every
+// rank reach through the backend's own calls (backend::Comm: the cpu backend's packing and
+// MPI calls), by the same ring model as allReduceBandwidth: bytes x (n - 1)/n / (time - the
+// steps' latency). Each over the all-reduce's: the hardware file's efficiencies.
+struct GatherScatter {
+  double allGather = 1, reduceScatter = 1;
+};
+GatherScatter gatherScatterEfficiency(int64_t n, int size, double latency, double allReduce) {
+  backend::Comm comm;
+  std::vector<int64_t> members;
+  for (int r = 0; r < size; ++r)
+    members.push_back(r);
+  int64_t part = n / size;
+  std::vector<backend::Piece> mine{backend::Piece{comm.rank() * part, std::vector<float>(static_cast<size_t>(part))}};
+  std::vector<float> whole(static_cast<size_t>(part * size), 1.0f);
+  auto timedOnEveryRank = [&](const std::function<void()> &collective) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    double seconds = medianSeconds(5, [&] {
+      MPI_Barrier(MPI_COMM_WORLD);
+      collective();
+    });
+    MPI_Bcast(&seconds, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    double steps = size - 1;
+    return 4.0 * static_cast<double>(part * size) * steps / size / std::max(seconds - steps * latency, 1e-9);
+  };
+  GatherScatter out;
+  out.allGather = timedOnEveryRank([&] { (void)comm.allgather(mine, members); }) / allReduce;
+  out.reduceScatter = timedOnEveryRank([&] { (void)comm.reduceScatter(whole, members); }) / allReduce;
+  return out;
+}
+
 } // namespace
 
-std::string calibrate(const backend::Dims &dims) {
+std::string calibrate(const backend::Dims &dims, const backend::Optimizer &optimizer) {
   int rank = 0, size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   // Every rank measures at once, as they compute in a run (they share the machine's cores
   // and memory); rank 0's figures are written.
   MPI_Barrier(MPI_COMM_WORLD);
-  LayerRates layer = layerRates(dims.hidden, dims.tokens);
+  LayerRates layer = layerRates(dims);
   double gemm = layer.gemm, elementwise = layer.elementwise;
   double memory = memoryBandwidth(std::max<int64_t>(dims.hidden * dims.hidden, 1 << 22));
+  double update = updateBandwidth(optimizer, dims.weightElements()); // a layer's weight
   double latency = 0, bandwidth = 0;
+  GatherScatter shares;
   if (size > 1) {
     latency = oneWaySeconds(rank, 8, 200);
     bandwidth = allReduceBandwidth(dims.hidden * dims.hidden, size, latency); // a weight's gradient
+    shares = gatherScatterEfficiency(dims.hidden * dims.hidden, size, latency, bandwidth);
   } else {
     latency = 1e-6, bandwidth = 1e12; // one rank: nothing is ever sent
   }
@@ -155,8 +225,9 @@ std::string calibrate(const backend::Dims &dims) {
       text, sizeof text,
       "# This machine as the cpu backend uses it, measured by `--calibrate` with %d rank%s at\n"
       "# H = %lld, T = %lld: the layer's forward and backward GEMMs (OpenBLAS sgemm), the rest\n"
-      "# of that work, a STREAM-like triad into fresh memory, an MPI ping-pong between ranks\n"
-      "# 0 and 1 (latency) and an all-reduce of a weight (bandwidth); medians of repetitions.\n"
+      "# of that work, a STREAM-like triad, the optimizer's step, an MPI ping-pong between ranks\n"
+      "# 0 and 1 (latency), an all-reduce of a weight (bandwidth) and the backend's all-gather\n"
+      "# and reduce-scatter of one; medians of repetitions, in memory faulted in already.\n"
       "name = \"cpu-calibrated\"\n"
       "peak_tflops_fp32 = %.6g\n"
       "peak_tflops_bf16 = %.6g  # emulated in fp32: the same GEMMs\n"
@@ -166,15 +237,19 @@ std::string calibrate(const backend::Dims &dims) {
       "memory_gb = %.6g  # GiB\n"
       "memory_bandwidth_gbs = %.6g\n"
       "elementwise_gelems = %.6g  # the forward's and backward's work beside their GEMMs\n"
+      "update_bandwidth_gbs = %.6g  # the backend's %s step over a layer's weight\n"
       "accelerators_per_node = %d\n"
       "overlap = false  # one thread: MPI calls block the rank's compute\n"
       "intra_node_bandwidth_gbs = %.6g\n"
       "intra_node_latency_us = %.6g\n"
+      "all_gather_efficiency = %.6g  # of the all-reduce's bandwidth, through the backend's calls\n"
+      "reduce_scatter_efficiency = %.6g\n"
       "inter_node_bandwidth_gbs = %.6g  # not measured: one node\n"
       "inter_node_latency_us = %.6g\n",
       size, size == 1 ? "" : "s", static_cast<long long>(dims.hidden), static_cast<long long>(dims.tokens), gemm / 1e12,
-      gemm / 1e12, table.c_str(), physical / perNode / 1073741824.0, memory / 1e9, elementwise / 1e9, perNode,
-      bandwidth / 1e9, latency * 1e6, bandwidth / 1e9, latency * 1e6);
+      gemm / 1e12, table.c_str(), physical / perNode / 1073741824.0, memory / 1e9, elementwise / 1e9, update / 1e9,
+      optimizer.kind == backend::Optimizer::Adam ? "Adam" : "SGD", perNode, bandwidth / 1e9, latency * 1e6,
+      shares.allGather, shares.reduceScatter, bandwidth / 1e9, latency * 1e6);
   SCHEDC_ASSERT(length > 0 && static_cast<size_t>(length) < sizeof text, "the calibrated hardware file was cut short");
   return text;
 }

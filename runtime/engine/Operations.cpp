@@ -259,7 +259,10 @@ std::pair<ValuePtr, ValuePtr> Rank::backward(SourceRange at, int64_t layer, cons
 
 ValuePtr Rank::loss(SourceRange at, const ValuePtr &a) {
   int64_t L = world_.model_.layers;
-  cost::Producers made = logEvent({.kind = EventKind::Loss, .layer = a->layer}, nullptr, at, a->made);
+  cost::Producers made = logEvent({.kind = EventKind::Loss,
+                                   .layer = a->layer,
+                                   .microBatches = a->batches ? static_cast<int64_t>(a->batches->size()) : 0},
+                                  nullptr, at, a->made);
   bool ok = a->poisoned || checkWhole(at, "loss", -1, *a);
   if (ok && !a->poisoned && a->layer != L) {
     error(at, "loss-layer",

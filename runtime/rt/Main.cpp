@@ -8,6 +8,7 @@
 #include "diagnostics/StandardOutput.h"
 #include "engine/Budget.h"
 #include "files/AtomicFile.h"
+#include "memory/WarmMemory.h"
 #include "report/ReportFormat.h"
 #include "rt/CommandLine.h"
 #include "rt/ComputeRun.h"
@@ -84,7 +85,11 @@ int calibrateHere(const CommandLine &line) {
       std::cerr << "schedc: error: " << why << "\n";
       return kExitNoDevice;
     }
-  std::string text = line.run.backend == ComputeRun::Cuda ? calibrateCuda() : cpu::calibrate(line.run.config.dims);
+  if (line.run.backend == ComputeRun::Cpu)
+    memory::keepFreedPages(); // measured as a run's step is: warm (memory/WarmMemory.h)
+  std::string text = line.run.backend == ComputeRun::Cuda
+                         ? calibrateCuda()
+                         : cpu::calibrate(line.run.config.dims, line.run.config.optimizer);
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   if (rank != 0)

@@ -76,10 +76,18 @@ void moveToHugePages() {
   mallctl("thread.arena", nullptr, nullptr, &index, sizeof(index));
 }
 
+thread_local ThreadState state;
+
 } // namespace
 
+void useHugePagesNow() {
+  if (state.settled)
+    return;
+  state.settled = true;
+  moveToHugePages();
+}
+
 void useHugePagesOnceLarge() {
-  thread_local ThreadState state;
   if (state.settled)
     return;
   if (!state.allocated) {

@@ -25,4 +25,8 @@ constexpr uint64_t kLargeRunBytes = uint64_t{2} << 20;
 // malloc cannot do this for a thread's arena.
 void useHugePagesOnceLarge();
 
+// The same move now, whatever the thread has allocated (memory/WarmMemory.h: memory faulted
+// in ahead of a run must be in the arena the run's large allocations will come from).
+void useHugePagesNow();
+
 } // namespace schedc::memory

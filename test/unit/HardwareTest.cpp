@@ -316,6 +316,45 @@ TEST(HardwareCostTanh, EveryBackwardCallRecomputesItsForward) {
   HardwareCost preset(tanhLayers(1024, 256), *findHardwarePreset("dgx-h100"), {});
   EXPECT_DOUBLE_EQ(preset.length(update).asDouble(),
                    1024.0 * 1024 * 20 / findHardwarePreset("dgx-h100")->memoryBandwidth);
+  // A calibrated update bandwidth (the backend's own optimizer step) takes its place.
+  Hardware calibrated = *findHardwarePreset("dgx-h100");
+  calibrated.updateBandwidth = 10e9;
+  EXPECT_DOUBLE_EQ(HardwareCost(tanhLayers(1024, 256), calibrated, {}).length(update).asDouble(),
+                   1024.0 * 1024 * 20 / 10e9);
+  // The loss's gradient: one pass over each micro-batch's T x H outputs (read y, make the
+  // target, write g), which a transformer makes inside its last layer instead.
+  EXPECT_DOUBLE_EQ(withElementwise.length({.kind = EventKind::Loss, .layer = 40, .microBatches = 3}).asDouble(),
+                   3 * 256.0 * 1024 / 1e9);
+}
+
+// A machine whose all-gathers and reduce-scatters reach a share of an all-reduce's bandwidth
+// (a calibrated cpu's MPI collectives): their bandwidth terms scale by it, latency does not.
+TEST(HardwareCostTanh, AllGatherAndReduceScatterTakeTheirEfficiency) {
+  Hardware h = *findHardwarePreset("dgx-h100");
+  Work allGather{.kind = EventKind::AllGather,
+                 .data = Data::Weights,
+                 .groupSize = 8,
+                 .nodes = 1,
+                 .layer = 0,
+                 .volume = 512.0 * 512.0 / 8};
+  Work reduceScatter{.kind = EventKind::ReduceScatter,
+                     .data = Data::Gradients,
+                     .groupSize = 8,
+                     .nodes = 1,
+                     .layer = 0,
+                     .volume = 512.0 * 512.0};
+  auto seconds = [&](const Hardware &machine, const Work &w) {
+    return HardwareCost(tanhLayers(1024, 256), machine, {}).length(w).asDouble();
+  };
+  double latency = 7 * h.intraLatency, whole = seconds(h, allGather) - latency;
+  EXPECT_DOUBLE_EQ(seconds(h, reduceScatter), seconds(h, allGather));
+  h.allGatherEfficiency = 0.5, h.reduceScatterEfficiency = 0.25;
+  EXPECT_DOUBLE_EQ(seconds(h, allGather), latency + 2 * whole);
+  EXPECT_DOUBLE_EQ(seconds(h, reduceScatter), latency + 4 * whole);
+  FileProblem problem;
+  EXPECT_FALSE(parseHardware("preset = \"dgx-h100\"\nall_gather_efficiency = 0\n", problem));
+  EXPECT_NE(problem.message.find("all_gather_efficiency is 0.000000; it must be above 0"), std::string::npos)
+      << problem.message;
 }
 
 } // namespace

@@ -1,0 +1,45 @@
+// WarmMemory: jemalloc's documented mallctl interface ("arenas.dirty_decay_ms" for arenas
+// created later, "arena.<i>.dirty_decay_ms" for each there now; the same for muzzy pages),
+// and one allocation touched a page at a time.
+#include "memory/WarmMemory.h"
+
+#include "memory/HugePages.h"
+
+#include <cstdlib>
+#include <jemalloc/jemalloc.h>
+#include <string>
+#include <unistd.h>
+
+#pragma weak mallctl // null where jemalloc is not linked in (memory/HugePages.cpp)
+
+namespace schedc::memory {
+
+void keepFreedPages() {
+  if (!mallctl)
+    return;
+  ssize_t never = -1;
+  unsigned arenas = 0;
+  size_t size = sizeof(arenas);
+  if (mallctl("arenas.narenas", &arenas, &size, nullptr, 0) != 0)
+    return;
+  for (const char *kind : {"dirty_decay_ms", "muzzy_decay_ms"}) {
+    mallctl((std::string("arenas.") + kind).c_str(), nullptr, nullptr, &never, sizeof(never));
+    for (unsigned arena = 0; arena < arenas; ++arena) // (MALLCTL_ARENAS_ALL is refused here)
+      mallctl(("arena." + std::to_string(arena) + "." + kind).c_str(), nullptr, nullptr, &never, sizeof(never));
+  }
+}
+
+void faultIn(uint64_t bytes) {
+  if (bytes == 0)
+    return;
+  useHugePagesNow();
+  auto *memory = static_cast<volatile char *>(std::malloc(bytes));
+  if (!memory) // not there to warm: the run will find out for itself
+    return;
+  const auto page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+  for (uint64_t at = 0; at < bytes; at += page)
+    memory[at] = 0;
+  std::free(const_cast<char *>(memory));
+}
+
+} // namespace schedc::memory
