@@ -1,8 +1,18 @@
 // Transformer implementation: parameters, FLOPs and activation bytes per layer, term by
 // term as the header's sources count them.
 #include "cost/Transformer.h"
+#include "diagnostics/InternalError.h"
 
 namespace schedc::cost {
+
+const char *recomputeName(Recompute recompute) {
+  switch (recompute) {
+  case Recompute::None: return "none";
+  case Recompute::Selective: return "selective";
+  case Recompute::Full: return "full";
+  }
+  SCHEDC_UNREACHABLE("a recomputation without its name");
+}
 
 namespace {
 

@@ -55,6 +55,8 @@ enum class Norm : uint8_t { LayerNorm, RmsNorm }; // weight and bias; weight onl
 // (full, with --recompute-method uniform --recompute-num-layers 1: every layer's input is
 // its checkpoint).
 enum class Recompute : uint8_t { None, Selective, Full };
+// Its spelling in model files and --model-set: none, selective, full.
+const char *recomputeName(Recompute recompute);
 
 struct Transformer {
   std::string name;

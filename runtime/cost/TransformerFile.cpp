@@ -24,16 +24,12 @@ std::string setName(Transformer &model, const Setting &s) {
 }
 
 std::string setRecompute(Transformer &model, const Setting &s) {
-  if (s.text == "none")
-    model.recompute = Recompute::None;
-  else if (s.text == "selective")
-    model.recompute = Recompute::Selective;
-  else if (s.text == "full")
-    model.recompute = Recompute::Full;
-  else
-    return "recompute is `" + s.text +
-           "`; it is none, selective (attention's core) or full (every layer from its input)";
-  return "";
+  for (Recompute r : {Recompute::None, Recompute::Selective, Recompute::Full})
+    if (s.text == recomputeName(r)) {
+      model.recompute = r;
+      return "";
+    }
+  return "recompute is `" + s.text + "`; it is none, selective (attention's core) or full (every layer from its input)";
 }
 
 constexpr SettingType kInteger = SettingType::Integer, kBoolean = SettingType::Boolean, kText = SettingType::Text;

@@ -170,7 +170,7 @@ bool Rank::checkComputeInputs(SourceRange at, const char *op, int64_t layer, con
 }
 
 ValuePtr Rank::forward(SourceRange at, int64_t layer, const ValuePtr &a, const ValuePtr &w) {
-  readsInput(a, false);
+  readsInput(a, false, at);
   cost::Producers made = logEvent({.kind = EventKind::Forward,
                                    .tensorParts = tensorParts(*w),
                                    .sequenceParts = a->sequenceGathered,
@@ -201,7 +201,7 @@ std::pair<ValuePtr, ValuePtr> Rank::backward(SourceRange at, int64_t layer, cons
                    : part == BackwardPart::Input ? EventKind::BackwardInput
                                                  : EventKind::BackwardWeight;
   const char *name = eventName(kind);
-  readsInput(a, true);
+  readsInput(a, true, at);
   cost::Producers made = logEvent({.kind = kind,
                                    .tensorParts = tensorParts(*w),
                                    .sequenceParts = a->sequenceGathered,

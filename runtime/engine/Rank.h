@@ -255,8 +255,10 @@ private:
   Records records_;
   std::unique_ptr<PendingPair> pair_;          // while running an overlapped pair
   std::unique_ptr<RecomputedBytes> recompute_; // under a transformer byte model
+  bool warnedRecomputeTwice_ = false;
   // The input `a` of a forward (or, `backward`, of a backward) logged next: told to recompute_.
-  void readsInput(const ValuePtr &a, bool backward);
+  // A recomputing forward (at `at`) under a model that recomputes by itself is warned of once.
+  void readsInput(const ValuePtr &a, bool backward, SourceRange at);
   // At the end of the run: the bytes of recomputed inputs taken off (sim/Recompute.h).
   void settleRecomputedBytes();
   // Per layer: the shards this rank has updated, their shard count, and where (World::site).

@@ -40,13 +40,25 @@ void Rank::store(uint32_t array, const SlotIndex &index, ValuePtr v, SourceRange
   }
 }
 
-void Rank::readsInput(const ValuePtr &a, bool backward) {
+void Rank::readsInput(const ValuePtr &a, bool backward, SourceRange at) {
   if (!recompute_ || pair_ || a->kind != Kind::Activation)
     return;
-  if (backward)
+  if (backward) {
     recompute_->backwardReads(a.get(), figures_.events);
-  else
-    recompute_->forwardReads(a.get(), figures_.events, storage_.heldBytes(*a) - world_.options_.bytes.tensorBytes(*a));
+    return;
+  }
+  bool again = recompute_->forwardReads(a.get(), figures_.events,
+                                        storage_.heldBytes(*a) - world_.options_.bytes.tensorBytes(*a));
+  const cost::Transformer &model = *world_.options_.bytes.transformer;
+  if (!again || model.recompute == cost::Recompute::None || warnedRecomputeTwice_)
+    return;
+  warnedRecomputeTwice_ = true;
+  warning(at, "recomputed-twice",
+          "this forward runs layer " + std::to_string(a->layer) +
+              " again on its checkpoint (the schedule recomputes), and the model's recompute = " +
+              cost::recomputeName(model.recompute) +
+              " recomputes inside every backward too: the step counts the forward twice; keep one: "
+              "--model-set=recompute=none, or the schedule without its own recomputation");
 }
 
 void Rank::settleRecomputedBytes() {

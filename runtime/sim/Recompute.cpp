@@ -16,16 +16,18 @@ void RecomputedBytes::stored(const void *input, size_t next) {
   inputs_[input] = Input{next, false};
 }
 
-void RecomputedBytes::forwardReads(const void *input, size_t event, double saved) {
+bool RecomputedBytes::forwardReads(const void *input, size_t event, double saved) {
   auto it = inputs_.find(input);
   if (it == inputs_.end())
-    return;
+    return false;
   Input &in = it->second;
-  if (in.forwarded && saved > 0 && in.since < event) // the earlier forward kept nothing
+  const bool again = in.forwarded;
+  if (again && saved > 0 && in.since < event) // the earlier forward kept nothing
     corrections_.push_back({in.since, event, saved});
-  if (in.forwarded)
+  if (again)
     in.since = event; // from this forward on its tensors are kept
   in.forwarded = true;
+  return again;
 }
 
 void RecomputedBytes::backwardReads(const void *input, size_t event) {

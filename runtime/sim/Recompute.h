@@ -25,8 +25,9 @@ public:
   // An activation `input` was stored before event `next`.
   void stored(const void *input, size_t next);
   // Forward (event `event`) reads `input`, which holds `saved` bytes more than its tensor
-  // alone while its layer's saved tensors are counted in it.
-  void forwardReads(const void *input, size_t event, double saved);
+  // alone while its layer's saved tensors are counted in it. Returns whether this forward
+  // is a recomputation (a forward read the input already, and no backward has since).
+  bool forwardReads(const void *input, size_t event, double saved);
   // A backward, or either half, (event `event`) reads `input`: what was kept was needed.
   void backwardReads(const void *input, size_t event);
   // `input` is freed or replaced: nothing more is learnt of it.

@@ -30,7 +30,11 @@ The hardware cost model's claims about real schedules, each checked on the figur
    parallelism), within 1% — each of the
    schedule's activation collectives stands for a layer's two (after attention and after
    the MLP), and its sequence shards put the norms and residual adds on 1/t of the
-   sequence, as the model's Megatron-LM traffic does."""
+   sequence, as the model's Megatron-LM traffic does.
+8. Recomputation by its name on any schedule (recompute = full in the model): FSDP with
+   activation checkpointing (stdlib fsdp_prefetch and zero3) and 1F1B keep only each
+   layer's input — Llama 3 8B on 8 H100, one micro-batch per rank: FSDP's peak holds exactly
+   32 checkpoints of 2sbh bytes — and pay for it with a longer step."""
 import json
 import os
 import subprocess
@@ -166,6 +170,17 @@ for model, stages, recompute in (("megatron-22b", 1, "none"), ("megatron-175b", 
         report(abs(in_schedule / in_model - 1) < 0.01,
                f"{model}, {stages} stage(s), tensor parallelism 8{' with sequence parallelism' if sequence else ''}, "
                f"recompute {recompute}: {in_schedule:.4f} s in the schedule, {in_model:.4f} s in the model")
+
+checkpoint = 2 * 8192 * 4096  # 2sbh bytes: one bf16 layer input of Llama 3 8B, s = 8192, b = 1
+for schedule in ("fsdp_prefetch", "zero3", "1f1b"):
+    kept, recomputed = (check(schedule, "llama3-8b", 8, 8, f"--model-set=recompute={r}")["hardware"]
+                        for r in ("none", "full"))
+    held = [h["peak_breakdown"]["activations"] for h in (kept, recomputed)]
+    exact = schedule == "1f1b" or held[1] == 32 * checkpoint
+    report(held[1] < held[0] and exact and recomputed["step_seconds"] > kept["step_seconds"],
+           f"{schedule} with recompute = full: activations {held[0] / 2**30:.2f} -> {held[1] / 2**30:.2f} GiB"
+           f"{' (32 checkpoints of 2sbh)' if schedule != '1f1b' else ''}, step {kept['step_seconds']:.3f} -> "
+           f"{recomputed['step_seconds']:.3f} s")
 
 print("all passed" if not failures else f"{failures} failed")
 sys.exit(1 if failures else 0)
