@@ -78,15 +78,18 @@ double HardwareCost::ncclSeconds(EventKind kind, double n, double nodes, double 
 // its rank: inside a node when t fits in one. An all-gather and a reduce-scatter of the same
 // tensor each take half an all-reduce's ring steps.
 double HardwareCost::tensorParallelSeconds(const Work &w) const {
-  LayerModel::TensorParallelTraffic traffic = model_->tensorParallelTraffic(w.kind, {w.tensorParts, w.sequenceParts});
-  if (traffic.allReduces + traffic.allGathers + traffic.reduceScatters == 0)
+  LayerModel::TensorParallelTraffic traffic =
+      model_->tensorParallelTraffic(modelLayer(w.layer), w.kind, {w.tensorParts, w.sequenceParts});
+  if (traffic.allReduces + traffic.allGathers + traffic.reduceScatters + traffic.tokenAllReduces == 0)
     return 0;
   double t = static_cast<double>(traffic.group);
   double nodes = std::ceil(t / static_cast<double>(hardware_.acceleratorsPerNode));
   double bytes = model_->tensorParallelElements() * elementBytes(Data::Activations);
+  double tokenBytes = model_->tokensPerMicroBatch() * 4; // fp32
   double seconds = traffic.allReduces * ncclSeconds(EventKind::AllReduce, t, nodes, bytes) +
                    traffic.allGathers * ncclSeconds(EventKind::AllGather, t, nodes, bytes) +
-                   traffic.reduceScatters * ncclSeconds(EventKind::ReduceScatter, t, nodes, bytes);
+                   traffic.reduceScatters * ncclSeconds(EventKind::ReduceScatter, t, nodes, bytes) +
+                   traffic.tokenAllReduces * ncclSeconds(EventKind::AllReduce, t, nodes, tokenBytes);
   return static_cast<double>(w.microBatches) * seconds;
 }
 

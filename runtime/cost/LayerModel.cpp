@@ -38,33 +38,57 @@ public:
   // and reduce-scatters each input's, and its weight half all-gathers each input again
   // (LinearWithGradAccumulationAndAsyncCommunication keeps the shard, not the gathered
   // input). Full recomputation runs the forward's collectives again in the backward — also
-  // where the parts are the schedule's, whose collective events are the rest.
-  TensorParallelTraffic tensorParallelTraffic(EventKind kind, LayerShare share) const override {
+  // where the parts are the schedule's, whose collective events are the rest. Beside the
+  // blocks, where the schedule has no collective of its own for them:
+  //   the first layer's VocabParallelEmbedding (layers.py) sums its vocabulary shards'
+  //     rows: an all-reduce of its output (reduce_from_tensor_model_parallel_region), or
+  //     with sequence parallelism a reduce-scatter (reduce_scatter_to_sequence_parallel_
+  //     region), whose backward all-gathers the gradient for the embedding's weight half;
+  //   the last layer's output layer, a ColumnParallelLinear over the vocabulary: with
+  //     sequence parallelism its forward all-gathers the input, its backward reduce-scatters
+  //     the input's gradient and all-gathers the input again for the weight's; without, its
+  //     backward all-reduces the input's gradient;
+  //   and its vocabulary-parallel cross-entropy (cross_entropy.py, VocabParallelCrossEntropy)
+  //     all-reduces three fp32 values a token in the forward: the logits' maximum, the
+  //     target's logit and the sum of exponentials.
+  TensorParallelTraffic tensorParallelTraffic(int64_t layer, EventKind kind, LayerShare share) const override {
     const bool inModel = t_.tensorParallel > 1, inSchedule = !inModel && share.parts > 1;
     const bool sp = inModel ? t_.sequenceParallel : share.sequence;
+    const bool first = layer == 0, last = layer == t_.layers - 1, split = inModel || inSchedule;
     const TensorParallelTraffic forward = sp ? TensorParallelTraffic{0, 2, 2} : TensorParallelTraffic{2, 0, 0};
     TensorParallelTraffic traffic;
     auto add = [&](TensorParallelTraffic more) {
       traffic.allReduces += more.allReduces, traffic.allGathers += more.allGathers,
-          traffic.reduceScatters += more.reduceScatters;
+          traffic.reduceScatters += more.reduceScatters, traffic.tokenAllReduces += more.tokenAllReduces;
     };
+    const bool input = kind == EventKind::Backward || kind == EventKind::BackwardInput;
+    const bool weight = kind == EventKind::Backward || kind == EventKind::BackwardWeight;
     switch (kind) {
     case EventKind::Forward:
       if (inModel)
         add(forward);
+      if (split && first)
+        add(sp ? TensorParallelTraffic{0, 0, 1} : TensorParallelTraffic{1, 0, 0});
+      if (split && last)
+        add({0, sp ? 1 : 0, 0, 3});
       break;
     case EventKind::Backward:
     case EventKind::BackwardInput:
-      if (inModel)
+    case EventKind::BackwardWeight:
+      if (inModel && input)
         add(!sp                           ? TensorParallelTraffic{2, 0, 0}
             : kind == EventKind::Backward ? TensorParallelTraffic{0, 4, 2}
                                           : TensorParallelTraffic{0, 2, 2});
-      if ((inModel || inSchedule) && t_.recompute == Recompute::Full)
-        add(forward);
-      break;
-    case EventKind::BackwardWeight:
-      if (inModel && sp)
+      if (inModel && sp && kind == EventKind::BackwardWeight)
         add({0, 2, 0});
+      if (split && input && t_.recompute == Recompute::Full)
+        add(forward);
+      if (split && first && sp && weight)
+        add({0, 1, 0});
+      if (split && last && input)
+        add(sp ? TensorParallelTraffic{0, 0, 1} : TensorParallelTraffic{1, 0, 0});
+      if (split && last && sp && weight)
+        add({0, 1, 0});
       break;
     case EventKind::Loss:
     case EventKind::Update:

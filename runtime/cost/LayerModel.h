@@ -62,11 +62,16 @@ public:
   virtual double tensorParallelElements() const { return 0; }
   // among `group` accelerators: the model's tensor_parallel; or, where the parts are the
   // schedule's (`share`), only what its own collective events leave out.
+  // (And all-reduces of one fp32 value a token: a vocabulary-parallel cross-entropy's.)
   struct TensorParallelTraffic {
     int allReduces = 0, allGathers = 0, reduceScatters = 0;
+    int tokenAllReduces = 0;
     int64_t group = 1;
   };
-  virtual TensorParallelTraffic tensorParallelTraffic(EventKind /*kind*/, LayerShare /*share*/) const { return {}; }
+  virtual TensorParallelTraffic tensorParallelTraffic(int64_t /*layer*/, EventKind /*kind*/,
+                                                      LayerShare /*share*/) const {
+    return {};
+  }
   // How many collectives of a layer's activations one in the schedule stands for: a
   // transformer layer completes its partial sums twice (after attention and after the MLP),
   // the backends' layer once.

@@ -211,6 +211,27 @@ TEST_F(HardwareCostTest, TensorParallelComputeWaitsForItsAllReduces) {
                    t.backwardInputFlops(3) / rate + 2 * allReduce);
   EXPECT_DOUBLE_EQ(seconds({.kind = EventKind::BackwardWeight, .layer = 3, .microBatches = 1}),
                    t.backwardWeightFlops(3) / rate);
+  // Beside the blocks: the vocabulary-parallel embedding's all-reduce in the first layer's
+  // forward; the output layer's input-gradient all-reduce and the cross-entropy's three
+  // all-reduces of one fp32 value a token in the last layer's.
+  double tokenAllReduce = 6 * 2e-6 + 8192.0 * 4 * 6 / (4 * 400e9);
+  EXPECT_DOUBLE_EQ(seconds({.kind = EventKind::Forward, .layer = 0, .microBatches = 1}),
+                   t.forwardFlops(0) / rate + 3 * allReduce);
+  EXPECT_DOUBLE_EQ(seconds({.kind = EventKind::Forward, .layer = 31, .microBatches = 1}),
+                   t.forwardFlops(31) / rate + 2 * allReduce + 3 * tokenAllReduce);
+  EXPECT_DOUBLE_EQ(seconds({.kind = EventKind::BackwardInput, .layer = 31, .microBatches = 1}),
+                   t.backwardInputFlops(31) / rate + 3 * allReduce);
+  EXPECT_DOUBLE_EQ(seconds({.kind = EventKind::BackwardWeight, .layer = 0, .microBatches = 1}),
+                   t.backwardWeightFlops(0) / rate);
+  // With sequence parallelism the embedding reduce-scatters instead, and its weight half
+  // all-gathers the gradient back (three all-gathers with the block's two).
+  t.sequenceParallel = true;
+  HardwareCost sequence(transformerLayers(t), gemmsOnly(machine()), {.bf16 = true, .optimizerMoments = 2});
+  double gather = 3 * 2e-6 + bytes * 3 / (4 * 400e9);
+  EXPECT_DOUBLE_EQ(sequence.length({.kind = EventKind::BackwardWeight, .layer = 0, .microBatches = 1}).asDouble(),
+                   t.backwardWeightFlops(0) / rate + 3 * gather);
+  EXPECT_DOUBLE_EQ(sequence.length({.kind = EventKind::Forward, .layer = 0, .microBatches = 1}).asDouble(),
+                   t.forwardFlops(0) / rate + 2 * gather + 3 * gather);
   EXPECT_EQ(cost.nodeOf(1), 0); // accelerators 4-7 of node 0
   EXPECT_EQ(cost.nodeOf(2), 1);
   // The data-parallel all-reduce of a rank's gradient moves its share of the layer.
