@@ -280,6 +280,21 @@ ValuePtr Rank::loss(SourceRange at, const ValuePtr &a) {
   return makeValue(std::move(g));
 }
 
+Diagnostic Rank::gradientCollectiveNote(int64_t layer, const IntSet &missing) const {
+  const GradientCollective &last = lastGradientCollective_;
+  if (last.layer != layer)
+    return note({}, "rank " + std::to_string(id_) + " combines no gradient of " + layerOf(layer) +
+                        " with other ranks before this update: a data-parallel rank has only its own micro-batches'; "
+                        "all-reduce (or reduce-scatter) it over the data-parallel group");
+  std::string where = std::string("its gradient is last combined by this ") + collectiveName(last.kind);
+  if (static_cast<int64_t>(last.group->size()) == world_.model_.ranks)
+    return note(world_.site(last.at), where + " over every rank, and no rank's gradient held micro-batches " +
+                                          missing.str() + ": no backward of this layer computed them");
+  return note(world_.site(last.at), where + " over ranks " + last.group->str() +
+                                        ", none of whose gradients held micro-batches " + missing.str() +
+                                        ": combine it over every rank that computes them");
+}
+
 std::pair<ValuePtr, ValuePtr> Rank::update(SourceRange at, int64_t layer, const ValuePtr &g, const ValuePtr &w,
                                            const ValuePtr &o) {
   bool ok = checkLayer(at, "update", layer);
@@ -300,7 +315,16 @@ std::pair<ValuePtr, ValuePtr> Rank::update(SourceRange at, int64_t layer, const 
         IntSet extra = have.minus(IntSet::range(0, world_.model_.batches));
         if (!extra.empty())
           msg += "; " + extra.str() + " are not micro-batches";
-        return msg;
+        std::vector<Diagnostic> notes;
+        if (!missing.empty() && world_.model_.ranks > 1)
+          notes.push_back(gradientCollectiveNote(layer, missing));
+        else if (!missing.empty() && std::all_of(missing.elements().begin(), missing.elements().end(), [&](int64_t b) {
+                   return b < world_.model_.batches && world_.inputSeen_[static_cast<size_t>(b)].load();
+                 }))
+          notes.push_back(note({}, "micro-batches " + missing.str() + " enter the step (`input`), but no backward of " +
+                                       layerOf(layer) +
+                                       " computes their gradient: a backward loop's bound that stops short?"));
+        return std::make_pair(std::move(msg), std::move(notes));
       });
       ok = false;
     }

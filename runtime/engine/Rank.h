@@ -261,6 +261,17 @@ private:
   void readsInput(const ValuePtr &a, bool backward, SourceRange at);
   // At the end of the run: the bytes of recomputed inputs taken off (sim/Recompute.h).
   void settleRecomputedBytes();
+  // The last collective of a weight gradient this rank called: an update that misses
+  // micro-batches names it and its group (most often the group was the wrong one).
+  struct GradientCollective {
+    int64_t layer = -1; // -1: none yet
+    CollectiveKind kind = CollectiveKind::AllReduce;
+    Sites::Id at = 0;
+    SetPtr group;
+  };
+  GradientCollective lastGradientCollective_;
+  // The note an update of `layer` missing micro-batches `missing` gets about it.
+  Diagnostic gradientCollectiveNote(int64_t layer, const IntSet &missing) const;
   // Per layer: the shards this rank has updated, their shard count, and where (World::site).
   struct Updated {
     SetPtr shards; // the weight's own set, until a second update adds to it; null: none yet
