@@ -257,8 +257,10 @@ private:
                            : last == i
                                ? " layer " + std::to_string(e.layer)
                                : " layers " + std::to_string(e.layer) + "-" + std::to_string(events[last].layer);
+      std::string action = pytorchAction(at, sources);
       std::string details =
-          std::string(names[i]) + layers + (e.batches ? ", micro-batches " + e.batches->str() : "") + ", start " +
+          (action.empty() ? "" : "PyTorch " + action + ": ") + std::string(names[i]) + layers +
+          (e.batches ? ", micro-batches " + e.batches->str() : "") + ", start " +
           (measured_ ? num(startOf(r, i) * 1e3) + " ms" : timeText(startOf(r, i), e.start)) + ", length " +
           (measured_ ? num((end - startOf(r, i)) * 1e3) + " ms" : timeText(end - startOf(r, i), e.length)) +
           ", memory " +

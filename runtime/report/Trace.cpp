@@ -8,6 +8,19 @@
 
 namespace schedc::sim {
 
+// The text an event's site covers, where it is a PyTorch schedule's action (a CSV file's
+// cell, such as `7F4`: the importer places each event at its action), else "".
+std::string pytorchAction(const SourceRange &at, const SourceManager &sources) {
+  if (!at.valid() || at.begin.line != at.end.line || at.end.col < at.begin.col)
+    return "";
+  const std::string &file = sources.name(at.begin.file);
+  if (file.size() < 4 || file.compare(file.size() - 4, 4, ".csv") != 0)
+    return "";
+  std::string_view line = sources.lineText(at.begin.file, at.begin.line);
+  size_t from = at.begin.col - 1, length = at.end.col - at.begin.col + 1;
+  return from < line.size() ? std::string(line.substr(from, length)) : "";
+}
+
 namespace {
 
 std::string quote(const std::string &s) {
@@ -58,8 +71,11 @@ namespace {
 
 // An event's details in the trace: its memory, where in the source, its layer and
 // micro-batches, and the bytes of real data held then (`measuredBytes`, -1: not measured).
-std::string eventArgs(const Event &e, const std::string &memory, const std::string &where, int64_t measuredBytes) {
+std::string eventArgs(const Event &e, const std::string &memory, const std::string &where, const std::string &action,
+                      int64_t measuredBytes) {
   std::string args = "\"memory\": " + memory + ", \"source\": " + quote(where);
+  if (!action.empty())
+    args += ", \"pytorch_action\": " + quote(action);
   if (e.layer >= 0)
     args += ", \"layer\": " + std::to_string(e.layer);
   if (e.batches) {
@@ -128,7 +144,9 @@ void writeChromeTrace(std::ostream &out, const World &world, const SourceManager
         dur = seconds(m.length);
         memory = std::to_string(m.memory);
       }
-      std::string args = eventArgs(e, memory, sources.where(world.site(e.site)), world.rank(r).measuredAt(i));
+      const SourceRange &at = world.site(e.site);
+      std::string args =
+          eventArgs(e, memory, sources.where(at), pytorchAction(at, sources), world.rank(r).measuredAt(i));
       std::string tid = streams ? std::to_string(static_cast<int>(e.stream)) : isCommunicationEvent(e.kind) ? "1" : "0";
       std::string title = e.layer >= 0 ? std::string(name) + " " + std::to_string(e.layer) : name;
       add("{\"name\": " + quote(title) + ", \"cat\": \"" + (tid != "0" ? "communication" : "compute") +

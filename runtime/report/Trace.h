@@ -32,4 +32,9 @@ void writeChromeTrace(std::ostream &out, const World &world, const SourceManager
 // of a message starts before its receive).
 std::vector<std::vector<const char *>> eventNames(const World &world);
 
+// The PyTorch action an event comes from (`7F4`, `(0F7;7B3)OVERLAP_F_B`) where the schedule
+// was imported from a PyTorch CSV file (the importer places each event at its action's
+// cell), else "": the trace's `pytorch_action` and the timeline's hover show it.
+std::string pytorchAction(const SourceRange &at, const SourceManager &sources);
+
 } // namespace schedc::sim
