@@ -41,13 +41,17 @@ public:
   // where the parts are the schedule's, whose collective events are the rest. Beside the
   // blocks, where the schedule has no collective of its own for them:
   //   the first layer's VocabParallelEmbedding (layers.py) sums its vocabulary shards'
-  //     rows: an all-reduce of its output (reduce_from_tensor_model_parallel_region), or
-  //     with sequence parallelism a reduce-scatter (reduce_scatter_to_sequence_parallel_
-  //     region), whose backward all-gathers the gradient for the embedding's weight half;
+  //     rows: an all-reduce of its output (reduce_from_tensor_model_parallel_region); with
+  //     sequence parallelism and no learned positions a reduce-scatter instead
+  //     (LanguageModelEmbedding's reduce_scatter_embeddings), with learned positions the
+  //     all-reduce, the positions added, then a local split
+  //     (scatter_to_sequence_parallel_region); either way the sequence-parallel backward
+  //     all-gathers the gradient for the embedding's weight half;
   //   the last layer's output layer, a ColumnParallelLinear over the vocabulary: with
-  //     sequence parallelism its forward all-gathers the input, its backward reduce-scatters
-  //     the input's gradient and all-gathers the input again for the weight's; without, its
-  //     backward all-reduces the input's gradient;
+  //     sequence parallelism its forward all-gathers the input (not where the schedule
+  //     writes the parallelism: its own all-gather before the loss is that one), its
+  //     backward reduce-scatters the input's gradient and all-gathers the input again for
+  //     the weight's; without, its backward all-reduces the input's gradient;
   //   and its vocabulary-parallel cross-entropy (cross_entropy.py, VocabParallelCrossEntropy)
   //     all-reduces three fp32 values a token in the forward: the logits' maximum, the
   //     target's logit and the sum of exponentials.
@@ -68,9 +72,9 @@ public:
       if (inModel)
         add(forward);
       if (split && first)
-        add(sp ? TensorParallelTraffic{0, 0, 1} : TensorParallelTraffic{1, 0, 0});
+        add(sp && !t_.positionEmbeddings ? TensorParallelTraffic{0, 0, 1} : TensorParallelTraffic{1, 0, 0});
       if (split && last)
-        add({0, sp ? 1 : 0, 0, 3});
+        add({0, sp && inModel ? 1 : 0, 0, 3});
       break;
     case EventKind::Backward:
     case EventKind::BackwardInput:

@@ -144,8 +144,11 @@ ValuePtr Rank::collective(SourceRange at, CollectiveKind kind, const ValuePtr &v
     return poison(v->kind, v->layer);
   }
   ValuePtr input = collectiveInput(at, kind, v);
-  if (input->kind == Kind::WeightGrad)
-    lastGradientCollective_ = {input->layer, kind, lane_->sites.intern(at), group};
+  if (input->kind == Kind::WeightGrad) {
+    if (!lastGradientCollective_)
+      lastGradientCollective_ = std::make_unique<GradientCollective>();
+    *lastGradientCollective_ = {input->layer, kind, lane_->sites.intern(at), group};
+  }
   World::Group &g = world_.groups_.find(lane_->recentGroups, group, world_.parallel_);
   const auto &elems = g.members->elements();
   size_t pos = static_cast<size_t>(std::lower_bound(elems.begin(), elems.end(), id_) - elems.begin());

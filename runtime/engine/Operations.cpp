@@ -280,19 +280,37 @@ ValuePtr Rank::loss(SourceRange at, const ValuePtr &a) {
   return makeValue(std::move(g));
 }
 
-Diagnostic Rank::gradientCollectiveNote(int64_t layer, const IntSet &missing) const {
-  const GradientCollective &last = lastGradientCollective_;
-  if (last.layer != layer)
-    return note({}, "rank " + std::to_string(id_) + " combines no gradient of " + layerOf(layer) +
-                        " with other ranks before this update: a data-parallel rank has only its own micro-batches'; "
-                        "all-reduce (or reduce-scatter) it over the data-parallel group");
-  std::string where = std::string("its gradient is last combined by this ") + collectiveName(last.kind);
-  if (static_cast<int64_t>(last.group->size()) == world_.model_.ranks)
-    return note(world_.site(last.at), where + " over every rank, and no rank's gradient held micro-batches " +
-                                          missing.str() + ": no backward of this layer computed them");
-  return note(world_.site(last.at), where + " over ranks " + last.group->str() +
-                                        ", none of whose gradients held micro-batches " + missing.str() +
-                                        ": combine it over every rank that computes them");
+std::optional<Diagnostic> Rank::gradientCollectiveNote(int64_t layer, const IntSet &missing) const {
+  const GradientCollective *last = lastGradientCollective_.get();
+  const std::string missingText = missing.str();
+  if (!last) {                   // no weight gradient of any layer was combined on this rank
+    if (world_.model_.ranks > 1) // (what other ranks have input by now depends on the threads: not looked at)
+      return note({}, "no collective combines rank " + std::to_string(id_) + "'s gradient of " + layerOf(layer) +
+                          " with other ranks' before this update, so it holds only what its own backward "
+                          "computed: if other ranks compute micro-batches " +
+                          missingText +
+                          " (data parallelism), all-reduce (or reduce-scatter) it over them; if none does, a "
+                          "backward loop's bound that stops short?");
+    bool allInput = std::all_of(missing.elements().begin(), missing.elements().end(), [&](int64_t b) {
+      return b >= 0 && b < world_.model_.batches && world_.inputSeen_[static_cast<size_t>(b)].load();
+    });
+    if (!allInput) // (those never input get World::explainMissingBatches's note)
+      return std::nullopt;
+    return note({}, "micro-batches " + missingText + " enter the step (`input`), but no backward of " + layerOf(layer) +
+                        " computes their gradient: a backward loop's bound that stops short?");
+  }
+  std::string text = std::string(last->layer == layer ? "its gradient is last combined by this "
+                                                      : "this rank's last gradient collective (of " +
+                                                            layerOf(last->layer) + ") is this ") +
+                     collectiveName(last->kind);
+  if (static_cast<int64_t>(last->group->size()) == world_.model_.ranks)
+    return note(world_.site(last->at), text + ", over every rank: no gradient it combines holds micro-batches " +
+                                           missingText +
+                                           " (a backward that did not run, or a gradient left out "
+                                           "of a sum?)");
+  return note(world_.site(last->at), text + " over ranks " + last->group->str() +
+                                         ", none of whose gradients holds micro-batches " + missingText +
+                                         ": if ranks outside it compute them, combine it over those too");
 }
 
 std::pair<ValuePtr, ValuePtr> Rank::update(SourceRange at, int64_t layer, const ValuePtr &g, const ValuePtr &w,
@@ -316,14 +334,8 @@ std::pair<ValuePtr, ValuePtr> Rank::update(SourceRange at, int64_t layer, const 
         if (!extra.empty())
           msg += "; " + extra.str() + " are not micro-batches";
         std::vector<Diagnostic> notes;
-        if (!missing.empty() && world_.model_.ranks > 1)
-          notes.push_back(gradientCollectiveNote(layer, missing));
-        else if (!missing.empty() && std::all_of(missing.elements().begin(), missing.elements().end(), [&](int64_t b) {
-                   return b < world_.model_.batches && world_.inputSeen_[static_cast<size_t>(b)].load();
-                 }))
-          notes.push_back(note({}, "micro-batches " + missing.str() + " enter the step (`input`), but no backward of " +
-                                       layerOf(layer) +
-                                       " computes their gradient: a backward loop's bound that stops short?"));
+        if (std::optional<Diagnostic> why = missing.empty() ? std::nullopt : gradientCollectiveNote(layer, missing))
+          notes.push_back(std::move(*why));
         return std::make_pair(std::move(msg), std::move(notes));
       });
       ok = false;

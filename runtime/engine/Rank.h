@@ -27,6 +27,7 @@
 #include <functional>
 #include <list>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <type_traits>
@@ -261,17 +262,19 @@ private:
   void readsInput(const ValuePtr &a, bool backward, SourceRange at);
   // At the end of the run: the bytes of recomputed inputs taken off (sim/Recompute.h).
   void settleRecomputedBytes();
-  // The last collective of a weight gradient this rank called: an update that misses
-  // micro-batches names it and its group (most often the group was the wrong one).
+  // The last collective of a weight gradient this rank called (null: none yet): an update
+  // that misses micro-batches names it and its group (most often the group was the wrong
+  // one). Behind a pointer: a rank's own bytes count at 65 536 ranks.
   struct GradientCollective {
-    int64_t layer = -1; // -1: none yet
+    int64_t layer = 0;
     CollectiveKind kind = CollectiveKind::AllReduce;
     Sites::Id at = 0;
     SetPtr group;
   };
-  GradientCollective lastGradientCollective_;
-  // The note an update of `layer` missing micro-batches `missing` gets about it.
-  Diagnostic gradientCollectiveNote(int64_t layer, const IntSet &missing) const;
+  std::unique_ptr<GradientCollective> lastGradientCollective_;
+  // The note an update of `layer` missing micro-batches `missing` gets about it (or about
+  // there being none; on one rank, only where the micro-batches were input).
+  std::optional<Diagnostic> gradientCollectiveNote(int64_t layer, const IntSet &missing) const;
   // Per layer: the shards this rank has updated, their shard count, and where (World::site).
   struct Updated {
     SetPtr shards; // the weight's own set, until a second update adds to it; null: none yet

@@ -53,12 +53,13 @@ void Rank::readsInput(const ValuePtr &a, bool backward, SourceRange at) {
   if (!again || model.recompute == cost::Recompute::None || warnedRecomputeTwice_)
     return;
   warnedRecomputeTwice_ = true;
+  const bool full = model.recompute == cost::Recompute::Full;
   warning(at, "recomputed-twice",
           "this forward runs layer " + std::to_string(a->layer) +
               " again on its checkpoint (the schedule recomputes), and the model's recompute = " +
-              cost::recomputeName(model.recompute) +
-              " recomputes inside every backward too: the step counts the forward twice; keep one: "
-              "--model-set=recompute=none, or the schedule without its own recomputation");
+              cost::recomputeName(model.recompute) + " makes " + (full ? "every layer's forward" : "attention's core") +
+              " again inside every backward too: the step counts " + (full ? "the forward" : "that core") +
+              " twice; keep one: --model-set=recompute=none, or the schedule without its own recomputation");
 }
 
 void Rank::settleRecomputedBytes() {

@@ -8,14 +8,18 @@
 // same order, so no rank can leave the others waiting.
 #include "rt/ComputeRun.h"
 
+#include "backend/Comm.h"
 #include "files/AtomicFile.h"
 #include "memory/WarmMemory.h"
 #include "report/ReportFormat.h"
 #include "report/Timeline.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <mpi.h>
 #include <sstream>
+#include <unistd.h>
 
 namespace schedc::rt {
 
@@ -131,7 +135,7 @@ private:
     runOptions.afterRun = [this](const sim::World &world, sim::CheckResult &result) { return afterRun(world, result); };
     if (run_.backend == ComputeRun::Cpu) { // its tensors are host memory: the step measured warm
       memory::keepFreedPages();
-      memory::faultIn(static_cast<uint64_t>(kWarmPerPredictedByte * predictedPeak_));
+      memory::faultIn(warmBytes());
     }
     MPI_Barrier(MPI_COMM_WORLD); // one start for every rank's clock
     local_->clockStarts();
@@ -176,6 +180,20 @@ private:
     span[0] = -span[0];
     MPI_Allreduce(MPI_IN_PLACE, span, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     return std::max(0.0, span[1] + span[0]);
+  }
+
+  // What the cpu backend faults in before its clock starts: kWarmPerPredictedByte of the
+  // rank's predicted peak, but never more than half of its share of the node's memory less
+  // that peak (the pages stay the process's for the run: several ranks share a node).
+  uint64_t warmBytes() const {
+    if (!(predictedPeak_ > 0) || !std::isfinite(predictedPeak_))
+      return 0;
+    const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+    if (pages <= 0 || page <= 0)
+      return 0;
+    const double share = static_cast<double>(pages) * static_cast<double>(page) / backend::nodePlace().size;
+    return static_cast<uint64_t>(
+        std::max(0.0, std::min(kWarmPerPredictedByte * predictedPeak_, share / 2 - predictedPeak_)));
   }
 
   // Every rank's peak of bytes held, measured at the cost model's sampling points.

@@ -8,6 +8,7 @@
 #include "diagnostics/StandardOutput.h"
 #include "engine/Budget.h"
 #include "files/AtomicFile.h"
+#include "memory/HugePages.h"
 #include "memory/WarmMemory.h"
 #include "report/ReportFormat.h"
 #include "rt/CommandLine.h"
@@ -85,8 +86,10 @@ int calibrateHere(const CommandLine &line) {
       std::cerr << "schedc: error: " << why << "\n";
       return kExitNoDevice;
     }
-  if (line.run.backend == ComputeRun::Cpu)
-    memory::keepFreedPages(); // measured as a run's step is: warm (memory/WarmMemory.h)
+  if (line.run.backend == ComputeRun::Cpu) { // measured as a run's step is: warm, in huge pages
+    memory::keepFreedPages();                // (memory/WarmMemory.h)
+    memory::useHugePagesNow();
+  }
   std::string text = line.run.backend == ComputeRun::Cuda
                          ? calibrateCuda()
                          : cpu::calibrate(line.run.config.dims, line.run.config.optimizer);

@@ -42,6 +42,8 @@ void *allocateOnHugePages(extent_hooks_t *, void *at, size_t size, size_t alignm
 // The arena, created once (the first thread that asks); -1 if jemalloc refused.
 int hugePageArena() {
   static const int arena = [] {
+    if (!mallctl) // not on jemalloc (the sanitizer builds)
+      return -1;
     size_t size = sizeof(jemallocHooks);
     if (mallctl("arena.0.extent_hooks", &jemallocHooks, &size, nullptr, 0) != 0 || !jemallocHooks)
       return -1;

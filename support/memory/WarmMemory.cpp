@@ -30,13 +30,14 @@ void keepFreedPages() {
 }
 
 void faultIn(uint64_t bytes) {
-  if (bytes == 0)
+  if (!mallctl || bytes == 0) // without jemalloc nothing keeps the pages: no use
     return;
   useHugePagesNow();
   auto *memory = static_cast<volatile char *>(std::malloc(bytes));
   if (!memory) // not there to warm: the run will find out for itself
     return;
-  const auto page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+  const long reported = sysconf(_SC_PAGESIZE);
+  const uint64_t page = reported > 0 ? static_cast<uint64_t>(reported) : 4096;
   for (uint64_t at = 0; at < bytes; at += page)
     memory[at] = 0;
   std::free(const_cast<char *>(memory));

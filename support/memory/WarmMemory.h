@@ -17,7 +17,8 @@ void keepFreedPages();
 
 // Faults in `bytes` of the calling thread's large-allocation arena (the huge-page one,
 // memory/HugePages.h) and frees them: with keepFreedPages, a run's allocations up to that
-// size find their pages touched already.
+// size find their pages touched already. A no-op without jemalloc, or where `bytes` cannot
+// be allocated.
 void faultIn(uint64_t bytes);
 
 } // namespace schedc::memory

@@ -224,14 +224,22 @@ TEST_F(HardwareCostTest, TensorParallelComputeWaitsForItsAllReduces) {
   EXPECT_DOUBLE_EQ(seconds({.kind = EventKind::BackwardWeight, .layer = 0, .microBatches = 1}),
                    t.backwardWeightFlops(0) / rate);
   // With sequence parallelism the embedding reduce-scatters instead, and its weight half
-  // all-gathers the gradient back (three all-gathers with the block's two).
+  // all-gathers the gradient back (three all-gathers with the block's two). Reduce-scatters
+  // at half the all-gathers' bandwidth here, to tell them apart.
   t.sequenceParallel = true;
-  HardwareCost sequence(transformerLayers(t), gemmsOnly(machine()), {.bf16 = true, .optimizerMoments = 2});
-  double gather = 3 * 2e-6 + bytes * 3 / (4 * 400e9);
+  Hardware halfScatter = gemmsOnly(machine());
+  halfScatter.reduceScatterEfficiency = 0.5;
+  HardwareCost sequence(transformerLayers(t), halfScatter, {.bf16 = true, .optimizerMoments = 2});
+  double gather = 3 * 2e-6 + bytes * 3 / (4 * 400e9), scatter = 3 * 2e-6 + bytes * 3 / (4 * 200e9);
   EXPECT_DOUBLE_EQ(sequence.length({.kind = EventKind::BackwardWeight, .layer = 0, .microBatches = 1}).asDouble(),
                    t.backwardWeightFlops(0) / rate + 3 * gather);
   EXPECT_DOUBLE_EQ(sequence.length({.kind = EventKind::Forward, .layer = 0, .microBatches = 1}).asDouble(),
-                   t.forwardFlops(0) / rate + 2 * gather + 3 * gather);
+                   t.forwardFlops(0) / rate + 2 * gather + 3 * scatter);
+  // With learned positions Megatron all-reduces the embedding, adds them, and splits.
+  t.positionEmbeddings = true;
+  HardwareCost positions(transformerLayers(t), halfScatter, {.bf16 = true, .optimizerMoments = 2});
+  EXPECT_DOUBLE_EQ(positions.length({.kind = EventKind::Forward, .layer = 0, .microBatches = 1}).asDouble(),
+                   t.forwardFlops(0) / rate + 2 * gather + 2 * scatter + allReduce);
   EXPECT_EQ(cost.nodeOf(1), 0); // accelerators 4-7 of node 0
   EXPECT_EQ(cost.nodeOf(2), 1);
   // The data-parallel all-reduce of a rank's gradient moves its share of the layer.
