@@ -29,14 +29,19 @@ enum class Data : uint8_t { None, Weights, Gradients, OptimizerState, Activation
 struct Work {
   EventKind kind = EventKind::Forward;
   Data data = Data::None;
-  int16_t tensorParts = 1;    // forward, backward: the tensor-parallel parts the layer is split into
-  bool sequenceParts = false; // forward, backward: its input gathered from sequence shards (the
-                              // norms, dropout and residual adds run on a shard)
-  int32_t groupSize = 0;      // collectives: the ranks taking part
-  int32_t nodes = 1;          // collectives and sends: the nodes those ranks are on (CostModel::nodeOf)
-  int32_t updatedLayer = -1;  // update: its weight's layer (`layer` stays -1, as the puzzle shows it)
-  int64_t layer = -1;         // -1: none
-  int64_t microBatches = 0;   // forward, backward and its halves, loss: the micro-batches computed on
+  int16_t tensorParts = 1;     // forward, backward: the tensor-parallel parts the layer is split into
+  bool sequenceParts = false;  // forward, backward: its input gathered from sequence shards (the
+                               // norms, dropout and residual adds run on a shard)
+  bool embeddingCopy = false;  // collectives, update: the last layer's data with the output
+                               // layer's copy of a tied word embedding (sim::Value::embeddingCopy)
+  bool embeddingGroup = false; // update: this rank is an end of Megatron-LM's embedding group,
+                               // whose tied embedding's gradient is all-reduced first (`nodes`: 2
+                               // where the run spans nodes)
+  int32_t groupSize = 0;       // collectives: the ranks taking part
+  int32_t nodes = 1;           // collectives and sends: the nodes those ranks are on (CostModel::nodeOf)
+  int32_t updatedLayer = -1;   // update: its weight's layer (`layer` stays -1, as the puzzle shows it)
+  int64_t layer = -1;          // -1: none
+  int64_t microBatches = 0;    // forward, backward and its halves, loss: the micro-batches computed on
   // Collectives and sends: the units of data moved (the puzzle's memory units); update: the
   // units of the weight it updates.
   double volume = 0;

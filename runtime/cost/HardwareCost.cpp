@@ -35,7 +35,7 @@ double HardwareCost::bytesOf(const Work &w) const {
   if (w.data == Data::Activations)
     return w.volume / kActivationUnits * model_->boundaryElements() * elementBytes(w.data);
   int64_t layer = w.kind == EventKind::Update ? w.updatedLayer : w.layer;
-  double parameters = model_->parameters(modelLayer(layer));
+  double parameters = model_->parameters(modelLayer(layer)) + (w.embeddingCopy ? model_->embeddingCopyParameters() : 0);
   return w.volume / kWeightUnits * parameters * elementBytes(w.data);
 }
 
@@ -192,7 +192,13 @@ double HardwareCost::seconds(const Work &w) const {
     double parameters = bytesOf(w) / elementBytes(Data::Weights);
     double bytes = parameters *
                    updateBytesPerParameter(elementBytes(Data::Gradients), precision_.bf16, precision_.optimizerMoments);
-    return bytes / (hardware_.updateBandwidth > 0 ? hardware_.updateBandwidth : hardware_.memoryBandwidth);
+    double seconds = bytes / (hardware_.updateBandwidth > 0 ? hardware_.updateBandwidth : hardware_.memoryBandwidth);
+    if (w.embeddingGroup) // the tied embedding's gradient (this rank's share of it, as of the
+                          // weight), all-reduced between the first and last stage first
+      seconds +=
+          ncclSeconds(EventKind::AllReduce, 2, std::max(1, w.nodes),
+                      w.volume / kWeightUnits * model_->embeddingCopyParameters() * elementBytes(Data::Gradients));
+    return seconds;
   }
   case EventKind::AllReduce:
   case EventKind::AllGather:

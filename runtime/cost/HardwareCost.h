@@ -16,7 +16,11 @@
 //   update             memory-bound: the bytes the optimizer reads and writes per parameter
 //                      of the weight's shards (updateBytesPerParameter) / the machine's
 //                      update bandwidth (a calibrated one: the backend's optimizer as it
-//                      runs), else its memory bandwidth — a fused optimizer's roofline
+//                      runs), else its memory bandwidth — a fused optimizer's roofline;
+//                      at an end of Megatron's embedding group (a tied embedding split
+//                      between the first and last pipeline stage), first the all-reduce of
+//                      the embedding's gradient over the two
+//                      (finalize_model_grads.py, _allreduce_word_embedding_grads)
 //   collectives        NCCL's ring model (src/graph/tuning.cc): a collective of n ranks on
 //                      N nodes takes s = 2(n - 1) steps (all-reduce) or n - 1 (all-gather,
 //                      reduce-scatter), 2(N - 1) (or N - 1) of them across nodes; time =
@@ -35,7 +39,8 @@
 //   send               latency + bytes / bandwidth of the link between the two ranks; the
 //                      receive takes no time of its own (it waits for the send's end)
 // Bytes: a weight-sized value (weights, gradients, optimizer states) of layer l holds
-// (units / 512²) of the layer's parameters at its precision (sim/Bytes.h); an activation
+// (units / 512²) of the layer's parameters at its precision (sim/Bytes.h; the last layer's
+// with the output layer's copy of a tied embedding, where it has one); an activation
 // (units / (512 x 256)) micro-batches of the model's boundary elements (sequence x
 // micro_batch x hidden; T x H).
 #pragma once

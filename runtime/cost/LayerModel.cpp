@@ -105,6 +105,7 @@ public:
     return traffic;
   }
   int activationCollectivesPerLayer() const override { return 2; }
+  double embeddingCopyParameters() const override { return t_.embeddingCopyParameters(); }
 
 private:
   Transformer t_;

@@ -76,6 +76,8 @@ public:
   // transformer layer completes its partial sums twice (after attention and after the MLP),
   // the backends' layer once.
   virtual int activationCollectivesPerLayer() const { return 1; }
+  // Parameters of the output layer's copy of a tied word embedding, per accelerator (0: none).
+  virtual double embeddingCopyParameters() const { return 0; }
 };
 
 std::shared_ptr<const LayerModel> transformerLayers(Transformer model);

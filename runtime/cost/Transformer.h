@@ -86,6 +86,14 @@ struct Transformer {
   // them under tensor parallelism), FLOPs per micro-batch and activation bytes per
   // micro-batch (one rank's).
   int64_t layerParameters(int64_t layer) const;
+  // Parameters of the output layer's own copy of the word embedding a rank keeps where the
+  // embedding is tied and the rank holds the last layer but not the first (Megatron-LM's
+  // pipeline-parallel tied embedding), per accelerator: V x h / t; 0 when untied.
+  double embeddingCopyParameters() const {
+    return tiedEmbeddings
+               ? static_cast<double>(vocab) * static_cast<double>(hidden) / static_cast<double>(tensorParallel)
+               : 0;
+  }
   double rankParameters(int64_t layer) const;
   double forwardFlops(int64_t layer) const;
   double backwardInputFlops(int64_t layer) const;

@@ -182,6 +182,7 @@ ValuePtr Rank::collective(SourceRange at, CollectiveKind kind, const ValuePtr &v
   }
   cost::Work work{.kind = eventOf(kind),
                   .data = dataOf(v->kind),
+                  .embeddingCopy = v->embeddingCopy,
                   .groupSize = static_cast<int32_t>(elems.size()),
                   .nodes = nodes,
                   .layer = v->layer,

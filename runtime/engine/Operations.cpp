@@ -68,6 +68,15 @@ bool Rank::checkPieces(SourceRange at, int64_t layer, int64_t piece, int64_t cou
   return true;
 }
 
+bool Rank::tiedEmbeddings() const {
+  const auto &model = world_.options_.bytes.transformer;
+  return model && model->tiedEmbeddings && world_.model_.layers > 1;
+}
+
+bool Rank::holdsEmbeddingCopy(int64_t layer) const {
+  return tiedEmbeddings() && layer == world_.model_.layers - 1 && !loadedFirstLayer_;
+}
+
 std::pair<ValuePtr, ValuePtr> Rank::load(SourceRange at, int64_t layer, int64_t shard, int64_t of, int64_t part,
                                          int64_t parts) {
   bool ok = checkLayer(at, "load", layer);
@@ -98,6 +107,9 @@ std::pair<ValuePtr, ValuePtr> Rank::load(SourceRange at, int64_t layer, int64_t 
     storage_.setLayerParts(layer, tensor ? parts : 1);
   w.batches = emptySet();
   w.poisoned = !ok;
+  w.embeddingCopy = ok && holdsEmbeddingCopy(layer);
+  loadedFirstLayer_ = loadedFirstLayer_ || (ok && layer == 0);
+  loadedLastLayer_ = loadedLastLayer_ || (ok && layer == world_.model_.layers - 1);
   Value o = w;
   o.kind = Kind::OptState;
   return {makeValue(std::move(w)), makeValue(std::move(o))};
@@ -230,6 +242,7 @@ std::pair<ValuePtr, ValuePtr> Rank::backward(SourceRange at, int64_t layer, cons
   Value gw;
   gw.kind = Kind::WeightGrad;
   gw.layer = layer;
+  gw.embeddingCopy = w->embeddingCopy;
   gw.batches = a->batches;
   gw.shards = singleSet(0);
   gw.total = 1;
@@ -382,8 +395,15 @@ std::pair<ValuePtr, ValuePtr> Rank::update(SourceRange at, int64_t layer, const 
       }
     }
   }
+  // An end of Megatron's embedding group: the last layer with the embedding's copy, or the
+  // first layer on a rank that holds no last layer (whose copy is then another rank's).
+  const bool embeddingGroup = tiedEmbeddings() && ((layer == world_.model_.layers - 1 && w->embeddingCopy) ||
+                                                   (layer == 0 && !loadedLastLayer_));
   cost::Producers made = logEvent({.kind = EventKind::Update,
                                    .data = cost::Data::Weights,
+                                   .embeddingCopy = w->embeddingCopy,
+                                   .embeddingGroup = embeddingGroup,
+                                   .nodes = embeddingGroup ? world_.spanOfNodes() : 1,
                                    .updatedLayer = static_cast<int32_t>(layer),
                                    .volume = w->memory().asDouble()},
                                   nullptr, at, merge(merge(g->made, w->made), o->made));
@@ -442,6 +462,7 @@ ValuePtr Rank::fakeGrad(SourceRange at, int64_t layer, const IntSet &batches) {
   g.total = 1;
   g.forged = !batches.empty();
   g.poisoned = !ok;
+  g.embeddingCopy = ok && holdsEmbeddingCopy(layer);
   return makeValue(std::move(g));
 }
 

@@ -262,6 +262,12 @@ private:
   void readsInput(const ValuePtr &a, bool backward, SourceRange at);
   // At the end of the run: the bytes of recomputed inputs taken off (sim/Recompute.h).
   void settleRecomputedBytes();
+  // Megatron-LM's tied embedding under pipeline parallelism: whether the model ties it (and
+  // has more than one layer), and whether this rank's `layer` carries the output layer's own
+  // copy (the last layer on a rank that has loaded no first layer). The loads seen so far:
+  bool tiedEmbeddings() const;
+  bool holdsEmbeddingCopy(int64_t layer) const;
+  bool loadedFirstLayer_ = false, loadedLastLayer_ = false;
   // The last collective of a weight gradient this rank called (null: none yet): an update
   // that misses micro-batches names it and its group (most often the group was the wrong
   // one). Behind a pointer: a rank's own bytes count at 65 536 ranks.

@@ -70,6 +70,12 @@ public:
   const Options &options() const { return options_; }
 
   const Rank &rank(int64_t r) const { return *ranks_[r]; }
+  // 2 where the run's ranks span nodes (its first and last apart), else 1: the nodes a pair
+  // of the first and last pipeline stage is taken to be on.
+  int32_t spanOfNodes() const {
+    const cost::CostModel &cost = *options_.costModel;
+    return cost.placesRanksOnNodes() && cost.nodeOf(0) != cost.nodeOf(model_.ranks - 1) ? 2 : 1;
+  }
   // Where in the source an event or a stored value is (Event::site, Storage::Held::storedAt).
   const SourceRange &site(Sites::Id id) const;
   // True if a run on several threads (Options::threads) met what only a run on one thread

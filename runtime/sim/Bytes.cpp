@@ -60,7 +60,8 @@ double ByteModel::weightShareBytes(const Value &v) const {
   const cost::Transformer &t = *transformer;
   double share = v.total > 0 ? static_cast<double>(v.shards ? v.shards->size() : 0) / static_cast<double>(v.total) : 0;
   int64_t layer = std::clamp<int64_t>(v.layer, 0, t.layers - 1);
-  return share * t.rankParameters(layer) * elementBytes(v.kind);
+  double copy = v.embeddingCopy && layer == t.layers - 1 ? t.embeddingCopyParameters() : 0;
+  return share * (t.rankParameters(layer) + copy) * elementBytes(v.kind);
 }
 
 double ByteModel::gradientBufferBytes(const Value &v) const {

@@ -60,10 +60,10 @@ struct Payload : boost::intrusive_ref_counter<Payload, boost::thread_unsafe_coun
 // Values are counted by boost::intrusive_ptr: the count is the value's first 4 bytes, not a
 // separate control block, and not atomic (a run's values live on the simulator's thread:
 // rt/Abi.cpp and the backends call it from that thread only). The fields are in an order that
-// leaves 2 bytes of padding (after the memory's flag and sequenceGathered), and its sets are counted the same way
-// (sim::SetPtr): a value is 80 bytes, one allocation of jemalloc's 80-byte class (it was 128
-// with std::shared_ptr's control block and 16-byte pointers; fsdp on 1024 ranks x 32 layers
-// holds 99 328 values at its end). Value.cpp asserts the size.
+// leaves no padding unused (the memory's flag, sequenceGathered and embeddingCopy fill it), and its sets are counted
+// the same way (sim::SetPtr): a value is 80 bytes, one allocation of jemalloc's 80-byte class (it was 128 with
+// std::shared_ptr's control block and 16-byte pointers; fsdp on 1024 ranks x 32 layers holds 99 328 values at its end).
+// Value.cpp asserts the size.
 struct Value : boost::intrusive_ref_counter<Value, boost::thread_unsafe_counter> {
   Kind kind = Kind::Activation;
   bool forged = false;   // depends on a gradient made up with fake_grad
@@ -78,6 +78,11 @@ public:
   // enters runs its norms, dropout and residual adds on its shard (sequence parallelism).
   // (In the padding before memoryBits_.)
   bool sequenceGathered = false;
+  // A weight-sized value (weight, gradient, optimizer state) of the last layer on a rank that
+  // holds no first layer: under a transformer with tied embeddings it also holds the output
+  // layer's own copy of the word embedding (Megatron-LM's pipeline-parallel tied embedding;
+  // sim/Bytes.h). (In the last byte of the padding before memoryBits_.)
+  bool embeddingCopy = false;
 
 private:
   uint64_t memoryBits_ = 0;

@@ -34,7 +34,12 @@ The hardware cost model's claims about real schedules, each checked on the figur
 8. Recomputation by its name on any schedule (recompute = full in the model): FSDP with
    activation checkpointing (stdlib fsdp_prefetch and zero3) and 1F1B keep only each
    layer's input — Llama 3 8B on 8 H100, one micro-batch per rank: FSDP's peak holds exactly
-   32 checkpoints of 2sbh bytes — and pay for it with a longer step."""
+   32 checkpoints of 2sbh bytes — and pay for it with a longer step.
+9. Megatron's tied embedding under pipeline parallelism (Megatron 175B, tied, 8 stages x
+   tensor parallelism 8 in stdlib/megatron): the last stage keeps its own copy of the word
+   embedding for the output layer, so every rank holds exactly what the untied model's
+   does; the first and last stage all-reduce its gradient before their updates, so the step
+   is longer; on one stage the tied model holds one copy, less than the untied one."""
 import json
 import os
 import subprocess
@@ -181,6 +186,23 @@ for schedule in ("fsdp_prefetch", "zero3", "1f1b"):
            f"{schedule} with recompute = full: activations {held[0] / 2**30:.2f} -> {held[1] / 2**30:.2f} GiB"
            f"{' (32 checkpoints of 2sbh)' if schedule != '1f1b' else ''}, step {kept['step_seconds']:.3f} -> "
            f"{recomputed['step_seconds']:.3f} s")
+
+def megatron_ranks(stages, tied):
+    args = [schedc, "check", os.path.join(stdlib, "megatron.sched"), "--format=json", "--model=megatron-175b",
+            "--hardware=dgx-a100-80gb", "--precision=bf16", "--optimizer=adam", "-D", "batches=16",
+            "-D", f"ranks={stages * 8}", "-D", f"stages={stages}", "-D", "tensors=8", "-D", "sequence=1",
+            f"--model-set=tied_embeddings={str(tied).lower()}"]
+    doc = json.loads(subprocess.run(args, capture_output=True, text=True).stdout)
+    return [r["peak_bytes"] for r in doc["per_rank"]], doc["hardware"]["step_seconds"]
+
+
+(tied, tied_step), (untied, untied_step) = megatron_ranks(8, True), megatron_ranks(8, False)
+report(tied == untied and tied_step > untied_step,
+       f"megatron 175B, 8 stages, tied embedding: the last stage holds {tied[-1] / 2**30:.2f} GiB, as untied "
+       f"({untied[-1] / 2**30:.2f}); the embedding's all-reduce: step {untied_step:.4f} -> {tied_step:.4f} s")
+(one_tied, _), (one_untied, _) = megatron_ranks(1, True), megatron_ranks(1, False)
+report(one_tied[0] < one_untied[0],
+       f"one stage: the tied embedding held once, {one_tied[0] / 2**30:.2f} GiB against {one_untied[0] / 2**30:.2f}")
 
 print("all passed" if not failures else f"{failures} failed")
 sys.exit(1 if failures else 0)
