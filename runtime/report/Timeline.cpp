@@ -139,7 +139,7 @@ private:
   }
   double laneHeight(size_t stream) const { return cost_.oneStream() ? boxH_ : boxH_ * (stream == 0 ? 0.6 : 0.2); }
   // The right margin: room for the lanes' names where there are streams.
-  double width() const { return kLeft + kPlotWidth + (cost_.oneStream() ? 20 : 64); }
+  double width() const { return kLeft + kPlotWidth + (cost_.oneStream() && !inBytes_ ? 20 : 64); }
 
   // Times and memory: the cost model's, or what a real run measured.
   double startOf(int64_t r, size_t i) const {
@@ -247,6 +247,7 @@ private:
   void rank(int64_t r, const std::vector<const char *> &names, const SourceManager &sources) {
     const EventLog &events = world_.events(r);
     double y = kTop + rowH_ * static_cast<double>(r);
+    double rowPeak = 0;
     for (size_t i = 0, last = 0; i < events.size(); i = last + 1) {
       last = lastOfBox(r, i);
       const Event &e = events[i];
@@ -281,6 +282,7 @@ private:
               "\" pointer-events=\"none\">" + label + "</text>\n";
       // Memory from each event to the next (or to the end of the last).
       for (size_t k = i; k <= last; ++k) {
+        rowPeak = std::max(rowPeak, memoryOf(r, k));
         double from = x(startOf(r, k));
         double next = k + 1 < events.size() ? startOf(r, k + 1) : startOf(r, k) + lengthOf(r, k);
         double barW = std::max(0.5, x(next) - from), barH = memH_ * memoryOf(r, k) / maxMemory_;
@@ -288,6 +290,9 @@ private:
               num(barW) + "\" height=\"" + num(barH) + "\" fill=\"#b8c4d0\"/>\n";
       }
     }
+    if (inBytes_) // the row's peak, on the right of its memory bars (they share one scale)
+      s_ += "<text class=\"mem-peak\" x=\"" + num(kLeft + kPlotWidth + 2) + "\" y=\"" + num(y + boxH_ + 1 + memH_) +
+            "\" font-size=\"9\" fill=\"#556\">" + gibibytes(rowPeak) + "</text>\n";
   }
 
   // The largest memory sample.
@@ -320,7 +325,8 @@ private:
 
   void legend() {
     std::vector<LegendItem> legend = eventLegend(present_);
-    legend.push_back({"#b8c4d0", inBytes_ ? "memory (GiB: each row's bars to the largest)" : "memory"});
+    legend.push_back(
+        {"#b8c4d0", inBytes_ ? "memory (GiB: each row's bars to the largest, its peak at the right)" : "memory"});
     legend.push_back({"#e03131", "peak memory"});
     double lx = kLeft, ly = plotBottom_ + 50;
     for (const LegendItem &item : legend) {
