@@ -80,10 +80,8 @@ public:
     case EventKind::BackwardInput:
     case EventKind::BackwardWeight:
       if (inModel && input)
-        add(!sp                           ? TensorParallelTraffic{2, 0, 0}
-            : kind == EventKind::Backward ? TensorParallelTraffic{0, 4, 2}
-                                          : TensorParallelTraffic{0, 2, 2});
-      if (inModel && sp && kind == EventKind::BackwardWeight)
+        add(sp ? TensorParallelTraffic{0, 2, 2} : TensorParallelTraffic{2, 0, 0});
+      if (inModel && sp && weight)
         add({0, 2, 0});
       if (split && input && t_.recompute == Recompute::Full)
         add(forward);
