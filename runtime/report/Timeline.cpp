@@ -225,14 +225,6 @@ private:
     return last;
   }
 
-  // The most bytes held at the events of a box.
-  double boxBytes(int64_t r, size_t i, size_t last) const {
-    double most = 0;
-    for (size_t k = i; k <= last; ++k)
-      most = std::max(most, world_.events(r)[k].bytes);
-    return most;
-  }
-
   // "1.234 s" (4 significant digits) for a model in seconds; the puzzle's exact steps.
   std::string timeText(double seconds, const Number &steps) const {
     if (!cost_.inSeconds())
@@ -254,6 +246,19 @@ private:
       const SourceRange &at = world_.site(e.site);
       double end = startOf(r, last) + lengthOf(r, last);
       double x0 = x(startOf(r, i)), w = std::max(1.0, x(end) - x0);
+      // Memory from each event to the next (or to the end of the last), drawn after the box;
+      // the box's most.
+      double boxPeak = 0;
+      std::string bars;
+      for (size_t k = i; k <= last; ++k) {
+        boxPeak = std::max(boxPeak, memoryOf(r, k));
+        double from = x(startOf(r, k));
+        double next = k + 1 < events.size() ? startOf(r, k + 1) : startOf(r, k) + lengthOf(r, k);
+        double barW = std::max(0.5, x(next) - from), barH = memH_ * memoryOf(r, k) / maxMemory_;
+        bars += "<rect class=\"mem\" x=\"" + num(from) + "\" y=\"" + num(y + boxH_ + 1 + memH_ - barH) + "\" width=\"" +
+                num(barW) + "\" height=\"" + num(barH) + "\" fill=\"#b8c4d0\"/>\n";
+      }
+      rowPeak = std::max(rowPeak, boxPeak);
       std::string layers = e.layer < 0 ? ""
                            : last == i
                                ? " layer " + std::to_string(e.layer)
@@ -266,7 +271,7 @@ private:
           (measured_ ? num((end - startOf(r, i)) * 1e3) + " ms" : timeText(end - startOf(r, i), e.length)) +
           ", memory " +
           (measured_  ? std::to_string((*measured_)[r][i].memory)
-           : inBytes_ ? gibibytes(boxBytes(r, i, last))
+           : inBytes_ ? gibibytes(boxPeak)
                       : e.memory.str()) +
           (at.valid() ? ", " + sources.where(at) : "");
       size_t stream = static_cast<size_t>(e.stream);
@@ -280,15 +285,7 @@ private:
         s_ += "<text x=\"" + num(x0 + w / 2) + "\" y=\"" + num(lane + laneH / 2 + fontSize * 0.35) + "\" font-size=\"" +
               num(fontSize) + "\" text-anchor=\"middle\" fill=\"" + (lightBox(e.kind) ? "#222" : "white") +
               "\" pointer-events=\"none\">" + label + "</text>\n";
-      // Memory from each event to the next (or to the end of the last).
-      for (size_t k = i; k <= last; ++k) {
-        rowPeak = std::max(rowPeak, memoryOf(r, k));
-        double from = x(startOf(r, k));
-        double next = k + 1 < events.size() ? startOf(r, k + 1) : startOf(r, k) + lengthOf(r, k);
-        double barW = std::max(0.5, x(next) - from), barH = memH_ * memoryOf(r, k) / maxMemory_;
-        s_ += "<rect class=\"mem\" x=\"" + num(from) + "\" y=\"" + num(y + boxH_ + 1 + memH_ - barH) + "\" width=\"" +
-              num(barW) + "\" height=\"" + num(barH) + "\" fill=\"#b8c4d0\"/>\n";
-      }
+      s_ += bars;
     }
     if (inBytes_) // the row's peak, on the right of its memory bars (they share one scale)
       s_ += "<text class=\"mem-peak\" x=\"" + num(kLeft + kPlotWidth + 2) + "\" y=\"" + num(y + boxH_ + 1 + memH_) +
