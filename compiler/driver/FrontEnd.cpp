@@ -1,6 +1,7 @@
 // FrontEnd implementation: the front-end half of the pipeline as one readable function.
 #include "driver/FrontEnd.h"
 
+#include "files/ScheduleFiles.h"
 #include "interop/ImportSchedule.h"
 #include "interop/ImportTables.h"
 #include "sema/Imports.h"
@@ -51,7 +52,7 @@ std::optional<LoadedProgram> loadProgram(const std::string &file, const Options 
     return std::nullopt;
   }
   interop::ImportedSchedule imported;
-  if (interop::isPytorchSchedule(file)) { // a PyTorch schedule: its imported schedule
+  if (isPytorchSchedule(file)) { // a PyTorch schedule: its imported schedule
     interop::ImportOptions importing = importOptionsOf(opts);
     importing.tables = opts.emit != Emit::Ast; // its rows run as tables, not parsed as a line each
     mainFile = interop::addImported(*mainFile, importing, sources, diags, &imported);

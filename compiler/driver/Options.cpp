@@ -2,7 +2,7 @@
 // positional file; `-D x=1` and `-Dx=1`, `--opt=value` and `--opt value` both accepted).
 #include "driver/Options.h"
 
-#include "interop/ImportSchedule.h"
+#include "files/ScheduleFiles.h"
 
 #include "options/ArgumentList.h"
 #include "options/OptionValues.h"
@@ -197,12 +197,13 @@ std::string checkTogether(Options &o) {
     return "no input file (usage: schedc <command> FILE [options]; see schedc --help)";
   if (std::string wrong = checkHardwareOptions(o); !wrong.empty())
     return wrong;
-  if (o.command == Command::Import && !interop::isPytorchSchedule(o.input))
+  if (o.command == Command::Import && !isPytorchSchedule(o.input))
     return "import reads a PyTorch schedule file (FILE.csv); `" + o.input + "` is not one";
   if (o.fsdp && o.replicate)
     return "--fsdp and --replicate are two readings of a PyTorch file's stages (sharded, or whole on each "
            "replica); choose one";
-  if ((o.fsdp || o.replicate) && std::none_of(o.inputs.begin(), o.inputs.end(), interop::isPytorchSchedule))
+  if ((o.fsdp || o.replicate) &&
+      std::none_of(o.inputs.begin(), o.inputs.end(), [](const std::string &f) { return isPytorchSchedule(f); }))
     return std::string(o.fsdp ? "--fsdp reads a PyTorch schedule file's (FILE.csv) stages as FSDP modules"
                               : "--replicate reads a PyTorch schedule file's (FILE.csv) stages as replicated "
                                 "modules") +

@@ -552,10 +552,6 @@ ImportedSchedule::ImportedSchedule(ImportedSchedule &&) noexcept = default;
 ImportedSchedule &ImportedSchedule::operator=(ImportedSchedule &&) noexcept = default;
 ImportedSchedule::~ImportedSchedule() = default;
 
-bool isPytorchSchedule(const std::string &path) {
-  return path.size() > 4 && path.compare(path.size() - 4, 4, ".csv") == 0;
-}
-
 std::optional<uint32_t> addImported(uint32_t csv, const ImportOptions &opts, SourceManager &sources,
                                     DiagnosticEngine &diags, ImportedSchedule *facts) {
   std::optional<ActionTable> table = readActionTable(csv, sources, diags);

@@ -65,9 +65,6 @@ struct ImportedSchedule {
 std::optional<ImportedSchedule> importSchedule(ActionTable table, const std::string &name, const std::string &from,
                                                const ImportOptions &opts, DiagnosticEngine &diags);
 
-// Whether `path` names a PyTorch schedule file (it ends in .csv).
-bool isPytorchSchedule(const std::string &path);
-
 // Reads the loaded file `csv` as a PyTorch schedule and registers its schedule as text
 // derived from it (named `csv`'s name + ".sched"); the new file's id, or nullopt after
 // reporting why not.

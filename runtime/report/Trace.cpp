@@ -1,6 +1,7 @@
 // Trace implementation.
 #include "report/Trace.h"
 
+#include "files/ScheduleFiles.h"
 #include "report/TextOut.h"
 
 #include <cstring>
@@ -13,8 +14,7 @@ namespace schedc::sim {
 std::string pytorchAction(const SourceRange &at, const SourceManager &sources) {
   if (!at.valid() || at.begin.line != at.end.line || at.end.col < at.begin.col)
     return "";
-  const std::string &file = sources.name(at.begin.file);
-  if (file.size() < 4 || file.compare(file.size() - 4, 4, ".csv") != 0)
+  if (!isPytorchSchedule(sources.name(at.begin.file)))
     return "";
   std::string_view line = sources.lineText(at.begin.file, at.begin.line);
   size_t from = at.begin.col - 1, length = at.end.col - at.begin.col + 1;
