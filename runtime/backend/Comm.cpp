@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <unistd.h>
 
 namespace schedc::backend {
 
@@ -294,6 +295,9 @@ NodePlace nodePlace() {
   MPI_Comm_rank(node, &place.rank);
   MPI_Comm_size(node, &place.size);
   MPI_Comm_free(&node);
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+  if (pages > 0 && page > 0)
+    place.memoryPerProcess = static_cast<double>(pages) * static_cast<double>(page) / place.size;
   return place;
 }
 

@@ -74,9 +74,11 @@ std::string gatherWeights(Comm &comm, const std::vector<char> &mine, int64_t lay
                           const std::string &dir, bool overwrite);
 
 // This process's place among the MPI processes on its node (MPI_COMM_TYPE_SHARED): its
-// rank there and how many there are. Collective.
+// rank there, how many there are, and the node's physical memory shared among them (bytes
+// per process; 0 where the system does not say). Collective.
 struct NodePlace {
   int rank = 0, size = 1;
+  double memoryPerProcess = 0;
 };
 NodePlace nodePlace();
 

@@ -19,7 +19,6 @@
 #include <cstring>
 #include <mpi.h>
 #include <sstream>
-#include <unistd.h>
 
 namespace schedc::rt {
 
@@ -133,10 +132,8 @@ private:
     runOptions.threads = 1;                       // the ranks' bodies compute on this process's backend
     runOptions.stopRanksAtRepeatedErrors = false; // (a stopped rank's peers would wait in MPI)
     runOptions.afterRun = [this](const sim::World &world, sim::CheckResult &result) { return afterRun(world, result); };
-    if (run_.backend == ComputeRun::Cpu) { // its tensors are host memory: the step measured warm
-      memory::keepFreedPages();
-      memory::faultIn(warmBytes());
-    }
+    if (run_.backend == ComputeRun::Cpu) // its tensors are host memory: the step measured warm
+      memory::allocateWarm(warmBytes(backend::nodePlace()));
     MPI_Barrier(MPI_COMM_WORLD); // one start for every rank's clock
     local_->clockStarts();
     here.origin = RankContext::now();
@@ -185,15 +182,11 @@ private:
   // What the cpu backend faults in before its clock starts: kWarmPerPredictedByte of the
   // rank's predicted peak, but never more than half of its share of the node's memory less
   // that peak (the pages stay the process's for the run: several ranks share a node).
-  uint64_t warmBytes() const {
+  uint64_t warmBytes(const backend::NodePlace &node) const {
     if (!(predictedPeak_ > 0) || !std::isfinite(predictedPeak_))
       return 0;
-    const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
-    if (pages <= 0 || page <= 0)
-      return 0;
-    const double share = static_cast<double>(pages) * static_cast<double>(page) / backend::nodePlace().size;
     return static_cast<uint64_t>(
-        std::max(0.0, std::min(kWarmPerPredictedByte * predictedPeak_, share / 2 - predictedPeak_)));
+        std::max(0.0, std::min(kWarmPerPredictedByte * predictedPeak_, node.memoryPerProcess / 2 - predictedPeak_)));
   }
 
   // Every rank's peak of bytes held, measured at the cost model's sampling points.

@@ -8,7 +8,6 @@
 #include "diagnostics/StandardOutput.h"
 #include "engine/Budget.h"
 #include "files/AtomicFile.h"
-#include "memory/HugePages.h"
 #include "memory/WarmMemory.h"
 #include "report/ReportFormat.h"
 #include "rt/CommandLine.h"
@@ -86,10 +85,8 @@ int calibrateHere(const CommandLine &line) {
       std::cerr << "schedc: error: " << why << "\n";
       return kExitNoDevice;
     }
-  if (line.run.backend == ComputeRun::Cpu) { // measured as a run's step is: warm, in huge pages
-    memory::keepFreedPages();                // (memory/WarmMemory.h)
-    memory::useHugePagesNow();
-  }
+  if (line.run.backend == ComputeRun::Cpu)
+    memory::allocateWarm(0); // measured as a run's step is (memory/WarmMemory.h)
   std::string text = line.run.backend == ComputeRun::Cuda
                          ? calibrateCuda()
                          : cpu::calibrate(line.run.config.dims, line.run.config.optimizer);

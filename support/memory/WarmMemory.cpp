@@ -14,9 +14,10 @@
 
 namespace schedc::memory {
 
+namespace {
+
+// Every arena there now, and every one made later, keeps the pages it frees.
 void keepFreedPages() {
-  if (!mallctl)
-    return;
   ssize_t never = -1;
   unsigned arenas = 0;
   size_t size = sizeof(arenas);
@@ -29,10 +30,15 @@ void keepFreedPages() {
   }
 }
 
-void faultIn(uint64_t bytes) {
-  if (!mallctl || bytes == 0) // without jemalloc nothing keeps the pages: no use
+} // namespace
+
+void allocateWarm(uint64_t bytes) {
+  if (!mallctl) // without jemalloc nothing keeps the pages: no use
     return;
-  useHugePagesNow();
+  useHugePagesNow(); // first: the arena exists when its decay is set
+  keepFreedPages();
+  if (bytes == 0)
+    return;
   auto *memory = static_cast<volatile char *>(std::malloc(bytes));
   if (!memory) // not there to warm: the run will find out for itself
     return;

@@ -10,15 +10,11 @@
 
 namespace schedc::memory {
 
-// From now on the allocator keeps the pages it frees (jemalloc: no decay purging, in every
-// arena and in those created later), so they are used again instead of faulted in again.
-// A no-op where the executable does not run on jemalloc.
-void keepFreedPages();
-
-// Faults in `bytes` of the calling thread's large-allocation arena (the huge-page one,
-// memory/HugePages.h) and frees them: with keepFreedPages, a run's allocations up to that
-// size find their pages touched already. A no-op without jemalloc, or where `bytes` cannot
-// be allocated.
-void faultIn(uint64_t bytes);
+// From now on the calling thread allocates as a measured step should: from the huge-page
+// arena its large runs would move to (memory/HugePages.h), every arena keeping the pages it
+// frees (jemalloc: no decay purging), and `bytes` of that arena faulted in already (0: none).
+// A no-op without jemalloc (the sanitizer builds), and where `bytes` cannot be allocated
+// nothing is faulted in.
+void allocateWarm(uint64_t bytes);
 
 } // namespace schedc::memory
