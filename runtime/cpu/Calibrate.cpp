@@ -125,21 +125,6 @@ double updateBandwidth(const backend::Optimizer &optimizer, int64_t n) {
   return static_cast<double>(n) * cost::updateBytesPerParameter(4, false, optimizer.moments()) / seconds;
 }
 
-// The bandwidth a ring all-reduce of `n` floats over every rank implies (NCCL's model, as
-// cost/HardwareCost prices it): bytes x 2(n - 1)/n / (time - the steps' latency).
-double allReduceBandwidth(int64_t n, int size, double latency) {
-  std::vector<float> data(static_cast<size_t>(n), 1.0f);
-  MPI_Barrier(MPI_COMM_WORLD);
-  double seconds = medianSeconds(5, [&] {
-    MPI_Barrier(MPI_COMM_WORLD); // time the collective, not the wait for the last rank
-    MPI_Allreduce(MPI_IN_PLACE, data.data(), static_cast<int>(n), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
-  });
-  MPI_Bcast(&seconds, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
-  double steps = 2.0 * (size - 1);
-  double bytes = 4.0 * static_cast<double>(n) * steps / size;
-  return bytes / std::max(seconds - steps * latency, 1e-9);
-}
-
 // Half the round trip of `bytes` between ranks 0 and 1 (the others wait).
 double oneWaySeconds(int rank, size_t bytes, int repeats) {
   std::vector<char> buffer(std::max<size_t>(bytes, 1));
@@ -158,37 +143,36 @@ double oneWaySeconds(int rank, size_t bytes, int repeats) {
   return seconds;
 }
 
-// The bandwidths an all-gather and a reduce-scatter of a weight (n floats in all) over every
-// rank reach through the backend's own calls (backend::Comm: the cpu backend's packing and
-// MPI calls), by the same ring model as allReduceBandwidth: bytes x (n - 1)/n / (time - the
-// steps' latency). Each over the all-reduce's: the hardware file's efficiencies.
-struct GatherScatter {
-  double allGather = 1, reduceScatter = 1;
+// The bandwidths ring collectives of a weight (n floats in all) over every rank imply through
+// the backend's own calls (backend::Comm: its packing and MPI calls), under NCCL's ring model
+// as cost/HardwareCost prices them: bytes x steps / ranks / (time - steps x latency), an
+// all-reduce taking 2(ranks - 1) steps, an all-gather or a reduce-scatter ranks - 1. Medians
+// of repetitions, each after a barrier (the collective, not the wait for the last rank);
+// rank 0's for every rank.
+struct CollectiveBandwidths {
+  double allReduce = 0, allGather = 0, reduceScatter = 0;
 };
-GatherScatter gatherScatterEfficiency(int64_t n, int size, double latency, double allReduce) {
+CollectiveBandwidths collectiveBandwidths(int64_t n, int size, double latency) {
   backend::Comm comm;
   std::vector<int64_t> members;
   for (int r = 0; r < size; ++r)
     members.push_back(r);
-  int64_t part = n / size;
+  const int64_t part = n / size;
   std::vector<backend::Piece> mine{backend::Piece{comm.rank() * part, std::vector<float>(static_cast<size_t>(part))}};
   std::vector<float> whole(static_cast<size_t>(part * size), 1.0f);
-  auto timedOnEveryRank = [&](const std::function<void()> &collective) {
+  auto bandwidth = [&](double steps, const std::function<void()> &collective) {
     MPI_Barrier(MPI_COMM_WORLD);
     double seconds = medianSeconds(5, [&] {
       MPI_Barrier(MPI_COMM_WORLD);
       collective();
     });
     MPI_Bcast(&seconds, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
-    double steps = size - 1;
     return 4.0 * static_cast<double>(part * size) * steps / size / std::max(seconds - steps * latency, 1e-9);
   };
-  // At sizes where latency decides (the tests' H = 64) the ratios mean little and can be
-  // wild: kept within [1/20, 4].
-  auto share = [&](double bandwidth) { return std::clamp(bandwidth / allReduce, 0.05, 4.0); };
-  GatherScatter out;
-  out.allGather = share(timedOnEveryRank([&] { (void)comm.allgather(mine, members); }));
-  out.reduceScatter = share(timedOnEveryRank([&] { (void)comm.reduceScatter(whole, members); }));
+  CollectiveBandwidths out;
+  out.allReduce = bandwidth(2.0 * (size - 1), [&] { comm.allreduce(whole, members); });
+  out.allGather = bandwidth(size - 1, [&] { (void)comm.allgather(mine, members); });
+  out.reduceScatter = bandwidth(size - 1, [&] { (void)comm.reduceScatter(whole, members); });
   return out;
 }
 
@@ -205,17 +189,18 @@ std::string calibrate(const backend::Dims &dims, const backend::Optimizer &optim
   double gemm = layer.gemm, elementwise = layer.elementwise;
   double memory = memoryBandwidth(std::max<int64_t>(dims.hidden * dims.hidden, 1 << 22));
   double update = updateBandwidth(optimizer, dims.weightElements()); // a layer's weight
-  double latency = 0, bandwidth = 0;
-  GatherScatter shares;
+  double latency = 1e-6, bandwidth = 1e12;                           // one rank: nothing is ever sent
+  // The all-gather's and reduce-scatter's over the all-reduce's: at sizes where latency
+  // decides (the tests' H = 64) the ratios mean little and can be wild, so within [1/20, 4].
+  double allGather = 1, reduceScatter = 1;
   if (size > 1) {
     latency = oneWaySeconds(rank, 8, 200);
-    bandwidth = allReduceBandwidth(dims.hidden * dims.hidden, size, latency); // a weight's gradient
-    shares = gatherScatterEfficiency(dims.hidden * dims.hidden, size, latency, bandwidth);
-  } else {
-    latency = 1e-6, bandwidth = 1e12; // one rank: nothing is ever sent
+    CollectiveBandwidths measured = collectiveBandwidths(dims.weightElements(), size, latency);
+    bandwidth = measured.allReduce;
+    allGather = std::clamp(measured.allGather / bandwidth, 0.05, 4.0);
+    reduceScatter = std::clamp(measured.reduceScatter / bandwidth, 0.05, 4.0);
   }
-  int perNode = backend::nodePlace().size;
-  double physical = static_cast<double>(sysconf(_SC_PHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGE_SIZE));
+  const backend::NodePlace node = backend::nodePlace();
   std::string table;
   for (const auto &[shape, rate] : layer.byShape) {
     char row[96];
@@ -250,9 +235,9 @@ std::string calibrate(const backend::Dims &dims, const backend::Optimizer &optim
       "inter_node_bandwidth_gbs = %.6g  # not measured: one node\n"
       "inter_node_latency_us = %.6g\n",
       size, size == 1 ? "" : "s", static_cast<long long>(dims.hidden), static_cast<long long>(dims.tokens), gemm / 1e12,
-      gemm / 1e12, table.c_str(), physical / perNode / 1073741824.0, memory / 1e9, elementwise / 1e9, update / 1e9,
-      optimizer.kind == backend::Optimizer::Adam ? "Adam" : "SGD", perNode, bandwidth / 1e9, latency * 1e6,
-      shares.allGather, shares.reduceScatter, bandwidth / 1e9, latency * 1e6);
+      gemm / 1e12, table.c_str(), node.memoryPerProcess / 1073741824.0, memory / 1e9, elementwise / 1e9, update / 1e9,
+      optimizer.kind == backend::Optimizer::Adam ? "Adam" : "SGD", node.size, bandwidth / 1e9, latency * 1e6, allGather,
+      reduceScatter, bandwidth / 1e9, latency * 1e6);
   SCHEDC_ASSERT(length > 0 && static_cast<size_t>(length) < sizeof text, "the calibrated hardware file was cut short");
   return text;
 }
