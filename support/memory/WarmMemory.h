@@ -2,8 +2,9 @@
 // training loop's later steps run in the memory its first step faulted in (PyTorch's caching
 // allocators keep freed blocks for the next step). Without it a one-step run pays the first
 // touch of every page it ever allocates: on the machine measured, a page touched for the first
-// time was written at 0.6 GB/s (huge pages) against 20–27 GB/s thereafter, and that alone made
-// the cpu backend's ddp step a fifth slower than its events' work (docs/performance.md).
+// time was written at 0.6–3 GB/s against 20–39 GB/s thereafter (bench/first_touch.py), and
+// that made the cpu backend's ddp step a fifth slower than its events' work
+// (docs/performance.md).
 #pragma once
 
 #include <cstdint>
