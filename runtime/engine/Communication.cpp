@@ -147,7 +147,7 @@ ValuePtr Rank::collective(SourceRange at, CollectiveKind kind, const ValuePtr &v
   if (input->kind == Kind::WeightGrad) {
     if (!lastGradientCollective_)
       lastGradientCollective_ = std::make_unique<GradientCollective>();
-    *lastGradientCollective_ = {input->layer, kind, lane_->sites.intern(at), group};
+    *lastGradientCollective_ = {input->layer, kind, at, group};
   }
   World::Group &g = world_.groups_.find(lane_->recentGroups, group, world_.parallel_);
   const auto &elems = g.members->elements();

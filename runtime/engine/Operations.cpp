@@ -317,13 +317,11 @@ std::optional<Diagnostic> Rank::gradientCollectiveNote(int64_t layer, const IntS
                                                             layerOf(last->layer) + ") is this ") +
                      collectiveName(last->kind);
   if (static_cast<int64_t>(last->group->size()) == world_.model_.ranks)
-    return note(world_.site(last->at), text + ", over every rank: no gradient it combines holds micro-batches " +
-                                           missingText +
-                                           " (a backward that did not run, or a gradient left out "
-                                           "of a sum?)");
-  return note(world_.site(last->at), text + " over ranks " + last->group->str() +
-                                         ", none of whose gradients holds micro-batches " + missingText +
-                                         ": if ranks outside it compute them, combine it over those too");
+    return note(last->at, text + ", over every rank: no gradient it combines holds micro-batches " + missingText +
+                              " (a backward that did not run, or a gradient left out "
+                              "of a sum?)");
+  return note(last->at, text + " over ranks " + last->group->str() + ", none of whose gradients holds micro-batches " +
+                            missingText + ": if ranks outside it compute them, combine it over those too");
 }
 
 std::pair<ValuePtr, ValuePtr> Rank::update(SourceRange at, int64_t layer, const ValuePtr &g, const ValuePtr &w,

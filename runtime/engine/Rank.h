@@ -274,7 +274,7 @@ private:
   struct GradientCollective {
     int64_t layer = 0;
     CollectiveKind kind = CollectiveKind::AllReduce;
-    Sites::Id at = 0;
+    SourceRange at; // (kept as it is: interning it would cost every gradient collective a lookup)
     SetPtr group;
   };
   std::unique_ptr<GradientCollective> lastGradientCollective_;
