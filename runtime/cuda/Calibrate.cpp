@@ -49,13 +49,14 @@ std::string calibrateDevice() {
     for (int64_t m : sizes)
       for (int64_t n : sizes)
         for (int64_t k : sizes) {
-          char row[96];
-          std::snprintf(row, sizeof row, "  [%lld, %lld, %lld, %.1f],\n", static_cast<long long>(m),
-                        static_cast<long long>(n), static_cast<long long>(k), bf16.rate(m, n, k, DType::BF16) / 1e12);
-          table[0] += row;
-          std::snprintf(row, sizeof row, "  [%lld, %lld, %lld, %.1f],\n", static_cast<long long>(m),
-                        static_cast<long long>(n), static_cast<long long>(k), tf32.rate(m, n, k, DType::F32) / 1e12);
-          table[1] += row;
+          auto row = [&](double rate) {
+            char text[96];
+            std::snprintf(text, sizeof text, "  [%lld, %lld, %lld, %.1f],\n", static_cast<long long>(m),
+                          static_cast<long long>(n), static_cast<long long>(k), rate / 1e12);
+            return std::string(text);
+          };
+          table[0] += row(bf16.rate(m, n, k, DType::BF16));
+          table[1] += row(tf32.rate(m, n, k, DType::F32));
         }
     // A 1 GiB device-to-device copy: its bytes read and written over its time (median of 5).
     const size_t bytes = size_t(1) << 30;
