@@ -10,6 +10,7 @@
 #include "driver/HandOff.h"
 #include "driver/Interop.h"
 #include "driver/Options.h"
+#include "driver/Plan.h"
 #include "install/Installation.h"
 #include "ir/IR.h"
 #include "run/CostChoice.h"
@@ -83,6 +84,8 @@ int runDriver(const std::vector<std::string> &args, const Compiler *compiler) {
     return runCompare(opts, sources, diags);
   if (opts.command == Command::Import)
     return runImport(opts, sources, diags);
+  if (opts.command == Command::Plan)
+    return runPlan(opts, sources, diags);
   int exitCode = kExitOk;
   std::optional<LoadedProgram> loaded = loadProgram(opts.input, opts, sources, diags, exitCode);
   if (!loaded)

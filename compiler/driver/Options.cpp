@@ -33,6 +33,11 @@ COMMANDS
                 every other command reads .csv files directly (docs/pytorch.md)
   export FILE   Check the schedule, then write it as a PyTorch pipeline schedule CSV (to
                 -o FILE or stdout) for torchtitan; --comms adds the sends and receives
+  plan --model=M --hardware=H --gpus=N --global-batch=B
+                Search tensor x pipeline x data parallelism, micro-batch size,
+                recomputation, sequence parallelism and ZeRO over the stdlib schedules,
+                check every configuration the bounds cannot rule out, and print the
+                fastest that fit, with the `schedc check` line of each (docs/plan.md)
   help          Show this text (also --help); `schedc --version` prints the version
 
 OPTIONS
@@ -57,6 +62,14 @@ OPTIONS
   --replicate          a .csv's stages are replicated (PyTorch's DDP-style `replicate`)
                        over -D dp=N replicas (default 2): REDUCE_GRAD all-reduces their
                        gradients, added where the file has none
+  --gpus=N, --global-batch=B  plan: the accelerators, and the sequences of a step
+  --sequence=S         plan: the sequence length (default: the model's)
+  --memory-cap=GiB     plan: what an accelerator may hold (default: its memory);
+  --headroom=PCT       or the percent of its memory to leave free
+  --schedules=A,B      plan: the stdlib families to search (default: all of them)
+  --top=K              plan: the configurations to print (default 5)
+  --export=FILE.csv    plan: write the winner as a PyTorch pipeline schedule CSV
+  --exhaustive         plan: check every configuration (no pruning; slow)
   --error-limit=N      Stop after N errors (default 20, 0 means no limit)
   --events=FILE        check, run: write every event (rank, kind, layer, batches,
                        start, length, memory) as CSV, in the format of the reference traces
@@ -96,6 +109,8 @@ std::optional<Command> commandNamed(const std::string &s) {
     return Command::Import;
   if (s == "export")
     return Command::Export;
+  if (s == "plan")
+    return Command::Plan;
   if (s == "help" || s == "--help" || s == "-h")
     return Command::Help;
   if (s == "--version")
@@ -169,6 +184,53 @@ bool readOutputOption(ArgumentList &args, Options &o, std::string &error) {
   return true;
 }
 
+// plan's own options: --gpus, --global-batch, --sequence, --memory-cap, --headroom,
+// --schedules, --top, --export, --exhaustive.
+bool readPlanOption(ArgumentList &args, Options &o, std::string &error) {
+  PlanOptions &p = o.plan;
+  std::string v;
+  uint64_t n = 0;
+  auto whole = [&](const char *flag, uint64_t lo, uint64_t hi, int64_t &out) {
+    if (parseWholeNumber(v, lo, hi, n))
+      out = static_cast<int64_t>(n);
+    else
+      error = std::string(flag) + " needs a whole number from " + std::to_string(lo) + " to " + std::to_string(hi);
+  };
+  bool taken = true;
+  if (args.value("--gpus", v)) {
+    whole("--gpus", 1, 65536, p.accelerators);
+  } else if (args.value("--global-batch", v)) {
+    whole("--global-batch", 1, 1 << 24, p.globalBatch);
+  } else if (args.value("--sequence", v)) {
+    whole("--sequence", 1, 1 << 24, p.sequence);
+  } else if (args.value("--memory-cap", v)) {
+    if (!parseDecimal(v, 0.001, 1e6, p.memoryCapGiB))
+      error = "--memory-cap needs the GiB an accelerator may hold, a number above 0 (e.g. 70 or 72.5)";
+  } else if (args.value("--headroom", v)) {
+    if (!parseDecimal(v, 0, 99, p.headroom))
+      error = "--headroom needs the percent of an accelerator's memory to leave free, from 0 to 99";
+  } else if (args.value("--schedules", v)) {
+    p.schedules.clear();
+    for (size_t start = 0; start <= v.size();) {
+      size_t comma = std::min(v.find(',', start), v.size());
+      p.schedules.push_back(v.substr(start, comma - start));
+      start = comma + 1;
+    }
+  } else if (args.value("--top", v)) {
+    if (!parseWholeNumber(v, 1, 1000, p.top))
+      error = "--top needs a whole number from 1 to 1000";
+  } else if (args.value("--export", v)) {
+    p.exportFile = v;
+  } else if (args.current() == "--exhaustive") {
+    p.exhaustive = true;
+  } else {
+    taken = false;
+  }
+  if (taken && o.command != Command::Plan && error.empty())
+    error = args.current() + " is an option of plan";
+  return taken;
+}
+
 // An input file (compare takes several).
 void readInput(const std::string &a, Options &o, std::string &error) {
   if (!a.empty() && a[0] == '-' && a != "-") {
@@ -186,13 +248,40 @@ void readInput(const std::string &a, Options &o, std::string &error) {
 std::string checkHardwareOptions(Options &o) {
   if (std::string wrong = sim::checkCostOptions(o); !wrong.empty())
     return wrong;
-  if (o.hardwareCost && o.command != Command::Check && o.command != Command::Draw && o.command != Command::Compare)
-    return "the hardware cost model is for check, draw and compare";
+  if (o.hardwareCost && o.command != Command::Check && o.command != Command::Draw && o.command != Command::Compare &&
+      o.command != Command::Plan)
+    return "the hardware cost model is for check, draw, compare and plan";
   return "";
+}
+
+// What is wrong with plan's command line ("" if nothing): it reads no file, and chooses the
+// schedule's parameters itself.
+std::string checkPlanOptions(Options &o) {
+  const PlanOptions &p = o.plan;
+  if (!o.input.empty())
+    return "plan reads no schedule file (`" + o.input + "`): it searches the stdlib schedules (--schedules=LIST)";
+  if (o.model.empty() || o.hardware.empty())
+    return "plan needs a model and a machine: --model=NAME|FILE --hardware=NAME|FILE";
+  if (!p.accelerators || !p.globalBatch)
+    return "plan needs --gpus=N (the accelerators) and --global-batch=B (sequences a step)";
+  if (p.memoryCapGiB > 0 && p.headroom > 0)
+    return "--memory-cap and --headroom both set the memory a configuration may use; choose one";
+  if (!o.defines.empty())
+    return "plan chooses the schedules' parameters itself; -D belongs to check (the command plan prints)";
+  if (std::string wrong = checkHardwareOptions(o); !wrong.empty())
+    return wrong;
+  const char *other = !o.eventsFile.empty()  ? "--events"
+                      : !o.traceFile.empty() ? "--trace"
+                      : o.emit != Emit::None ? "--emit"
+                      : !o.schedule.empty()  ? "--schedule"
+                                             : nullptr;
+  return other ? std::string("plan prints a table; ") + other + " belongs to check (run the command plan prints)" : "";
 }
 
 // What is wrong with options that are each right alone ("" if nothing).
 std::string checkTogether(Options &o) {
+  if (o.command == Command::Plan)
+    return checkPlanOptions(o);
   if (o.input.empty())
     return "no input file (usage: schedc <command> FILE [options]; see schedc --help)";
   if (std::string wrong = checkHardwareOptions(o); !wrong.empty())
@@ -239,7 +328,8 @@ std::optional<Options> parseOptions(const std::vector<std::string> &argv, std::s
     return o; // help
   std::optional<Command> cmd = commandNamed(argv[0]);
   if (!cmd) {
-    error = "unknown command `" + argv[0] + "` (expected check, draw, build, run, compare, import, export or help)";
+    error =
+        "unknown command `" + argv[0] + "` (expected check, draw, build, run, compare, import, export, plan or help)";
     return std::nullopt;
   }
   o.command = *cmd;
@@ -255,9 +345,11 @@ std::optional<Options> parseOptions(const std::vector<std::string> &argv, std::s
       o.command = Command::Help;
       return o;
     }
-    if (readInputOption(args, o, error) || readOutputOption(args, o, error))
+    if (readInputOption(args, o, error) || readOutputOption(args, o, error) || readPlanOption(args, o, error))
       continue;
     if (std::string flag = sim::readSharedOption(args, o, error); !flag.empty()) {
+      std::vector<std::string> typed = args.currentWithValue();
+      o.sharedArguments.insert(o.sharedArguments.end(), typed.begin(), typed.end());
       if (error.empty() && o.command == Command::Build)
         error = flag + " is an option of the compiled program, not of build (pass it when it runs)";
     } else {

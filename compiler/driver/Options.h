@@ -1,11 +1,12 @@
 // Options — the command line of `schedc`: a subcommand (check, draw, build, run, compare,
-// import, export),
+// import, export, plan),
 // its input file(s) and options in the style of clang/LLVM tools. Parsing never exits the process: it
 // returns the options or an error message for the driver to report with exit code 2.
 #pragma once
 
 #include "run/SharedOptions.h"
 
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -13,9 +14,22 @@
 
 namespace schedc::driver {
 
-enum class Command { Help, Version, Check, Draw, Build, Run, Compare, Import, Export };
+enum class Command { Help, Version, Check, Draw, Build, Run, Compare, Import, Export, Plan };
 enum class Emit { None, Ast, Ir };
 enum class Format { Text, Json, Svg, Html };
+
+// `schedc plan`'s own options (driver/Plan.h).
+struct PlanOptions {
+  int64_t accelerators = 0;           // --gpus
+  int64_t globalBatch = 0;            // --global-batch, in sequences
+  int64_t sequence = 0;               // --sequence: the model's sequence length (0: the model's own)
+  double memoryCapGiB = 0;            // --memory-cap (0: the accelerator's memory)
+  double headroom = 0;                // --headroom, percent of the accelerator's memory left free
+  std::vector<std::string> schedules; // --schedules=a,b (empty: every family)
+  uint64_t top = 5;                   // --top
+  std::string exportFile;             // --export=FILE.csv: the winner as a PyTorch schedule
+  bool exhaustive = false;            // --exhaustive: check every configuration (no pruning)
+};
 
 // The command line of schedc: the options compiled programs share (sim::SharedOptions, read by
 // the same readers), and schedc's own.
@@ -36,6 +50,10 @@ struct Options : sim::SharedOptions {
   bool comms = false;                // --comms (export): the sends and receives too
   bool fsdp = false;                 // --fsdp: a .csv's stages are FSDP modules (interop/ImportReading.h)
   bool replicate = false;            // --replicate: they are replicated (DDP-style `replicate`)
+  PlanOptions plan;                  // plan's
+  // The shared options as typed (sim::readSharedOption's), each whole (`--model=x`): the
+  // command lines plan hands back repeat them.
+  std::vector<std::string> sharedArguments;
 };
 
 // Parses argv. On error returns nullopt and sets `error`.

@@ -36,6 +36,31 @@ HardwareFigures hardwareFigures(const CheckResult &r, const Report &rep) {
   return h;
 }
 
+std::string jsonNumber(double v) {
+  return pythonFloatRepr(v);
+}
+
+std::string jsonString(const std::string &s) {
+  std::string out = "\"";
+  for (unsigned char c : s) {
+    switch (c) {
+    case '"': out += "\\\""; break;
+    case '\\': out += "\\\\"; break;
+    case '\n': out += "\\n"; break;
+    case '\t': out += "\\t"; break;
+    default:
+      if (c < 0x20) {
+        char buf[8];
+        std::snprintf(buf, sizeof buf, "\\u%04x", c);
+        out += buf;
+      } else {
+        out += static_cast<char>(c);
+      }
+    }
+  }
+  return out + "\"";
+}
+
 namespace {
 
 const char *verdictLine(Verdict v) {
@@ -56,7 +81,7 @@ bool met(const Number &value, int64_t target) {
 
 // A double as the shortest text that reads back the same (Python's repr).
 std::string num(double v) {
-  return pythonFloatRepr(v);
+  return jsonNumber(v);
 }
 
 // A whole number held in a double (bytes), without a fraction.
@@ -64,27 +89,6 @@ std::string integral(double v) {
   char text[40];
   std::snprintf(text, sizeof text, "%.0f", v);
   return text;
-}
-
-std::string quote(const std::string &s) {
-  std::string out = "\"";
-  for (unsigned char c : s) {
-    switch (c) {
-    case '"': out += "\\\""; break;
-    case '\\': out += "\\\\"; break;
-    case '\n': out += "\\n"; break;
-    case '\t': out += "\\t"; break;
-    default:
-      if (c < 0x20) {
-        char buf[8];
-        std::snprintf(buf, sizeof buf, "\\u%04x", c);
-        out += buf;
-      } else {
-        out += static_cast<char>(c);
-      }
-    }
-  }
-  return out + "\"";
 }
 
 // What the fullest rank's bytes were at its peak (none: no rank).
@@ -146,18 +150,18 @@ std::string hardwareJson(const CheckResult &r, const Report &rep) {
   std::string breakdown;
   const ByteShares shares = fullestShares(rep);
   for (int i = 0; i < kByteShares; ++i)
-    breakdown += std::string(i ? ", " : "") + quote(byteShareKey(static_cast<ByteShare>(i))) + ": " +
+    breakdown += std::string(i ? ", " : "") + jsonString(byteShareKey(static_cast<ByteShare>(i))) + ": " +
                  integral(shares[static_cast<size_t>(i)]);
   double parameters = r.hardware->model().totalParameters();
-  return "  \"hardware\": {\"model\": " + quote(r.hardware->model().name()) +
-         ", \"machine\": " + quote(r.hardware->hardware().name) + ", \"step_seconds\": " + num(h.seconds) +
+  return "  \"hardware\": {\"model\": " + jsonString(r.hardware->model().name()) +
+         ", \"machine\": " + jsonString(r.hardware->hardware().name) + ", \"step_seconds\": " + num(h.seconds) +
          ", \"mfu\": " + num(h.mfu) + ", \"hfu\": " + num(h.hfu) +
          ", \"tokens_per_second_per_gpu\": " + num(h.tokensPerSecond) +
          ", \"parameters\": " + (parameters > 0 ? integral(parameters) : "null") +
          ", \"active_parameters\": " + (parameters > 0 ? integral(parameters) : "null") +
          ", \"peak_bytes\": " + integral(rep.maxBytes) + ", \"peak_bytes_rank\": " + std::to_string(rep.maxBytesRank) +
          ", \"peak_breakdown\": {" + breakdown + "}, \"overhead_bytes\": " + integral(h.overhead) +
-         ", \"gemm_precision\": " + quote(r.hardware->gemmPrecision()) +
+         ", \"gemm_precision\": " + jsonString(r.hardware->gemmPrecision()) +
          ", \"peak_flops\": " + num(r.hardware->peak()) + ", \"model_flops\": " + num(rep.modelFlops) +
          ", \"accelerator_memory\": " + integral(h.capacity) + ", \"fits\": " + (h.over.empty() ? "true" : "false") +
          ", \"ranks_over_memory\": [" + over + "], \"per_rank\": [" + ranks + "]},\n";
@@ -167,12 +171,12 @@ std::string location(const SourceRange &at, const SourceManager &sources) {
   if (!at.valid())
     return "null";
   SourceRange r = sources.shown(at);
-  return "{\"file\": " + quote(sources.name(r.begin.file)) + ", \"line\": " + std::to_string(r.begin.line) +
+  return "{\"file\": " + jsonString(sources.name(r.begin.file)) + ", \"line\": " + std::to_string(r.begin.line) +
          ", \"column\": " + std::to_string(r.begin.col) + "}";
 }
 
 std::string diagnostic(const Diagnostic &d, const SourceManager &sources) {
-  std::string s = "{\"severity\": " + quote(severityName(d.severity)) + ", \"message\": " + quote(d.message) +
+  std::string s = "{\"severity\": " + jsonString(severityName(d.severity)) + ", \"message\": " + jsonString(d.message) +
                   ", \"location\": " + location(d.range, sources) + ", \"notes\": [";
   for (size_t i = 0; i < d.notes.size(); ++i)
     s += (i ? ", " : "") + diagnostic(d.notes[i], sources);
@@ -255,24 +259,24 @@ std::string formatText(const CheckResult &r) {
 
 std::string formatJson(const CheckResult &r, const std::vector<Diagnostic> &diagnostics, const SourceManager &sources) {
   std::string s = "{\n  \"schema\": \"schedc-check/1\",\n";
-  s += "  \"schedule\": " + quote(r.schedule) + ",\n";
-  s += "  \"file\": " + quote(r.file) + ",\n";
+  s += "  \"schedule\": " + jsonString(r.schedule) + ",\n";
+  s += "  \"file\": " + jsonString(r.file) + ",\n";
   if (!r.reading.empty())
-    s += "  \"reading\": " + quote(r.reading) + ",\n";
+    s += "  \"reading\": " + jsonString(r.reading) + ",\n";
   s += "  \"parameters\": {";
   for (size_t i = 0; i < r.parameters.size(); ++i)
-    s += (i ? ", " : "") + quote(r.parameters[i].first) + ": " + std::to_string(r.parameters[i].second);
+    s += (i ? ", " : "") + jsonString(r.parameters[i].first) + ": " + std::to_string(r.parameters[i].second);
   s += "},\n";
   s += "  \"ranks\": " + std::to_string(r.model.ranks) + ",\n";
-  s += "  \"backend\": " + quote(r.backend) + ",\n";
-  s += "  \"verdict\": " + quote(verdictName(r.verdict)) + ",\n";
+  s += "  \"backend\": " + jsonString(r.backend) + ",\n";
+  s += "  \"verdict\": " + jsonString(verdictName(r.verdict)) + ",\n";
   s += std::string("  \"correct\": ") + (r.verdict == Verdict::Correct ? "true" : "false") + ",\n";
   s += std::string("  \"memory_model\": {") +
        (r.bytes.transformer
-            ? "\"model\": " + quote(r.bytes.transformer->name)
+            ? "\"model\": " + jsonString(r.bytes.transformer->name)
             : "\"hidden\": " + std::to_string(r.bytes.hidden) + ", \"tokens\": " + std::to_string(r.bytes.tokens)) +
-       ", \"precision\": " + quote(precisionName(r.bytes.precision)) +
-       ", \"gradient_precision\": " + quote(r.bytes.bf16Gradients() ? "bf16" : "fp32") +
+       ", \"precision\": " + jsonString(precisionName(r.bytes.precision)) +
+       ", \"gradient_precision\": " + jsonString(r.bytes.bf16Gradients() ? "bf16" : "fp32") +
        ", \"optimizer_states\": " + std::to_string(r.bytes.optimizerStates) + "},\n";
   if (r.report) {
     const Report &rep = *r.report;

@@ -66,6 +66,10 @@ const char *verdictName(Verdict v);
 // limit, 1 otherwise (an invalid run never starts: the parameters' problem, exit 2).
 int exitCodeOf(Verdict v);
 std::string formatText(const CheckResult &r);
+// JSON texts as the reports write them: a string quoted and escaped; a number as the
+// shortest text that reads back the same (Python's repr).
+std::string jsonString(const std::string &s);
+std::string jsonNumber(double v);
 std::string formatJson(const CheckResult &r, const std::vector<Diagnostic> &diagnostics, const SourceManager &sources);
 
 } // namespace schedc::sim

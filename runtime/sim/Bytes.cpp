@@ -43,8 +43,7 @@ double ByteModel::transformerBytes(const Value &v, int64_t layerParts) const {
     // The last layer's output: its fp32 logits, split by vocabulary among the tensor-parallel
     // accelerators (the model's, and a schedule's parts of the last layer), and as the value
     // is along the sequence (a schedule's shard before the loss gathers it).
-    return batches * static_cast<double>(t.sequence * t.microBatch) * static_cast<double>(t.vocab) /
-           static_cast<double>(t.tensorParallel * layerParts) * 4 * sequenceShare(v);
+    return logitsBytes(batches, layerParts, sequenceShare(v));
   case Kind::ActGrad: return batches * boundary * sequenceShare(v);
   case Kind::WeightGrad:
     if (t.mainGradBuffer) // accumulated in the weight's buffer
@@ -54,6 +53,12 @@ double ByteModel::transformerBytes(const Value &v, int64_t layerParts) const {
   case Kind::OptState: break;
   }
   return weightShareBytes(v);
+}
+
+double ByteModel::logitsBytes(double microBatches, int64_t layerParts, double sequenceShare) const {
+  const cost::Transformer &t = *transformer;
+  return microBatches * static_cast<double>(t.sequence * t.microBatch) * static_cast<double>(t.vocab) /
+         static_cast<double>(t.tensorParallel * layerParts) * 4 * sequenceShare;
 }
 
 double ByteModel::weightShareBytes(const Value &v) const {

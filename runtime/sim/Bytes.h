@@ -98,6 +98,10 @@ struct ByteModel {
   // mainGradBuffer: fp32, for every parameter of it); 0 otherwise. Its gradients then take
   // none of their own.
   double gradientBufferBytes(const Value &v) const;
+  // Under a transformer, the bytes of the last layer's output for `microBatches` micro-batches
+  // of its sequence (`sequenceShare` of it): its fp32 logits, split by vocabulary among the
+  // tensor-parallel accelerators (the model's `tensor_parallel` x a schedule's `layerParts`).
+  double logitsBytes(double microBatches, int64_t layerParts = 1, double sequenceShare = 1) const;
   // Which share of the bytes `v` is (a weight's gradient buffer is the gradients').
   ByteShare shareOf(const Value &v) const {
     switch (v.kind) {

@@ -4,6 +4,7 @@
 // flag with nothing after it is still recognised, and error() says its value is missing.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <utility>
 #include <vector>
@@ -44,6 +45,12 @@ public:
     }
     out = args_[next_++];
     return true;
+  }
+
+  // The current argument and the value taken with it, if value() took the next one.
+  std::vector<std::string> currentWithValue() const {
+    return std::vector<std::string>(args_.begin() + static_cast<std::ptrdiff_t>(current_),
+                                    args_.begin() + static_cast<std::ptrdiff_t>(next_));
   }
 
   // The first missing value's message ("" if none).

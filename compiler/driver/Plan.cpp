@@ -1,0 +1,263 @@
+// Plan implementation: the user's model and machine resolved once (with the memory cap as
+// the machine's memory, so that a check's "fits" is the plan's), one cost model per model
+// variant (t, b, sp, recomputation) shared by the configurations that time with it, one
+// loaded program per family, then the search; each check is check::runCheck on one thread,
+// its report kept (not printed), with diagnostics of its own.
+#include "driver/Plan.h"
+
+#include "check/Check.h"
+#include "cost/HardwareCost.h"
+#include "driver/FrontEnd.h"
+#include "driver/Interop.h"
+#include "driver/PlanReport.h"
+#include "files/AtomicFile.h"
+#include "plan/Bounds.h"
+#include "run/CostChoice.h"
+#include "sema/Imports.h"
+
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <map>
+#include <sstream>
+#include <unistd.h>
+
+namespace schedc::driver {
+
+namespace {
+
+// The keys of KEY=VALUE settings.
+std::vector<std::string> keysOf(const std::vector<std::string> &settings) {
+  std::vector<std::string> keys;
+  for (const std::string &s : settings)
+    keys.push_back(s.substr(0, s.find('=')));
+  return keys;
+}
+
+bool has(const std::vector<std::string> &keys, const char *key) {
+  return std::find(keys.begin(), keys.end(), key) != keys.end();
+}
+
+// Resolves the cost model `options` asks for, reading files through `sources`; "" or why not.
+std::string resolve(sim::SharedOptions &options, SourceManager &sources) {
+  sim::ReadText read = [&](const std::string &path, std::string &error) -> std::optional<std::string> {
+    std::optional<uint32_t> file = sources.load(path, error);
+    return file ? std::optional<std::string>(std::string(sources.text(*file))) : std::nullopt;
+  };
+  sim::DescriptionProblem problem;
+  return sim::resolveCostModel(options, read, problem) ? "" : problem.located();
+}
+
+// "%.6g" of `v`: a setting's value.
+std::string shortNumber(double v) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.6g", v);
+  return text;
+}
+
+// The progress line on a terminal: checks done, left at most, the best step so far.
+class ProgressLine {
+public:
+  explicit ProgressLine(bool shown) : shown_(shown) {}
+  // Rubs the line out, before the report.
+  void clear() {
+    if (drawn_)
+      std::cerr << "\r" << std::string(80, ' ') << "\r" << std::flush;
+    drawn_ = false;
+  }
+  void operator()(size_t done, size_t left, double best) {
+    if (!shown_)
+      return;
+    constexpr int kWidth = 24;
+    int filled = static_cast<int>(kWidth * static_cast<double>(done) / static_cast<double>(done + left));
+    char text[128];
+    std::snprintf(text, sizeof text, "\r[%s%s] %zu checked, at most %zu left, best %.4g s",
+                  std::string(filled, '#').c_str(), std::string(kWidth - filled, ' ').c_str(), done, left, best);
+    std::cerr << text << std::flush;
+    drawn_ = true;
+  }
+
+private:
+  bool shown_, drawn_ = false;
+};
+
+// One model variant: the options that time it (their cost model resolved), or why it cannot be.
+struct Variant {
+  sim::SharedOptions options;
+  std::string problem;
+  const cost::HardwareCost *cost() const { return dynamic_cast<const cost::HardwareCost *>(options.costModel); }
+};
+
+// Checks one configuration as `schedc check` would, its report kept.
+plan::Outcome checkOne(const plan::Candidate &c, const Variant &variant, const LoadedProgram &program, int64_t layers,
+                       const SourceManager &sources) {
+  sim::RunOptions run;
+  static_cast<sim::SharedOptions &>(run) = variant.options;
+  run.threads = 1; // the plan runs a check a thread
+  run.watchdog = false;
+  sim::CheckResult result;
+  result.verdict = sim::Verdict::Invalid;
+  run.afterRun = [&](const sim::World &, sim::CheckResult &r) {
+    result = r;
+    return std::string();
+  };
+  DiagnosticEngine diags(sources, nullptr);
+  std::map<std::string, int64_t> params = c.defines();
+  params["layers"] = layers;
+  std::ostringstream report;
+  check::runCheck(*program.program, *program.schedule, params, run, sources, diags, report);
+  plan::Outcome o;
+  o.verdict = result.verdict;
+  for (const Diagnostic &d : diags.diagnostics())
+    if (d.severity == Severity::Error && o.problem.empty())
+      o.problem = sources.where(d.range) + ": " + d.message;
+  if (result.report && result.hardware) {
+    sim::HardwareFigures h = sim::hardwareFigures(result, *result.report);
+    o.seconds = h.seconds;
+    o.mfu = h.mfu;
+    o.tokensPerSecond = h.tokensPerSecond;
+    o.peakBytes = result.report->maxBytes;
+    o.peakRank = result.report->maxBytesRank;
+    o.fits = h.over.empty();
+  }
+  return o;
+}
+
+} // namespace
+
+int runPlan(const Options &opts, SourceManager &sources, DiagnosticEngine &diags) {
+  const PlanOptions &asked = opts.plan;
+  PlanContext context;
+  context.sharedArguments = opts.sharedArguments;
+  context.fixedModelKeys = keysOf(opts.modelSettings);
+  context.stdlibDir = sema::defaultStdlibDir();
+  context.top = asked.top;
+  context.accelerators = asked.accelerators;
+  context.globalBatch = asked.globalBatch;
+
+  // The user's model and machine, with the sequence and the memory cap set over them.
+  sim::SharedOptions base = opts;
+  if (asked.sequence) {
+    base.modelSettings.push_back("sequence=" + std::to_string(asked.sequence));
+    context.addedArguments.push_back("--model-set=sequence=" + std::to_string(asked.sequence));
+  }
+  if (std::string problem = resolve(base, sources); !problem.empty())
+    return usageError(problem);
+  if (!base.bytes.transformer)
+    // diag-coverage: unreachable (checkPlanOptions asks for --model, and every model it names is a transformer)
+    return usageError("plan lays out a transformer: --model names a preset or a model file (the tanh layer of "
+                      "--hidden has no layer count to split)");
+  double memoryGiB = dynamic_cast<const cost::HardwareCost &>(*base.costModel).hardware().memoryBytes / 1073741824.0;
+  if (asked.memoryCapGiB > 0 || asked.headroom > 0) {
+    double cap = asked.memoryCapGiB > 0 ? asked.memoryCapGiB : memoryGiB * (1 - asked.headroom / 100);
+    base.hardwareSettings.push_back("memory_gb=" + shortNumber(cap));
+    context.addedArguments.push_back("--hardware-set=memory_gb=" + shortNumber(cap));
+    if (std::string problem = resolve(base, sources); !problem.empty())
+      return usageError(problem);
+  }
+  const auto &machine = dynamic_cast<const cost::HardwareCost &>(*base.costModel).hardware();
+  const cost::Transformer &model = *base.bytes.transformer;
+  context.model = model.name;
+  context.machine = machine.name;
+  context.bytesModel = base.bytes.describe();
+  context.sequence = model.sequence;
+  context.layers = model.layers;
+  context.memoryBytes = machine.memoryBytes;
+  context.usableBytes = machine.memoryBytes - machine.overheadBytes;
+
+  // The problem: what the user's --model-set fixed stays fixed.
+  plan::Problem problem;
+  problem.accelerators = asked.accelerators;
+  problem.globalBatch = asked.globalBatch;
+  problem.perNode = machine.acceleratorsPerNode;
+  problem.layers = model.layers;
+  if (has(context.fixedModelKeys, "tensor_parallel"))
+    problem.tensorParallel = model.tensorParallel;
+  if (has(context.fixedModelKeys, "micro_batch"))
+    problem.microBatch = model.microBatch;
+  if (has(context.fixedModelKeys, "sequence_parallel"))
+    problem.sequenceParallel = model.sequenceParallel;
+  if (has(context.fixedModelKeys, "recompute"))
+    problem.recompute = model.recompute;
+  for (const std::string &name : asked.schedules) {
+    const plan::Family *family = plan::findFamily(name);
+    if (!family)
+      return usageError("--schedules: no stdlib schedule family `" + name + "` (expected " + plan::familyNames() + ")");
+    problem.families.push_back(family);
+  }
+  if (problem.families.empty())
+    for (const plan::Family &f : plan::families())
+      problem.families.push_back(&f);
+  std::vector<plan::Candidate> enumerated = plan::enumerate(problem);
+
+  // One cost model per variant; the configurations a variant cannot time are dropped.
+  std::map<plan::Settings, size_t> variantIndex;
+  std::vector<Variant> variants;
+  std::vector<plan::Candidate> candidates;
+  size_t unsplit = 0;
+  std::string unsplitWhy;
+  for (plan::Candidate &c : enumerated) {
+    auto [it, added] = variantIndex.emplace(c.settings, variants.size());
+    if (added) {
+      Variant v;
+      v.options = base;
+      for (const std::string &s : c.settings.modelSettings(context.fixedModelKeys))
+        v.options.modelSettings.push_back(s);
+      v.problem = resolve(v.options, sources);
+      variants.push_back(std::move(v));
+    }
+    const Variant &variant = variants[it->second];
+    if (!variant.problem.empty()) {
+      ++unsplit;
+      unsplitWhy = variant.problem;
+      continue;
+    }
+    c.model = it->second;
+    plan::Bounds b = plan::boundsOf(c, *variant.cost(), variant.options.bytes, opts.overlapHidden);
+    c.secondsBound = b.seconds;
+    c.bytesBound = b.bytes;
+    candidates.push_back(c);
+  }
+
+  // Every family's program, loaded once.
+  std::map<const plan::Family *, LoadedProgram> programs;
+  for (const plan::Family *f : problem.families) {
+    Options load = opts;
+    plan::Candidate any;
+    any.family = f;
+    load.input = scheduleFile(context, any);
+    int exitCode = kExitOk;
+    std::optional<LoadedProgram> loaded = loadProgram(load.input, load, sources, diags, exitCode);
+    if (!loaded)
+      return exitCode;
+    programs.emplace(f, std::move(*loaded));
+  }
+
+  plan::SearchOptions searchOptions;
+  searchOptions.usableBytes = context.usableBytes;
+  searchOptions.top = asked.top;
+  searchOptions.exhaustive = asked.exhaustive;
+  searchOptions.threads = opts.threads == sim::kAutoThreads ? sim::processors() : opts.threads;
+  context.threads = searchOptions.threads;
+  ProgressLine progress(opts.format == Format::Text && isatty(STDERR_FILENO));
+  plan::SearchResult result = plan::search(
+      std::move(candidates), searchOptions,
+      [&](const plan::Candidate &c) {
+        return checkOne(c, variants[c.model], programs.at(c.family), context.layers, sources);
+      },
+      [&](size_t done, size_t left, double best) { progress(done, left, best); });
+  result.counts.enumerated += unsplit;
+  progress.clear();
+
+  if (opts.format == Format::Json)
+    std::cout << planJson(context, result);
+  else
+    printPlanText(context, result, std::cout);
+  if (unsplit && opts.format != Format::Json)
+    std::cout << unsplit << " configurations the model cannot be split into were left out (" << unsplitWhy << ")\n";
+  if (result.ranked.empty())
+    return kExitCheckFailed;
+  return kExitOk;
+}
+
+} // namespace schedc::driver

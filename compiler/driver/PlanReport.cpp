@@ -1,0 +1,200 @@
+// PlanReport implementation: the table aligned as `compare` aligns its own (text left,
+// numbers right), figures as `check` prints them, the command line shell-quoted.
+#include "driver/PlanReport.h"
+
+#include "report/ReportFormat.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <ostream>
+
+namespace schedc::driver {
+
+namespace {
+
+constexpr double kGiB = 1073741824.0;
+
+std::string formatted(const char *format, double value) {
+  char text[48];
+  std::snprintf(text, sizeof text, format, value);
+  return text;
+}
+
+// `arg` as the shell reads it back: as it is when it has only safe characters, else quoted.
+std::string shellWord(const std::string &arg) {
+  if (!arg.empty() &&
+      arg.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-+=.,/:@%") ==
+          std::string::npos)
+    return arg;
+  std::string out = "'";
+  for (char c : arg)
+    out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+// The --model-set texts a check of `c` adds to the user's.
+std::vector<std::string> modelSettingsOf(const PlanContext &context, const plan::Candidate &c) {
+  return c.settings.modelSettings(context.fixedModelKeys);
+}
+
+std::string stepCell(const plan::Outcome &o) {
+  return formatted("%.4g", o.seconds);
+}
+
+void printTable(const std::vector<std::vector<std::string>> &rows, std::ostream &out) {
+  std::vector<size_t> width(rows[0].size());
+  for (const auto &row : rows)
+    for (size_t c = 0; c < row.size(); ++c)
+      width[c] = std::max(width[c], row[c].size());
+  for (const auto &row : rows) {
+    std::string line;
+    for (size_t c = 0; c < row.size(); ++c) {
+      std::string pad(width[c] - row[c].size(), ' ');
+      bool left = c == 1 || c + 1 == row.size(); // the configuration, fits
+      line += (c ? "  " : "") + (left ? row[c] + (c + 1 < row.size() ? pad : "") : pad + row[c]);
+    }
+    out << line << "\n";
+  }
+}
+
+std::vector<std::string> rowOf(size_t rank, const plan::Checked &c) {
+  const plan::Outcome &o = c.outcome;
+  return {std::to_string(rank),
+          c.candidate.describe(),
+          stepCell(o),
+          formatted("%.1f%%", 100 * o.mfu),
+          formatted("%.0f", o.tokensPerSecond),
+          formatted("%.2f", o.peakBytes / kGiB),
+          o.fits ? "yes" : "no"};
+}
+
+std::string checkedJson(const PlanContext &context, const plan::Checked &c) {
+  const plan::Outcome &o = c.outcome;
+  std::string defines;
+  for (const auto &[name, value] : c.candidate.defines())
+    defines += (defines.empty() ? "" : ", ") + sim::jsonString(name) + ": " + std::to_string(value);
+  defines += std::string(defines.empty() ? "" : ", ") + "\"layers\": " + std::to_string(context.layers);
+  std::string settings;
+  for (const std::string &s : modelSettingsOf(context, c.candidate))
+    settings += (settings.empty() ? "" : ", ") + sim::jsonString(s);
+  char bytes[40];
+  std::snprintf(bytes, sizeof bytes, "%.0f", o.peakBytes);
+  return "{\"configuration\": " + sim::jsonString(c.candidate.describe()) +
+         ", \"schedule\": " + sim::jsonString(c.candidate.family->name) +
+         ", \"file\": " + sim::jsonString(scheduleFile(context, c.candidate)) + ", \"defines\": {" + defines +
+         "}, \"model_set\": [" + settings +
+         "], \"tensor_parallel\": " + std::to_string(c.candidate.settings.tensorParallel) +
+         ", \"pipeline_parallel\": " + std::to_string(c.candidate.stages) +
+         ", \"data_parallel\": " + std::to_string(c.candidate.replicas) +
+         ", \"micro_batch\": " + std::to_string(c.candidate.settings.microBatch) +
+         ", \"step_s\": " + sim::jsonNumber(o.seconds) + ", \"mfu\": " + sim::jsonNumber(o.mfu) +
+         ", \"tokens_per_second_per_gpu\": " + sim::jsonNumber(o.tokensPerSecond) + ", \"peak_bytes\": " + bytes +
+         ", \"peak_rank\": " + std::to_string(o.peakRank) + ", \"fits\": " + (o.fits ? "true" : "false") +
+         ", \"verdict\": " + sim::jsonString(sim::verdictName(o.verdict)) +
+         ", \"step_bound_s\": " + sim::jsonNumber(c.candidate.secondsBound) +
+         ", \"peak_bytes_bound\": " + formatted("%.0f", c.candidate.bytesBound) +
+         ", \"command\": " + sim::jsonString(checkCommand(context, c.candidate)) + "}";
+}
+
+std::string listJson(const PlanContext &context, const std::vector<plan::Checked> &list, size_t most) {
+  std::string s;
+  for (size_t i = 0; i < list.size() && i < most; ++i)
+    s += std::string(i ? ",\n    " : "\n    ") + checkedJson(context, list[i]);
+  return "[" + s + (s.empty() ? "]" : "\n  ]");
+}
+
+// The front up to the K-th ranked step: beyond it, configurations were not all checked.
+std::vector<plan::Checked> exactFront(const PlanContext &context, const plan::SearchResult &r) {
+  std::vector<plan::Checked> front;
+  if (r.ranked.empty())
+    return front;
+  double last = r.ranked[std::min(context.top, r.ranked.size()) - 1].outcome.seconds;
+  for (const plan::Checked &c : r.pareto)
+    if (c.outcome.seconds <= last)
+      front.push_back(c);
+  return front;
+}
+
+} // namespace
+
+std::string scheduleFile(const PlanContext &context, const plan::Candidate &c) {
+  return context.stdlibDir + "/" + c.family->name + ".sched";
+}
+
+std::string checkCommand(const PlanContext &context, const plan::Candidate &c) {
+  std::string command = "schedc check " + shellWord(scheduleFile(context, c));
+  for (const auto &[name, value] : c.defines())
+    command += " -D " + name + "=" + std::to_string(value);
+  for (const std::string &a : context.sharedArguments)
+    command += " " + shellWord(a);
+  for (const std::string &s : modelSettingsOf(context, c))
+    command += " --model-set=" + shellWord(s);
+  for (const std::string &a : context.addedArguments)
+    command += " " + shellWord(a);
+  return command;
+}
+
+void printPlanText(const PlanContext &context, const plan::SearchResult &r, std::ostream &out) {
+  const plan::SearchCounts &n = r.counts;
+  out << "Plan: " << context.model << " on " << context.accelerators << " " << context.machine
+      << " accelerators, global batch " << context.globalBatch << " x " << context.sequence << " tokens, "
+      << context.bytesModel << "; " << formatted("%.2f", context.usableBytes / kGiB) << " of "
+      << formatted("%.2f", context.memoryBytes / kGiB) << " GiB usable\n";
+  out << "Searched " << n.enumerated << " configurations: " << n.overMemory << " cannot fit (bytes bound), " << n.slower
+      << " bounded no faster than the " << context.top << " best, " << n.checked << " checked (" << n.notCorrect
+      << " not correct, " << n.overCapacity << " over memory) in " << formatted("%.2f", r.wallSeconds) << " s on "
+      << context.threads << " thread" << (context.threads == 1 ? "" : "s") << " ("
+      << formatted("%.0f", r.wallSeconds > 0 ? static_cast<double>(n.checked) / r.wallSeconds : 0) << " checks/s)\n";
+  if (n.boundViolations)
+    out << "warning: " << n.boundViolations
+        << " checked configurations came out below their bounds (a bug in plan/Bounds.cpp: the pruning may have "
+           "dropped a winner; run with --exhaustive)\n";
+  if (r.ranked.empty()) {
+    out << "\nNo configuration is a correct step that fits in " << formatted("%.2f", context.usableBytes / kGiB)
+        << " GiB";
+    if (r.leastBytes.family)
+      out << "; the least needs " << formatted("%.2f", r.leastBytes.bytesBound / kGiB)
+          << " GiB or more on its fullest rank (" << r.leastBytes.describe() << ")";
+    out << ". More accelerators, a smaller --global-batch or more memory (--memory-cap) may change that\n";
+    return;
+  }
+  std::vector<std::vector<std::string>> rows{
+      {"#", "configuration", "step s", "MFU", "tokens/s/GPU", "peak GiB", "fits"}};
+  for (size_t i = 0; i < r.ranked.size() && i < context.top; ++i)
+    rows.push_back(rowOf(i + 1, r.ranked[i]));
+  out << "\n";
+  printTable(rows, out);
+  out << "\nPareto front, step against the fullest rank's peak (complete up to the step of #"
+      << std::min(context.top, r.ranked.size()) << "):\n";
+  std::vector<std::vector<std::string>> front{
+      {"#", "configuration", "step s", "MFU", "tokens/s/GPU", "peak GiB", "fits"}};
+  for (const plan::Checked &c : exactFront(context, r))
+    front.push_back(rowOf(front.size(), c));
+  printTable(front, out);
+  out << "\nBest: " << r.ranked[0].candidate.describe() << "\n  " << checkCommand(context, r.ranked[0].candidate)
+      << "\n";
+}
+
+std::string planJson(const PlanContext &context, const plan::SearchResult &r) {
+  const plan::SearchCounts &n = r.counts;
+  std::string s = "{\n  \"schema\": \"schedc-plan/1\",\n";
+  s += "  \"model\": " + sim::jsonString(context.model) + ",\n  \"hardware\": " + sim::jsonString(context.machine) +
+       ",\n  \"accelerators\": " + std::to_string(context.accelerators) +
+       ",\n  \"global_batch\": " + std::to_string(context.globalBatch) +
+       ",\n  \"sequence\": " + std::to_string(context.sequence) +
+       ",\n  \"usable_bytes\": " + formatted("%.0f", context.usableBytes) + ",\n";
+  s += "  \"counts\": {\"enumerated\": " + std::to_string(n.enumerated) +
+       ", \"pruned_memory\": " + std::to_string(n.overMemory) + ", \"pruned_time\": " + std::to_string(n.slower) +
+       ", \"checked\": " + std::to_string(n.checked) + ", \"not_correct\": " + std::to_string(n.notCorrect) +
+       ", \"over_memory\": " + std::to_string(n.overCapacity) +
+       ", \"bound_violations\": " + std::to_string(n.boundViolations) + "},\n";
+  s += "  \"wall_seconds\": " + sim::jsonNumber(r.wallSeconds) +
+       ",\n  \"threads\": " + std::to_string(context.threads) + ",\n";
+  s += "  \"best\": " + (r.ranked.empty() ? std::string("null") : checkedJson(context, r.ranked[0])) + ",\n";
+  s += "  \"ranked\": " + listJson(context, r.ranked, context.top) + ",\n";
+  s += "  \"pareto\": " + listJson(context, exactFront(context, r), r.pareto.size()) + ",\n";
+  s += "  \"not_ranked\": " + listJson(context, r.unranked, r.unranked.size()) + "\n}\n";
+  return s;
+}
+
+} // namespace schedc::driver

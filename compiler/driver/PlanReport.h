@@ -1,0 +1,37 @@
+// PlanReport — what `schedc plan` prints: the search's counts, the top K (configuration, step,
+// MFU, tokens/s per accelerator, the fullest rank's peak GiB, fits), the Pareto front of step
+// against peak memory, and the winner's `schedc check` command line, which reproduces its
+// figures; or the same as one JSON document (schema schedc-plan/1, docs/plan.md).
+#pragma once
+
+#include "plan/Search.h"
+
+#include <cstdint>
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+namespace schedc::driver {
+
+// What the plan was asked, as the report states it and its command lines repeat it.
+struct PlanContext {
+  std::string model, machine, bytesModel; // names; "bf16, 2 optimizer states"
+  int64_t accelerators = 0, globalBatch = 0, sequence = 0, layers = 0;
+  double memoryBytes = 0, usableBytes = 0; // an accelerator's, and what a configuration may use
+  unsigned threads = 1;
+  size_t top = 5;
+  std::string stdlibDir;
+  std::vector<std::string> sharedArguments; // the user's, as typed
+  std::vector<std::string> fixedModelKeys;  // set by the user's --model-set
+  std::vector<std::string> addedArguments;  // the plan's own for every check (--model-set=sequence=, the cap)
+};
+
+// The stdlib file of `c`'s family.
+std::string scheduleFile(const PlanContext &context, const plan::Candidate &c);
+// The `schedc check` command line that checks `c` as the plan did (shell-quoted).
+std::string checkCommand(const PlanContext &context, const plan::Candidate &c);
+
+void printPlanText(const PlanContext &context, const plan::SearchResult &result, std::ostream &out);
+std::string planJson(const PlanContext &context, const plan::SearchResult &result);
+
+} // namespace schedc::driver

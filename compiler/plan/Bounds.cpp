@@ -1,0 +1,118 @@
+// Bounds implementation: one pass over the model's layers, each priced as the sim prices an
+// event of one micro-batch (cost::HardwareCost::length) and a value of it (sim::ByteModel).
+#include "plan/Bounds.h"
+
+#include <algorithm>
+
+namespace schedc::plan {
+
+namespace {
+
+double eventSeconds(const cost::HardwareCost &cost, EventKind kind, int64_t layer, int64_t microBatches) {
+  cost::Work work;
+  work.kind = kind;
+  work.layer = layer;
+  work.microBatches = microBatches;
+  return cost.length(work).asDouble();
+}
+
+// Chunk forwards of one micro-batch (a data-parallel rank's share: one) the first rank holds
+// when its first backward starts, by its family's order (plan/Space.h's Order).
+int64_t heldAtFirstBackward(const Candidate &c) {
+  int64_t perReplica = c.batches / c.replicas;
+  switch (c.family->order) {
+  case Order::FillDrain: return c.family->layout == Layout::DataParallel ? 1 : perReplica;
+  case Order::OneFOneB: return std::min((c.stages - 1) + (c.chunks - 1) * c.stages + 1, perReplica * c.chunks);
+  case Order::VShape: return std::min(2 * c.stages - 1, perReplica);
+  }
+  return 0;
+}
+
+} // namespace
+
+Bounds boundsOf(const Candidate &c, const cost::HardwareCost &cost, const sim::ByteModel &bytes, double overlapHidden) {
+  const cost::Transformer &model = *bytes.transformer;
+  const int64_t layers = model.layers;
+  // A data-parallel rank runs its share of the micro-batches as one batch; a pipeline
+  // replica runs them one by one.
+  int64_t perReplica = c.batches / c.replicas;
+  int64_t together = c.family->layout == Layout::DataParallel ? perReplica : 1;
+  double passes = static_cast<double>(perReplica / together);
+  double weightShare = c.family->shardsWeights ? 1.0 / static_cast<double>(c.replicas) : 1.0;
+  double optimizerShare = c.family->shardsOptimizer || c.distributed ? 1.0 / static_cast<double>(c.replicas) : 1.0;
+  double weightBytes = bytes.elementBytes(sim::Kind::Weight), optimizerBytes = bytes.elementBytes(sim::Kind::OptState);
+  double activationBytes = bytes.elementBytes(sim::Kind::Activation) / 2.0; // activationBytes() counts 16 bits
+
+  // Per layer: a forward, a backward (the cheaper of whole and halves), its input half (what
+  // a zero-bubble schedule cannot defer), the state kept and one pass's activations.
+  double gradientBytes = model.mainGradBuffer ? 0 : bytes.elementBytes(sim::Kind::WeightGrad);
+  std::vector<double> forward(layers), backward(layers), chained(layers), state(layers), kept(layers);
+  for (int64_t l = 0; l < layers; ++l) {
+    double input = eventSeconds(cost, EventKind::BackwardInput, l, together);
+    forward[l] = eventSeconds(cost, EventKind::Forward, l, together);
+    backward[l] = std::min(eventSeconds(cost, EventKind::Backward, l, together),
+                           input + eventSeconds(cost, EventKind::BackwardWeight, l, together));
+    chained[l] = c.family->splitsBackward ? std::min(input, backward[l]) : backward[l];
+    state[l] = model.rankParameters(l) * (weightBytes * weightShare + optimizerBytes * optimizerShare);
+    kept[l] = static_cast<double>(together) * model.activationBytes(l) * activationBytes;
+  }
+  Bounds b;
+  // Each stage: before its first layer d, one micro-batch's forward through layers 0 .. d-1
+  // (on other ranks); after its last backward that is not a deferred weight half, that
+  // micro-batch's backward through them.
+  for (int64_t s = 0; s < c.stages; ++s) {
+    std::vector<std::pair<int64_t, int64_t>> chunks = c.stageChunks(s, layers);
+    int64_t first = chunks[0].first;
+    double all = 0, undeferred = 0, head = 0, tail = 0;
+    for (const auto &[begin, end] : chunks)
+      for (int64_t l = begin; l < end; ++l) {
+        all += passes * (forward[l] + backward[l]);
+        undeferred += passes * (forward[l] + chained[l]);
+      }
+    for (int64_t l = 0; l < first; ++l) {
+      head += forward[l];
+      tail += chained[l];
+    }
+    b.seconds = std::max(b.seconds, (head + std::max(all, undeferred + tail)) * (1 - overlapHidden));
+    // Its state all step; one micro-batch's activations through all its layers (held when
+    // its last chunk's backward starts), with the logits where the loss is; and, where the
+    // family keeps them, every whole gradient before its first update.
+    double stateBytes = 0, gradients = 0, pass = 0;
+    for (const auto &[begin, last] : chunks)
+      for (int64_t l = begin; l < last; ++l) {
+        stateBytes += state[l];
+        gradients += model.rankParameters(l) * gradientBytes;
+        pass += kept[l];
+      }
+    if (std::any_of(chunks.begin(), chunks.end(), [&](const auto &chunk) { return chunk.second == layers; }))
+      pass += bytes.logitsBytes(static_cast<double>(together));
+    b.bytes = std::max(b.bytes, stateBytes + pass);
+    if (c.family->keepsGradients)
+      b.bytes = std::max(b.bytes, stateBytes + gradients);
+    // A stage of one chunk that accumulates whole backwards over micro-batches (GPipe, 1F1B,
+    // Megatron without interleaving): from the first micro-batch's backward on, every
+    // gradient is held; the last micro-batch's activations are too, when its backward starts.
+    if (c.family->keepsGradients && c.family->layout != Layout::DataParallel && chunks.size() == 1 &&
+        !c.family->splitsBackward && perReplica >= 2)
+      b.bytes = std::max(b.bytes, stateBytes + gradients + pass);
+  }
+
+  // The first rank: its state, and the chunk forwards held when its first backward starts,
+  // each at least its lightest chunk's (the first chunk's in a V, whose forwards come first).
+  double first = 0, lightest = -1;
+  std::vector<std::pair<int64_t, int64_t>> chunks = c.stageChunks(0, layers);
+  for (size_t k = 0; k < chunks.size(); ++k) {
+    double activations = 0;
+    for (int64_t l = chunks[k].first; l < chunks[k].second; ++l) {
+      first += state[l];
+      activations += kept[l];
+    }
+    if (lightest < 0 || (!c.vShape() && activations < lightest) || (c.vShape() && k == 0))
+      lightest = activations;
+  }
+  first += static_cast<double>(heldAtFirstBackward(c)) * lightest;
+  b.bytes = std::max(b.bytes, first);
+  return b;
+}
+
+} // namespace schedc::plan

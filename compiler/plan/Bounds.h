@@ -1,0 +1,46 @@
+// Bounds — lower bounds of a configuration's step and of its fullest rank's peak bytes, from
+// the same cost and byte models the check uses, in microseconds instead of a run. Sound for
+// every stdlib family (docs/plan.md has the proofs):
+//   step  >= for every stage s whose first layer is d: head + max(all, undeferred + tail),
+//            times (1 - --overlap), where all = its layers' forwards and backwards (the
+//            cheaper of a whole backward and its two halves) for every micro-batch of its
+//            replica; undeferred = the same without the weight halves a zero-bubble family
+//            may defer; head = one micro-batch's forwards through layers 0 .. d-1; tail =
+//            its backwards (input halves, for a zero-bubble family) through them. A rank
+//            runs one compute event at a time; nothing on stage s can start before a
+//            micro-batch has come through the layers before d, on other stages one after
+//            another; after stage s's last backward that is not a deferred weight half, that
+//            micro-batch's gradient still goes back through them (tensor-parallel
+//            collectives on the compute's critical path are in the events' lengths as the
+//            model charges them). For 1F1B with free messages: its makespan, (m+p-1)(F+B)/p.
+//   bytes >= the most of, over the stages: its weights and optimizer state (1/d of them
+//            where the family shards them) with one micro-batch's activations through all
+//            its layers (a data-parallel rank's share, as one batch), and the fp32 logits
+//            where its last layer is the model's: held when its last chunk's backward
+//            starts (its forwards of that micro-batch are done, none of its backwards);
+//            where the family keeps every whole gradient until its updates (all but ZeRO-2,
+//            ZeRO-3 and FSDP), its state with those gradients, and for a stage of one chunk
+//            accumulating whole backwards over two or more micro-batches (GPipe, 1F1B,
+//            Megatron without interleaving) with the last micro-batch's activations as
+//            well (the first micro-batch's backward made every gradient); the first rank's state
+//            with the chunk forwards its family's order has run when its first backward
+//            starts (plan/Space.h's Order), each holding its lightest chunk's activations.
+// Messages, activation gradients and the tied embedding's copy are left out: a bound.
+#pragma once
+
+#include "cost/HardwareCost.h"
+#include "plan/Space.h"
+#include "sim/Bytes.h"
+
+namespace schedc::plan {
+
+struct Bounds {
+  double seconds = 0;
+  double bytes = 0;
+};
+
+// `overlapHidden`: --overlap, the share of an overlapped pair's shorter side hidden.
+Bounds boundsOf(const Candidate &candidate, const cost::HardwareCost &cost, const sim::ByteModel &bytes,
+                double overlapHidden);
+
+} // namespace schedc::plan

@@ -1,0 +1,217 @@
+// Space implementation: the family table and the enumeration, loops nested from the layout
+// outwards (t, p, d, b, then the model's switches and the family's own choices).
+#include "plan/Space.h"
+
+#include <algorithm>
+#include <tuple>
+
+namespace schedc::plan {
+
+const std::vector<Family> &families() {
+  // Pipelines of one replica; Megatron-LM's mesh; data parallelism (stdlib/*.sched).
+  static const std::vector<Family> all = {
+      {.name = "gpipe", .layout = Layout::Pipeline, .order = Order::FillDrain},
+      {.name = "1f1b", .layout = Layout::Pipeline},
+      {.name = "interleaved", .layout = Layout::Pipeline, .chunks = true},
+      {.name = "zbh1", .layout = Layout::Pipeline, .splitsBackward = true},
+      {.name = "zbv", .layout = Layout::Pipeline, .order = Order::VShape, .splitsBackward = true},
+      {.name = "dualpipev",
+       .layout = Layout::Pipeline,
+       .order = Order::VShape,
+       .splitsBackward = true,
+       .minBatchesPerStage = 2},
+      {.name = "megatron", .layout = Layout::Mesh, .chunks = true, .distributed = true},
+      {.name = "ddp", .layout = Layout::DataParallel, .order = Order::FillDrain},
+      {.name = "zero1", .layout = Layout::DataParallel, .order = Order::FillDrain, .shardsOptimizer = true},
+      {.name = "zero2",
+       .layout = Layout::DataParallel,
+       .order = Order::FillDrain,
+       .keepsGradients = false,
+       .shardsOptimizer = true},
+      {.name = "zero3",
+       .layout = Layout::DataParallel,
+       .order = Order::FillDrain,
+       .keepsGradients = false,
+       .shardsWeights = true,
+       .shardsOptimizer = true},
+      {.name = "fsdp_prefetch",
+       .layout = Layout::DataParallel,
+       .order = Order::FillDrain,
+       .keepsGradients = false,
+       .shardsWeights = true,
+       .shardsOptimizer = true},
+  };
+  return all;
+}
+
+const Family *findFamily(const std::string &name) {
+  for (const Family &f : families())
+    if (name == f.name)
+      return &f;
+  return nullptr;
+}
+
+std::string familyNames() {
+  std::string names;
+  for (const Family &f : families())
+    names += (names.empty() ? "" : ", ") + std::string(f.name);
+  return names;
+}
+
+std::vector<std::string> Settings::modelSettings(const std::vector<std::string> &fixedByUser) const {
+  auto fixed = [&](const char *key) {
+    return std::find(fixedByUser.begin(), fixedByUser.end(), key) != fixedByUser.end();
+  };
+  std::vector<std::string> out;
+  if (!fixed("tensor_parallel") && tensorParallel > 1)
+    out.push_back("tensor_parallel=" + std::to_string(tensorParallel));
+  if (!fixed("sequence_parallel") && sequenceParallel)
+    out.push_back("sequence_parallel=true");
+  if (!fixed("recompute") && recompute != cost::Recompute::None)
+    out.push_back(std::string("recompute=") + cost::recomputeName(recompute));
+  if (!fixed("micro_batch"))
+    out.push_back("micro_batch=" + std::to_string(microBatch));
+  return out;
+}
+
+bool Settings::operator<(const Settings &o) const {
+  return std::tie(tensorParallel, microBatch, sequenceParallel, recompute) <
+         std::tie(o.tensorParallel, o.microBatch, o.sequenceParallel, o.recompute);
+}
+
+std::map<std::string, int64_t> Candidate::defines() const {
+  std::map<std::string, int64_t> d{{"ranks", ranks()}, {"batches", batches}};
+  if (family->layout == Layout::Mesh) {
+    d["stages"] = stages;
+    d["tensors"] = 1; // tensor parallelism is the model's (`tensor_parallel`)
+    d["sequence"] = 0;
+    d["distributed"] = distributed ? 1 : 0;
+  }
+  if (family->chunks)
+    d["chunks"] = chunks;
+  return d;
+}
+
+std::vector<std::pair<int64_t, int64_t>> Candidate::stageChunks(int64_t stage, int64_t layers) const {
+  if (vShape()) {
+    int64_t n = layers / (2 * stages);
+    return {{stage * n, (stage + 1) * n}, {(2 * stages - 1 - stage) * n, (2 * stages - stage) * n}};
+  }
+  int64_t n = layers / (stages * chunks);
+  std::vector<std::pair<int64_t, int64_t>> out;
+  for (int64_t c = 0; c < chunks; ++c)
+    out.emplace_back((c * stages + stage) * n, (c * stages + stage + 1) * n);
+  return out;
+}
+
+std::string Candidate::describe() const {
+  std::string text = std::string(family->name) + " t=" + std::to_string(settings.tensorParallel) +
+                     " p=" + std::to_string(stages) + " d=" + std::to_string(replicas);
+  if (family->chunks)
+    text += " v=" + std::to_string(chunks);
+  text += " b=" + std::to_string(settings.microBatch);
+  if (settings.sequenceParallel)
+    text += " sp";
+  if (settings.recompute != cost::Recompute::None)
+    text += std::string(" ") + cost::recomputeName(settings.recompute);
+  if (distributed)
+    text += " distopt";
+  return text;
+}
+
+namespace {
+
+std::vector<int64_t> divisorsOf(int64_t n) {
+  std::vector<int64_t> out;
+  for (int64_t k = 1; k <= n; ++k)
+    if (n % k == 0)
+      out.push_back(k);
+  return out;
+}
+
+// Whether `family` runs `stages` x `replicas` ranks at all.
+bool laysOut(const Family &family, int64_t stages, int64_t replicas) {
+  switch (family.layout) {
+  case Layout::Pipeline: return stages >= 2 && replicas == 1;
+  case Layout::Mesh: return true;
+  case Layout::DataParallel: return stages == 1;
+  }
+  return false;
+}
+
+// The chunk counts `family` may take with `stages` stages of `layers` layers.
+std::vector<int64_t> chunkCounts(const Family &family, int64_t layers, int64_t stages) {
+  if (!family.chunks)
+    return {1};
+  if (layers % stages != 0)
+    return {};
+  std::vector<int64_t> out;
+  for (int64_t v : divisorsOf(layers / stages))
+    if ((v >= 2 || family.layout == Layout::Mesh) && (v == 1 || stages >= 2))
+      out.push_back(v);
+  return out;
+}
+
+bool wholeLayers(const Family &family, int64_t layers, int64_t stages, int64_t chunks) {
+  int64_t pieces = stages * chunks * (family.order == Order::VShape ? 2 : 1);
+  return layers % pieces == 0;
+}
+
+} // namespace
+
+std::vector<Candidate> enumerate(const Problem &problem) {
+  std::vector<Candidate> out;
+  bool oneFOneB = std::find_if(problem.families.begin(), problem.families.end(), [](const Family *f) {
+                    return std::string(f->name) == "1f1b";
+                  }) != problem.families.end();
+  std::vector<cost::Recompute> recomputes{cost::Recompute::None, cost::Recompute::Selective, cost::Recompute::Full};
+  if (problem.recompute)
+    recomputes = {*problem.recompute};
+  for (int64_t t : divisorsOf(problem.perNode)) {
+    if (problem.accelerators % t != 0 || (problem.tensorParallel && *problem.tensorParallel != t))
+      continue;
+    for (int64_t p : divisorsOf(problem.accelerators / t)) {
+      if (p > problem.layers)
+        break;
+      int64_t d = problem.accelerators / (t * p);
+      if (problem.globalBatch % d != 0)
+        continue;
+      for (int64_t b : divisorsOf(problem.globalBatch / d)) {
+        if (problem.microBatch && *problem.microBatch != b)
+          continue;
+        for (bool sp : {false, true}) {
+          if ((sp && t == 1) || (problem.sequenceParallel && *problem.sequenceParallel != sp))
+            continue;
+          for (cost::Recompute rc : recomputes) {
+            Candidate c;
+            c.settings = Settings{t, b, sp, rc};
+            c.stages = p;
+            c.replicas = d;
+            c.batches = problem.globalBatch / b;
+            for (const Family *f : problem.families) {
+              if (!laysOut(*f, p, d) || c.batches < f->minBatchesPerStage * p)
+                continue;
+              c.family = f;
+              for (int64_t v : chunkCounts(*f, problem.layers, p)) {
+                if (!wholeLayers(*f, problem.layers, p, v))
+                  continue;
+                if (f->layout == Layout::Mesh && d == 1 && v == 1 && (p == 1 || oneFOneB))
+                  continue; // 1f1b's run (or one accelerator's), under its own name
+                c.chunks = v;
+                for (bool distributed : {false, true}) {
+                  if (distributed && (!f->distributed || d == 1))
+                    continue;
+                  c.distributed = distributed;
+                  out.push_back(c);
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  return out;
+}
+
+} // namespace schedc::plan

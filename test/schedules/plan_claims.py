@@ -1,0 +1,108 @@
+#!/usr/bin/env python3
+"""plan_claims.py SCHEDC — the claims of `schedc plan` (docs/plan.md), each checked on small
+problems where every configuration can be checked:
+  1. pruning never drops a winner: the plan's top K is the exhaustive search's (--exhaustive:
+     every configuration checked), configuration for configuration and figure for figure;
+  2. the bounds are bounds: in the exhaustive runs no correct configuration's step or peak
+     bytes comes out below its bound (plan/Bounds.cpp), and the search counted none;
+  3. no ranked configuration is incorrect or over the memory it was given;
+  4. the winner re-checks to the same figures: its `schedc check` line, run, says Correct
+     with the same step and peak bytes;
+  5. where nothing fits, the plan exits 1 and says how much the least configuration needs.
+Exit 0 when every claim holds; each failure is printed."""
+import json
+import shlex
+import subprocess
+import sys
+
+schedc = sys.argv[1]
+failures = []
+
+# (what it tests, the plan's arguments): small models (layers cut) on up to 16 accelerators.
+CASES = [
+    ("data parallelism wins with room to spare",
+     ["--model=llama3-8b", "--model-set=layers=8", "--hardware=dgx-h100", "--gpus=8", "--global-batch=16",
+      "--precision=bf16", "--optimizer=adam"]),
+    ("a tight cap: sharding, pipelines or tensor parallelism",
+     ["--model=llama3-8b", "--model-set=layers=8", "--hardware=dgx-h100", "--gpus=8", "--global-batch=16",
+      "--precision=bf16", "--optimizer=adam", "--memory-cap=9"]),
+    ("pipeline families alone, across nodes",
+     ["--model=megatron-22b", "--model-set=layers=16", "--hardware=dgx-a100-80gb", "--gpus=16", "--global-batch=32",
+      "--precision=bf16", "--optimizer=adam", "--memory-cap=24",
+      "--schedules=gpipe,1f1b,interleaved,zbh1,zbv,dualpipev,megatron"]),
+    ("fp32, the check's default precision, with --headroom",
+     ["--model=llama3-8b", "--model-set=layers=4", "--hardware=dgx-a100-80gb", "--gpus=4", "--global-batch=8",
+      "--headroom=50"]),
+]
+
+
+def plan(args):
+    run = subprocess.run([schedc, "plan", "--format=json", "--top=8"] + args, capture_output=True, text=True)
+    if run.returncode not in (0, 1):
+        failures.append(f"plan {' '.join(args)}: exit {run.returncode}\n{run.stderr}")
+        return None, run.returncode
+    return json.loads(run.stdout), run.returncode
+
+
+def figures(entry):
+    return (entry["configuration"], entry["step_s"], entry["peak_bytes"], entry["fits"], entry["verdict"])
+
+
+for name, args in CASES:
+    pruned, code = plan(args)
+    every, every_code = plan(args + ["--exhaustive"])
+    if pruned is None or every is None:
+        continue
+    # 1. the same top K, the same winner
+    if [figures(e) for e in pruned["ranked"]] != [figures(e) for e in every["ranked"]]:
+        failures.append(f"{name}: the pruned plan's top K differs from the exhaustive one's:\n  "
+                        + "\n  ".join(f"{figures(a)} | {figures(b)}" for a, b in zip(pruned["ranked"], every["ranked"])))
+    if code != every_code:
+        failures.append(f"{name}: exit {code} pruned, {every_code} exhaustive")
+    # 2. the bounds
+    for result, how in ((pruned, "pruned"), (every, "exhaustive")):
+        if result["counts"]["bound_violations"]:
+            failures.append(f"{name} ({how}): {result['counts']['bound_violations']} bound violations")
+    for e in every["ranked"] + every["not_ranked"]:
+        if e["verdict"] != "correct":
+            continue
+        if e["step_s"] < e["step_bound_s"] * (1 - 1e-9):
+            failures.append(f"{name}: {e['configuration']} steps {e['step_s']} s, below its bound {e['step_bound_s']}")
+        if e["peak_bytes"] < e["peak_bytes_bound"] * (1 - 1e-9):
+            failures.append(f"{name}: {e['configuration']} peaks at {e['peak_bytes']} bytes, below its bound "
+                            f"{e['peak_bytes_bound']}")
+    if every["counts"]["checked"] != every["counts"]["enumerated"]:
+        failures.append(f"{name}: --exhaustive checked {every['counts']['checked']} of "
+                        f"{every['counts']['enumerated']}")
+    # 3. nothing ranked that is not a correct step that fits
+    for e in pruned["ranked"]:
+        if e["verdict"] != "correct" or not e["fits"] or e["peak_bytes"] > pruned["usable_bytes"]:
+            failures.append(f"{name}: ranked {e['configuration']}: {e['verdict']}, fits {e['fits']}, "
+                            f"{e['peak_bytes']} of {pruned['usable_bytes']} bytes")
+    # 4. the winner, re-checked by its own command line
+    best = pruned["best"]
+    if best is None:
+        failures.append(f"{name}: no winner")
+        continue
+    command = shlex.split(best["command"])
+    command[0] = schedc
+    again = subprocess.run(command + ["--format=json"], capture_output=True, text=True)
+    if again.returncode != 0:
+        failures.append(f"{name}: the winner's command exits {again.returncode}: {best['command']}\n{again.stderr}")
+        continue
+    report = json.loads(again.stdout)
+    if (report["verdict"] != "correct" or report["hardware"]["step_seconds"] != best["step_s"]
+            or report["max_bytes"] != best["peak_bytes"]):
+        failures.append(f"{name}: the winner re-checks to {report['verdict']}, {report['hardware']['step_seconds']} s, "
+                        f"{report['max_bytes']} bytes; the plan said {best['step_s']} s, {best['peak_bytes']} bytes")
+
+# 5. nothing fits: exit 1, and the least configuration's need said
+nothing = subprocess.run([schedc, "plan", "--model=llama3-8b", "--hardware=dgx-h100", "--gpus=8", "--global-batch=8",
+                          "--memory-cap=5"], capture_output=True, text=True)
+if nothing.returncode != 1 or "the least needs" not in nothing.stdout:
+    failures.append(f"nothing fits: exit {nothing.returncode}, said:\n{nothing.stdout}{nothing.stderr}")
+
+for f in failures:
+    print("FAIL:", f)
+print(f"{len(CASES)} plans against exhaustive search: {'all claims hold' if not failures else f'{len(failures)} failures'}")
+sys.exit(1 if failures else 0)
