@@ -51,21 +51,28 @@ std::optional<LoadedProgram> loadProgram(const std::string &file, const Options 
     exitCode = kExitIoError;
     return std::nullopt;
   }
+  return loadProgram(*mainFile, opts, sources, diags, exitCode);
+}
+
+std::optional<LoadedProgram> loadProgram(uint32_t mainFile, const Options &opts, SourceManager &sources,
+                                         DiagnosticEngine &diags, int &exitCode) {
+  const std::string file = sources.name(mainFile);
   interop::ImportedSchedule imported;
   if (isPytorchSchedule(file)) { // a PyTorch schedule: its imported schedule
     interop::ImportOptions importing = importOptionsOf(opts);
     importing.tables = opts.emit != Emit::Ast; // its rows run as tables, not parsed as a line each
-    mainFile = interop::addImported(*mainFile, importing, sources, diags, &imported);
+    std::optional<uint32_t> importedFile = interop::addImported(mainFile, importing, sources, diags, &imported);
     exitCode = kExitSourceError;
-    if (!mainFile)
+    if (!importedFile)
       return std::nullopt;
+    mainFile = *importedFile;
   }
   LoadedProgram loaded;
   loaded.tagMeaning = std::move(imported.tagMeaning);
   loaded.reading = std::move(imported.reading);
   sema::ImportOptions importOptions{opts.includes, sema::defaultStdlibDir()};
   bool unreadable = false;
-  loaded.modules = sema::loadModules(*mainFile, importOptions, sources, diags, unreadable);
+  loaded.modules = sema::loadModules(mainFile, importOptions, sources, diags, unreadable);
   exitCode = unreadable ? kExitIoError : kExitSourceError;
   if (loaded.modules.empty())
     return std::nullopt;

@@ -32,6 +32,9 @@ interop::ImportOptions importOptionsOf(const Options &opts);
 // with --emit=ast|ir prints the dump and returns a program without a schedule.
 std::optional<LoadedProgram> loadProgram(const std::string &file, const Options &opts, SourceManager &sources,
                                          DiagnosticEngine &diags, int &exitCode);
+// The same for a file already in `sources` (a buffer: `schedc plan`'s searched orders).
+std::optional<LoadedProgram> loadProgram(uint32_t file, const Options &opts, SourceManager &sources,
+                                         DiagnosticEngine &diags, int &exitCode);
 
 // Reports a usage error on stderr and returns the usage exit code.
 int usageError(const std::string &message);

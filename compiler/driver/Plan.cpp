@@ -11,10 +11,13 @@
 #include "driver/Interop.h"
 #include "driver/PlanReport.h"
 #include "files/AtomicFile.h"
+#include "interop/ImportSchedule.h"
 #include "plan/Bounds.h"
+#include "plan/OrderSearch.h"
 #include "run/CostChoice.h"
 #include "sema/Imports.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <iostream>
@@ -25,6 +28,9 @@
 namespace schedc::driver {
 
 namespace {
+
+// The name a searched order's file goes by (in diagnostics, and where none is written).
+constexpr const char *kSearchedFile = "zbsearch.csv";
 
 // The keys of KEY=VALUE settings.
 std::vector<std::string> keysOf(const std::vector<std::string> &settings) {
@@ -88,9 +94,9 @@ struct Variant {
   const cost::HardwareCost *cost() const { return dynamic_cast<const cost::HardwareCost *>(options.costModel); }
 };
 
-// Checks one configuration as `schedc check` would, its report kept.
-plan::Outcome checkOne(const plan::Candidate &c, const Variant &variant, const LoadedProgram &program, int64_t layers,
-                       const SourceManager &sources) {
+// Checks one configuration's `program` as `schedc check` would, its report kept.
+plan::Outcome checkProgram(const plan::Candidate &c, const Variant &variant, const LoadedProgram &program,
+                           int64_t layers, const SourceManager &sources) {
   sim::RunOptions run;
   static_cast<sim::SharedOptions &>(run) = variant.options;
   run.threads = 1; // the plan runs a check a thread
@@ -123,6 +129,127 @@ plan::Outcome checkOne(const plan::Candidate &c, const Variant &variant, const L
   return o;
 }
 
+// A searched configuration's order (plan/OrderSearch.h) for its stages' costs, as PyTorch's
+// pipeline schedule file.
+std::string searchedCsv(const plan::Candidate &c, const Variant &variant, int64_t layers) {
+  std::vector<plan::StageCosts> costs = plan::stageCostsOf(c, *variant.cost(), variant.options.bytes);
+  std::vector<double> budget;
+  for (int64_t s = 0; s < c.stages; ++s)
+    budget.push_back(static_cast<double>(std::max<int64_t>(1, c.budget - s)) *
+                     costs[static_cast<size_t>(s)].activations);
+  plan::SearchedOrder order = plan::searchOrder(costs, c.batches, budget, 0);
+  return interop::writeActionTable(order.rows);
+}
+
+// A searched order loaded as `schedc check` loads a PyTorch file (its sends and receives as
+// PyTorch's runtime adds them), into `sources`.
+std::optional<LoadedProgram> loadSearched(const plan::Candidate &c, const Variant &variant, int64_t layers,
+                                          const Options &opts, SourceManager &sources, DiagnosticEngine &diags) {
+  uint32_t file = sources.addBuffer(kSearchedFile, searchedCsv(c, variant, layers));
+  int exitCode = kExitOk;
+  return loadProgram(file, opts, sources, diags, exitCode);
+}
+
+// Checks one configuration: a stdlib family's loaded program, or a searched order loaded
+// here (its own sources: the checks run on several threads).
+plan::Outcome checkOne(const plan::Candidate &c, const Variant &variant, const LoadedProgram *program, int64_t layers,
+                       const Options &opts, const SourceManager &sources) {
+  if (!c.searched())
+    return checkProgram(c, variant, *program, layers, sources);
+  SourceManager own;
+  DiagnosticEngine diags(own, nullptr);
+  std::optional<LoadedProgram> searched = loadSearched(c, variant, layers, opts, own, diags);
+  if (!searched) { // diag-coverage: unreachable (an order the search made reads as a PyTorch file)
+    plan::Outcome o;
+    o.problem = diags.diagnostics().empty() ? "the searched order did not load" : diags.diagnostics()[0].message;
+    return o;
+  }
+  return checkProgram(c, variant, *searched, layers, own);
+}
+
+// The byte offset in `sources`' file of `at` (its column counts code points).
+size_t offsetOf(const SourceManager &sources, SourceLoc at) {
+  std::string_view line = sources.lineText(at.file, at.line);
+  size_t byte = 0;
+  for (uint32_t col = 1; col < at.col && byte < line.size(); ++col)
+    do
+      ++byte;
+    while (byte < line.size() && (static_cast<unsigned char>(line[byte]) & 0xC0) == 0x80);
+  return static_cast<size_t>(line.data() - sources.text(at.file).data()) + byte;
+}
+
+// The winner's family file with its schedule's parameter defaults set to the winner's
+// values, under `header`; or nullopt where a parameter has no default to set.
+std::optional<std::string> fixedSchedule(const LoadedProgram &program, std::map<std::string, int64_t> values,
+                                         const SourceManager &sources, const std::string &header) {
+  std::vector<std::pair<SourceRange, int64_t>> edits;
+  for (const ir::Param &p : program.schedule->params) {
+    auto it = values.find(p.name);
+    if (it == values.end())
+      continue;
+    if (!p.defaultValue)
+      return std::nullopt;
+    edits.emplace_back(p.defaultValue->range, it->second);
+  }
+  uint32_t file = program.schedule->range.begin.file;
+  std::string text(sources.text(file));
+  std::sort(edits.begin(), edits.end(), [&](const auto &a, const auto &b) {
+    return offsetOf(sources, a.first.begin) > offsetOf(sources, b.first.begin);
+  });
+  for (const auto &[range, value] : edits) { // the last first: earlier offsets hold
+    size_t begin = offsetOf(sources, range.begin), end = offsetOf(sources, range.end) + 1;
+    text.replace(begin, end - begin, std::to_string(value));
+  }
+  return header + text;
+}
+
+// Writes the winner's artifacts: -o, its .sched; --export, its PyTorch CSV. The exit code.
+int writeArtifacts(const Options &opts, const PlanContext &context, const plan::Checked &best, const Variant &variant,
+                   const LoadedProgram *program, SourceManager &sources, DiagnosticEngine &diags) {
+  const plan::Candidate &c = best.candidate;
+  std::map<std::string, int64_t> values = c.defines();
+  values["layers"] = context.layers;
+  std::string header =
+      "// Written by `schedc plan`: " +
+      (c.searched() ? std::string("the order searched for")
+                    : "stdlib/" + std::string(c.family->name) + ".sched with its parameters set to") +
+      " the fastest\n// configuration that fits, " + c.describe() + " (" + shortNumber(best.outcome.seconds) +
+      " s a step, " + shortNumber(best.outcome.peakBytes / 1073741824.0) +
+      " GiB on its fullest rank).\n// The model's settings are not the schedule's: check it with\n//   " +
+      checkCommand(context, c, opts.output) + "\n";
+  std::optional<std::string> text, csv;
+  if (c.searched()) { // the file, and the schedule `schedc import` makes of it
+    csv = searchedCsv(c, variant, context.layers);
+    uint32_t file = sources.addBuffer(opts.plan.exportFile.empty() ? kSearchedFile : opts.plan.exportFile, *csv);
+    if (std::optional<uint32_t> imported = interop::addImported(file, importOptionsOf(opts), sources, diags))
+      text = header + sources.text(*imported);
+  } else {
+    text = fixedSchedule(*program, values, sources, header);
+  }
+  if (!opts.output.empty()) {
+    if (!text) // diag-coverage: unreachable (stdlib parameters have defaults; searched orders import)
+      return usageError("the winner's schedule cannot be written as a .sched");
+    if (!writeAtomically(opts.output, *text)) {
+      std::cerr << "schedc: error: cannot write `" << opts.output << "`\n";
+      return kExitIoError;
+    }
+  }
+  if (opts.plan.exportFile.empty())
+    return kExitOk;
+  if (csv) {
+    if (writeAtomically(opts.plan.exportFile, *csv))
+      return kExitOk;
+    std::cerr << "schedc: error: cannot write `" << opts.plan.exportFile << "`\n";
+    return kExitIoError;
+  }
+  Options exporting = opts;
+  exporting.output = opts.plan.exportFile;
+  exporting.comms = false;
+  sim::RunOptions run;
+  static_cast<sim::SharedOptions &>(run) = variant.options;
+  return runExport(exporting, run, *program->program, *program->schedule, values, sources, diags);
+}
+
 } // namespace
 
 int runPlan(const Options &opts, SourceManager &sources, DiagnosticEngine &diags) {
@@ -131,6 +258,7 @@ int runPlan(const Options &opts, SourceManager &sources, DiagnosticEngine &diags
   context.sharedArguments = opts.sharedArguments;
   context.fixedModelKeys = keysOf(opts.modelSettings);
   context.stdlibDir = sema::defaultStdlibDir();
+  context.exportFile = asked.exportFile;
   context.top = asked.top;
   context.accelerators = asked.accelerators;
   context.globalBatch = asked.globalBatch;
@@ -182,7 +310,7 @@ int runPlan(const Options &opts, SourceManager &sources, DiagnosticEngine &diags
   for (const std::string &name : asked.schedules) {
     const plan::Family *family = plan::findFamily(name);
     if (!family)
-      return usageError("--schedules: no stdlib schedule family `" + name + "` (expected " + plan::familyNames() + ")");
+      return usageError("--schedules: no schedule family `" + name + "` (expected " + plan::familyNames() + ")");
     problem.families.push_back(family);
   }
   if (problem.families.empty())
@@ -222,6 +350,8 @@ int runPlan(const Options &opts, SourceManager &sources, DiagnosticEngine &diags
   // Every family's program, loaded once.
   std::map<const plan::Family *, LoadedProgram> programs;
   for (const plan::Family *f : problem.families) {
+    if (f->order == plan::Order::Searched)
+      continue; // each configuration's own order, made when it is checked
     Options load = opts;
     plan::Candidate any;
     any.family = f;
@@ -243,7 +373,9 @@ int runPlan(const Options &opts, SourceManager &sources, DiagnosticEngine &diags
   plan::SearchResult result = plan::search(
       std::move(candidates), searchOptions,
       [&](const plan::Candidate &c) {
-        return checkOne(c, variants[c.model], programs.at(c.family), context.layers, sources);
+        auto program = programs.find(c.family);
+        return checkOne(c, variants[c.model], program == programs.end() ? nullptr : &program->second, context.layers,
+                        opts, sources);
       },
       [&](size_t done, size_t left, double best) { progress(done, left, best); });
   result.counts.enumerated += unsplit;
@@ -257,7 +389,10 @@ int runPlan(const Options &opts, SourceManager &sources, DiagnosticEngine &diags
     std::cout << unsplit << " configurations the model cannot be split into were left out (" << unsplitWhy << ")\n";
   if (result.ranked.empty())
     return kExitCheckFailed;
-  return kExitOk;
+  const plan::Checked &best = result.ranked[0];
+  auto program = programs.find(best.candidate.family);
+  return writeArtifacts(opts, context, best, variants[best.candidate.model],
+                        program == programs.end() ? nullptr : &program->second, sources, diags);
 }
 
 } // namespace schedc::driver

@@ -118,13 +118,18 @@ std::vector<plan::Checked> exactFront(const PlanContext &context, const plan::Se
 } // namespace
 
 std::string scheduleFile(const PlanContext &context, const plan::Candidate &c) {
+  if (c.searched()) // written by --export
+    return context.exportFile.empty() ? "zbsearch.csv" : context.exportFile;
   return context.stdlibDir + "/" + c.family->name + ".sched";
 }
 
-std::string checkCommand(const PlanContext &context, const plan::Candidate &c) {
-  std::string command = "schedc check " + shellWord(scheduleFile(context, c));
-  for (const auto &[name, value] : c.defines())
-    command += " -D " + name + "=" + std::to_string(value);
+std::string checkCommand(const PlanContext &context, const plan::Candidate &c, const std::string &written) {
+  std::string command = "schedc check " + shellWord(written.empty() ? scheduleFile(context, c) : written);
+  if (written.empty())
+    for (const auto &[name, value] : c.defines())
+      command += " -D " + name + "=" + std::to_string(value);
+  if (c.searched() && written.empty())
+    command += " -D layers=" + std::to_string(context.layers);
   for (const std::string &a : context.sharedArguments)
     command += " " + shellWord(a);
   for (const std::string &s : modelSettingsOf(context, c))
@@ -171,8 +176,10 @@ void printPlanText(const PlanContext &context, const plan::SearchResult &r, std:
   for (const plan::Checked &c : exactFront(context, r))
     front.push_back(rowOf(front.size(), c));
   printTable(front, out);
-  out << "\nBest: " << r.ranked[0].candidate.describe() << "\n  " << checkCommand(context, r.ranked[0].candidate)
-      << "\n";
+  const plan::Candidate &best = r.ranked[0].candidate;
+  out << "\nBest: " << best.describe() << "\n  " << checkCommand(context, best) << "\n";
+  if (best.searched() && context.exportFile.empty())
+    out << "  (a searched order: --export=FILE.csv writes it, -o FILE.sched its schedule)\n";
 }
 
 std::string planJson(const PlanContext &context, const plan::SearchResult &r) {

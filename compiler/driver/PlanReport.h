@@ -21,15 +21,17 @@ struct PlanContext {
   unsigned threads = 1;
   size_t top = 5;
   std::string stdlibDir;
+  std::string exportFile;                   // --export: where a searched winner's file is written
   std::vector<std::string> sharedArguments; // the user's, as typed
   std::vector<std::string> fixedModelKeys;  // set by the user's --model-set
   std::vector<std::string> addedArguments;  // the plan's own for every check (--model-set=sequence=, the cap)
 };
 
-// The stdlib file of `c`'s family.
+// The file of `c`: its family's stdlib file, or where a searched order is written.
 std::string scheduleFile(const PlanContext &context, const plan::Candidate &c);
-// The `schedc check` command line that checks `c` as the plan did (shell-quoted).
-std::string checkCommand(const PlanContext &context, const plan::Candidate &c);
+// The `schedc check` command line that checks `c` as the plan did (shell-quoted); with
+// `written`, of that file (the plan's -o: the schedule with its parameters fixed, no -D).
+std::string checkCommand(const PlanContext &context, const plan::Candidate &c, const std::string &written = "");
 
 void printPlanText(const PlanContext &context, const plan::SearchResult &result, std::ostream &out);
 std::string planJson(const PlanContext &context, const plan::SearchResult &result);

@@ -24,6 +24,7 @@ int64_t heldAtFirstBackward(const Candidate &c) {
   case Order::FillDrain: return c.family->layout == Layout::DataParallel ? 1 : perReplica;
   case Order::OneFOneB: return std::min((c.stages - 1) + (c.chunks - 1) * c.stages + 1, perReplica * c.chunks);
   case Order::VShape: return std::min(2 * c.stages - 1, perReplica);
+  case Order::Searched: return 1;
   }
   return 0;
 }
@@ -113,6 +114,24 @@ Bounds boundsOf(const Candidate &c, const cost::HardwareCost &cost, const sim::B
   first += static_cast<double>(heldAtFirstBackward(c)) * lightest;
   b.bytes = std::max(b.bytes, first);
   return b;
+}
+
+std::vector<StageCosts> stageCostsOf(const Candidate &c, const cost::HardwareCost &cost, const sim::ByteModel &bytes) {
+  const cost::Transformer &model = *bytes.transformer;
+  double activationBytes = bytes.elementBytes(sim::Kind::Activation) / 2.0; // activationBytes() counts 16 bits
+  double gradientBytes = model.boundaryElements() * bytes.elementBytes(sim::Kind::ActGrad);
+  std::vector<StageCosts> out(static_cast<size_t>(c.stages));
+  for (int64_t s = 0; s < c.stages; ++s)
+    for (const auto &[begin, end] : c.stageChunks(s, model.layers))
+      for (int64_t l = begin; l < end; ++l) {
+        StageCosts &stage = out[static_cast<size_t>(s)];
+        stage.forward += eventSeconds(cost, EventKind::Forward, l, 1);
+        stage.input += eventSeconds(cost, EventKind::BackwardInput, l, 1);
+        stage.weight += eventSeconds(cost, EventKind::BackwardWeight, l, 1);
+        stage.activations += model.activationBytes(l) * activationBytes;
+        stage.gradients += gradientBytes;
+      }
+  return out;
 }
 
 } // namespace schedc::plan

@@ -29,6 +29,7 @@
 #pragma once
 
 #include "cost/HardwareCost.h"
+#include "plan/OrderSearch.h"
 #include "plan/Space.h"
 #include "sim/Bytes.h"
 
@@ -42,5 +43,10 @@ struct Bounds {
 // `overlapHidden`: --overlap, the share of an overlapped pair's shorter side hidden.
 Bounds boundsOf(const Candidate &candidate, const cost::HardwareCost &cost, const sim::ByteModel &bytes,
                 double overlapHidden);
+
+// Each stage's F, B (input half) and W (weight half) of one micro-batch, as the check times
+// them, and the bytes they hold, as it counts them: what a searched order is searched with.
+std::vector<StageCosts> stageCostsOf(const Candidate &candidate, const cost::HardwareCost &cost,
+                                     const sim::ByteModel &bytes);
 
 } // namespace schedc::plan

@@ -20,6 +20,7 @@ const std::vector<Family> &families() {
        .order = Order::VShape,
        .splitsBackward = true,
        .minBatchesPerStage = 2},
+      {.name = "zbsearch", .layout = Layout::Pipeline, .order = Order::Searched, .splitsBackward = true},
       {.name = "megatron", .layout = Layout::Mesh, .chunks = true, .distributed = true},
       {.name = "ddp", .layout = Layout::DataParallel, .order = Order::FillDrain},
       {.name = "zero1", .layout = Layout::DataParallel, .order = Order::FillDrain, .shardsOptimizer = true},
@@ -80,6 +81,8 @@ bool Settings::operator<(const Settings &o) const {
 }
 
 std::map<std::string, int64_t> Candidate::defines() const {
+  if (searched())
+    return {};
   std::map<std::string, int64_t> d{{"ranks", ranks()}, {"batches", batches}};
   if (family->layout == Layout::Mesh) {
     d["stages"] = stages;
@@ -109,6 +112,8 @@ std::string Candidate::describe() const {
                      " p=" + std::to_string(stages) + " d=" + std::to_string(replicas);
   if (family->chunks)
     text += " v=" + std::to_string(chunks);
+  if (searched())
+    text += " budget=" + std::to_string(budget);
   text += " b=" + std::to_string(settings.microBatch);
   if (settings.sequenceParallel)
     text += " sp";
@@ -149,6 +154,18 @@ std::vector<int64_t> chunkCounts(const Family &family, int64_t layers, int64_t s
   for (int64_t v : divisorsOf(layers / stages))
     if ((v >= 2 || family.layout == Layout::Mesh) && (v == 1 || stages >= 2))
       out.push_back(v);
+  return out;
+}
+
+// A searched order's budgets: 1F1B's activations (p), half as much again, twice (ZB-H2's),
+// each no more than the step's micro-batches can use; one 0 for the others.
+std::vector<int64_t> budgetsOf(const Family &family, int64_t stages, int64_t batches) {
+  if (family.order != Order::Searched)
+    return {0};
+  std::vector<int64_t> out;
+  for (int64_t budget : {stages, stages + stages / 2, 2 * stages})
+    if (out.empty() || (budget > out.back() && budget <= batches))
+      out.push_back(budget);
   return out;
 }
 
@@ -198,11 +215,14 @@ std::vector<Candidate> enumerate(const Problem &problem) {
                 if (f->layout == Layout::Mesh && d == 1 && v == 1 && (p == 1 || oneFOneB))
                   continue; // 1f1b's run (or one accelerator's), under its own name
                 c.chunks = v;
-                for (bool distributed : {false, true}) {
-                  if (distributed && (!f->distributed || d == 1))
-                    continue;
-                  c.distributed = distributed;
-                  out.push_back(c);
+                for (int64_t budget : budgetsOf(*f, p, c.batches)) {
+                  c.budget = budget;
+                  for (bool distributed : {false, true}) {
+                    if (distributed && (!f->distributed || d == 1))
+                      continue;
+                    c.distributed = distributed;
+                    out.push_back(c);
+                  }
                 }
               }
             }

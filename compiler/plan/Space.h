@@ -32,8 +32,9 @@ enum class Layout : uint8_t {
 // What the first rank has run when its first backward starts (its file's warm-up): every
 // forward of the step (GPipe; data parallelism, whose share is one batch); 1F1B's and
 // interleaved 1F1B's warm-up, at least (p - 1) + (v - 1)p chunk forwards, and one more; two
-// chunks a rank in a V (ZB-V, DualPipeV), 2p - 1 forwards of its first chunk.
-enum class Order : uint8_t { FillDrain, OneFOneB, VShape };
+// chunks a rank in a V (ZB-V, DualPipeV), 2p - 1 forwards of its first chunk; an order the
+// plan searches (plan/OrderSearch.h), at least one forward.
+enum class Order : uint8_t { FillDrain, OneFOneB, VShape, Searched };
 
 struct Family {
   const char *name; // the stdlib file's stem, and --schedules's name for it
@@ -73,6 +74,9 @@ struct Candidate {
   int64_t batches = 1;  // micro-batches of the step, B / b
   int64_t chunks = 1;
   bool distributed = false;
+  // A searched order's activation budget: stage s holds at most max(1, budget - s)
+  // micro-batches (budget p: 1F1B's own, p - s). 0 for the stdlib families.
+  int64_t budget = 0;
   // Filled by the search (plan/Bounds.h): lower bounds of the step (seconds) and of the
   // fullest rank's peak bytes, and the index of the model variant that times it.
   double secondsBound = 0, bytesBound = 0;
@@ -80,11 +84,13 @@ struct Candidate {
 
   int64_t ranks() const { return stages * replicas; }
   bool vShape() const { return family->order == Order::VShape; }
+  bool searched() const { return family->order == Order::Searched; }
   // Stage s's layers, chunk by chunk ([begin, end) each, in the order its forwards reach
   // them): layers sL/p to (s + 1)L/p (p = 1: every layer); interleaved, chunks s, s + p,
   // s + 2p, ... of L/(pv) layers; in a V, chunks s and 2p - 1 - s of L/2p.
   std::vector<std::pair<int64_t, int64_t>> stageChunks(int64_t stage, int64_t layers) const;
-  // The schedule's -D parameters (without `layers`: the model's).
+  // The schedule's -D parameters (without `layers`: the model's; none more for a searched
+  // order, whose file fixes its ranks and micro-batches).
   std::map<std::string, int64_t> defines() const;
   // "megatron t=8 p=8 d=1 v=3 b=1 sp selective": one line of the table.
   std::string describe() const;

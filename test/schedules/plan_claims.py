@@ -8,7 +8,11 @@ problems where every configuration can be checked:
   3. no ranked configuration is incorrect or over the memory it was given;
   4. the winner re-checks to the same figures: its `schedc check` line, run, says Correct
      with the same step and peak bytes;
-  5. where nothing fits, the plan exits 1 and says how much the least configuration needs.
+  5. where nothing fits, the plan exits 1 and says how much the least configuration needs;
+  6. the searched pipeline order (zbsearch) under 1F1B's activation budget is never slower
+     than 1F1B and never holds more, configuration for configuration; a searched winner's
+     PyTorch file (--export) and its schedule (-o) re-check to the plan's figures, the file
+     read as PyTorch's runtime runs it (its sends and receives added, ordered).
 Exit 0 when every claim holds; each failure is printed."""
 import json
 import shlex
@@ -102,7 +106,64 @@ nothing = subprocess.run([schedc, "plan", "--model=llama3-8b", "--hardware=dgx-h
 if nothing.returncode != 1 or "the least needs" not in nothing.stdout:
     failures.append(f"nothing fits: exit {nothing.returncode}, said:\n{nothing.stdout}{nothing.stderr}")
 
+# 6. the searched order against 1F1B, same layout and model settings
+import os
+import tempfile
+
+compared = 0
+for model in ("llama3-8b", "megatron-22b"):
+    for batch in (8, 32):
+        for t in (1, 2, 4):
+            result, _ = plan([f"--model={model}", "--hardware=dgx-h100", "--gpus=8", f"--global-batch={batch}",
+                              "--precision=bf16", "--optimizer=adam", f"--model-set=tensor_parallel={t}",
+                              "--model-set=micro_batch=1", "--model-set=recompute=none", "--schedules=1f1b,zbsearch",
+                              "--exhaustive", "--top=1000"])
+            if result is None:
+                continue
+            every = result["ranked"] + result["not_ranked"]
+            for one in (e for e in every if e["schedule"] == "1f1b"):
+                p = one["pipeline_parallel"]
+                same = [e for e in every if e["schedule"] == "zbsearch" and e["pipeline_parallel"] == p
+                        and e["model_set"] == one["model_set"] and f"budget={p} " in e["configuration"]]
+                if len(same) != 1:
+                    failures.append(f"{model} batch {batch}: no searched order beside {one['configuration']}")
+                    continue
+                z = same[0]
+                compared += 1
+                if z["verdict"] != "correct" or z["step_s"] > one["step_s"] or z["peak_bytes"] > one["peak_bytes"]:
+                    failures.append(f"{model} batch {batch}: {z['configuration']} {z['verdict']}, {z['step_s']} s, "
+                                    f"{z['peak_bytes']} bytes against {one['configuration']}: {one['step_s']} s, "
+                                    f"{one['peak_bytes']} bytes")
+if compared < 10:
+    failures.append(f"only {compared} searched orders were set beside 1F1B")
+
+with tempfile.TemporaryDirectory() as folder:
+    csv, sched = os.path.join(folder, "searched.csv"), os.path.join(folder, "searched.sched")
+    args = ["--model=llama3-8b", "--hardware=dgx-h100", "--gpus=8", "--global-batch=32", "--precision=bf16",
+            "--optimizer=adam", "--model-set=tensor_parallel=2", "--model-set=sequence_parallel=true",
+            "--model-set=micro_batch=1", "--model-set=recompute=none", "--schedules=1f1b,zbsearch",
+            f"--export={csv}", "-o", sched]
+    result, code = plan(args)
+    best = result and result["best"]
+    if not best or best["schedule"] != "zbsearch":
+        failures.append(f"searched winner: expected zbsearch to win, got {best and best['configuration']}")
+    else:
+        for written in (csv, sched):
+            command = shlex.split(best["command"])
+            command[0], command[2] = schedc, written
+            if written == sched:
+                command = [a for a in command if not a.startswith("-D") and not a.startswith("layers=")]
+                command = [a for i, a in enumerate(command) if not (a == "-D")]
+            again = subprocess.run(command + ["--format=json"], capture_output=True, text=True)
+            report = json.loads(again.stdout) if again.stdout.startswith("{") else None
+            if (again.returncode != 0 or report["verdict"] != "correct"
+                    or report["hardware"]["step_seconds"] != best["step_s"] or report["max_bytes"] != best["peak_bytes"]):
+                failures.append(f"searched winner re-checked from {written}: exit {again.returncode}, "
+                                f"{report and report['hardware']['step_seconds']} s against {best['step_s']}\n"
+                                f"{again.stderr}")
+
 for f in failures:
     print("FAIL:", f)
-print(f"{len(CASES)} plans against exhaustive search: {'all claims hold' if not failures else f'{len(failures)} failures'}")
+print(f"{len(CASES)} plans against exhaustive search, {compared} searched orders beside 1F1B: "
+      f"{'all claims hold' if not failures else f'{len(failures)} failures'}")
 sys.exit(1 if failures else 0)
