@@ -16,13 +16,22 @@ double eventSeconds(const cost::HardwareCost &cost, EventKind kind, int64_t laye
   return cost.length(work).asDouble();
 }
 
+// The first rank's warm-up in 1F1B's order, chunk forwards before its first backward: p - 1,
+// twice that with more than one chunk and whole groups of p micro-batches (Megatron-LM's and
+// interleaved.sched's extra warm-up), and (v - 1)p more; at most all of them.
+int64_t warmUp(const Candidate &c) {
+  int64_t perReplica = c.batches / c.replicas;
+  int64_t extra = c.chunks > 1 && perReplica % c.stages == 0 ? 1 : 0;
+  return std::min((c.stages - 1) * (1 + extra) + (c.chunks - 1) * c.stages, perReplica * c.chunks);
+}
+
 // Chunk forwards of one micro-batch (a data-parallel rank's share: one) the first rank holds
 // when its first backward starts, by its family's order (plan/Space.h's Order).
 int64_t heldAtFirstBackward(const Candidate &c) {
   int64_t perReplica = c.batches / c.replicas;
   switch (c.family->order) {
   case Order::FillDrain: return c.family->layout == Layout::DataParallel ? 1 : perReplica;
-  case Order::OneFOneB: return std::min((c.stages - 1) + (c.chunks - 1) * c.stages + 1, perReplica * c.chunks);
+  case Order::OneFOneB: return std::min(warmUp(c) + 1, perReplica * c.chunks);
   case Order::VShape: return std::min(2 * c.stages - 1, perReplica);
   case Order::Searched: return 1;
   }
@@ -111,8 +120,24 @@ Bounds boundsOf(const Candidate &c, const cost::HardwareCost &cost, const sim::B
     if (lightest < 0 || (!c.vShape() && activations < lightest) || (c.vShape() && k == 0))
       lightest = activations;
   }
-  first += static_cast<double>(heldAtFirstBackward(c)) * lightest;
-  b.bytes = std::max(b.bytes, first);
+  b.bytes = std::max(b.bytes, first + static_cast<double>(heldAtFirstBackward(c)) * lightest);
+  // Later, with every gradient of the first rank made (whole backwards, accumulated): in 1F1B's
+  // steady state a backward starts with the warm-up and one more in flight, and chunk 0's
+  // first backward is the (v - 1)p-th, so the one after it, if the steady state lasts, sees
+  // them all; in GPipe's drain the second backward sees m - 1 micro-batches.
+  if (c.family->keepsGradients && !c.family->splitsBackward && c.family->layout != Layout::DataParallel) {
+    double gradients = 0;
+    for (const auto &[begin, end] : chunks)
+      for (int64_t l = begin; l < end; ++l)
+        gradients += model.rankParameters(l) * gradientBytes;
+    int64_t total = perReplica * c.chunks, inFlight = 0;
+    if (c.family->order == Order::OneFOneB && (c.chunks - 1) * c.stages + 1 < total - warmUp(c))
+      inFlight = warmUp(c) + 1;
+    if (c.family->order == Order::FillDrain && perReplica >= 2)
+      inFlight = perReplica - 1;
+    if (inFlight > 0)
+      b.bytes = std::max(b.bytes, first + gradients + static_cast<double>(inFlight) * lightest);
+  }
   return b;
 }
 

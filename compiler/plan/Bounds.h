@@ -24,7 +24,11 @@
 //            Megatron without interleaving) with the last micro-batch's activations as
 //            well (the first micro-batch's backward made every gradient); the first rank's state
 //            with the chunk forwards its family's order has run when its first backward
-//            starts (plan/Space.h's Order), each holding its lightest chunk's activations.
+//            starts (plan/Space.h's Order), each holding its lightest chunk's activations;
+//            and, where its backwards are whole and accumulate, its state with every gradient
+//            and the chunk forwards in flight once all gradients are made (1F1B's steady
+//            state: its warm-up and one more, from the backward after chunk 0's first, where
+//            the steady state lasts that long; GPipe's drain: m - 1 at its second backward).
 // Messages, activation gradients and the tied embedding's copy are left out: a bound.
 #pragma once
 
