@@ -91,6 +91,8 @@ private:
 struct Variant {
   sim::SharedOptions options;
   std::string problem;
+  std::vector<double> fingerprint;
+  bool sameAsLessRecomputation = false; // a variant with less recomputation runs the same
   const cost::HardwareCost *cost() const { return dynamic_cast<const cost::HardwareCost *>(options.costModel); }
 };
 
@@ -322,7 +324,7 @@ int runPlan(const Options &opts, SourceManager &sources, DiagnosticEngine &diags
   std::map<plan::Settings, size_t> variantIndex;
   std::vector<Variant> variants;
   std::vector<plan::Candidate> candidates;
-  size_t unsplit = 0;
+  size_t unsplit = 0, sameRun = 0;
   std::string unsplitWhy;
   for (plan::Candidate &c : enumerated) {
     auto [it, added] = variantIndex.emplace(c.settings, variants.size());
@@ -332,12 +334,27 @@ int runPlan(const Options &opts, SourceManager &sources, DiagnosticEngine &diags
       for (const std::string &s : c.settings.modelSettings(context.fixedModelKeys))
         v.options.modelSettings.push_back(s);
       v.problem = resolve(v.options, sources);
+      if (v.problem.empty()) {
+        v.fingerprint = plan::fingerprintOf(*v.cost(), v.options.bytes);
+        plan::Settings less = c.settings;
+        for (cost::Recompute r : {cost::Recompute::None, cost::Recompute::Selective}) {
+          less.recompute = r;
+          auto found = variantIndex.find(less);
+          if (r < c.settings.recompute && found != variantIndex.end() &&
+              variants[found->second].fingerprint == v.fingerprint)
+            v.sameAsLessRecomputation = true;
+        }
+      }
       variants.push_back(std::move(v));
     }
     const Variant &variant = variants[it->second];
     if (!variant.problem.empty()) {
       ++unsplit;
       unsplitWhy = variant.problem;
+      continue;
+    }
+    if (variant.sameAsLessRecomputation && !asked.exhaustive) {
+      ++sameRun;
       continue;
     }
     c.model = it->second;
@@ -378,7 +395,8 @@ int runPlan(const Options &opts, SourceManager &sources, DiagnosticEngine &diags
                         opts, sources);
       },
       [&](size_t done, size_t left, double best) { progress(done, left, best); });
-  result.counts.enumerated += unsplit;
+  result.counts.enumerated += unsplit + sameRun;
+  result.counts.sameRun = sameRun;
   progress.clear();
 
   if (opts.format == Format::Json)

@@ -145,10 +145,13 @@ void printPlanText(const PlanContext &context, const plan::SearchResult &r, std:
       << " accelerators, global batch " << context.globalBatch << " x " << context.sequence << " tokens, "
       << context.bytesModel << "; " << formatted("%.2f", context.usableBytes / kGiB) << " of "
       << formatted("%.2f", context.memoryBytes / kGiB) << " GiB usable\n";
-  out << "Searched " << n.enumerated << " configurations: " << n.overMemory << " cannot fit (bytes bound), " << n.slower
-      << " bounded no faster than the " << context.top << " best, " << n.checked << " checked (" << n.notCorrect
-      << " not correct, " << n.overCapacity << " over memory) in " << formatted("%.2f", r.wallSeconds) << " s on "
-      << context.threads << " thread" << (context.threads == 1 ? "" : "s") << " ("
+  out << "Searched " << n.enumerated << " configurations: ";
+  if (n.sameRun)
+    out << n.sameRun << " the same run as one with less recomputation, ";
+  out << n.overMemory << " cannot fit (bytes bound), " << n.slower << " bounded no faster than the " << context.top
+      << " best, " << n.checked << " checked (" << n.notCorrect << " not correct, " << n.overCapacity
+      << " over memory) in " << formatted("%.2f", r.wallSeconds) << " s on " << context.threads << " thread"
+      << (context.threads == 1 ? "" : "s") << " ("
       << formatted("%.0f", r.wallSeconds > 0 ? static_cast<double>(n.checked) / r.wallSeconds : 0) << " checks/s)\n";
   if (n.boundViolations)
     out << "warning: " << n.boundViolations
@@ -191,9 +194,9 @@ std::string planJson(const PlanContext &context, const plan::SearchResult &r) {
        ",\n  \"sequence\": " + std::to_string(context.sequence) +
        ",\n  \"usable_bytes\": " + formatted("%.0f", context.usableBytes) + ",\n";
   s += "  \"counts\": {\"enumerated\": " + std::to_string(n.enumerated) +
-       ", \"pruned_memory\": " + std::to_string(n.overMemory) + ", \"pruned_time\": " + std::to_string(n.slower) +
-       ", \"checked\": " + std::to_string(n.checked) + ", \"not_correct\": " + std::to_string(n.notCorrect) +
-       ", \"over_memory\": " + std::to_string(n.overCapacity) +
+       ", \"same_run\": " + std::to_string(n.sameRun) + ", \"pruned_memory\": " + std::to_string(n.overMemory) +
+       ", \"pruned_time\": " + std::to_string(n.slower) + ", \"checked\": " + std::to_string(n.checked) +
+       ", \"not_correct\": " + std::to_string(n.notCorrect) + ", \"over_memory\": " + std::to_string(n.overCapacity) +
        ", \"bound_violations\": " + std::to_string(n.boundViolations) + "},\n";
   s += "  \"wall_seconds\": " + sim::jsonNumber(r.wallSeconds) +
        ",\n  \"threads\": " + std::to_string(context.threads) + ",\n";

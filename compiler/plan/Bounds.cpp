@@ -141,6 +141,24 @@ Bounds boundsOf(const Candidate &c, const cost::HardwareCost &cost, const sim::B
   return b;
 }
 
+std::vector<double> fingerprintOf(const cost::HardwareCost &cost, const sim::ByteModel &bytes) {
+  const cost::Transformer &model = *bytes.transformer;
+  std::vector<double> out;
+  for (int64_t l = 0; l < model.layers; ++l) {
+    for (EventKind kind :
+         {EventKind::Forward, EventKind::Backward, EventKind::BackwardInput, EventKind::BackwardWeight}) {
+      cost::Work work;
+      work.kind = kind;
+      work.layer = l;
+      work.microBatches = 1;
+      out.push_back(cost.length(work).asDouble());
+      out.push_back(cost.flops(work));
+    }
+    out.push_back(model.activationBytes(l));
+  }
+  return out;
+}
+
 std::vector<StageCosts> stageCostsOf(const Candidate &c, const cost::HardwareCost &cost, const sim::ByteModel &bytes) {
   const cost::Transformer &model = *bytes.transformer;
   double activationBytes = bytes.elementBytes(sim::Kind::Activation) / 2.0; // activationBytes() counts 16 bits

@@ -48,6 +48,12 @@ struct Bounds {
 Bounds boundsOf(const Candidate &candidate, const cost::HardwareCost &cost, const sim::ByteModel &bytes,
                 double overlapHidden);
 
+// What the check's run depends on of a model variant, layer by layer: every compute event's
+// length and FLOPs (whole backward and halves) and the activations kept. Two variants with
+// the same fingerprint (recomputation that changes nothing, as selective recomputation
+// under FlashAttention in the cost model) run the same.
+std::vector<double> fingerprintOf(const cost::HardwareCost &cost, const sim::ByteModel &bytes);
+
 // Each stage's F, B (input half) and W (weight half) of one micro-batch, as the check times
 // them, and the bytes they hold, as it counts them: what a searched order is searched with.
 std::vector<StageCosts> stageCostsOf(const Candidate &candidate, const cost::HardwareCost &cost,

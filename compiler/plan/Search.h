@@ -37,6 +37,8 @@ struct Checked {
 
 struct SearchCounts {
   size_t enumerated = 0;
+  size_t sameRun = 0;    // dropped: the same run as one with less recomputation (plan/Bounds.h's
+                         // fingerprint; kept by --exhaustive, whose test this is too)
   size_t overMemory = 0; // dropped: the bytes bound is over the usable memory
   size_t slower = 0;     // dropped: the step bound is not below the K-th best step
   size_t checked = 0;

@@ -178,9 +178,11 @@ bool wholeLayers(const Family &family, int64_t layers, int64_t stages, int64_t c
 
 std::vector<Candidate> enumerate(const Problem &problem) {
   std::vector<Candidate> out;
-  bool oneFOneB = std::find_if(problem.families.begin(), problem.families.end(), [](const Family *f) {
-                    return std::string(f->name) == "1f1b";
-                  }) != problem.families.end();
+  auto searching = [&](const char *name) {
+    return std::find_if(problem.families.begin(), problem.families.end(),
+                        [&](const Family *f) { return std::string(f->name) == name; }) != problem.families.end();
+  };
+  bool oneFOneB = searching("1f1b"), interleaved = searching("interleaved");
   std::vector<cost::Recompute> recomputes{cost::Recompute::None, cost::Recompute::Selective, cost::Recompute::Full};
   if (problem.recompute)
     recomputes = {*problem.recompute};
@@ -212,8 +214,8 @@ std::vector<Candidate> enumerate(const Problem &problem) {
               for (int64_t v : chunkCounts(*f, problem.layers, p)) {
                 if (!wholeLayers(*f, problem.layers, p, v))
                   continue;
-                if (f->layout == Layout::Mesh && d == 1 && v == 1 && (p == 1 || oneFOneB))
-                  continue; // 1f1b's run (or one accelerator's), under its own name
+                if (f->layout == Layout::Mesh && d == 1 && (v == 1 ? p == 1 || oneFOneB : interleaved))
+                  continue; // 1f1b's or interleaved's run (or one accelerator's), under its own name
                 c.chunks = v;
                 for (int64_t budget : budgetsOf(*f, p, c.batches)) {
                   c.budget = budget;

@@ -9,7 +9,8 @@
 // = N) and the whole global batch (d divides B, b divides B / d); it meets the shape rules
 // of its family's file (its `require`s: equal chunks of layers, enough micro-batches), so
 // that a refusal by the schedule is a finding, not noise; no two configurations are the same
-// run under two names (megatron with one replica and one chunk is 1f1b, left to it).
+// run under two names (megatron with one replica is 1f1b, or interleaved with its chunks,
+// where those are searched: plan_claims.py checks that they run the same).
 #pragma once
 
 #include "cost/Transformer.h"
