@@ -67,7 +67,8 @@ int runDriver(const std::vector<std::string> &args, const Compiler *compiler) {
     return handOffToCompiler(args);
 
   // With --format=json every diagnostic goes into the JSON document on stdout instead.
-  bool json = opts.format == Format::Json;
+  // (plan's JSON is its result alone: its errors, as its progress, go to stderr)
+  bool json = opts.format == Format::Json && opts.command != Command::Plan;
   SourceManager sources;
   DiagnosticEngine diags(sources, json ? nullptr : &std::cerr);
   diags.setErrorLimit(opts.errorLimit ? opts.errorLimit : std::numeric_limits<unsigned>::max());

@@ -264,10 +264,15 @@ std::string checkPlanOptions(Options &o) {
     return "plan needs a model and a machine: --model=NAME|FILE --hardware=NAME|FILE";
   if (!p.accelerators || !p.globalBatch)
     return "plan needs --gpus=N (the accelerators) and --global-batch=B (sequences a step)";
-  if (p.memoryCapGiB > 0 && p.headroom > 0)
+  if (p.memoryCapGiB > 0 && p.headroom >= 0)
     return "--memory-cap and --headroom both set the memory a configuration may use; choose one";
   if (!o.defines.empty())
     return "plan chooses the schedules' parameters itself; -D belongs to check (the command plan prints)";
+  if (o.fsdp || o.replicate || !o.includes.empty())
+    return std::string(o.fsdp        ? "--fsdp"
+                       : o.replicate ? "--replicate"
+                                     : "-I") +
+           " belongs to check: plan searches the stdlib schedules and its own orders, read as plain pipeline stages";
   if (std::string wrong = checkHardwareOptions(o); !wrong.empty())
     return wrong;
   const char *other = !o.eventsFile.empty()  ? "--events"

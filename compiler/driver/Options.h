@@ -24,7 +24,7 @@ struct PlanOptions {
   int64_t globalBatch = 0;            // --global-batch, in sequences
   int64_t sequence = 0;               // --sequence: the model's sequence length (0: the model's own)
   double memoryCapGiB = 0;            // --memory-cap (0: the accelerator's memory)
-  double headroom = 0;                // --headroom, percent of the accelerator's memory left free
+  double headroom = -1;               // --headroom, percent of the accelerator's memory left free (-1: none)
   std::vector<std::string> schedules; // --schedules=a,b (empty: every family)
   uint64_t top = 5;                   // --top
   std::string exportFile;             // --export=FILE.csv: the winner as a PyTorch schedule

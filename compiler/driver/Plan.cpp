@@ -22,6 +22,7 @@
 #include <cstdio>
 #include <iostream>
 #include <map>
+#include <mutex>
 #include <sstream>
 #include <unistd.h>
 
@@ -131,42 +132,64 @@ plan::Outcome checkProgram(const plan::Candidate &c, const Variant &variant, con
   return o;
 }
 
-// A searched configuration's order (plan/OrderSearch.h) for its stages' costs, as PyTorch's
-// pipeline schedule file.
-std::string searchedCsv(const plan::Candidate &c, const Variant &variant, int64_t layers) {
+// A searched configuration's orders (plan/OrderSearch.h), as PyTorch's pipeline schedule
+// files: the search's; at 1F1B's budget (p), 1F1B's own order as well, so that the one the
+// plan keeps is never slower than 1F1B nor holds more.
+std::vector<std::string> searchedOrders(const plan::Candidate &c, const Variant &variant) {
   std::vector<plan::StageCosts> costs = plan::stageCostsOf(c, *variant.cost(), variant.options.bytes);
-  std::vector<double> budget;
+  std::vector<int64_t> inFlight;
   for (int64_t s = 0; s < c.stages; ++s)
-    budget.push_back(static_cast<double>(std::max<int64_t>(1, c.budget - s)) *
-                     costs[static_cast<size_t>(s)].activations);
-  plan::SearchedOrder order = plan::searchOrder(costs, c.batches, budget, 0);
-  return interop::writeActionTable(order.rows);
+    inFlight.push_back(std::max<int64_t>(1, c.budget - s));
+  std::vector<std::string> orders{interop::writeActionTable(plan::searchOrder(costs, c.batches, inFlight, 0).rows)};
+  if (c.budget == c.stages)
+    orders.push_back(interop::writeActionTable(plan::wholeBackwardOrder(costs, c.batches, inFlight, 0).rows));
+  return orders;
 }
 
-// A searched order loaded as `schedc check` loads a PyTorch file (its sends and receives as
-// PyTorch's runtime adds them), into `sources`.
-std::optional<LoadedProgram> loadSearched(const plan::Candidate &c, const Variant &variant, int64_t layers,
-                                          const Options &opts, SourceManager &sources, DiagnosticEngine &diags) {
-  uint32_t file = sources.addBuffer(kSearchedFile, searchedCsv(c, variant, layers));
+// Loads `csv` as `schedc check` loads a PyTorch file (its sends and receives as PyTorch's
+// runtime adds them), into `sources`. One at a time: ANTLR's C++ runtime shares its parsers'
+// caches between threads without locks.
+std::optional<LoadedProgram> loadSearched(const std::string &csv, const Options &opts, SourceManager &sources,
+                                          DiagnosticEngine &diags) {
+  static std::mutex parsing;
+  std::lock_guard<std::mutex> lock(parsing);
+  uint32_t file = sources.addBuffer(kSearchedFile, csv);
   int exitCode = kExitOk;
   return loadProgram(file, opts, sources, diags, exitCode);
 }
 
-// Checks one configuration: a stdlib family's loaded program, or a searched order loaded
-// here (its own sources: the checks run on several threads).
+// Checks one configuration: a stdlib family's loaded program, or a searched configuration's
+// orders loaded here (their own sources: the checks run on several threads), the faster kept
+// where it holds no more.
 plan::Outcome checkOne(const plan::Candidate &c, const Variant &variant, const LoadedProgram *program, int64_t layers,
                        const Options &opts, const SourceManager &sources) {
   if (!c.searched())
     return checkProgram(c, variant, *program, layers, sources);
-  SourceManager own;
-  DiagnosticEngine diags(own, nullptr);
-  std::optional<LoadedProgram> searched = loadSearched(c, variant, layers, opts, own, diags);
-  if (!searched) { // diag-coverage: unreachable (an order the search made reads as a PyTorch file)
+  std::vector<plan::Outcome> outcomes;
+  for (std::string &csv : searchedOrders(c, variant)) {
+    SourceManager own;
+    DiagnosticEngine diags(own, nullptr);
+    std::optional<LoadedProgram> searched = loadSearched(csv, opts, own, diags);
     plan::Outcome o;
-    o.problem = diags.diagnostics().empty() ? "the searched order did not load" : diags.diagnostics()[0].message;
-    return o;
+    if (searched) {
+      o = checkProgram(c, variant, *searched, layers, own);
+    } else { // diag-coverage: unreachable (an order the search made reads as a PyTorch file)
+      o.problem = diags.diagnostics().empty() ? "the searched order did not load" : diags.diagnostics()[0].message;
+    }
+    o.order = std::move(csv);
+    outcomes.push_back(std::move(o));
   }
-  return checkProgram(c, variant, *searched, layers, own);
+  // The search's order, unless 1F1B's (at its budget) is correct where it is not, faster, or
+  // holds less.
+  const plan::Outcome &searched = outcomes[0];
+  if (outcomes.size() == 2) {
+    const plan::Outcome &oneFOneB = outcomes[1];
+    bool searchedHolds = searched.verdict == sim::Verdict::Correct && searched.seconds <= oneFOneB.seconds &&
+                         searched.peakBytes <= oneFOneB.peakBytes;
+    if (!searchedHolds && oneFOneB.verdict == sim::Verdict::Correct)
+      return oneFOneB;
+  }
+  return searched;
 }
 
 // The byte offset in `sources`' file of `at` (its column counts code points).
@@ -221,7 +244,7 @@ int writeArtifacts(const Options &opts, const PlanContext &context, const plan::
       checkCommand(context, c, opts.output) + "\n";
   std::optional<std::string> text, csv;
   if (c.searched()) { // the file, and the schedule `schedc import` makes of it
-    csv = searchedCsv(c, variant, context.layers);
+    csv = best.outcome.order;
     uint32_t file = sources.addBuffer(opts.plan.exportFile.empty() ? kSearchedFile : opts.plan.exportFile, *csv);
     if (std::optional<uint32_t> imported = interop::addImported(file, importOptionsOf(opts), sources, diags))
       text = header + sources.text(*imported);
@@ -278,7 +301,7 @@ int runPlan(const Options &opts, SourceManager &sources, DiagnosticEngine &diags
     return usageError("plan lays out a transformer: --model names a preset or a model file (the tanh layer of "
                       "--hidden has no layer count to split)");
   double memoryGiB = dynamic_cast<const cost::HardwareCost &>(*base.costModel).hardware().memoryBytes / 1073741824.0;
-  if (asked.memoryCapGiB > 0 || asked.headroom > 0) {
+  if (asked.memoryCapGiB > 0 || asked.headroom >= 0) {
     double cap = asked.memoryCapGiB > 0 ? asked.memoryCapGiB : memoryGiB * (1 - asked.headroom / 100);
     base.hardwareSettings.push_back("memory_gb=" + shortNumber(cap));
     context.addedArguments.push_back("--hardware-set=memory_gb=" + shortNumber(cap));
@@ -293,6 +316,7 @@ int runPlan(const Options &opts, SourceManager &sources, DiagnosticEngine &diags
   context.sequence = model.sequence;
   context.layers = model.layers;
   context.memoryBytes = machine.memoryBytes;
+  context.modelOwn = plan::Settings{model.tensorParallel, model.microBatch, model.sequenceParallel, model.recompute};
   context.usableBytes = machine.memoryBytes - machine.overheadBytes;
 
   // The problem: what the user's --model-set fixed stays fixed.
@@ -313,11 +337,17 @@ int runPlan(const Options &opts, SourceManager &sources, DiagnosticEngine &diags
     const plan::Family *family = plan::findFamily(name);
     if (!family)
       return usageError("--schedules: no schedule family `" + name + "` (expected " + plan::familyNames() + ")");
-    problem.families.push_back(family);
+    if (!asked.exportFile.empty() && family->layout != plan::Layout::Pipeline)
+      return usageError("--export writes the winner as a PyTorch pipeline schedule, one replica's stages; `" + name +
+                        "` has data-parallel replicas, which such a file does not hold (search the pipeline "
+                        "families, or leave --export out)");
+    if (std::find(problem.families.begin(), problem.families.end(), family) == problem.families.end())
+      problem.families.push_back(family);
   }
-  if (problem.families.empty())
+  if (problem.families.empty()) // every family; with --export, those a PyTorch pipeline file can hold
     for (const plan::Family &f : plan::families())
-      problem.families.push_back(&f);
+      if (asked.exportFile.empty() || f.layout == plan::Layout::Pipeline)
+        problem.families.push_back(&f);
   std::vector<plan::Candidate> enumerated = plan::enumerate(problem);
 
   // One cost model per variant; the configurations a variant cannot time are dropped.
@@ -331,7 +361,7 @@ int runPlan(const Options &opts, SourceManager &sources, DiagnosticEngine &diags
     if (added) {
       Variant v;
       v.options = base;
-      for (const std::string &s : c.settings.modelSettings(context.fixedModelKeys))
+      for (const std::string &s : c.settings.modelSettings(context.fixedModelKeys, context.modelOwn))
         v.options.modelSettings.push_back(s);
       v.problem = resolve(v.options, sources);
       if (v.problem.empty()) {
@@ -397,14 +427,24 @@ int runPlan(const Options &opts, SourceManager &sources, DiagnosticEngine &diags
       [&](size_t done, size_t left, double best) { progress(done, left, best); });
   result.counts.enumerated += unsplit + sameRun;
   result.counts.sameRun = sameRun;
+  result.counts.cannotSplit = unsplit;
   progress.clear();
 
+  if (!result.ranked.empty() && result.ranked[0].candidate.searched())
+    context.winnerOrder = result.ranked[0].outcome.order;
   if (opts.format == Format::Json)
     std::cout << planJson(context, result);
   else
     printPlanText(context, result, std::cout);
   if (unsplit && opts.format != Format::Json)
     std::cout << unsplit << " configurations the model cannot be split into were left out (" << unsplitWhy << ")\n";
+  if (result.counts.stopped) {
+    std::cerr << "schedc: error: " << result.counts.stopped
+              << " checks stopped at a resource limit, so a faster configuration may be missing (the first: "
+              << result.stoppedProblem
+              << "); run the plan on fewer threads (--threads=1) or raise --memory-limit or --time-limit\n";
+    return kExitLimit;
+  }
   if (result.ranked.empty())
     return kExitCheckFailed;
   const plan::Checked &best = result.ranked[0];

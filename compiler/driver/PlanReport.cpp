@@ -34,7 +34,7 @@ std::string shellWord(const std::string &arg) {
 
 // The --model-set texts a check of `c` adds to the user's.
 std::vector<std::string> modelSettingsOf(const PlanContext &context, const plan::Candidate &c) {
-  return c.settings.modelSettings(context.fixedModelKeys);
+  return c.settings.modelSettings(context.fixedModelKeys, context.modelOwn);
 }
 
 std::string stepCell(const plan::Outcome &o) {
@@ -68,6 +68,14 @@ std::vector<std::string> rowOf(size_t rank, const plan::Checked &c) {
           o.fits ? "yes" : "no"};
 }
 
+// The check line of a configuration, or "" for a searched order that is not written: each
+// searched configuration has an order of its own, and --export writes the winner's alone.
+std::string commandOf(const PlanContext &context, const plan::Checked &c) {
+  if (c.candidate.searched() && (context.exportFile.empty() || c.outcome.order != context.winnerOrder))
+    return "";
+  return checkCommand(context, c.candidate);
+}
+
 std::string checkedJson(const PlanContext &context, const plan::Checked &c) {
   const plan::Outcome &o = c.outcome;
   std::string defines;
@@ -93,7 +101,9 @@ std::string checkedJson(const PlanContext &context, const plan::Checked &c) {
          ", \"verdict\": " + sim::jsonString(sim::verdictName(o.verdict)) +
          ", \"step_bound_s\": " + sim::jsonNumber(c.candidate.secondsBound) +
          ", \"peak_bytes_bound\": " + formatted("%.0f", c.candidate.bytesBound) +
-         ", \"command\": " + sim::jsonString(checkCommand(context, c.candidate)) + "}";
+         ", \"problem\": " + (o.problem.empty() ? std::string("null") : sim::jsonString(o.problem)) +
+         ", \"command\": " +
+         (commandOf(context, c).empty() ? std::string("null") : sim::jsonString(commandOf(context, c))) + "}";
 }
 
 std::string listJson(const PlanContext &context, const std::vector<plan::Checked> &list, size_t most) {
@@ -132,10 +142,11 @@ std::string checkCommand(const PlanContext &context, const plan::Candidate &c, c
     command += " -D layers=" + std::to_string(context.layers);
   for (const std::string &a : context.sharedArguments)
     command += " " + shellWord(a);
+  for (const std::string &a :
+       context.addedArguments) // the sequence and the cap, before the settings as the plan has them
+    command += " " + shellWord(a);
   for (const std::string &s : modelSettingsOf(context, c))
     command += " --model-set=" + shellWord(s);
-  for (const std::string &a : context.addedArguments)
-    command += " " + shellWord(a);
   return command;
 }
 
@@ -145,7 +156,15 @@ void printPlanText(const PlanContext &context, const plan::SearchResult &r, std:
       << " accelerators, global batch " << context.globalBatch << " x " << context.sequence << " tokens, "
       << context.bytesModel << "; " << formatted("%.2f", context.usableBytes / kGiB) << " of "
       << formatted("%.2f", context.memoryBytes / kGiB) << " GiB usable\n";
+  if (n.enumerated == 0) {
+    out << "No configuration: none of the searched families lays out " << context.accelerators
+        << " accelerators for a global batch of " << context.globalBatch << " (t divides a node's accelerators, p the "
+        << context.layers << " layers and the family's chunks, d the global batch)\n";
+    return;
+  }
   out << "Searched " << n.enumerated << " configurations: ";
+  if (n.cannotSplit)
+    out << n.cannotSplit << " the model cannot be split into, ";
   if (n.sameRun)
     out << n.sameRun << " the same run as one with less recomputation, ";
   out << n.overMemory << " cannot fit (bytes bound), " << n.slower << " bounded no faster than the " << context.top
@@ -194,9 +213,10 @@ std::string planJson(const PlanContext &context, const plan::SearchResult &r) {
        ",\n  \"sequence\": " + std::to_string(context.sequence) +
        ",\n  \"usable_bytes\": " + formatted("%.0f", context.usableBytes) + ",\n";
   s += "  \"counts\": {\"enumerated\": " + std::to_string(n.enumerated) +
-       ", \"same_run\": " + std::to_string(n.sameRun) + ", \"pruned_memory\": " + std::to_string(n.overMemory) +
-       ", \"pruned_time\": " + std::to_string(n.slower) + ", \"checked\": " + std::to_string(n.checked) +
-       ", \"not_correct\": " + std::to_string(n.notCorrect) + ", \"over_memory\": " + std::to_string(n.overCapacity) +
+       ", \"cannot_split\": " + std::to_string(n.cannotSplit) + ", \"same_run\": " + std::to_string(n.sameRun) +
+       ", \"pruned_memory\": " + std::to_string(n.overMemory) + ", \"pruned_time\": " + std::to_string(n.slower) +
+       ", \"checked\": " + std::to_string(n.checked) + ", \"not_correct\": " + std::to_string(n.notCorrect) +
+       ", \"over_memory\": " + std::to_string(n.overCapacity) +
        ", \"bound_violations\": " + std::to_string(n.boundViolations) + "},\n";
   s += "  \"wall_seconds\": " + sim::jsonNumber(r.wallSeconds) +
        ",\n  \"threads\": " + std::to_string(context.threads) + ",\n";

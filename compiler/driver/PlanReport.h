@@ -22,8 +22,10 @@ struct PlanContext {
   size_t top = 5;
   std::string stdlibDir;
   std::string exportFile;                   // --export: where a searched winner's file is written
+  std::string winnerOrder;                  // a searched winner's order (what --export writes)
   std::vector<std::string> sharedArguments; // the user's, as typed
   std::vector<std::string> fixedModelKeys;  // set by the user's --model-set
+  plan::Settings modelOwn;                  // the user's model's own settings (its file's, with --model-set)
   std::vector<std::string> addedArguments;  // the plan's own for every check (--model-set=sequence=, the cap)
 };
 

@@ -2,6 +2,8 @@
 // event of one micro-batch (cost::HardwareCost::length) and a value of it (sim::ByteModel).
 #include "plan/Bounds.h"
 
+#include "diagnostics/InternalError.h"
+
 #include <algorithm>
 
 namespace schedc::plan {
@@ -35,7 +37,7 @@ int64_t heldAtFirstBackward(const Candidate &c) {
   case Order::VShape: return std::min(2 * c.stages - 1, perReplica);
   case Order::Searched: return 1;
   }
-  return 0;
+  SCHEDC_UNREACHABLE("an order without its warm-up");
 }
 
 } // namespace
@@ -163,6 +165,7 @@ std::vector<StageCosts> stageCostsOf(const Candidate &c, const cost::HardwareCos
   const cost::Transformer &model = *bytes.transformer;
   double activationBytes = bytes.elementBytes(sim::Kind::Activation) / 2.0; // activationBytes() counts 16 bits
   double gradientBytes = model.boundaryElements() * bytes.elementBytes(sim::Kind::ActGrad);
+  double weightGradientBytes = bytes.elementBytes(sim::Kind::WeightGrad);
   std::vector<StageCosts> out(static_cast<size_t>(c.stages));
   for (int64_t s = 0; s < c.stages; ++s)
     for (const auto &[begin, end] : c.stageChunks(s, model.layers))
@@ -173,6 +176,7 @@ std::vector<StageCosts> stageCostsOf(const Candidate &c, const cost::HardwareCos
         stage.weight += eventSeconds(cost, EventKind::BackwardWeight, l, 1);
         stage.activations += model.activationBytes(l) * activationBytes;
         stage.gradients += gradientBytes;
+        stage.weightGradients += model.mainGradBuffer ? 0 : model.rankParameters(l) * weightGradientBytes;
       }
   return out;
 }

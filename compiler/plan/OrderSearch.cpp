@@ -4,6 +4,8 @@
 // on nothing known); the earliest proposal is committed, and the rest propose again.
 #include "plan/OrderSearch.h"
 
+#include "diagnostics/InternalError.h"
+
 #include <algorithm>
 #include <deque>
 #include <limits>
@@ -15,8 +17,10 @@ namespace {
 constexpr double kNever = std::numeric_limits<double>::infinity();
 
 struct Stage {
-  double clock = 0, held = 0; // its clock, and the bytes its micro-batches hold
-  int64_t nextForward = 0, nextInput = 0;
+  double clock = 0, held = 0; // its clock, and the bytes it holds
+  double ceiling = 0;         // the most bytes it may hold (1F1B's with its micro-batches in flight)
+  int64_t nextForward = 0, nextInput = 0, inFlight = 0;
+  bool gradientsMade = false; // its first backward ran: its weight gradients are held
   std::deque<int64_t> pendingWeights;
 };
 
@@ -29,13 +33,19 @@ struct Proposal {
 // every backward whole (1F1B's order).
 enum class WeightPolicy : uint8_t { InBubbles, WhenNeeded, AfterInput };
 
-SearchedOrder simulate(const std::vector<StageCosts> &costs, int64_t batches, const std::vector<double> &budget,
+SearchedOrder simulate(const std::vector<StageCosts> &costs, int64_t batches, const std::vector<int64_t> &budget,
                        double message, WeightPolicy policy) {
   const size_t p = costs.size();
   const auto m = static_cast<size_t>(batches);
   std::vector<std::vector<double>> forwardEnd(p, std::vector<double>(m, kNever)),
       inputEnd(p, std::vector<double>(m, kNever));
   std::vector<Stage> stages(p);
+  for (size_t s = 0; s < p; ++s) { // 1F1B's bytes with k in flight: k before its first backward,
+                                   // then k (k - 1 where no F follows it) and the weight gradients
+    auto k = static_cast<double>(std::min(budget[s], batches));
+    double after = (budget[s] < batches ? k : k - 1) * costs[s].activations + costs[s].weightGradients;
+    stages[s].ceiling = std::max(k * costs[s].activations, after);
+  }
   SearchedOrder order;
   order.rows.resize(p);
 
@@ -47,7 +57,7 @@ SearchedOrder simulate(const std::vector<StageCosts> &costs, int64_t batches, co
       auto j = static_cast<size_t>(st.nextInput);
       inputReady = s + 1 == p ? forwardEnd[s][j] : inputEnd[s + 1][j] + message;
     }
-    bool roomForForward = st.held + costs[s].activations <= budget[s] || st.held == 0;
+    bool roomForForward = st.inFlight < budget[s] && (st.held + costs[s].activations <= st.ceiling || st.inFlight == 0);
     if (st.nextForward < batches && roomForForward)
       forwardReady = s == 0 ? 0 : forwardEnd[s - 1][static_cast<size_t>(st.nextForward)] + message;
     bool weight = !st.pendingWeights.empty();
@@ -90,28 +100,37 @@ SearchedOrder simulate(const std::vector<StageCosts> &costs, int64_t batches, co
     --left;
     if (best.type == interop::ActionType::Forward) {
       j = st.nextForward++;
+      ++st.inFlight;
       st.held += costs[chosen].activations;
       length = costs[chosen].forward;
       forwardEnd[chosen][static_cast<size_t>(j)] = best.start + length;
     } else if (best.type == interop::ActionType::BackwardInput) {
       j = st.nextInput++;
       length = costs[chosen].input;
+      if (!st.gradientsMade) {
+        st.gradientsMade = true;
+        st.held += costs[chosen].weightGradients;
+      }
       // No room for the gradients its W would need (or 1F1B's policy): the whole backward.
-      if (policy == WeightPolicy::AfterInput || st.held + costs[chosen].gradients > budget[chosen]) {
+      if (policy == WeightPolicy::AfterInput || st.held + costs[chosen].gradients > st.ceiling) {
         best.type = interop::ActionType::Backward;
         length += costs[chosen].weight;
         st.held -= costs[chosen].activations;
+        --st.inFlight;
         --left;
       } else {
         st.pendingWeights.push_back(j);
         st.held += costs[chosen].gradients;
       }
       inputEnd[chosen][static_cast<size_t>(j)] = best.start + length; // its input gradient, sent
-    } else {                                                          // a W: the proposals are F, B or W
+    } else if (best.type == interop::ActionType::BackwardWeight) {
       j = st.pendingWeights.front();
       st.pendingWeights.pop_front();
       st.held -= costs[chosen].activations + costs[chosen].gradients;
+      --st.inFlight;
       length = costs[chosen].weight;
+    } else {
+      SCHEDC_UNREACHABLE("a searched order's step that is not F, B or W");
     }
     st.clock = best.start + length;
     interop::Cell cell;
@@ -124,7 +143,12 @@ SearchedOrder simulate(const std::vector<StageCosts> &costs, int64_t batches, co
 
 } // namespace
 
-SearchedOrder searchOrder(const std::vector<StageCosts> &costs, int64_t batches, const std::vector<double> &budget,
+SearchedOrder wholeBackwardOrder(const std::vector<StageCosts> &costs, int64_t batches,
+                                 const std::vector<int64_t> &inFlight, double message) {
+  return simulate(costs, batches, inFlight, message, WeightPolicy::AfterInput);
+}
+
+SearchedOrder searchOrder(const std::vector<StageCosts> &costs, int64_t batches, const std::vector<int64_t> &budget,
                           double message) {
   SearchedOrder best;
   best.estimate = kNever;

@@ -7,15 +7,18 @@
 // remaining Bs and Ws. Three W policies are tried (a W in every bubble; a W only where the
 // budget or the end asks for it; each W right after its B, which under a budget of p - s is
 // 1F1B's order) and the order whose own simulated step is shortest is kept.
-// Stage s runs on rank s (one stage a rank, the looped placement of ZB-H1/H2). A stage's
-// budget is bytes: an F needs room for a micro-batch's activations; a B that has no room for
-// the output gradients its W would need is a whole backward instead (the PyTorch file's `B`),
-// which gives the activations back at once; so a budget of (p - s) micro-batches' activations
-// on stage s keeps every stage within 1F1B's (1F1B holds p - s there, from F to its whole
-// backward). Invariants: every stage runs every micro-batch's F once and its backward once
-// (whole, or B then W), F and B in micro-batch order, W after its B; a stage's F waits for
-// the previous stage's F of the same micro-batch, its B for its own F and the next stage's B;
-// no stage holds more than its budget.
+// Stage s runs on rank s (one stage a rank, the looped placement of ZB-H1/H2). Its budget is
+// k_s micro-batches in flight (from F to the end of its backward) and, in bytes, what 1F1B's
+// order with that many in flight holds there: k_s micro-batches' activations before its
+// first backward, then its weight gradients and the activations of k_s (k_s - 1 where no F
+// follows the first backward). A B that has no room under those bytes for the output
+// gradients its W will need is a whole backward instead (the PyTorch file's `B`), giving the
+// activations back at once. With every backward whole the order is 1F1B's with k_s in
+// flight: wholeBackwardOrder, which at k_s = p - s is 1F1B itself.
+// Invariants: every stage runs every micro-batch's F once and its backward once (whole, or
+// B then W), F and B in micro-batch order, W after its B; a stage's F waits for the
+// previous stage's F of the same micro-batch, its B for its own F and the next stage's B;
+// no stage goes past its budget.
 #pragma once
 
 #include "interop/PytorchCsv.h"
@@ -29,8 +32,8 @@ struct StageCosts {
   double forward = 0, input = 0, weight = 0; // seconds of one micro-batch's F, B and W
   // Bytes one micro-batch holds on the stage: its activations, from its F to its backward's
   // end; and the gradients of its layers' outputs, which an input half keeps for its weight
-  // half (from its B to its W).
-  double activations = 0, gradients = 0;
+  // half (from its B to its W). The stage's weight gradients, from its first backward on.
+  double activations = 0, gradients = 0, weightGradients = 0;
 };
 
 struct SearchedOrder {
@@ -39,9 +42,11 @@ struct SearchedOrder {
 };
 
 // The order for `costs.size()` stages and `batches` micro-batches, stage s holding at most
-// `budget[s]` bytes (at least one micro-batch's activations), a message between stages taking
-// `message` seconds.
-SearchedOrder searchOrder(const std::vector<StageCosts> &costs, int64_t batches, const std::vector<double> &budget,
+// `inFlight[s]` (>= 1) micro-batches, a message between stages taking `message` seconds.
+SearchedOrder searchOrder(const std::vector<StageCosts> &costs, int64_t batches, const std::vector<int64_t> &inFlight,
                           double message);
+// 1F1B's order with `inFlight[s]` micro-batches in flight on stage s (every backward whole).
+SearchedOrder wholeBackwardOrder(const std::vector<StageCosts> &costs, int64_t batches,
+                                 const std::vector<int64_t> &inFlight, double message);
 
 } // namespace schedc::plan

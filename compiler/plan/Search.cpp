@@ -57,7 +57,7 @@ SearchResult search(std::vector<Candidate> candidates, const SearchOptions &opti
         if (next >= queue.size())
           return;
         index = queue[next];
-        if (!options.exhaustive && candidates[index].secondsBound >= threshold()) {
+        if (!options.exhaustive && candidates[index].secondsBound > threshold()) {
           result.counts.slower += queue.size() - next; // every one after it is bounded higher still
           next = queue.size();
           return;
@@ -75,6 +75,8 @@ SearchResult search(std::vector<Candidate> candidates, const SearchOptions &opti
           ++result.counts.overCapacity;
       } else {
         ++result.counts.notCorrect;
+        if (o.verdict == sim::Verdict::Stopped && result.counts.stopped++ == 0)
+          result.stoppedProblem = o.problem;
       }
       if (c.ranked()) {
         best.insert(o.seconds);

@@ -27,6 +27,7 @@ struct Outcome {
   double peakBytes = 0; // the fullest rank's
   int64_t peakRank = 0;
   bool fits = false;
+  std::string order; // a searched configuration's: the order checked, as PyTorch's file
 };
 
 struct Checked {
@@ -43,6 +44,8 @@ struct SearchCounts {
   size_t slower = 0;     // dropped: the step bound is not below the K-th best step
   size_t checked = 0;
   size_t notCorrect = 0;      // checked, and not a Correct step (refused parameters included)
+  size_t stopped = 0;         // of those, stopped at a resource limit (not judged)
+  size_t cannotSplit = 0;     // dropped: the model cannot be split so (its heads by t, say)
   size_t overCapacity = 0;    // checked, Correct, and over the usable memory
   size_t boundViolations = 0; // a checked figure below its bound: a bug in plan/Bounds.cpp
 };
@@ -56,6 +59,7 @@ struct SearchResult {
   // The configuration with the least bytes bound, and that bound: what the least of them
   // needs at least (where none fits, the figure to compare with the memory).
   Candidate leastBytes;
+  std::string stoppedProblem; // the first stopped check's error
 };
 
 using CheckFn = std::function<Outcome(const Candidate &)>;

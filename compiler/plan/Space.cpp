@@ -2,6 +2,8 @@
 // outwards (t, p, d, b, then the model's switches and the family's own choices).
 #include "plan/Space.h"
 
+#include "diagnostics/InternalError.h"
+
 #include <algorithm>
 #include <tuple>
 
@@ -59,18 +61,19 @@ std::string familyNames() {
   return names;
 }
 
-std::vector<std::string> Settings::modelSettings(const std::vector<std::string> &fixedByUser) const {
-  auto fixed = [&](const char *key) {
-    return std::find(fixedByUser.begin(), fixedByUser.end(), key) != fixedByUser.end();
+std::vector<std::string> Settings::modelSettings(const std::vector<std::string> &fixedByUser,
+                                                 const Settings &model) const {
+  auto set = [&](const char *key, bool differs) {
+    return differs && std::find(fixedByUser.begin(), fixedByUser.end(), key) == fixedByUser.end();
   };
   std::vector<std::string> out;
-  if (!fixed("tensor_parallel") && tensorParallel > 1)
+  if (set("tensor_parallel", tensorParallel != model.tensorParallel))
     out.push_back("tensor_parallel=" + std::to_string(tensorParallel));
-  if (!fixed("sequence_parallel") && sequenceParallel)
-    out.push_back("sequence_parallel=true");
-  if (!fixed("recompute") && recompute != cost::Recompute::None)
+  if (set("sequence_parallel", sequenceParallel != model.sequenceParallel))
+    out.push_back(std::string("sequence_parallel=") + (sequenceParallel ? "true" : "false"));
+  if (set("recompute", recompute != model.recompute))
     out.push_back(std::string("recompute=") + cost::recomputeName(recompute));
-  if (!fixed("micro_batch"))
+  if (set("micro_batch", microBatch != model.microBatch))
     out.push_back("micro_batch=" + std::to_string(microBatch));
   return out;
 }
@@ -141,7 +144,7 @@ bool laysOut(const Family &family, int64_t stages, int64_t replicas) {
   case Layout::Mesh: return true;
   case Layout::DataParallel: return stages == 1;
   }
-  return false;
+  SCHEDC_UNREACHABLE("a layout without its ranks");
 }
 
 // The chunk counts `family` may take with `stages` stages of `layers` layers.

@@ -62,8 +62,10 @@ struct Settings {
   int64_t microBatch = 1;     // b
   bool sequenceParallel = false;
   cost::Recompute recompute = cost::Recompute::None;
-  // --model-set texts for these (what a candidate's command line adds to the user's).
-  std::vector<std::string> modelSettings(const std::vector<std::string> &fixedByUser) const;
+  // --model-set texts for these where they differ from `model`'s (the user's model, its
+  // file's or preset's values with the user's --model-set over them) and the user did not fix
+  // them: what a candidate's command line adds to the user's.
+  std::vector<std::string> modelSettings(const std::vector<std::string> &fixedByUser, const Settings &model) const;
   bool operator<(const Settings &o) const;
 };
 

@@ -8,8 +8,10 @@ problems where every configuration can be checked:
   2. the bounds are bounds: in the exhaustive runs no correct configuration's step or peak
      bytes comes out below its bound (plan/Bounds.cpp), and the search counted none;
   3. no ranked configuration is incorrect or over the memory it was given;
-  4. the winner re-checks to the same figures: its `schedc check` line, run, says Correct
-     with the same step and peak bytes;
+  4. every ranked configuration re-checks to the same figures: its `schedc check` line, run,
+     says Correct with the same step and peak bytes — with a model file whose own settings
+     (tensor parallelism, recomputation) the configurations differ from, too — and the
+     ranking is the same on one thread as on three;
   5. where nothing fits, the plan exits 1 and says how much the least configuration needs;
   6. megatron with one replica is the same run as 1f1b (one chunk) or interleaved (more), so
      the plan leaves it to them: searched alone, each of its configurations has their figures;
@@ -19,10 +21,12 @@ problems where every configuration can be checked:
      read as PyTorch's runtime runs it (its sends and receives added, ordered).
 Exit 0 when every claim holds; each failure is printed."""
 import json
+import os
 import re
 import shlex
 import subprocess
 import sys
+import tempfile
 
 schedc = sys.argv[1]
 failures = []
@@ -55,6 +59,27 @@ def plan(args):
         failures.append(f"plan {' '.join(args)}: exit {run.returncode}\n{run.stderr}")
         return None, run.returncode
     return json.loads(run.stdout), run.returncode
+
+
+def recheck(name, command, entry):
+    """Runs a `schedc check` line (a list): Correct, with `entry`'s step and peak bytes."""
+    again = subprocess.run([schedc] + command[1:] + ["--format=json"], capture_output=True, text=True)
+    report = json.loads(again.stdout) if again.stdout.startswith("{") else None
+    if (again.returncode != 0 or report["verdict"] != "correct"
+            or report["hardware"]["step_seconds"] != entry["step_s"] or report["max_bytes"] != entry["peak_bytes"]):
+        failures.append(f"{name}: {entry['configuration']} re-checks to exit {again.returncode}, "
+                        f"{report and (report['hardware']['step_seconds'], report['max_bytes'])}; the plan said "
+                        f"{entry['step_s']} s, {entry['peak_bytes']} bytes: {' '.join(command)}\n{again.stderr}")
+
+
+def recheck_ranked(name, result):
+    """Each ranked configuration's `schedc check` line, run."""
+    for e in result["ranked"]:
+        if e["command"] is None:
+            if e["schedule"] != "zbsearch":
+                failures.append(f"{name}: {e['configuration']} has no command")
+            continue
+        recheck(name, shlex.split(e["command"]), e)
 
 
 def figures(entry):
@@ -108,22 +133,27 @@ for name, args in CASES:
         if e["verdict"] != "correct" or not e["fits"] or e["peak_bytes"] > pruned["usable_bytes"]:
             failures.append(f"{name}: ranked {e['configuration']}: {e['verdict']}, fits {e['fits']}, "
                             f"{e['peak_bytes']} of {pruned['usable_bytes']} bytes")
-    # 4. the winner, re-checked by its own command line
-    best = pruned["best"]
-    if best is None:
+    # 4. every ranked configuration, re-checked by its own command line (a searched one has
+    # none: its order is written only for the winner, with --export)
+    if pruned["best"] is None:
         failures.append(f"{name}: no winner")
-        continue
-    command = shlex.split(best["command"])
-    command[0] = schedc
-    again = subprocess.run(command + ["--format=json"], capture_output=True, text=True)
-    if again.returncode != 0:
-        failures.append(f"{name}: the winner's command exits {again.returncode}: {best['command']}\n{again.stderr}")
-        continue
-    report = json.loads(again.stdout)
-    if (report["verdict"] != "correct" or report["hardware"]["step_seconds"] != best["step_s"]
-            or report["max_bytes"] != best["peak_bytes"]):
-        failures.append(f"{name}: the winner re-checks to {report['verdict']}, {report['hardware']['step_seconds']} s, "
-                        f"{report['max_bytes']} bytes; the plan said {best['step_s']} s, {best['peak_bytes']} bytes")
+    recheck_ranked(name, pruned)
+
+# 4, with a model file's own settings, and on one thread and three
+with tempfile.TemporaryDirectory() as folder:
+    model = os.path.join(folder, "model.toml")
+    with open(model, "w") as f:
+        f.write('preset = "llama3-8b"\nlayers = 8\ntensor_parallel = 2\nrecompute = "full"\n')
+    result, _ = plan([f"--model={model}", "--hardware=dgx-h100", "--gpus=8", "--global-batch=16", "--precision=bf16",
+                      "--optimizer=adam"])
+    if result:
+        recheck_ranked("a model file's settings", result)
+        if not any(e["tensor_parallel"] != 2 for e in result["ranked"]):
+            failures.append("a model file's settings: no ranked configuration differs from the file's t = 2")
+one, _ = plan(CASES[1][1] + ["--threads=1"])
+three, _ = plan(CASES[1][1] + ["--threads=3"])
+if one and three and [figures(e) for e in one["ranked"]] != [figures(e) for e in three["ranked"]]:
+    failures.append("the ranking on one thread differs from the ranking on three")
 
 # 5. nothing fits: exit 1, and the least configuration's need said
 nothing = subprocess.run([schedc, "plan", "--model=llama3-8b", "--hardware=dgx-h100", "--gpus=8", "--global-batch=8",
@@ -157,14 +187,12 @@ if twins < 50:
     failures.append(f"only {twins} megatron configurations of one replica were set beside their twins")
 
 # 7. the searched order against 1F1B, same layout and model settings
-import os
-import tempfile
-
 compared = 0
-for model in ("llama3-8b", "megatron-22b"):
+for model, sequence in (("llama3-8b", 8192), ("llama3-8b", 4096), ("megatron-22b", 2048), ("megatron-22b", 1024)):
     for batch in (8, 32):
         for t in (1, 2, 4):
-            result, _ = plan([f"--model={model}", "--hardware=dgx-h100", "--gpus=8", f"--global-batch={batch}",
+            result, _ = plan([f"--model={model}", f"--sequence={sequence}", "--hardware=dgx-h100", "--gpus=8",
+                              f"--global-batch={batch}",
                               "--precision=bf16", "--optimizer=adam", f"--model-set=tensor_parallel={t}",
                               "--model-set=micro_batch=1", "--model-set=recompute=none", "--schedules=1f1b,zbsearch",
                               "--exhaustive", "--top=1000"])
@@ -198,19 +226,9 @@ with tempfile.TemporaryDirectory() as folder:
     if not best or best["schedule"] != "zbsearch":
         failures.append(f"searched winner: expected zbsearch to win, got {best and best['configuration']}")
     else:
-        for written in (csv, sched):
-            command = shlex.split(best["command"])
-            command[0], command[2] = schedc, written
-            if written == sched:
-                command = [a for a in command if not a.startswith("-D") and not a.startswith("layers=")]
-                command = [a for i, a in enumerate(command) if not (a == "-D")]
-            again = subprocess.run(command + ["--format=json"], capture_output=True, text=True)
-            report = json.loads(again.stdout) if again.stdout.startswith("{") else None
-            if (again.returncode != 0 or report["verdict"] != "correct"
-                    or report["hardware"]["step_seconds"] != best["step_s"] or report["max_bytes"] != best["peak_bytes"]):
-                failures.append(f"searched winner re-checked from {written}: exit {again.returncode}, "
-                                f"{report and report['hardware']['step_seconds']} s against {best['step_s']}\n"
-                                f"{again.stderr}")
+        command = shlex.split(best["command"])
+        recheck("the searched winner's file", command[:2] + [csv] + command[3:], best)
+        recheck("the searched winner's schedule", command[:2] + [sched] + command[5:], best)  # less -D layers=
 
 for f in failures:
     print("FAIL:", f)
