@@ -142,7 +142,7 @@ std::vector<std::string> searchedOrders(const plan::Candidate &c, const Variant 
     inFlight.push_back(std::max<int64_t>(1, c.budget - s));
   std::vector<std::string> orders{interop::writeActionTable(plan::searchOrder(costs, c.batches, inFlight, 0).rows)};
   if (c.budget == c.stages)
-    orders.push_back(interop::writeActionTable(plan::wholeBackwardOrder(costs, c.batches, inFlight, 0).rows));
+    orders.push_back(interop::writeActionTable(plan::oneFOneBOrder(c.batches, inFlight).rows));
   return orders;
 }
 
@@ -179,17 +179,23 @@ plan::Outcome checkOne(const plan::Candidate &c, const Variant &variant, const L
     o.order = std::move(csv);
     outcomes.push_back(std::move(o));
   }
-  // The search's order, unless 1F1B's (at its budget) is correct where it is not, faster, or
-  // holds less.
-  const plan::Outcome &searched = outcomes[0];
+  // The search's order, unless (at 1F1B's budget) it is slower than 1F1B's own or holds more:
+  // then 1F1B's, said so. A check that stopped is the plan's to report; an order that is not
+  // a correct step is shown as it is (a bug of the search: its problem in the report).
+  plan::Outcome &searched = outcomes[0];
   if (outcomes.size() == 2) {
-    const plan::Outcome &oneFOneB = outcomes[1];
-    bool searchedHolds = searched.verdict == sim::Verdict::Correct && searched.seconds <= oneFOneB.seconds &&
-                         searched.peakBytes <= oneFOneB.peakBytes;
-    if (!searchedHolds && oneFOneB.verdict == sim::Verdict::Correct)
-      return oneFOneB;
+    plan::Outcome &oneFOneB = outcomes[1];
+    if (searched.verdict != sim::Verdict::Correct)
+      return std::move(searched);
+    if (oneFOneB.verdict == sim::Verdict::Stopped)
+      return std::move(oneFOneB);
+    if (oneFOneB.verdict == sim::Verdict::Correct &&
+        (searched.seconds > oneFOneB.seconds || searched.peakBytes > oneFOneB.peakBytes)) {
+      oneFOneB.note = "1F1B's order: the searched one was slower or held more";
+      return std::move(oneFOneB);
+    }
   }
-  return searched;
+  return std::move(searched);
 }
 
 // The byte offset in `sources`' file of `at` (its column counts code points).
@@ -429,6 +435,8 @@ int runPlan(const Options &opts, SourceManager &sources, DiagnosticEngine &diags
   result.counts.sameRun = sameRun;
   result.counts.cannotSplit = unsplit;
   progress.clear();
+  for (plan::Checked &c : result.unranked) // only a ranked order may be written or named
+    c.outcome.order.clear();
 
   if (!result.ranked.empty() && result.ranked[0].candidate.searched())
     context.winnerOrder = result.ranked[0].outcome.order;
@@ -438,19 +446,21 @@ int runPlan(const Options &opts, SourceManager &sources, DiagnosticEngine &diags
     printPlanText(context, result, std::cout);
   if (unsplit && opts.format != Format::Json)
     std::cout << unsplit << " configurations the model cannot be split into were left out (" << unsplitWhy << ")\n";
-  if (result.counts.stopped) {
+  int code = result.ranked.empty() ? kExitCheckFailed : kExitOk;
+  if (!result.ranked.empty()) {
+    const plan::Checked &best = result.ranked[0];
+    auto program = programs.find(best.candidate.family);
+    code = writeArtifacts(opts, context, best, variants[best.candidate.model],
+                          program == programs.end() ? nullptr : &program->second, sources, diags);
+  }
+  if (result.counts.stopped) { // after the winner's files: a faster configuration may be missing
     std::cerr << "schedc: error: " << result.counts.stopped
               << " checks stopped at a resource limit, so a faster configuration may be missing (the first: "
               << result.stoppedProblem
               << "); run the plan on fewer threads (--threads=1) or raise --memory-limit or --time-limit\n";
     return kExitLimit;
   }
-  if (result.ranked.empty())
-    return kExitCheckFailed;
-  const plan::Checked &best = result.ranked[0];
-  auto program = programs.find(best.candidate.family);
-  return writeArtifacts(opts, context, best, variants[best.candidate.model],
-                        program == programs.end() ? nullptr : &program->second, sources, diags);
+  return code;
 }
 
 } // namespace schedc::driver

@@ -2,6 +2,7 @@
 // numbers right), figures as `check` prints them, the command line shell-quoted.
 #include "driver/PlanReport.h"
 
+#include "cost/Transformer.h"
 #include "report/ReportFormat.h"
 
 #include <algorithm>
@@ -60,7 +61,7 @@ void printTable(const std::vector<std::vector<std::string>> &rows, std::ostream 
 std::vector<std::string> rowOf(size_t rank, const plan::Checked &c) {
   const plan::Outcome &o = c.outcome;
   return {std::to_string(rank),
-          c.candidate.describe(),
+          c.candidate.describe() + (o.note.empty() ? "" : " (" + o.note + ")"),
           stepCell(o),
           formatted("%.1f%%", 100 * o.mfu),
           formatted("%.0f", o.tokensPerSecond),
@@ -77,33 +78,33 @@ std::string commandOf(const PlanContext &context, const plan::Checked &c) {
 }
 
 std::string checkedJson(const PlanContext &context, const plan::Checked &c) {
+  const plan::Candidate &k = c.candidate;
   const plan::Outcome &o = c.outcome;
+  std::string command = commandOf(context, c);
+  auto text = [](const std::string &value) { return value.empty() ? std::string("null") : sim::jsonString(value); };
   std::string defines;
-  for (const auto &[name, value] : c.candidate.defines())
+  for (const auto &[name, value] : k.defines())
     defines += (defines.empty() ? "" : ", ") + sim::jsonString(name) + ": " + std::to_string(value);
   defines += std::string(defines.empty() ? "" : ", ") + "\"layers\": " + std::to_string(context.layers);
   std::string settings;
-  for (const std::string &s : modelSettingsOf(context, c.candidate))
+  for (const std::string &s : modelSettingsOf(context, k))
     settings += (settings.empty() ? "" : ", ") + sim::jsonString(s);
-  char bytes[40];
-  std::snprintf(bytes, sizeof bytes, "%.0f", o.peakBytes);
-  return "{\"configuration\": " + sim::jsonString(c.candidate.describe()) +
-         ", \"schedule\": " + sim::jsonString(c.candidate.family->name) +
-         ", \"file\": " + sim::jsonString(scheduleFile(context, c.candidate)) + ", \"defines\": {" + defines +
-         "}, \"model_set\": [" + settings +
-         "], \"tensor_parallel\": " + std::to_string(c.candidate.settings.tensorParallel) +
-         ", \"pipeline_parallel\": " + std::to_string(c.candidate.stages) +
-         ", \"data_parallel\": " + std::to_string(c.candidate.replicas) +
-         ", \"micro_batch\": " + std::to_string(c.candidate.settings.microBatch) +
+  return "{\"configuration\": " + sim::jsonString(k.describe()) + ", \"schedule\": " + sim::jsonString(k.family->name) +
+         ", \"file\": " + (k.searched() && command.empty() ? "null" : sim::jsonString(scheduleFile(context, k))) +
+         ", \"defines\": {" + defines + "}, \"model_set\": [" + settings +
+         "], \"tensor_parallel\": " + std::to_string(k.settings.tensorParallel) +
+         ", \"pipeline_parallel\": " + std::to_string(k.stages) + ", \"data_parallel\": " + std::to_string(k.replicas) +
+         ", \"micro_batch\": " + std::to_string(k.settings.microBatch) +
+         ", \"sequence_parallel\": " + (k.settings.sequenceParallel ? "true" : "false") +
+         ", \"recompute\": " + sim::jsonString(cost::recomputeName(k.settings.recompute)) +
          ", \"step_s\": " + sim::jsonNumber(o.seconds) + ", \"mfu\": " + sim::jsonNumber(o.mfu) +
-         ", \"tokens_per_second_per_gpu\": " + sim::jsonNumber(o.tokensPerSecond) + ", \"peak_bytes\": " + bytes +
-         ", \"peak_rank\": " + std::to_string(o.peakRank) + ", \"fits\": " + (o.fits ? "true" : "false") +
+         ", \"tokens_per_second_per_gpu\": " + sim::jsonNumber(o.tokensPerSecond) +
+         ", \"peak_bytes\": " + formatted("%.0f", o.peakBytes) + ", \"peak_rank\": " + std::to_string(o.peakRank) +
+         ", \"fits\": " + (o.fits ? "true" : "false") +
          ", \"verdict\": " + sim::jsonString(sim::verdictName(o.verdict)) +
-         ", \"step_bound_s\": " + sim::jsonNumber(c.candidate.secondsBound) +
-         ", \"peak_bytes_bound\": " + formatted("%.0f", c.candidate.bytesBound) +
-         ", \"problem\": " + (o.problem.empty() ? std::string("null") : sim::jsonString(o.problem)) +
-         ", \"command\": " +
-         (commandOf(context, c).empty() ? std::string("null") : sim::jsonString(commandOf(context, c))) + "}";
+         ", \"step_bound_s\": " + sim::jsonNumber(k.secondsBound) +
+         ", \"peak_bytes_bound\": " + formatted("%.0f", k.bytesBound) + ", \"note\": " + text(o.note) +
+         ", \"problem\": " + text(o.problem) + ", \"command\": " + text(command) + "}";
 }
 
 std::string listJson(const PlanContext &context, const std::vector<plan::Checked> &list, size_t most) {
@@ -156,10 +157,13 @@ void printPlanText(const PlanContext &context, const plan::SearchResult &r, std:
       << " accelerators, global batch " << context.globalBatch << " x " << context.sequence << " tokens, "
       << context.bytesModel << "; " << formatted("%.2f", context.usableBytes / kGiB) << " of "
       << formatted("%.2f", context.memoryBytes / kGiB) << " GiB usable\n";
+  if (!context.exportFile.empty())
+    out << "(--export: the pipeline families alone, whose one replica's stages a PyTorch pipeline file holds)\n";
   if (n.enumerated == 0) {
     out << "No configuration: none of the searched families lays out " << context.accelerators
         << " accelerators for a global batch of " << context.globalBatch << " (t divides a node's accelerators, p the "
-        << context.layers << " layers and the family's chunks, d the global batch)\n";
+        << context.layers << " layers and the family's chunks, d the global batch"
+        << (context.exportFile.empty() ? "" : "; with --export, pipelines of p >= 2 stages and one replica") << ")\n";
     return;
   }
   out << "Searched " << n.enumerated << " configurations: ";
@@ -216,8 +220,9 @@ std::string planJson(const PlanContext &context, const plan::SearchResult &r) {
        ", \"cannot_split\": " + std::to_string(n.cannotSplit) + ", \"same_run\": " + std::to_string(n.sameRun) +
        ", \"pruned_memory\": " + std::to_string(n.overMemory) + ", \"pruned_time\": " + std::to_string(n.slower) +
        ", \"checked\": " + std::to_string(n.checked) + ", \"not_correct\": " + std::to_string(n.notCorrect) +
-       ", \"over_memory\": " + std::to_string(n.overCapacity) +
+       ", \"stopped\": " + std::to_string(n.stopped) + ", \"over_memory\": " + std::to_string(n.overCapacity) +
        ", \"bound_violations\": " + std::to_string(n.boundViolations) + "},\n";
+  s += "  \"pipeline_families_only\": " + std::string(context.exportFile.empty() ? "false" : "true") + ",\n";
   s += "  \"wall_seconds\": " + sim::jsonNumber(r.wallSeconds) +
        ",\n  \"threads\": " + std::to_string(context.threads) + ",\n";
   s += "  \"best\": " + (r.ranked.empty() ? std::string("null") : checkedJson(context, r.ranked[0])) + ",\n";

@@ -143,9 +143,26 @@ SearchedOrder simulate(const std::vector<StageCosts> &costs, int64_t batches, co
 
 } // namespace
 
-SearchedOrder wholeBackwardOrder(const std::vector<StageCosts> &costs, int64_t batches,
-                                 const std::vector<int64_t> &inFlight, double message) {
-  return simulate(costs, batches, inFlight, message, WeightPolicy::AfterInput);
+SearchedOrder oneFOneBOrder(int64_t batches, const std::vector<int64_t> &inFlight) {
+  SearchedOrder order;
+  for (size_t s = 0; s < inFlight.size(); ++s) {
+    std::vector<interop::Cell> row;
+    auto add = [&](interop::ActionType type, int64_t j) {
+      interop::Cell cell;
+      cell.actions.push_back(interop::makeAction(static_cast<int64_t>(s), type, j));
+      row.push_back(cell);
+    };
+    int64_t warmUp = std::min(inFlight[s] - 1, batches);
+    for (int64_t j = 0; j < warmUp; ++j)
+      add(interop::ActionType::Forward, j);
+    for (int64_t j = 0; j < batches; ++j) {
+      if (warmUp + j < batches)
+        add(interop::ActionType::Forward, warmUp + j);
+      add(interop::ActionType::Backward, j);
+    }
+    order.rows.push_back(std::move(row));
+  }
+  return order;
 }
 
 SearchedOrder searchOrder(const std::vector<StageCosts> &costs, int64_t batches, const std::vector<int64_t> &budget,

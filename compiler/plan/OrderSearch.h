@@ -14,7 +14,8 @@
 // follows the first backward). A B that has no room under those bytes for the output
 // gradients its W will need is a whole backward instead (the PyTorch file's `B`), giving the
 // activations back at once. With every backward whole the order is 1F1B's with k_s in
-// flight: wholeBackwardOrder, which at k_s = p - s is 1F1B itself.
+// flight (one of the policies below; oneFOneBOrder is 1F1B's own, which the plan checks beside
+// a searched order at 1F1B's budget).
 // Invariants: every stage runs every micro-batch's F once and its backward once (whole, or
 // B then W), F and B in micro-batch order, W after its B; a stage's F waits for the
 // previous stage's F of the same micro-batch, its B for its own F and the next stage's B;
@@ -45,8 +46,9 @@ struct SearchedOrder {
 // `inFlight[s]` (>= 1) micro-batches, a message between stages taking `message` seconds.
 SearchedOrder searchOrder(const std::vector<StageCosts> &costs, int64_t batches, const std::vector<int64_t> &inFlight,
                           double message);
-// 1F1B's order with `inFlight[s]` micro-batches in flight on stage s (every backward whole).
-SearchedOrder wholeBackwardOrder(const std::vector<StageCosts> &costs, int64_t batches,
-                                 const std::vector<int64_t> &inFlight, double message);
+// 1F1B's order (stdlib/1f1b.sched's) with `inFlight[s]` micro-batches in flight on stage s:
+// min(k - 1, m) warm-up forwards, then a forward (while any is left) and a whole backward in
+// turn. At k = p - s it is 1F1B itself. (Its estimate is left 0: it is not searched.)
+SearchedOrder oneFOneBOrder(int64_t batches, const std::vector<int64_t> &inFlight);
 
 } // namespace schedc::plan

@@ -28,6 +28,7 @@ struct Outcome {
   int64_t peakRank = 0;
   bool fits = false;
   std::string order; // a searched configuration's: the order checked, as PyTorch's file
+  std::string note;  // what the table says of it beside its configuration ("1F1B's order")
 };
 
 struct Checked {
