@@ -140,7 +140,9 @@ std::vector<std::string> searchedOrders(const plan::Candidate &c, const Variant 
   std::vector<int64_t> inFlight;
   for (int64_t s = 0; s < c.stages; ++s)
     inFlight.push_back(std::max<int64_t>(1, c.budget - s));
-  std::vector<std::string> orders{interop::writeActionTable(plan::searchOrder(costs, c.batches, inFlight, 0).rows)};
+  double message = plan::stageMessageSeconds(c, *variant.cost());
+  std::vector<std::string> orders{
+      interop::writeActionTable(plan::searchOrder(costs, c.batches, inFlight, message).rows)};
   if (c.budget == c.stages)
     orders.push_back(interop::writeActionTable(plan::oneFOneBOrder(c.batches, inFlight).rows));
   return orders;

@@ -161,6 +161,15 @@ std::vector<double> fingerprintOf(const cost::HardwareCost &cost, const sim::Byt
   return out;
 }
 
+double stageMessageSeconds(const Candidate &c, const cost::HardwareCost &cost) {
+  double slowest = 0;
+  for (int64_t s = 0; s + 1 < c.stages; ++s) {
+    int64_t nodes = cost.nodeOf(s) == cost.nodeOf(s + 1) ? 1 : 2;
+    slowest = std::max(slowest, cost.activationMessageSeconds(nodes));
+  }
+  return slowest;
+}
+
 std::vector<StageCosts> stageCostsOf(const Candidate &c, const cost::HardwareCost &cost, const sim::ByteModel &bytes) {
   const cost::Transformer &model = *bytes.transformer;
   double activationBytes = bytes.elementBytes(sim::Kind::Activation) / 2.0; // activationBytes() counts 16 bits

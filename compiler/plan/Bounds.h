@@ -54,6 +54,11 @@ Bounds boundsOf(const Candidate &candidate, const cost::HardwareCost &cost, cons
 // under FlashAttention in the cost model) run the same.
 std::vector<double> fingerprintOf(const cost::HardwareCost &cost, const sim::ByteModel &bytes);
 
+// The slowest of a pipeline's messages between neighbouring stages (one micro-batch's
+// activation, stage s's tensor-parallel group's first accelerator to stage s + 1's): what a
+// searched order's clock charges for each.
+double stageMessageSeconds(const Candidate &candidate, const cost::HardwareCost &cost);
+
 // Each stage's F, B (input half) and W (weight half) of one micro-batch, as the check times
 // them, and the bytes they hold, as it counts them: what a searched order is searched with.
 std::vector<StageCosts> stageCostsOf(const Candidate &candidate, const cost::HardwareCost &cost,

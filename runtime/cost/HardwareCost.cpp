@@ -203,14 +203,19 @@ double HardwareCost::seconds(const Work &w) const {
   case EventKind::AllReduce:
   case EventKind::AllGather:
   case EventKind::ReduceScatter: return collectiveSeconds(w);
-  case EventKind::Pass: {
-    if (w.volume == 0) // a receive: its message's time is the send's
-      return 0;
-    Link link = hardware_.link(w.nodes);
-    return link.latency + bytesOf(w) / link.bandwidth;
-  }
+  case EventKind::Pass: // a receive (no volume): its message's time is the send's
+    return w.volume == 0 ? 0 : messageSeconds(bytesOf(w), w.nodes);
   }
   SCHEDC_UNREACHABLE("an event the hardware cost model has no length for");
+}
+
+double HardwareCost::messageSeconds(double bytes, int64_t nodes) const {
+  Link link = hardware_.link(nodes);
+  return link.latency + bytes / link.bandwidth;
+}
+
+double HardwareCost::activationMessageSeconds(int64_t nodes) const {
+  return messageSeconds(model_->boundaryElements() * elementBytes(Data::Activations), nodes);
 }
 
 Number HardwareCost::length(const Work &work) const {

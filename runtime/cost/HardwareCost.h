@@ -98,6 +98,10 @@ public:
   double elementBytes(Data data) const;
   // Bytes of the data an event moves or updates.
   double bytesOf(const Work &work) const;
+  // Seconds of a send of `bytes` between ranks on `nodes` nodes (1: inside one); of one
+  // micro-batch's activation between two layers.
+  double messageSeconds(double bytes, int64_t nodes) const;
+  double activationMessageSeconds(int64_t nodes) const;
 
 private:
   Hardware::Gemm gemm() const { return hardware_.gemm(precision_.bf16, precision_.tf32); }
