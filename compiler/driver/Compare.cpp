@@ -5,6 +5,7 @@
 #include "check/Check.h"
 #include "driver/CostModels.h"
 #include "driver/FrontEnd.h"
+#include "driver/TextTable.h"
 #include "options/Define.h"
 #include "report/ReportFormat.h"
 #include "run/CostChoice.h"
@@ -20,7 +21,7 @@ namespace schedc::driver {
 
 namespace {
 
-using Row = std::vector<std::string>; // one schedule's cells
+using Row = TableRow; // one schedule's cells
 
 // Two layouts. The puzzle's: its time steps, bubble, peak memory in units (and peak MiB
 // when the byte model was given) and communication volume in units. The hardware model's
@@ -36,12 +37,6 @@ std::vector<std::string> headerOf(bool withBytes, bool withHardware) {
     header.push_back("peak MiB");
   header.insert(header.end(), {"comm volume", "parameters"});
   return header;
-}
-
-std::string formatted(const char *format, double value) {
-  char text[48];
-  std::snprintf(text, sizeof text, format, value);
-  return text;
 }
 
 // The cells of one checked schedule, in the table's layout.
@@ -72,29 +67,14 @@ Row rowOf(const sim::CheckResult &r, bool withBytes, bool withHardware) {
   return row;
 }
 
-void printTable(const std::vector<Row> &rows, bool withBytes, bool withHardware, std::ostream &out) {
-  std::vector<std::string> header = headerOf(withBytes, withHardware);
+void printRows(const std::vector<Row> &rows, bool withBytes, bool withHardware, std::ostream &out) {
+  std::vector<Row> table{headerOf(withBytes, withHardware)};
+  table.insert(table.end(), rows.begin(), rows.end());
   // Text columns (schedule, file, verdict, fits, parameters) are left-aligned, numbers right-aligned.
-  std::set<size_t> left{0, 1, 3, header.size() - 1};
+  std::set<size_t> left{0, 1, 3, table[0].size() - 1};
   if (withHardware)
     left.insert(9); // fits
-  std::vector<size_t> width(header.size());
-  for (size_t c = 0; c < header.size(); ++c) {
-    width[c] = header[c].size();
-    for (const Row &r : rows)
-      width[c] = std::max(width[c], r[c].size());
-  }
-  auto line = [&](const std::vector<std::string> &cells) {
-    std::string text;
-    for (size_t c = 0; c < cells.size(); ++c) {
-      std::string pad(width[c] - cells[c].size(), ' ');
-      text += (c ? "  " : "") + (left.count(c) ? cells[c] + (c + 1 < cells.size() ? pad : "") : pad + cells[c]);
-    }
-    out << text << "\n";
-  };
-  line(header);
-  for (const Row &r : rows)
-    line(r);
+  printTable(table, left, out);
 }
 
 // The -D texts that name a parameter of `setup` (and any that do not parse, so that
@@ -164,7 +144,7 @@ int runCompare(const Options &opts, SourceManager &sources, DiagnosticEngine &di
     allCorrect &= code == kExitOk;
     rows.push_back(rowOf(result, opts.bytes.given, opts.hardwareCost));
   }
-  printTable(rows, opts.bytes.given, opts.hardwareCost, std::cout);
+  printRows(rows, opts.bytes.given, opts.hardwareCost, std::cout);
   return allCorrect ? kExitOk : kExitCheckFailed;
 }
 

@@ -10,6 +10,7 @@
 #include "driver/FrontEnd.h"
 #include "driver/Interop.h"
 #include "driver/PlanReport.h"
+#include "driver/TextTable.h"
 #include "files/AtomicFile.h"
 #include "interop/ImportSchedule.h"
 #include "plan/Bounds.h"
@@ -53,13 +54,6 @@ std::string resolve(sim::SharedOptions &options, SourceManager &sources) {
   };
   sim::DescriptionProblem problem;
   return sim::resolveCostModel(options, read, problem) ? "" : problem.located();
-}
-
-// "%.6g" of `v`: a setting's value.
-std::string shortNumber(double v) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.6g", v);
-  return text;
 }
 
 // The progress line on a terminal: checks done, left at most, the best step so far.
@@ -246,8 +240,8 @@ int writeArtifacts(const Options &opts, const PlanContext &context, const plan::
       "// Written by `schedc plan`: " +
       (c.searched() ? std::string("the order searched for")
                     : "stdlib/" + std::string(c.family->name) + ".sched with its parameters set to") +
-      " the fastest\n// configuration that fits, " + c.describe() + " (" + shortNumber(best.outcome.seconds) +
-      " s a step, " + shortNumber(best.outcome.peakBytes / 1073741824.0) +
+      " the fastest\n// configuration that fits, " + c.describe() + " (" + formatted("%.6g", best.outcome.seconds) +
+      " s a step, " + formatted("%.6g", best.outcome.peakBytes / 1073741824.0) +
       " GiB on its fullest rank).\n// The model's settings are not the schedule's: check it with\n//   " +
       checkCommand(context, c, opts.output) + "\n";
   std::optional<std::string> text, csv;
@@ -311,8 +305,8 @@ int runPlan(const Options &opts, SourceManager &sources, DiagnosticEngine &diags
   double memoryGiB = dynamic_cast<const cost::HardwareCost &>(*base.costModel).hardware().memoryBytes / 1073741824.0;
   if (asked.memoryCapGiB > 0 || asked.headroom >= 0) {
     double cap = asked.memoryCapGiB > 0 ? asked.memoryCapGiB : memoryGiB * (1 - asked.headroom / 100);
-    base.hardwareSettings.push_back("memory_gb=" + shortNumber(cap));
-    context.addedArguments.push_back("--hardware-set=memory_gb=" + shortNumber(cap));
+    base.hardwareSettings.push_back("memory_gb=" + formatted("%.6g", cap));
+    context.addedArguments.push_back("--hardware-set=memory_gb=" + formatted("%.6g", cap));
     if (std::string problem = resolve(base, sources); !problem.empty())
       return usageError(problem);
   }

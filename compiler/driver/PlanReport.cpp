@@ -3,23 +3,20 @@
 #include "driver/PlanReport.h"
 
 #include "cost/Transformer.h"
+#include "driver/TextTable.h"
 #include "report/ReportFormat.h"
 
 #include <algorithm>
 #include <cstdio>
 #include <ostream>
+#include <set>
 
 namespace schedc::driver {
 
 namespace {
 
 constexpr double kGiB = 1073741824.0;
-
-std::string formatted(const char *format, double value) {
-  char text[48];
-  std::snprintf(text, sizeof text, format, value);
-  return text;
-}
+const std::set<size_t> kLeftColumns{1, 6}; // the configuration, fits
 
 // `arg` as the shell reads it back: as it is when it has only safe characters, else quoted.
 std::string shellWord(const std::string &arg) {
@@ -38,31 +35,11 @@ std::vector<std::string> modelSettingsOf(const PlanContext &context, const plan:
   return c.settings.modelSettings(context.fixedModelKeys, context.modelOwn);
 }
 
-std::string stepCell(const plan::Outcome &o) {
-  return formatted("%.4g", o.seconds);
-}
-
-void printTable(const std::vector<std::vector<std::string>> &rows, std::ostream &out) {
-  std::vector<size_t> width(rows[0].size());
-  for (const auto &row : rows)
-    for (size_t c = 0; c < row.size(); ++c)
-      width[c] = std::max(width[c], row[c].size());
-  for (const auto &row : rows) {
-    std::string line;
-    for (size_t c = 0; c < row.size(); ++c) {
-      std::string pad(width[c] - row[c].size(), ' ');
-      bool left = c == 1 || c + 1 == row.size(); // the configuration, fits
-      line += (c ? "  " : "") + (left ? row[c] + (c + 1 < row.size() ? pad : "") : pad + row[c]);
-    }
-    out << line << "\n";
-  }
-}
-
 std::vector<std::string> rowOf(size_t rank, const plan::Checked &c) {
   const plan::Outcome &o = c.outcome;
   return {std::to_string(rank),
           c.candidate.describe() + (o.note.empty() ? "" : " (" + o.note + ")"),
-          stepCell(o),
+          formatted("%.4g", o.seconds),
           formatted("%.1f%%", 100 * o.mfu),
           formatted("%.0f", o.tokensPerSecond),
           formatted("%.2f", o.peakBytes / kGiB),
@@ -194,14 +171,14 @@ void printPlanText(const PlanContext &context, const plan::SearchResult &r, std:
   for (size_t i = 0; i < r.ranked.size() && i < context.top; ++i)
     rows.push_back(rowOf(i + 1, r.ranked[i]));
   out << "\n";
-  printTable(rows, out);
+  printTable(rows, kLeftColumns, out);
   out << "\nPareto front, step against the fullest rank's peak (complete up to the step of #"
       << std::min(context.top, r.ranked.size()) << "):\n";
   std::vector<std::vector<std::string>> front{
       {"#", "configuration", "step s", "MFU", "tokens/s/GPU", "peak GiB", "fits"}};
   for (const plan::Checked &c : exactFront(context, r))
     front.push_back(rowOf(front.size(), c));
-  printTable(front, out);
+  printTable(front, kLeftColumns, out);
   const plan::Candidate &best = r.ranked[0].candidate;
   out << "\nBest: " << best.describe() << "\n  " << checkCommand(context, best) << "\n";
   if (best.searched() && context.exportFile.empty())

@@ -2,6 +2,7 @@
 #include "report/Trace.h"
 
 #include "files/ScheduleFiles.h"
+#include "report/ReportFormat.h"
 #include "report/TextOut.h"
 
 #include <cstring>
@@ -22,18 +23,6 @@ std::string pytorchAction(const SourceRange &at, const SourceManager &sources) {
 }
 
 namespace {
-
-std::string quote(const std::string &s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\')
-      out += '\\';
-    if (static_cast<unsigned char>(c) < 0x20)
-      continue;
-    out += c;
-  }
-  return out + "\"";
-}
 
 // Microseconds: one puzzle time unit is a millisecond.
 std::string micros(const Number &t) {
@@ -73,9 +62,9 @@ namespace {
 // micro-batches, and the bytes of real data held then (`measuredBytes`, -1: not measured).
 std::string eventArgs(const Event &e, const std::string &memory, const std::string &where, const std::string &action,
                       int64_t measuredBytes) {
-  std::string args = "\"memory\": " + memory + ", \"source\": " + quote(where);
+  std::string args = "\"memory\": " + memory + ", \"source\": " + jsonString(where);
   if (!action.empty())
-    args += ", \"pytorch_action\": " + quote(action);
+    args += ", \"pytorch_action\": " + jsonString(action);
   if (e.layer >= 0)
     args += ", \"layer\": " + std::to_string(e.layer);
   if (e.batches) {
@@ -106,8 +95,8 @@ void writeChromeTrace(std::ostream &out, const World &world, const SourceManager
                      : inSeconds ? "seconds (" + std::string(world.options().costModel->name()) + " cost model)"
                                  : "1 puzzle time step = 1 ms";
   TextOut s(out);
-  s += "{\"displayTimeUnit\": \"ms\", \"otherData\": {\"schedule\": " + quote(schedule) + ", \"time_unit\": \"" + unit +
-       "\"},\n\"traceEvents\": [\n";
+  s += "{\"displayTimeUnit\": \"ms\", \"otherData\": {\"schedule\": " + jsonString(schedule) + ", \"time_unit\": \"" +
+       unit + "\"},\n\"traceEvents\": [\n";
   bool first = true;
   auto add = [&](const std::string &event) {
     s += first ? "  " : ",\n  ";
@@ -149,7 +138,7 @@ void writeChromeTrace(std::ostream &out, const World &world, const SourceManager
           eventArgs(e, memory, sources.where(at), pytorchAction(at, sources), world.rank(r).measuredAt(i));
       std::string tid = streams ? std::to_string(static_cast<int>(e.stream)) : isCommunicationEvent(e.kind) ? "1" : "0";
       std::string title = e.layer >= 0 ? std::string(name) + " " + std::to_string(e.layer) : name;
-      add("{\"name\": " + quote(title) + ", \"cat\": \"" + (tid != "0" ? "communication" : "compute") +
+      add("{\"name\": " + jsonString(title) + ", \"cat\": \"" + (tid != "0" ? "communication" : "compute") +
           "\", \"ph\": \"X\", \"pid\": " + pid + ", \"tid\": " + tid + ", \"ts\": " + ts + ", \"dur\": " + dur +
           ", \"args\": {" + args + "}}");
       add("{\"name\": \"memory\", \"ph\": \"C\", \"pid\": " + pid + ", \"ts\": " + ts +
