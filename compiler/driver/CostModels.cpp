@@ -8,17 +8,21 @@
 
 namespace schedc::driver {
 
-int resolveCostModel(Options &opts, SourceManager &sources, DiagnosticEngine &diags) {
-  std::map<std::string, uint32_t> files; // those read, for a problem's location
-  sim::ReadText read = [&](const std::string &path, std::string &error) -> std::optional<std::string> {
+sim::ReadText sourceReader(SourceManager &sources, std::map<std::string, uint32_t> *read) {
+  return [&sources, read](const std::string &path, std::string &error) -> std::optional<std::string> {
     std::optional<uint32_t> file = sources.load(path, error);
     if (!file)
       return std::nullopt;
-    files[path] = *file;
+    if (read)
+      (*read)[path] = *file;
     return std::string(sources.text(*file));
   };
+}
+
+int resolveCostModel(Options &opts, SourceManager &sources, DiagnosticEngine &diags) {
+  std::map<std::string, uint32_t> files; // those read, for a problem's location
   sim::DescriptionProblem problem;
-  if (sim::resolveCostModel(opts, read, problem))
+  if (sim::resolveCostModel(opts, sourceReader(sources, &files), problem))
     return kExitOk;
   if (problem.exitCode == kExitUsage)
     return usageError(problem.message);

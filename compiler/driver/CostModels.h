@@ -6,6 +6,7 @@
 
 #include "diagnostics/Diagnostics.h"
 #include "driver/Options.h"
+#include "run/CostChoice.h"
 
 #include <cstdint>
 #include <map>
@@ -18,5 +19,9 @@ namespace schedc::driver {
 // for an unknown preset or a bad setting, 4 for a file that cannot be read, 3 for a file
 // that is not a valid description (located at its line and column).
 int resolveCostModel(Options &opts, SourceManager &sources, DiagnosticEngine &diags);
+
+// The reader of description files through `sources` (each file's text kept there, so that a
+// problem in it can be shown at its line); with `read`, each file's id by its path.
+sim::ReadText sourceReader(SourceManager &sources, std::map<std::string, uint32_t> *read = nullptr);
 
 } // namespace schedc::driver

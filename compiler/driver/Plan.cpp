@@ -7,6 +7,7 @@
 
 #include "check/Check.h"
 #include "cost/HardwareCost.h"
+#include "driver/CostModels.h"
 #include "driver/FrontEnd.h"
 #include "driver/Interop.h"
 #include "driver/PlanReport.h"
@@ -15,7 +16,6 @@
 #include "interop/ImportSchedule.h"
 #include "plan/Bounds.h"
 #include "plan/OrderSearch.h"
-#include "run/CostChoice.h"
 #include "sema/Imports.h"
 
 #include <algorithm>
@@ -31,9 +31,6 @@ namespace schedc::driver {
 
 namespace {
 
-// The name a searched order's file goes by (in diagnostics, and where none is written).
-constexpr const char *kSearchedFile = "zbsearch.csv";
-
 // The keys of KEY=VALUE settings.
 std::vector<std::string> keysOf(const std::vector<std::string> &settings) {
   std::vector<std::string> keys;
@@ -46,14 +43,11 @@ bool has(const std::vector<std::string> &keys, const char *key) {
   return std::find(keys.begin(), keys.end(), key) != keys.end();
 }
 
-// Resolves the cost model `options` asks for, reading files through `sources`; "" or why not.
-std::string resolve(sim::SharedOptions &options, SourceManager &sources) {
-  sim::ReadText read = [&](const std::string &path, std::string &error) -> std::optional<std::string> {
-    std::optional<uint32_t> file = sources.load(path, error);
-    return file ? std::optional<std::string>(std::string(sources.text(*file))) : std::nullopt;
-  };
+// Resolves a model variant's cost model, reading files through `sources`; "" or why not (a
+// variant the model cannot be split into is a finding of the plan, not an error).
+std::string resolveVariant(sim::SharedOptions &options, SourceManager &sources) {
   sim::DescriptionProblem problem;
-  return sim::resolveCostModel(options, read, problem) ? "" : problem.located();
+  return sim::resolveCostModel(options, sourceReader(sources), problem) ? "" : problem.located();
 }
 
 // The progress line on a terminal: checks done, left at most, the best step so far.
@@ -290,26 +284,28 @@ int runPlan(const Options &opts, SourceManager &sources, DiagnosticEngine &diags
   context.accelerators = asked.accelerators;
   context.globalBatch = asked.globalBatch;
 
-  // The user's model and machine, with the sequence and the memory cap set over them.
-  sim::SharedOptions base = opts;
-  if (asked.sequence) {
-    base.modelSettings.push_back("sequence=" + std::to_string(asked.sequence));
-    context.addedArguments.push_back("--model-set=sequence=" + std::to_string(asked.sequence));
-  }
-  if (std::string problem = resolve(base, sources); !problem.empty())
-    return usageError(problem);
+  // The user's model and machine (the driver resolved them), with the sequence and the memory
+  // cap set over them where asked.
+  Options base = opts;
   if (!base.bytes.transformer)
     // diag-coverage: unreachable (checkPlanOptions asks for --model, and every model it names is a transformer)
     return usageError("plan lays out a transformer: --model names a preset or a model file (the tanh layer of "
                       "--hidden has no layer count to split)");
-  double memoryGiB = dynamic_cast<const cost::HardwareCost &>(*base.costModel).hardware().memoryBytes / 1073741824.0;
+  if (asked.sequence)
+    base.modelSettings.push_back("sequence=" + std::to_string(asked.sequence));
   if (asked.memoryCapGiB > 0 || asked.headroom >= 0) {
-    double cap = asked.memoryCapGiB > 0 ? asked.memoryCapGiB : memoryGiB * (1 - asked.headroom / 100);
-    base.hardwareSettings.push_back("memory_gb=" + formatted("%.6g", cap));
-    context.addedArguments.push_back("--hardware-set=memory_gb=" + formatted("%.6g", cap));
-    if (std::string problem = resolve(base, sources); !problem.empty())
-      return usageError(problem);
+    double memoryGiB = dynamic_cast<const cost::HardwareCost &>(*base.costModel).hardware().memoryBytes / 1073741824.0;
+    base.hardwareSettings.push_back("memory_gb=" + formatted("%.6g", asked.memoryCapGiB > 0
+                                                                         ? asked.memoryCapGiB
+                                                                         : memoryGiB * (1 - asked.headroom / 100)));
   }
+  for (size_t i = opts.modelSettings.size(); i < base.modelSettings.size(); ++i)
+    context.addedArguments.push_back("--model-set=" + base.modelSettings[i]);
+  for (size_t i = opts.hardwareSettings.size(); i < base.hardwareSettings.size(); ++i)
+    context.addedArguments.push_back("--hardware-set=" + base.hardwareSettings[i]);
+  if (!context.addedArguments.empty())
+    if (int code = resolveCostModel(base, sources, diags); code != kExitOk)
+      return code;
   const auto &machine = dynamic_cast<const cost::HardwareCost &>(*base.costModel).hardware();
   const cost::Transformer &model = *base.bytes.transformer;
   context.model = model.name;
@@ -365,7 +361,7 @@ int runPlan(const Options &opts, SourceManager &sources, DiagnosticEngine &diags
       v.options = base;
       for (const std::string &s : c.settings.modelSettings(context.fixedModelKeys, context.modelOwn))
         v.options.modelSettings.push_back(s);
-      v.problem = resolve(v.options, sources);
+      v.problem = resolveVariant(v.options, sources);
       if (v.problem.empty()) {
         v.fingerprint = plan::fingerprintOf(*v.cost(), v.options.bytes);
         plan::Settings less = c.settings;
@@ -401,12 +397,8 @@ int runPlan(const Options &opts, SourceManager &sources, DiagnosticEngine &diags
   for (const plan::Family *f : problem.families) {
     if (f->order == plan::Order::Searched)
       continue; // each configuration's own order, made when it is checked
-    Options load = opts;
-    plan::Candidate any;
-    any.family = f;
-    load.input = scheduleFile(context, any);
     int exitCode = kExitOk;
-    std::optional<LoadedProgram> loaded = loadProgram(load.input, load, sources, diags, exitCode);
+    std::optional<LoadedProgram> loaded = loadProgram(familyFile(context, *f), opts, sources, diags, exitCode);
     if (!loaded)
       return exitCode;
     programs.emplace(f, std::move(*loaded));
@@ -430,6 +422,7 @@ int runPlan(const Options &opts, SourceManager &sources, DiagnosticEngine &diags
   result.counts.enumerated += unsplit + sameRun;
   result.counts.sameRun = sameRun;
   result.counts.cannotSplit = unsplit;
+  result.cannotSplitWhy = unsplitWhy;
   progress.clear();
   for (plan::Checked &c : result.unranked) // only a ranked order may be written or named
     c.outcome.order.clear();
@@ -440,8 +433,6 @@ int runPlan(const Options &opts, SourceManager &sources, DiagnosticEngine &diags
     std::cout << planJson(context, result);
   else
     printPlanText(context, result, std::cout);
-  if (unsplit && opts.format != Format::Json)
-    std::cout << unsplit << " configurations the model cannot be split into were left out (" << unsplitWhy << ")\n";
   int code = result.ranked.empty() ? kExitCheckFailed : kExitOk;
   if (!result.ranked.empty()) {
     const plan::Checked &best = result.ranked[0];

@@ -91,24 +91,30 @@ std::string listJson(const PlanContext &context, const std::vector<plan::Checked
   return "[" + s + (s.empty() ? "]" : "\n  ]");
 }
 
-// The front up to the K-th ranked step: beyond it, configurations were not all checked.
+// The Pareto front of step against peak bytes up to the K-th ranked step (beyond it, the
+// configurations were not all checked): in rank order, each with fewer bytes than every one
+// before it.
 std::vector<plan::Checked> exactFront(const PlanContext &context, const plan::SearchResult &r) {
   std::vector<plan::Checked> front;
   if (r.ranked.empty())
     return front;
   double last = r.ranked[std::min(context.top, r.ranked.size()) - 1].outcome.seconds;
-  for (const plan::Checked &c : r.pareto)
-    if (c.outcome.seconds <= last)
+  for (const plan::Checked &c : r.ranked)
+    if (c.outcome.seconds <= last && (front.empty() || c.outcome.peakBytes < front.back().outcome.peakBytes))
       front.push_back(c);
   return front;
 }
 
 } // namespace
 
+std::string familyFile(const PlanContext &context, const plan::Family &family) {
+  return context.stdlibDir + "/" + family.name + ".sched";
+}
+
 std::string scheduleFile(const PlanContext &context, const plan::Candidate &c) {
   if (c.searched()) // written by --export
-    return context.exportFile.empty() ? "zbsearch.csv" : context.exportFile;
-  return context.stdlibDir + "/" + c.family->name + ".sched";
+    return context.exportFile.empty() ? kSearchedFile : context.exportFile;
+  return familyFile(context, *c.family);
 }
 
 std::string checkCommand(const PlanContext &context, const plan::Candidate &c, const std::string &written) {
@@ -145,7 +151,7 @@ void printPlanText(const PlanContext &context, const plan::SearchResult &r, std:
   }
   out << "Searched " << n.enumerated << " configurations: ";
   if (n.cannotSplit)
-    out << n.cannotSplit << " the model cannot be split into, ";
+    out << n.cannotSplit << " the model cannot be split into (" << r.cannotSplitWhy << "), ";
   if (n.sameRun)
     out << n.sameRun << " the same run as one with less recomputation, ";
   out << n.overMemory << " cannot fit (bytes bound), " << n.slower << " bounded no faster than the " << context.top
@@ -194,17 +200,20 @@ std::string planJson(const PlanContext &context, const plan::SearchResult &r) {
        ",\n  \"sequence\": " + std::to_string(context.sequence) +
        ",\n  \"usable_bytes\": " + formatted("%.0f", context.usableBytes) + ",\n";
   s += "  \"counts\": {\"enumerated\": " + std::to_string(n.enumerated) +
-       ", \"cannot_split\": " + std::to_string(n.cannotSplit) + ", \"same_run\": " + std::to_string(n.sameRun) +
-       ", \"pruned_memory\": " + std::to_string(n.overMemory) + ", \"pruned_time\": " + std::to_string(n.slower) +
-       ", \"checked\": " + std::to_string(n.checked) + ", \"not_correct\": " + std::to_string(n.notCorrect) +
-       ", \"stopped\": " + std::to_string(n.stopped) + ", \"over_memory\": " + std::to_string(n.overCapacity) +
+       ", \"cannot_split\": " + std::to_string(n.cannotSplit) +
+       (n.cannotSplit ? ", \"cannot_split_why\": " + sim::jsonString(r.cannotSplitWhy) : std::string()) +
+       ", \"same_run\": " + std::to_string(n.sameRun) + ", \"pruned_memory\": " + std::to_string(n.overMemory) +
+       ", \"pruned_time\": " + std::to_string(n.slower) + ", \"checked\": " + std::to_string(n.checked) +
+       ", \"not_correct\": " + std::to_string(n.notCorrect) + ", \"stopped\": " + std::to_string(n.stopped) +
+       ", \"over_memory\": " + std::to_string(n.overCapacity) +
        ", \"bound_violations\": " + std::to_string(n.boundViolations) + "},\n";
   s += "  \"pipeline_families_only\": " + std::string(context.exportFile.empty() ? "false" : "true") + ",\n";
   s += "  \"wall_seconds\": " + sim::jsonNumber(r.wallSeconds) +
        ",\n  \"threads\": " + std::to_string(context.threads) + ",\n";
   s += "  \"best\": " + (r.ranked.empty() ? std::string("null") : checkedJson(context, r.ranked[0])) + ",\n";
   s += "  \"ranked\": " + listJson(context, r.ranked, context.top) + ",\n";
-  s += "  \"pareto\": " + listJson(context, exactFront(context, r), r.pareto.size()) + ",\n";
+  std::vector<plan::Checked> front = exactFront(context, r);
+  s += "  \"pareto\": " + listJson(context, front, front.size()) + ",\n";
   s += "  \"not_ranked\": " + listJson(context, r.unranked, r.unranked.size()) + "\n}\n";
   return s;
 }

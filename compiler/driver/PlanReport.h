@@ -29,7 +29,11 @@ struct PlanContext {
   std::vector<std::string> addedArguments;  // the plan's own for every check (--model-set=sequence=, the cap)
 };
 
-// The file of `c`: its family's stdlib file, or where a searched order is written.
+// The name a searched order's file goes by where --export writes none.
+constexpr const char *kSearchedFile = "zbsearch.csv";
+
+// A family's stdlib file; the file of `c`: its family's, or where a searched order is written.
+std::string familyFile(const PlanContext &context, const plan::Family &family);
 std::string scheduleFile(const PlanContext &context, const plan::Candidate &c);
 // The `schedc check` command line that checks `c` as the plan did (shell-quoted); with
 // `written`, of that file (the plan's -o: the schedule with its parameters fixed, no -D).

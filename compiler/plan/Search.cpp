@@ -100,18 +100,8 @@ SearchResult search(std::vector<Candidate> candidates, const SearchOptions &opti
       return a.second.ranked();
     return ranksBefore(a.second, b.second, a.first, b.first);
   });
-  double leastBytes = std::numeric_limits<double>::infinity();
-  for (auto &[index, c] : checked) {
-    if (!c.ranked()) {
-      result.unranked.push_back(std::move(c));
-      continue;
-    }
-    if (c.outcome.peakBytes < leastBytes) {
-      leastBytes = c.outcome.peakBytes;
-      result.pareto.push_back(c);
-    }
-    result.ranked.push_back(std::move(c));
-  }
+  for (auto &[index, c] : checked)
+    (c.ranked() ? result.ranked : result.unranked).push_back(std::move(c));
   result.wallSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   return result;
 }

@@ -53,7 +53,6 @@ struct SearchCounts {
 
 struct SearchResult {
   std::vector<Checked> ranked;   // fitting and correct, fastest first (ties: fewer bytes, then the enumeration's order)
-  std::vector<Checked> pareto;   // of those: each with fewer peak bytes than every faster one
   std::vector<Checked> unranked; // checked, and not ranked
   SearchCounts counts;
   double wallSeconds = 0;
@@ -61,6 +60,7 @@ struct SearchResult {
   // needs at least (where none fits, the figure to compare with the memory).
   Candidate leastBytes;
   std::string stoppedProblem; // the first stopped check's error
+  std::string cannotSplitWhy; // why the model cannot be split so, for one of them (set by the caller)
 };
 
 using CheckFn = std::function<Outcome(const Candidate &)>;
