@@ -10,12 +10,13 @@ namespace schedc::plan {
 
 namespace {
 
+// A compute event of `layer` over `microBatches`, as the sim logs one.
+cost::Work computeWork(EventKind kind, int64_t layer, int64_t microBatches) {
+  return cost::Work{.kind = kind, .layer = layer, .microBatches = microBatches};
+}
+
 double eventSeconds(const cost::HardwareCost &cost, EventKind kind, int64_t layer, int64_t microBatches) {
-  cost::Work work;
-  work.kind = kind;
-  work.layer = layer;
-  work.microBatches = microBatches;
-  return cost.length(work).asDouble();
+  return cost.length(computeWork(kind, layer, microBatches)).asDouble();
 }
 
 // The first rank's warm-up in 1F1B's order, chunk forwards before its first backward: p - 1,
@@ -53,12 +54,12 @@ Bounds boundsOf(const Candidate &c, const cost::HardwareCost &cost, const sim::B
   double weightShare = c.family->shardsWeights ? 1.0 / static_cast<double>(c.replicas) : 1.0;
   double optimizerShare = c.family->shardsOptimizer || c.distributed ? 1.0 / static_cast<double>(c.replicas) : 1.0;
   double weightBytes = bytes.elementBytes(sim::Kind::Weight), optimizerBytes = bytes.elementBytes(sim::Kind::OptState);
-  double activationBytes = bytes.elementBytes(sim::Kind::Activation) / 2.0; // activationBytes() counts 16 bits
+  double gradientBytes = model.mainGradBuffer ? 0 : bytes.elementBytes(sim::Kind::WeightGrad);
 
   // Per layer: a forward, a backward (the cheaper of whole and halves), its input half (what
-  // a zero-bubble schedule cannot defer), the state kept and one pass's activations.
-  double gradientBytes = model.mainGradBuffer ? 0 : bytes.elementBytes(sim::Kind::WeightGrad);
-  std::vector<double> forward(layers), backward(layers), chained(layers), state(layers), kept(layers);
+  // a zero-bubble schedule cannot defer), the state kept, the whole gradient and one pass's
+  // activations.
+  std::vector<double> forward(layers), backward(layers), chained(layers), state(layers), gradient(layers), kept(layers);
   for (int64_t l = 0; l < layers; ++l) {
     double input = eventSeconds(cost, EventKind::BackwardInput, l, together);
     forward[l] = eventSeconds(cost, EventKind::Forward, l, together);
@@ -66,7 +67,8 @@ Bounds boundsOf(const Candidate &c, const cost::HardwareCost &cost, const sim::B
                            input + eventSeconds(cost, EventKind::BackwardWeight, l, together));
     chained[l] = c.family->splitsBackward ? std::min(input, backward[l]) : backward[l];
     state[l] = model.rankParameters(l) * (weightBytes * weightShare + optimizerBytes * optimizerShare);
-    kept[l] = static_cast<double>(together) * model.activationBytes(l) * activationBytes;
+    gradient[l] = model.rankParameters(l) * gradientBytes;
+    kept[l] = bytes.layerActivationBytes(l, static_cast<double>(together));
   }
   Bounds b;
   // Each stage: before its first layer d, one micro-batch's forward through layers 0 .. d-1
@@ -93,7 +95,7 @@ Bounds boundsOf(const Candidate &c, const cost::HardwareCost &cost, const sim::B
     for (const auto &[begin, last] : chunks)
       for (int64_t l = begin; l < last; ++l) {
         stateBytes += state[l];
-        gradients += model.rankParameters(l) * gradientBytes;
+        gradients += gradient[l];
         pass += kept[l];
       }
     if (std::any_of(chunks.begin(), chunks.end(), [&](const auto &chunk) { return chunk.second == layers; }))
@@ -131,7 +133,7 @@ Bounds boundsOf(const Candidate &c, const cost::HardwareCost &cost, const sim::B
     double gradients = 0;
     for (const auto &[begin, end] : chunks)
       for (int64_t l = begin; l < end; ++l)
-        gradients += model.rankParameters(l) * gradientBytes;
+        gradients += gradient[l];
     int64_t total = perReplica * c.chunks, inFlight = 0;
     if (c.family->order == Order::OneFOneB && (c.chunks - 1) * c.stages + 1 < total - warmUp(c))
       inFlight = warmUp(c) + 1;
@@ -149,12 +151,8 @@ std::vector<double> fingerprintOf(const cost::HardwareCost &cost, const sim::Byt
   for (int64_t l = 0; l < model.layers; ++l) {
     for (EventKind kind :
          {EventKind::Forward, EventKind::Backward, EventKind::BackwardInput, EventKind::BackwardWeight}) {
-      cost::Work work;
-      work.kind = kind;
-      work.layer = l;
-      work.microBatches = 1;
-      out.push_back(cost.length(work).asDouble());
-      out.push_back(cost.flops(work));
+      out.push_back(eventSeconds(cost, kind, l, 1));
+      out.push_back(cost.flops(computeWork(kind, l, 1)));
     }
     out.push_back(model.activationBytes(l));
   }
@@ -172,7 +170,6 @@ double stageMessageSeconds(const Candidate &c, const cost::HardwareCost &cost) {
 
 std::vector<StageCosts> stageCostsOf(const Candidate &c, const cost::HardwareCost &cost, const sim::ByteModel &bytes) {
   const cost::Transformer &model = *bytes.transformer;
-  double activationBytes = bytes.elementBytes(sim::Kind::Activation) / 2.0; // activationBytes() counts 16 bits
   double gradientBytes = model.boundaryElements() * bytes.elementBytes(sim::Kind::ActGrad);
   double weightGradientBytes = bytes.elementBytes(sim::Kind::WeightGrad);
   std::vector<StageCosts> out(static_cast<size_t>(c.stages));
@@ -183,7 +180,7 @@ std::vector<StageCosts> stageCostsOf(const Candidate &c, const cost::HardwareCos
         stage.forward += eventSeconds(cost, EventKind::Forward, l, 1);
         stage.input += eventSeconds(cost, EventKind::BackwardInput, l, 1);
         stage.weight += eventSeconds(cost, EventKind::BackwardWeight, l, 1);
-        stage.activations += model.activationBytes(l) * activationBytes;
+        stage.activations += bytes.layerActivationBytes(l, 1);
         stage.gradients += gradientBytes;
         stage.weightGradients += model.mainGradBuffer ? 0 : model.rankParameters(l) * weightGradientBytes;
       }

@@ -30,8 +30,8 @@ struct Proposal {
 };
 
 // Where a W goes: in every bubble; only where the budget or the end asks for one; nowhere,
-// every backward whole (1F1B's order).
-enum class WeightPolicy : uint8_t { InBubbles, WhenNeeded, AfterInput };
+// every backward whole (1F1B's order, greedily placed).
+enum class WeightPolicy : uint8_t { InBubbles, WhenNeeded, WholeBackwards };
 
 SearchedOrder simulate(const std::vector<StageCosts> &costs, int64_t batches, const std::vector<int64_t> &budget,
                        double message, WeightPolicy policy) {
@@ -90,10 +90,9 @@ SearchedOrder simulate(const std::vector<StageCosts> &costs, int64_t batches, co
         chosen = s;
       }
     }
-    if (chosen == p) { // nothing can ever run: not an order (the invariants rule it out)
-      order.estimate = kNever;
-      return order;
-    }
+    if (chosen == p) // nothing can ever run: the last stage can always start a forward when
+                     // it holds nothing, and each stage above it after the one below (OrderSearch.h)
+      SCHEDC_UNREACHABLE("a searched order in which no stage can go on");
     Stage &st = stages[chosen];
     int64_t j = 0;
     double length = 0;
@@ -112,7 +111,7 @@ SearchedOrder simulate(const std::vector<StageCosts> &costs, int64_t batches, co
         st.held += costs[chosen].weightGradients;
       }
       // No room for the gradients its W would need (or 1F1B's policy): the whole backward.
-      if (policy == WeightPolicy::AfterInput || st.held + costs[chosen].gradients > st.ceiling) {
+      if (policy == WeightPolicy::WholeBackwards || st.held + costs[chosen].gradients > st.ceiling) {
         best.type = interop::ActionType::Backward;
         length += costs[chosen].weight;
         st.held -= costs[chosen].activations;
@@ -169,7 +168,7 @@ SearchedOrder searchOrder(const std::vector<StageCosts> &costs, int64_t batches,
                           double message) {
   SearchedOrder best;
   best.estimate = kNever;
-  for (WeightPolicy policy : {WeightPolicy::InBubbles, WeightPolicy::WhenNeeded, WeightPolicy::AfterInput}) {
+  for (WeightPolicy policy : {WeightPolicy::InBubbles, WeightPolicy::WhenNeeded, WeightPolicy::WholeBackwards}) {
     SearchedOrder order = simulate(costs, batches, budget, message, policy);
     if (order.estimate < best.estimate)
       best = std::move(order);

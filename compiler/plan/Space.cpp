@@ -147,12 +147,15 @@ bool laysOut(const Family &family, int64_t stages, int64_t replicas) {
   SCHEDC_UNREACHABLE("a layout without its ranks");
 }
 
-// The chunk counts `family` may take with `stages` stages of `layers` layers.
+// The chunk counts `family` may take with `stages` stages of `layers` layers, each stage's
+// chunks of equal layers: interleaved, v >= 2 dividing the layers of a stage (megatron,
+// v >= 1; v = 1 only with one stage); in a V, two chunks a stage; else one.
 std::vector<int64_t> chunkCounts(const Family &family, int64_t layers, int64_t stages) {
+  int64_t pieces = stages * (family.order == Order::VShape ? 2 : 1);
+  if (layers % pieces != 0)
+    return {};
   if (!family.chunks)
     return {1};
-  if (layers % stages != 0)
-    return {};
   std::vector<int64_t> out;
   for (int64_t v : divisorsOf(layers / stages))
     if ((v >= 2 || family.layout == Layout::Mesh) && (v == 1 || stages >= 2))
@@ -172,70 +175,71 @@ std::vector<int64_t> budgetsOf(const Family &family, int64_t stages, int64_t bat
   return out;
 }
 
-bool wholeLayers(const Family &family, int64_t layers, int64_t stages, int64_t chunks) {
-  int64_t pieces = stages * chunks * (family.order == Order::VShape ? 2 : 1);
-  return layers % pieces == 0;
+// The model's settings on d replicas: each micro-batch size dividing a replica's share of the
+// global batch, sequence parallelism where t > 1, each recomputation; those the user fixed.
+std::vector<Settings> settingsOf(const Problem &problem, int64_t t, int64_t d) {
+  std::vector<Settings> out;
+  for (int64_t b : divisorsOf(problem.globalBatch / d))
+    for (bool sp : {false, true})
+      for (cost::Recompute rc : {cost::Recompute::None, cost::Recompute::Selective, cost::Recompute::Full})
+        if ((!problem.microBatch || *problem.microBatch == b) && !(sp && t == 1) &&
+            (!problem.sequenceParallel || *problem.sequenceParallel == sp) &&
+            (!problem.recompute || *problem.recompute == rc))
+          out.push_back(Settings{t, b, sp, rc});
+  return out;
+}
+
+// Every layout of the accelerators with its settings (no family yet): t within a node, p
+// stages (at most the layers), d replicas dividing the global batch.
+std::vector<Candidate> layoutsOf(const Problem &problem) {
+  std::vector<Candidate> out;
+  for (int64_t t : divisorsOf(problem.perNode)) {
+    if (problem.accelerators % t != 0 || (problem.tensorParallel && *problem.tensorParallel != t))
+      continue;
+    for (int64_t p : divisorsOf(problem.accelerators / t)) {
+      int64_t d = problem.accelerators / (t * p);
+      if (p > problem.layers || problem.globalBatch % d != 0)
+        continue;
+      for (const Settings &settings : settingsOf(problem, t, d)) {
+        Candidate c;
+        c.settings = settings;
+        c.stages = p;
+        c.replicas = d;
+        c.batches = problem.globalBatch / settings.microBatch;
+        out.push_back(c);
+      }
+    }
+  }
+  return out;
 }
 
 } // namespace
 
 std::vector<Candidate> enumerate(const Problem &problem) {
-  std::vector<Candidate> out;
   auto searching = [&](const char *name) {
     return std::find_if(problem.families.begin(), problem.families.end(),
                         [&](const Family *f) { return std::string(f->name) == name; }) != problem.families.end();
   };
-  bool oneFOneB = searching("1f1b"), interleaved = searching("interleaved");
-  std::vector<cost::Recompute> recomputes{cost::Recompute::None, cost::Recompute::Selective, cost::Recompute::Full};
-  if (problem.recompute)
-    recomputes = {*problem.recompute};
-  for (int64_t t : divisorsOf(problem.perNode)) {
-    if (problem.accelerators % t != 0 || (problem.tensorParallel && *problem.tensorParallel != t))
-      continue;
-    for (int64_t p : divisorsOf(problem.accelerators / t)) {
-      if (p > problem.layers)
-        break;
-      int64_t d = problem.accelerators / (t * p);
-      if (problem.globalBatch % d != 0)
+  const bool oneFOneB = searching("1f1b"), interleaved = searching("interleaved");
+  std::vector<Candidate> out;
+  for (Candidate c : layoutsOf(problem))
+    for (const Family *f : problem.families) {
+      if (!laysOut(*f, c.stages, c.replicas) || c.batches < f->minBatchesPerStage * c.stages)
         continue;
-      for (int64_t b : divisorsOf(problem.globalBatch / d)) {
-        if (problem.microBatch && *problem.microBatch != b)
-          continue;
-        for (bool sp : {false, true}) {
-          if ((sp && t == 1) || (problem.sequenceParallel && *problem.sequenceParallel != sp))
-            continue;
-          for (cost::Recompute rc : recomputes) {
-            Candidate c;
-            c.settings = Settings{t, b, sp, rc};
-            c.stages = p;
-            c.replicas = d;
-            c.batches = problem.globalBatch / b;
-            for (const Family *f : problem.families) {
-              if (!laysOut(*f, p, d) || c.batches < f->minBatchesPerStage * p)
-                continue;
-              c.family = f;
-              for (int64_t v : chunkCounts(*f, problem.layers, p)) {
-                if (!wholeLayers(*f, problem.layers, p, v))
-                  continue;
-                if (f->layout == Layout::Mesh && d == 1 && (v == 1 ? p == 1 || oneFOneB : interleaved))
-                  continue; // 1f1b's or interleaved's run (or one accelerator's), under its own name
-                c.chunks = v;
-                for (int64_t budget : budgetsOf(*f, p, c.batches)) {
-                  c.budget = budget;
-                  for (bool distributed : {false, true}) {
-                    if (distributed && (!f->distributed || d == 1))
-                      continue;
-                    c.distributed = distributed;
-                    out.push_back(c);
-                  }
-                }
-              }
+      c.family = f;
+      for (int64_t v : chunkCounts(*f, problem.layers, c.stages)) {
+        if (f->layout == Layout::Mesh && c.replicas == 1 && (v == 1 ? c.stages == 1 || oneFOneB : interleaved))
+          continue; // 1f1b's or interleaved's run (or one accelerator's), under its own name
+        c.chunks = v;
+        for (int64_t budget : budgetsOf(*f, c.stages, c.batches))
+          for (bool distributed : {false, true})
+            if (!distributed || (f->distributed && c.replicas > 1)) {
+              c.budget = budget;
+              c.distributed = distributed;
+              out.push_back(c);
             }
-          }
-        }
       }
     }
-  }
   return out;
 }
 

@@ -34,11 +34,10 @@ double ByteModel::transformerBytes(const Value &v, int64_t layerParts) const {
   double boundary = t.boundaryElements() * elementBytes(v.kind);
   switch (v.kind) {
   case Kind::Activation:
-    if (v.layer >= 0 && v.layer < t.layers) { // at 16 bits; fp32 takes twice as many
-      double kept = layerParts > 1 && v.split == Split::None
-                        ? t.partActivationBytes(v.layer, layerParts, false) // the input whole, the rest a part's
-                        : t.activationBytes(v.layer) * sequenceShare(v);
-      return batches * kept * elementBytes(v.kind) / 2;
+    if (v.layer >= 0 && v.layer < t.layers) {
+      if (layerParts > 1 && v.split == Split::None) // the input whole, the rest a part's (at 16 bits)
+        return batches * t.partActivationBytes(v.layer, layerParts, false) * elementBytes(v.kind) / 2;
+      return layerActivationBytes(v.layer, batches) * sequenceShare(v);
     }
     // The last layer's output: its fp32 logits, split by vocabulary among the tensor-parallel
     // accelerators (the model's, and a schedule's parts of the last layer), and as the value
@@ -53,6 +52,11 @@ double ByteModel::transformerBytes(const Value &v, int64_t layerParts) const {
   case Kind::OptState: break;
   }
   return weightShareBytes(v);
+}
+
+double ByteModel::layerActivationBytes(int64_t layer, double microBatches) const {
+  // cost::Transformer counts them at 16 bits; fp32 takes twice as many
+  return microBatches * transformer->activationBytes(layer) * elementBytes(Kind::Activation) / 2;
 }
 
 double ByteModel::logitsBytes(double microBatches, int64_t layerParts, double sequenceShare) const {

@@ -98,6 +98,9 @@ struct ByteModel {
   // mainGradBuffer: fp32, for every parameter of it); 0 otherwise. Its gradients then take
   // none of their own.
   double gradientBufferBytes(const Value &v) const;
+  // Under a transformer, the bytes layer `layer` keeps for its backward for `microBatches`
+  // micro-batches on one rank (Korthikanti et al.'s per-GPU bytes at this precision).
+  double layerActivationBytes(int64_t layer, double microBatches) const;
   // Under a transformer, the bytes of the last layer's output for `microBatches` micro-batches
   // of its sequence (`sequenceShare` of it): its fp32 logits, split by vocabulary among the
   // tensor-parallel accelerators (the model's `tensor_parallel` x a schedule's `layerParts`).
