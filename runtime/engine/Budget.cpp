@@ -36,18 +36,6 @@ void onAllocationFailure() {
   std::_Exit(kExitLimit);
 }
 
-// A non-negative decimal number of seconds (digits with an optional fraction) up to `max`.
-bool parseSeconds(const std::string &text, double max, double &out) {
-  if (text.empty() || text.size() > 32 || text.find_first_not_of("0123456789.") != std::string::npos)
-    return false;
-  char *end = nullptr;
-  double v = std::strtod(text.c_str(), &end);
-  if (*end || !(v <= max))
-    return false;
-  out = v;
-  return true;
-}
-
 } // namespace
 
 const char *const kLimitsHelp =
@@ -78,7 +66,7 @@ void parseLimitOption(const std::string &flag, const std::string &value, Limits 
     if (!parseWholeNumber(value, 1, 1'000'000'000'000'000'000, limits.maxSteps))
       error = "--max-steps needs a whole number from 1 to 10^18";
   } else if (flag == "--time-limit") {
-    if (!parseSeconds(value, 1e9, limits.maxSeconds))
+    if (!parseDecimal(value, 0, 1e9, limits.maxSeconds))
       error = "--time-limit needs a number of seconds from 0 (no limit) to 10^9";
   } else if (flag == "--memory-limit") {
     if (!parseWholeNumber(value, 0, 1'000'000'000'000, limits.maxMemoryMiB))

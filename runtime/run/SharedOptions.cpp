@@ -59,12 +59,8 @@ void parseSilenced(const std::string &value, SilencedWarnings &silenced, std::st
 
 // --overlap's value: a share from 0 to 1.
 void parseOverlap(const std::string &value, double &hidden, std::string &error) {
-  char *end = nullptr;
-  double share = std::strtod(value.c_str(), &end);
-  if (value.empty() || *end != '\0' || !(share >= 0 && share <= 1))
+  if (!parseDecimal(value, 0, 1, hidden))
     error = "--overlap takes the share of a pair's shorter side it hides, from 0 to 1, not `" + value + "`";
-  else
-    hidden = share;
 }
 
 // --threads's value (or SCHEDC_THREADS's: `from` says which): a number of threads, or auto.
