@@ -254,6 +254,17 @@ std::string checkHardwareOptions(Options &o) {
   return "";
 }
 
+// The first option given that writes what a table-printing command (compare, plan) does not:
+// events, a trace, a dump, LLVM IR or an object, the cuda backend; null if none.
+const char *otherOutputOption(const Options &o) {
+  return !o.eventsFile.empty()        ? "--events"
+         : !o.traceFile.empty()       ? "--trace"
+         : o.emit != Emit::None       ? "--emit"
+         : o.emitLLVM || o.objectOnly ? "--emit-llvm or -c"
+         : o.cuda                     ? "--cuda"
+                                      : nullptr;
+}
+
 // What is wrong with plan's command line ("" if nothing): it reads no file, and chooses the
 // schedule's parameters itself.
 std::string checkPlanOptions(Options &o) {
@@ -275,12 +286,10 @@ std::string checkPlanOptions(Options &o) {
            " belongs to check: plan searches the stdlib schedules and its own orders, read as plain pipeline stages";
   if (std::string wrong = checkHardwareOptions(o); !wrong.empty())
     return wrong;
-  const char *other = !o.eventsFile.empty()  ? "--events"
-                      : !o.traceFile.empty() ? "--trace"
-                      : o.emit != Emit::None ? "--emit"
-                      : !o.schedule.empty()  ? "--schedule"
-                                             : nullptr;
-  return other ? std::string("plan prints a table; ") + other + " belongs to check (run the command plan prints)" : "";
+  const char *other = !o.schedule.empty() ? "--schedule" : otherOutputOption(o);
+  return other ? std::string("plan prints a table; ") + other +
+                     " is not available (it belongs to check or build: run them on the command plan prints)"
+               : "";
 }
 
 // What is wrong with options that are each right alone ("" if nothing).
@@ -312,14 +321,7 @@ std::string checkTogether(Options &o) {
   if (o.command != Command::Compare)
     return {};
   // The table is the output: options that write other outputs belong to check and draw.
-  const char *other = !o.output.empty()            ? "-o"
-                      : !o.eventsFile.empty()      ? "--events"
-                      : !o.traceFile.empty()       ? "--trace"
-                      : o.emit != Emit::None       ? "--emit"
-                      : o.format != Format::Text   ? "--format"
-                      : o.emitLLVM || o.objectOnly ? "--emit-llvm or -c"
-                      : o.cuda                     ? "--cuda"
-                                                   : nullptr;
+  const char *other = !o.output.empty() ? "-o" : o.format != Format::Text ? "--format" : otherOutputOption(o);
   return other ? std::string("compare prints a table; ") + other + " is not available (use check for one schedule)"
                : "";
 }
