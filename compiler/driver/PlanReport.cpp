@@ -16,6 +16,7 @@ namespace schedc::driver {
 namespace {
 
 constexpr double kGiB = 1073741824.0;
+const TableRow kHeader{"#", "configuration", "step s", "MFU", "tokens/s/GPU", "peak GiB", "fits"};
 const std::set<size_t> kLeftColumns{1, 6}; // the configuration, fits
 
 // `arg` as the shell reads it back: as it is when it has only safe characters, else quoted.
@@ -35,7 +36,7 @@ std::vector<std::string> modelSettingsOf(const PlanContext &context, const plan:
   return c.settings.modelSettings(context.fixedModelKeys, context.modelOwn);
 }
 
-std::vector<std::string> rowOf(size_t rank, const plan::Checked &c) {
+TableRow rowOf(size_t rank, const plan::Checked &c) {
   const plan::Outcome &o = c.outcome;
   return {std::to_string(rank),
           c.candidate.describe() + (o.note.empty() ? "" : " (" + o.note + ")"),
@@ -119,15 +120,15 @@ std::string scheduleFile(const PlanContext &context, const plan::Candidate &c) {
 
 std::string checkCommand(const PlanContext &context, const plan::Candidate &c, const std::string &written) {
   std::string command = "schedc check " + shellWord(written.empty() ? scheduleFile(context, c) : written);
-  if (written.empty())
+  if (written.empty()) { // a written schedule has its parameters; a searched order's file takes the layers
     for (const auto &[name, value] : c.defines())
       command += " -D " + name + "=" + std::to_string(value);
-  if (c.searched() && written.empty())
-    command += " -D layers=" + std::to_string(context.layers);
+    if (c.searched())
+      command += " -D layers=" + std::to_string(context.layers);
+  }
   for (const std::string &a : context.sharedArguments)
     command += " " + shellWord(a);
-  for (const std::string &a :
-       context.addedArguments) // the sequence and the cap, before the settings as the plan has them
+  for (const std::string &a : context.addedArguments) // the sequence and the cap, before the settings, as the plan
     command += " " + shellWord(a);
   for (const std::string &s : modelSettingsOf(context, c))
     command += " --model-set=" + shellWord(s);
@@ -172,16 +173,14 @@ void printPlanText(const PlanContext &context, const plan::SearchResult &r, std:
     out << ". More accelerators, a smaller --global-batch or more memory (--memory-cap) may change that\n";
     return;
   }
-  std::vector<std::vector<std::string>> rows{
-      {"#", "configuration", "step s", "MFU", "tokens/s/GPU", "peak GiB", "fits"}};
+  std::vector<TableRow> rows{kHeader};
   for (size_t i = 0; i < r.ranked.size() && i < context.top; ++i)
     rows.push_back(rowOf(i + 1, r.ranked[i]));
   out << "\n";
   printTable(rows, kLeftColumns, out);
   out << "\nPareto front, step against the fullest rank's peak (complete up to the step of #"
       << std::min(context.top, r.ranked.size()) << "):\n";
-  std::vector<std::vector<std::string>> front{
-      {"#", "configuration", "step s", "MFU", "tokens/s/GPU", "peak GiB", "fits"}};
+  std::vector<TableRow> front{kHeader};
   for (const plan::Checked &c : exactFront(context, r))
     front.push_back(rowOf(front.size(), c));
   printTable(front, kLeftColumns, out);
