@@ -34,10 +34,7 @@ ActionType actionOf(EventKind k) {
   case EventKind::BackwardInput: return ActionType::BackwardInput;
   case EventKind::BackwardWeight: return ActionType::BackwardWeight;
   case EventKind::Loss:
-  case EventKind::Update:
-  case EventKind::AllReduce:
-  case EventKind::AllGather:
-  case EventKind::ReduceScatter:
+  case EventKind::Update: SCHEDC_COLLECTIVE_EVENT_CASES
   case EventKind::Pass: break;
   }
   SCHEDC_UNREACHABLE("a run of computations of an event that computes nothing");

@@ -6,15 +6,19 @@ namespace schedc::backend {
 void ComputeRank::execute(OpKind op, sim::Results &r, const sim::Operands &a, const sim::Rank &rank) {
   ValuePtr &result = r.values[0];
   switch (op) {
-  case OpKind::AllReduce:
-  case OpKind::AllGather:
-  case OpKind::ReduceScatter: {
-    sim::CollectiveArgs c = sim::collectiveArgs(op, a);
-    if (!result->poisoned)
-      result = collective(result, *collectiveOf(op), c.value, *c.group);
-    return;
-  }
+    SCHEDC_COLLECTIVE_OP_CASES {
+      if (op == OpKind::AllToAll)
+        comm_.abort("`alltoall` (mixture of experts) is not computed by the real backends yet; `schedc check` "
+                    "verifies and times it");
+      sim::CollectiveArgs c = sim::collectiveArgs(op, a);
+      if (!result->poisoned)
+        result = collective(result, *collectiveOf(op), c.value, *c.group);
+      return;
+    }
   case OpKind::Load:
+    if (result->split == sim::Split::Dense || result->split == sim::Split::Experts)
+      comm_.abort("a mixture-of-experts layer (`load` with `experts`) is not computed by the real backends yet; "
+                  "`schedc check` verifies and times it");
     if (result->split == sim::Split::Part)
       requireWholeUnits(result->layer, result->total);
     if (!result->poisoned) {
@@ -63,7 +67,7 @@ void ComputeRank::execute(OpKind op, sim::Results &r, const sim::Operands &a, co
     return;
   }
   case OpKind::PostRecv: return; // the `recv` receives (MPI and the cuda backend's channels keep early messages)
-  case OpKind::Read: break;       // a storage read: no operation of a backend
+  case OpKind::Read: break;      // a storage read: no operation of a backend
   }
   SCHEDC_UNREACHABLE("an operation no real backend computes");
 }

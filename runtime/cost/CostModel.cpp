@@ -5,6 +5,8 @@
 
 #include "diagnostics/InternalError.h"
 
+#include <algorithm>
+
 namespace schedc::cost {
 
 namespace {
@@ -15,22 +17,35 @@ public:
   bool oneStream() const override { return true; }
   Number length(const Work &w) const override {
     switch (w.kind) {
-    // A tensor-parallel part of a layer computes its share of it.
+    // A tensor-parallel part of a layer computes its share of it; a side of a mixture-of-experts
+    // layer half of it (the experts on their share of the dispatch group's tokens).
     case EventKind::Forward:
     case EventKind::Backward:
-      return w.tensorParts == 1 ? Number::integer(w.microBatches)
-                                : Number::real(static_cast<double>(w.microBatches) / w.tensorParts);
+      return w.tensorParts == 1 && w.half == LayerHalf::Whole
+                 ? Number::integer(w.microBatches)
+                 : Number::real(static_cast<double>(w.microBatches) * halfShare(w) / w.tensorParts);
     // The two halves of a split backward take half of its time each, so their sum is backward's.
     case EventKind::BackwardInput:
-    case EventKind::BackwardWeight: return Number::real(static_cast<double>(w.microBatches) / 2 / w.tensorParts);
+    case EventKind::BackwardWeight:
+      return Number::real(static_cast<double>(w.microBatches) * halfShare(w) / 2 / w.tensorParts);
     case EventKind::Loss: return Number::integer(0);
-    case EventKind::Update: return Number::real(0.5);
-    case EventKind::AllReduce:
-    case EventKind::AllGather:
-    case EventKind::ReduceScatter: return Number::real(0.3);
+    case EventKind::Update: return Number::real(0.5); SCHEDC_COLLECTIVE_EVENT_CASES return Number::real(0.3);
     case EventKind::Pass: return Number::real(0.2);
     }
     SCHEDC_UNREACHABLE("an event the puzzle cost model has no length for");
+  }
+
+protected:
+  // The puzzle's mixture-of-experts layer (its convention; docs/costs.md): half dense, half
+  // routed experts, in time as in memory, and the experts' side computes a 1/groupSize share
+  // of its micro-batches' tokens (balanced routing).
+  static double halfShare(const Work &w) {
+    switch (w.half) {
+    case LayerHalf::Whole: return 1;
+    case LayerHalf::Dense: return 0.5;
+    case LayerHalf::Experts: return 0.5 / std::max(1, w.groupSize);
+    }
+    SCHEDC_UNREACHABLE("a side of a layer without its share");
   }
 };
 
@@ -55,16 +70,15 @@ public:
     case EventKind::Forward:
     case EventKind::BackwardInput:
     case EventKind::BackwardWeight:
-      return w.tensorParts == 1 ? Number::integer(w.microBatches)
-                                : Number::real(static_cast<double>(w.microBatches) / parts);
+      return w.tensorParts == 1 && w.half == LayerHalf::Whole
+                 ? Number::integer(w.microBatches)
+                 : Number::real(static_cast<double>(w.microBatches) * halfShare(w) / parts);
     case EventKind::Backward:
-      return w.tensorParts == 1 ? Number::integer(2 * w.microBatches)
-                                : Number::real(2.0 * static_cast<double>(w.microBatches) / parts);
+      return w.tensorParts == 1 && w.half == LayerHalf::Whole
+                 ? Number::integer(2 * w.microBatches)
+                 : Number::real(2.0 * static_cast<double>(w.microBatches) * halfShare(w) / parts);
     case EventKind::Loss:
-    case EventKind::Update:
-    case EventKind::AllReduce:
-    case EventKind::AllGather:
-    case EventKind::ReduceScatter:
+    case EventKind::Update: SCHEDC_COLLECTIVE_EVENT_CASES
     case EventKind::Pass: return ComputeOnlyCost::length(w);
     }
     SCHEDC_UNREACHABLE("an event the equal-phases cost model has no length for");

@@ -26,22 +26,29 @@ namespace schedc::cost {
 enum class Data : uint8_t { None, Weights, Gradients, OptimizerState, Activations };
 
 // What an event is, as a cost model prices it.
+// Which part of a layer a forward or backward computes: all of it, or one side of a mixture of
+// experts layer split around its all-to-alls — the dense part (attention, router) or the
+// routed experts on the tokens dispatched to this rank (docs/language.md, "Experts").
+enum class LayerHalf : uint8_t { Whole, Dense, Experts };
+
 struct Work {
   EventKind kind = EventKind::Forward;
   Data data = Data::None;
-  int16_t tensorParts = 1;     // forward, backward: the tensor-parallel parts the layer is split into
-  bool sequenceParts = false;  // forward, backward: its input gathered from sequence shards (the
-                               // norms, dropout and residual adds run on a shard)
-  bool embeddingCopy = false;  // collectives, update: the last layer's data with the output
-                               // layer's copy of a tied word embedding (sim::Value::embeddingCopy)
-  bool embeddingGroup = false; // update: this rank is an end of Megatron-LM's embedding group,
-                               // whose tied embedding's gradient is all-reduced first (`nodes`: 2
-                               // where the run spans nodes)
-  int32_t groupSize = 0;       // collectives: the ranks taking part
-  int32_t nodes = 1;           // collectives and sends: the nodes those ranks are on (CostModel::nodeOf)
-  int32_t updatedLayer = -1;   // update: its weight's layer (`layer` stays -1, as the puzzle shows it)
-  int64_t layer = -1;          // -1: none
-  int64_t microBatches = 0;    // forward, backward and its halves, loss: the micro-batches computed on
+  int16_t tensorParts = 1;           // forward, backward: the tensor-parallel parts the layer is split into
+  bool sequenceParts = false;        // forward, backward: its input gathered from sequence shards (the
+                                     // norms, dropout and residual adds run on a shard)
+  bool embeddingCopy = false;        // collectives, update: the last layer's data with the output
+                                     // layer's copy of a tied word embedding (sim::Value::embeddingCopy)
+  LayerHalf half = LayerHalf::Whole; // forward, backward: the part of the layer it computes
+  bool embeddingGroup = false;       // update: this rank is an end of Megatron-LM's embedding group,
+                                     // whose tied embedding's gradient is all-reduced first (`nodes`: 2
+                                     // where the run spans nodes)
+  int32_t groupSize = 0;             // collectives: the ranks taking part; the experts' forward and
+                                     // backward: the ranks their tokens were dispatched over
+  int32_t nodes = 1;                 // collectives and sends: the nodes those ranks are on (CostModel::nodeOf)
+  int32_t updatedLayer = -1;         // update: its weight's layer (`layer` stays -1, as the puzzle shows it)
+  int64_t layer = -1;                // -1: none
+  int64_t microBatches = 0;          // forward, backward and its halves, loss: the micro-batches computed on
   // Collectives and sends: the units of data moved (the puzzle's memory units); update: the
   // units of the weight it updates.
   double volume = 0;
@@ -62,6 +69,9 @@ public:
   // The bytes a collective or a send puts in (its input), where the model prices bytes; 0
   // elsewhere.
   virtual double communicationBytes(const Work & /*work*/) const { return 0; }
+  // Whether it can price the two sides of a mixture-of-experts layer (LayerHalf): the puzzle
+  // by its convention, a layer model only where its layers have routed experts.
+  virtual bool modelsExperts() const { return true; }
   // Whether its lengths are seconds (else the puzzle's time steps).
   virtual bool inSeconds() const { return false; }
   // Whether it prices transfers by the nodes they span; if so, the node of each rank.

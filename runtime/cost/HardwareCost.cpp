@@ -13,6 +13,21 @@ namespace {
 constexpr double kWeightUnits = 512.0 * 512.0;     // a whole weight in the puzzle's units
 constexpr double kActivationUnits = 512.0 * 256.0; // one micro-batch of activations
 
+// NCCL's all-to-all is a group of point-to-point calls, a send and a receive with every peer
+// (nccl-tests src/alltoall.cu, AlltoAllRunColl); each rank sends (n - 1)/n of its buffer, the
+// bus bandwidth nccl-tests reports for it (AlltoAllGetBw: algbw x (n - 1)/n). The slices for
+// peers in the node go over its links while those for other nodes go over the network, at
+// once: the slower of the two, plus each peer's latency.
+double allToAllSeconds(const Hardware &hardware, double n, double nodes, double bytes) {
+  const double local = n / nodes; // ranks a node
+  const double localPeers = local - 1, remotePeers = n - local;
+  const Link intra = hardware.link(1), inter = hardware.link(2);
+  double transfer = bytes * localPeers / n / intra.bandwidth;
+  if (remotePeers > 0)
+    transfer = std::max(transfer, bytes * remotePeers / n / inter.bandwidth);
+  return localPeers * hardware.intraLatency + remotePeers * hardware.interLatency + transfer;
+}
+
 } // namespace
 
 int64_t HardwareCost::modelLayer(int64_t layer) const {
@@ -46,7 +61,9 @@ double HardwareCost::collectiveSeconds(const Work &w) const {
   // A collective of a layer's activations (the schedule's tensor parallelism) stands for
   // each of the layer's partial-sum completions: a transformer's two.
   // (Not the loss's gather of the last layer's output: one.)
-  bool layerActivation = w.data == Data::Activations && (model_->layers() == 0 || w.layer < model_->layers());
+  // (An all-to-all moves one value's tokens: once.)
+  bool layerActivation = w.data == Data::Activations && w.kind != EventKind::AllToAll &&
+                         (model_->layers() == 0 || w.layer < model_->layers());
   double count = layerActivation ? model_->activationCollectivesPerLayer() : 1;
   return count * ncclSeconds(w.kind, n, std::max(1, w.nodes), bytes);
 }
@@ -54,6 +71,8 @@ double HardwareCost::collectiveSeconds(const Work &w) const {
 double HardwareCost::ncclSeconds(EventKind kind, double n, double nodes, double bytes) const {
   if (n <= 1)
     return 0;
+  if (kind == EventKind::AllToAll)
+    return allToAllSeconds(hardware_, n, nodes, bytes);
   const bool allReduce = kind == EventKind::AllReduce;
   const double efficiency = kind == EventKind::AllGather       ? hardware_.allGatherEfficiency
                             : kind == EventKind::ReduceScatter ? hardware_.reduceScatterEfficiency
@@ -114,10 +133,7 @@ double HardwareCost::flops(const Work &w) const {
   case EventKind::BackwardInput: return m * (model.recomputeFlops(l, w.kind) + model.backwardInputFlops(l));
   case EventKind::BackwardWeight: return m * (model.recomputeFlops(l, w.kind) + model.backwardWeightFlops(l));
   case EventKind::Loss:
-  case EventKind::Update:
-  case EventKind::AllReduce:
-  case EventKind::AllGather:
-  case EventKind::ReduceScatter:
+  case EventKind::Update: SCHEDC_COLLECTIVE_EVENT_CASES
   case EventKind::Pass: return 0; // no GEMMs (an update's element-wise work is in seconds())
   }
   SCHEDC_UNREACHABLE("an event without its flops");
@@ -136,10 +152,7 @@ double HardwareCost::modelFlops(const Work &w) const {
   // recomputed forward) is not the model's.
   case EventKind::Forward:
   case EventKind::Loss:
-  case EventKind::Update:
-  case EventKind::AllReduce:
-  case EventKind::AllGather:
-  case EventKind::ReduceScatter:
+  case EventKind::Update: SCHEDC_COLLECTIVE_EVENT_CASES
   case EventKind::Pass: return 0;
   }
   SCHEDC_UNREACHABLE("an event without its model flops");
@@ -200,9 +213,7 @@ double HardwareCost::seconds(const Work &w) const {
                       w.volume / kWeightUnits * model_->embeddingCopyParameters() * elementBytes(Data::Gradients));
     return seconds;
   }
-  case EventKind::AllReduce:
-  case EventKind::AllGather:
-  case EventKind::ReduceScatter: return collectiveSeconds(w);
+    SCHEDC_COLLECTIVE_EVENT_CASES return collectiveSeconds(w);
   case EventKind::Pass: // a receive (no volume): its message's time is the send's
     return w.volume == 0 ? 0 : messageSeconds(bytesOf(w), w.nodes);
   }

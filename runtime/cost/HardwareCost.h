@@ -80,6 +80,7 @@ public:
   double flops(const Work &work) const override;
   double modelFlops(const Work &work) const override;
   double communicationBytes(const Work &work) const override { return bytesOf(work); }
+  bool modelsExperts() const override { return false; } // (no layer model has routed experts yet)
   bool inSeconds() const override { return true; }
   bool placesRanksOnNodes() const override { return true; }
   // A rank is one of its tensor-parallel group's accelerators: the group's first.

@@ -93,10 +93,7 @@ public:
         add({0, 1, 0});
       break;
     case EventKind::Loss:
-    case EventKind::Update:
-    case EventKind::AllReduce:
-    case EventKind::AllGather:
-    case EventKind::ReduceScatter:
+    case EventKind::Update: SCHEDC_COLLECTIVE_EVENT_CASES
     case EventKind::Pass: break;
     }
     traffic.group = inModel ? t_.tensorParallel : share.parts;

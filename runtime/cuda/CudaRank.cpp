@@ -366,6 +366,7 @@ private:
     case CollectiveKind::AllGather: return withData(meta, allGather(in, group, type));
     case CollectiveKind::AllReduce: return withData(meta, allReduce(in, group, type));
     case CollectiveKind::ReduceScatter: return reduceScatter(meta, v, group, type);
+    case CollectiveKind::AllToAll: break; // (an all-to-all takes activations only)
     }
     SCHEDC_UNREACHABLE("a collective the cuda backend does not compute");
   }
@@ -409,6 +410,7 @@ private:
     case CollectiveKind::AllReduce: return allReducePartialSums(meta, v, group);
     case CollectiveKind::ReduceScatter: return reduceScatterPartialSums(meta, v, group);
     case CollectiveKind::AllGather: return gatherSequenceShards(meta, v, group);
+    case CollectiveKind::AllToAll: break; // (ComputeRank::execute refuses it)
     }
     SCHEDC_UNREACHABLE("a collective of activations the cuda backend does not compute");
   }

@@ -90,34 +90,15 @@ void World::handBack(Collective &c) const {
 }
 
 // What this rank puts into a collective: `v`, or a poisoned copy (reported) where the
-// collective does not take such a value. An all-reduce takes weight gradients (a
-// tensor-parallel part's too) and tensor-parallel partial sums; a reduce-scatter weight
-// gradients and partial sums (which it splits along the sequence); an all-gather weights'
-// shards and activations' sequence shards. A tensor-parallel part's gradient is
-// reduce-scattered into shards of the part, which all-gather back into it (the
-// distributed optimizer: ZeRO over the data-parallel replicas of a part).
+// collective does not take such a value (sim::takes).
 ValuePtr Rank::collectiveInput(SourceRange at, CollectiveKind kind, const ValuePtr &v) {
   if (v->poisoned)
     return v;
-  bool activation = v->kind == Kind::Activation || v->kind == Kind::ActGrad;
-  bool takes = false;
-  const char *what = nullptr; // what it takes, for the error
-  switch (kind) {
-  case CollectiveKind::AllGather:
-    takes = activation ? v->split == Split::Sequence : v->kind == Kind::Weight;
-    what = "a weight's shards or an activation's sequence shards";
-    break;
-  case CollectiveKind::AllReduce:
-  case CollectiveKind::ReduceScatter:
-    takes = activation ? v->split == Split::PartialSum : v->kind == Kind::WeightGrad;
-    what = "a weight gradient or a tensor-parallel partial sum";
-    break;
-  }
-  if (takes)
+  if (takes(kind, *v))
     return v; // (the words of the error are put together only for one)
   error(at, "collective-value",
-        std::string(collectiveName(kind)) + " takes " + what + ", but rank " + std::to_string(id_) + " has " +
-            v->describe());
+        std::string(collectiveName(kind)) + " takes " + whatItTakes(kind) + ", but rank " + std::to_string(id_) +
+            " has " + v->describe());
   Value poisoned = *v;
   poisoned.poisoned = true;
   return makeValue(std::move(poisoned));
@@ -190,7 +171,7 @@ ValuePtr Rank::collective(SourceRange at, CollectiveKind kind, const ValuePtr &v
   cost::Producers made = logEvent(work, nullptr, at, v->made, cost::AlsoWaits::call(c.ready.time()));
   if (world_.options_.recordTransfers)
     records_.collectiveCalls.push_back({figures_.events - 1, kind, v->kind, v->layer, g.members});
-  Value mine = c.resultFor(pos, c.laneResults.empty() ? c.result : c.laneResults[lane_->index]);
+  Value mine = c.resultFor(pos, c.laneResults.empty() ? c.result : c.laneResults[lane_->index], *input);
   mine.made = made;
   ValuePtr result = makeValue(std::move(mine));
   if (c.taken.fetch_add(1, std::memory_order_acq_rel) + 1 == elems.size()) { // everyone has its result

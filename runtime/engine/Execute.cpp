@@ -46,16 +46,14 @@ Rank::BackwardPart backwardPart(OpKind op) {
 
 Results execute(Rank &rank, OpKind op, SourceRange at, const Operands &a) {
   switch (op) {
-  case OpKind::AllReduce:
-  case OpKind::AllGather:
-  case OpKind::ReduceScatter: {
-    CollectiveArgs c = collectiveArgs(op, a);
-    return Results::one(rank.collective(at, *collectiveOf(op), c.value, std::move(c.group)));
-  }
+    SCHEDC_COLLECTIVE_OP_CASES {
+      CollectiveArgs c = collectiveArgs(op, a);
+      return Results::one(rank.collective(at, *collectiveOf(op), c.value, std::move(c.group)));
+    }
   case OpKind::Load: {
     using P = param::Load;
     return two(rank.load(at, a.integer(P::layer), a.integer(P::shard), a.integer(P::of), a.integer(P::part),
-                         a.integer(P::parts)));
+                         a.integer(P::parts), a.integer(P::expert), a.integer(P::experts)));
   }
   case OpKind::Input: return Results::one(rank.input(at, a.set(param::Input::batches)));
   case OpKind::Forward: {

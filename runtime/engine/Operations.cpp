@@ -14,6 +14,11 @@ std::string layerOf(int64_t l) {
   return "layer " + std::to_string(l);
 }
 
+// A weight-sized value of one side of a mixture-of-experts layer.
+bool isMoe(const Value &v) {
+  return v.split == Split::Dense || v.split == Split::Experts;
+}
+
 bool anyPoisoned(std::initializer_list<const ValuePtr *> vs) {
   for (const ValuePtr *v : vs)
     if ((*v)->poisoned)
@@ -78,10 +83,15 @@ bool Rank::holdsEmbeddingCopy(int64_t layer) const {
 }
 
 std::pair<ValuePtr, ValuePtr> Rank::load(SourceRange at, int64_t layer, int64_t shard, int64_t of, int64_t part,
-                                         int64_t parts) {
+                                         int64_t parts, int64_t expert, int64_t experts) {
   bool ok = checkLayer(at, "load", layer);
   bool tensor = parts != 1 || part != 0;
-  if (tensor && (of != 1 || shard != 0)) {
+  const bool moe = expert != -1 || experts != -1;
+  if (moe) {
+    ok = checkExpertsLoad(at, layer, of != 1 || shard != 0, tensor, expert, experts) && ok;
+    ok = ok && (experts > 0 || checkPieces(at, layer, shard, of, "shards"));
+    tensor = false;
+  } else if (tensor && (of != 1 || shard != 0)) {
     error(at, "load-parts",
           "load of " + layerOf(layer) +
               " asks for both ZeRO shards (`shard`, `of`) and tensor-parallel parts (`part`, `parts`); a weight is "
@@ -100,9 +110,10 @@ std::pair<ValuePtr, ValuePtr> Rank::load(SourceRange at, int64_t layer, int64_t 
   Value w;
   w.kind = Kind::Weight;
   w.layer = layer;
-  w.shards = singleSet(!ok ? 0 : tensor ? part : shard);
-  w.total = !ok ? 1 : tensor ? parts : of;
-  w.split = ok && tensor ? Split::Part : Split::None;
+  const bool expertSlice = moe && experts > 0;
+  w.shards = singleSet(!ok ? 0 : tensor ? part : expertSlice ? expert : shard);
+  w.total = !ok ? 1 : tensor ? parts : expertSlice ? experts : of;
+  w.split = !ok ? Split::None : tensor ? Split::Part : expertSlice ? Split::Experts : moe ? Split::Dense : Split::None;
   if (ok)
     storage_.setLayerParts(layer, tensor ? parts : 1);
   w.batches = emptySet();
@@ -136,7 +147,7 @@ ValuePtr Rank::input(SourceRange at, const IntSet &batches) {
 // forward and backward of `layer` need the complete weight of that layer and the
 // activations entering it.
 bool Rank::checkWhole(SourceRange at, const char *op, int64_t layer, const Value &v) {
-  if (v.split != Split::PartialSum && v.split != Split::Sequence)
+  if (v.split == Split::None)
     return true;
   reportNotWhole(at, op, layer, v);
   return false;
@@ -147,14 +158,39 @@ void Rank::reportNotWhole(SourceRange at, const char *op, int64_t layer, const V
                                                 : "gradient of " + layerOf(v.layer) + "'s output";
   std::string where = std::string(op) + (layer >= 0 ? " of " + layerOf(layer) : "") + " uses the " + what +
                       " on rank " + std::to_string(id_);
-  if (v.split == Split::PartialSum)
+  switch (v.split) {
+  case Split::PartialSum:
     error(at, "tensor-partial",
           where + ", but it is a partial sum: tensor-parallel parts " + v.shards->str() + " of " +
               std::to_string(v.total) + " only; all-reduce it over the ranks holding the other parts first");
-  else
+    return;
+  case Split::Sequence:
     error(at, "tensor-sequence",
           where + ", but it is split along the sequence: shards " + v.shards->str() + " of " + std::to_string(v.total) +
               " only; all-gather it over the ranks holding the other shards first");
+    return;
+  case Split::Routed:
+    error(at, "expert-routed",
+          std::string(op) + (layer >= 0 ? " of " + layerOf(layer) : "") + " uses " + v.describe() + " on rank " +
+              std::to_string(id_) +
+              (v.kind == Kind::Activation
+                   ? ": its tokens still have to go through the layer's experts (alltoall over the expert-parallel "
+                     "group, forward with the experts, alltoall back)"
+                   : ": it goes through the backward of the layer's dense part (its `experts = 0` weight)"));
+    return;
+  case Split::Dispatched:
+  case Split::ExpertOutput:
+    error(at, "expert-dispatched",
+          std::string(op) + (layer >= 0 ? " of " + layerOf(layer) : "") + " uses " + v.describe() + " on rank " +
+              std::to_string(id_) + ": its tokens are at their experts, dispatched over " + std::to_string(v.total) +
+              " ranks; bring them back with alltoall over the same group first");
+    return;
+  case Split::None:
+  case Split::Part:
+  case Split::Dense:
+  case Split::Experts: break;
+  }
+  SCHEDC_UNREACHABLE("a whole value reported as not whole");
 }
 
 bool Rank::checkComputeInputs(SourceRange at, const char *op, int64_t layer, const Value &a, const Value &w) {
@@ -171,7 +207,7 @@ bool Rank::checkComputeInputs(SourceRange at, const char *op, int64_t layer, con
     });
     ok = false;
   }
-  if (a.layer != layer) {
+  if (a.layer != layer && a.split == Split::None) { // (a value not whole is reported as that)
     errorWith(at, "input-layer", [&] {
       return std::string(op) + " of " + layerOf(layer) + " takes the activations entering " + layerOf(layer) +
              ", but this is " + a.describe();
@@ -182,6 +218,8 @@ bool Rank::checkComputeInputs(SourceRange at, const char *op, int64_t layer, con
 }
 
 ValuePtr Rank::forward(SourceRange at, int64_t layer, const ValuePtr &a, const ValuePtr &w) {
+  if (halfOf(*w) != cost::LayerHalf::Whole)
+    return forwardHalf(at, layer, a, w);
   readsInput(a, false, at);
   cost::Producers made = logEvent({.kind = EventKind::Forward,
                                    .tensorParts = tensorParts(*w),
@@ -209,9 +247,9 @@ ValuePtr Rank::forward(SourceRange at, int64_t layer, const ValuePtr &a, const V
 
 std::pair<ValuePtr, ValuePtr> Rank::backward(SourceRange at, int64_t layer, const ValuePtr &a, const ValuePtr &g,
                                              const ValuePtr &w, BackwardPart part) {
-  EventKind kind = part == BackwardPart::Both    ? EventKind::Backward
-                   : part == BackwardPart::Input ? EventKind::BackwardInput
-                                                 : EventKind::BackwardWeight;
+  if (halfOf(*w) != cost::LayerHalf::Whole)
+    return backwardHalf(at, layer, a, g, w, part);
+  EventKind kind = backwardEvent(part);
   const char *name = eventName(kind);
   readsInput(a, true, at);
   cost::Producers made = logEvent({.kind = kind,
@@ -333,6 +371,16 @@ std::pair<ValuePtr, ValuePtr> Rank::update(SourceRange at, int64_t layer, const 
         errorWith(at, "update-layer", [&] { return "update of " + layerOf(layer) + " is given " + (*v)->describe(); });
         ok = false;
       }
+    if (ok && (g->split != w->split || o->split != w->split) &&
+        (isMoe(*g) || isMoe(*w) || isMoe(*o))) { // a side's gradient for the other side's weight
+      errorWith(at, "update-side", [&] {
+        return "update of " + layerOf(layer) + " has the gradient of " + g->slices() + " for a weight of " +
+               w->slices() + " and an optimizer state of " + o->slices() +
+               ": each side of the layer is updated "
+               "with its own";
+      });
+      ok = false;
+    }
     const IntSet &have = *g->batches;
     if (ok && !have.isPrefix(world_.model_.batches)) {
       errorWith(at, "update-missing-batches", [&] {
@@ -345,8 +393,13 @@ std::pair<ValuePtr, ValuePtr> Rank::update(SourceRange at, int64_t layer, const 
         if (!extra.empty())
           msg += "; " + extra.str() + " are not micro-batches";
         std::vector<Diagnostic> notes;
-        if (std::optional<Diagnostic> why = missing.empty() ? std::nullopt : gradientCollectiveNote(layer, missing))
+        if (std::optional<Diagnostic> why =
+                missing.empty() || g->split == Split::Experts ? std::nullopt : gradientCollectiveNote(layer, missing))
           notes.push_back(std::move(*why));
+        if (g->split == Split::Experts && !missing.empty())
+          notes.push_back(note({}, "an experts' gradient holds the micro-batches of the group its tokens were "
+                                   "dispatched over: sum it over the ranks that hold the same experts' slice in "
+                                   "the other groups (the experts' data-parallel group), not the dense part's"));
         return std::make_pair(std::move(msg), std::move(notes));
       });
       ok = false;
@@ -378,7 +431,7 @@ std::pair<ValuePtr, ValuePtr> Rank::update(SourceRange at, int64_t layer, const 
       ok = false;
     }
     if (ok) {
-      Updated &done = updated_[layer];
+      Updated &done = (w->split == Split::Experts ? expertsUpdated_ : updated_)[layer];
       if (done.shards && done.total == w->total && !done.shards->intersect(*w->shards).empty()) {
         errorWith(at, "update-twice", [&] {
           return std::pair{layerOf(layer) + " is updated twice on rank " + std::to_string(id_) + " (shards " +
@@ -426,6 +479,9 @@ ValuePtr Rank::addGrad(SourceRange at, const ValuePtr &a, const ValuePtr &b) {
   if (!anyPoisoned({&a, &b})) {
     if (a->layer != b->layer) {
       error(at, "add-layers", "adds the gradients of " + layerOf(a->layer) + " and " + layerOf(b->layer));
+      ok = false;
+    } else if (a->split != b->split && (isMoe(*a) || isMoe(*b))) {
+      error(at, "add-shards", "adds gradients of different sides (" + a->slices() + " and " + b->slices() + ")");
       ok = false;
     } else if (a->total != b->total || *a->shards != *b->shards) {
       error(at, "add-shards",
@@ -485,12 +541,13 @@ ValuePtr Rank::shard(SourceRange at, const ValuePtr &v, int64_t shard, int64_t o
             "`shard` of the " + what + " needs the whole value, but rank " + std::to_string(id_) + " has " +
                 v->describe());
       ok = false;
-    } else if (!activation && v->split == Split::Part && singleSlice(*v->shards, v->total).first < 0) {
+    } else if (!activation && isSlice(v->split) && singleSlice(*v->shards, v->total).first < 0) {
       error(at, "shard-partial",
-            "`shard` of the " + what + " needs one whole tensor-parallel part, but rank " + std::to_string(id_) +
-                " has " + v->describe());
+            "`shard` of the " + what + " needs one whole " +
+                (v->split == Split::Part ? "tensor-parallel part" : "slice of the routed experts") + ", but rank " +
+                std::to_string(id_) + " has " + v->describe());
       ok = false;
-    } else if (!activation && v->split != Split::Part && !v->complete()) {
+    } else if (!activation && !isSlice(v->split) && !v->complete()) {
       error(at, "shard-partial",
             "`shard` of the " + what + " needs the complete value, but rank " + std::to_string(id_) +
                 " holds only shards " + v->shards->str() + " of " + std::to_string(v->total));
@@ -500,8 +557,8 @@ ValuePtr Rank::shard(SourceRange at, const ValuePtr &v, int64_t shard, int64_t o
   Value s = *v;
   // A tensor-parallel part's shard (the distributed optimizer) is a finer part: slice
   // p·of + shard of total·of.
-  auto [part, parts] = !activation && v->split == Split::Part && ok ? singleSlice(*v->shards, v->total)
-                                                                    : std::pair<int64_t, int64_t>{0, 1};
+  auto [part, parts] =
+      !activation && isSlice(v->split) && ok ? singleSlice(*v->shards, v->total) : std::pair<int64_t, int64_t>{0, 1};
   s.shards = singleSet(ok ? part * of + shard : 0);
   s.total = ok ? parts * of : 1;
   if (activation && ok)

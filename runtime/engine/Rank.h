@@ -40,6 +40,9 @@ namespace schedc::sim {
 class World;
 struct Lane;
 
+// The side of a mixture-of-experts layer a forward or backward with `weight` computes.
+cost::LayerHalf halfOf(const Value &weight);
+
 class Rank {
 public:
   int64_t id() const { return id_; }
@@ -69,14 +72,20 @@ public:
   void free(uint32_t array, const SlotIndex &index, SourceRange at);
 
   // ---- Operations (each checks its inputs; see docs/checks.md) ----
-  // Shard `shard` of `of` (ZeRO), or tensor-parallel part `part` of `parts`.
+  // Shard `shard` of `of` (ZeRO), or tensor-parallel part `part` of `parts`, or the routed
+  // experts' slice `expert` of `experts` (`experts` 0: the layer without them; -1: not given).
   std::pair<ValuePtr, ValuePtr> load(SourceRange at, int64_t layer, int64_t shard, int64_t of, int64_t part = 0,
-                                     int64_t parts = 1);
+                                     int64_t parts = 1, int64_t expert = -1, int64_t experts = -1);
   ValuePtr input(SourceRange at, const IntSet &batches);
   ValuePtr forward(SourceRange at, int64_t layer, const ValuePtr &input, const ValuePtr &weight);
   // backward_input and backward_weight (zero-bubble schedules) each compute one of the two
   // results and take half of backward's time; `part` says which (the other is poisoned).
   enum class BackwardPart { Both, Input, Weight };
+  static EventKind backwardEvent(BackwardPart part) {
+    return part == BackwardPart::Both    ? EventKind::Backward
+           : part == BackwardPart::Input ? EventKind::BackwardInput
+                                         : EventKind::BackwardWeight;
+  }
   std::pair<ValuePtr, ValuePtr> backward(SourceRange at, int64_t layer, const ValuePtr &input, const ValuePtr &grad,
                                          const ValuePtr &weight, BackwardPart part = BackwardPart::Both);
   ValuePtr loss(SourceRange at, const ValuePtr &input);
@@ -213,6 +222,14 @@ private:
   bool checkLayer(SourceRange at, const char *op, int64_t layer);
   bool meshReady(SourceRange at);
   bool checkComputeInputs(SourceRange at, const char *op, int64_t layer, const Value &input, const Value &weight);
+  // A mixture-of-experts layer's sides (engine/Experts.cpp): the load's arguments, and each
+  // side's forward and backward with its checks (`grad` null for a forward).
+  bool checkExpertsLoad(SourceRange at, int64_t layer, bool sharded, bool tensor, int64_t expert, int64_t experts);
+  ValuePtr forwardHalf(SourceRange at, int64_t layer, const ValuePtr &input, const ValuePtr &weight);
+  std::pair<ValuePtr, ValuePtr> backwardHalf(SourceRange at, int64_t layer, const ValuePtr &input, const ValuePtr &grad,
+                                             const ValuePtr &weight, BackwardPart part);
+  bool checkHalfInputs(SourceRange at, const char *op, int64_t layer, const Value &input, const Value *grad,
+                       const Value &weight);
   // An activation or activation gradient `op` uses must be whole: not a tensor-parallel
   // partial sum. False (reported) if it is one.
   bool checkWhole(SourceRange at, const char *op, int64_t layer, const Value &v);
@@ -291,6 +308,7 @@ private:
   // (a stage's, or every layer), 24 bytes each where a tree node took 80 and an update
   // walked five cold nodes.
   NearMap<Updated> updated_;
+  NearMap<Updated> expertsUpdated_; // the same for the routed experts' slices (Split::Experts)
   bool blocked_ = false;
   bool finished_ = false;
   bool stopped_ = false; // stopped at an error met again (error()): what follows is its echo

@@ -470,12 +470,13 @@ void World::tallyEnd(Lane &lane) {
     const Value &v = *h.value;
     if (v.step < 1 || v.layer < 0 || v.layer >= model_.layers)
       return;
+    EndTally::Final &f = (v.split == Split::Experts ? tally.expertFinals : tally.finals)[v.layer];
     if (v.poisoned) {
-      tally.finals[v.layer].failed = true;
+      f.failed = true;
       return;
     }
     tally.forged |= v.forged;
-    tally.finals[v.layer].note(v);
+    f.note(v);
   };
   for (size_t i = lane.firstRank; i < lane.endRank; ++i) {
     Rank &r = *ranks_[i];
@@ -529,13 +530,20 @@ void World::checkFinalModel(const EndTally &tally) {
   if (stoppedRanks_ > 0) // the layers a stopped rank would have updated are its error's echo
     return;
   for (int64_t l = 0; l < model_.layers; ++l) {
-    const EndTally::Final &f = tally.finals[l];
-    if (f.failed)
+    const EndTally::Final &f = tally.finals[l], &experts = tally.expertFinals[l];
+    if (f.failed || experts.failed)
       continue;
     IntSet shards(f.shards); // sorted once: uniting piece by piece was quadratic in the ranks
-    if (!f.total)
+    const std::string layer = "layer " + std::to_string(l);
+    if (f.dense || experts.any)
+      checkFinalExperts(l, f, experts);
+    if (!f.total && !experts.any)
       record(Severity::Error, options_.scheduleAt, "never-updated",
-             "layer " + std::to_string(l) + " is never updated: no rank holds an updated weight of it at the end", -1);
+             layer + " is never updated: no rank holds an updated weight of it at the end", -1);
+    else if (!f.total)
+      record(Severity::Error, options_.scheduleAt, "never-updated",
+             "the dense part of " + layer + " is never updated: ranks hold updated slices of its routed experts only",
+             -1);
     else if (f.inconsistent)
       record(Severity::Error, options_.scheduleAt, "final-inconsistent",
              "the updated weights of layer " + std::to_string(l) + " are split into different numbers of shards", -1);
@@ -546,6 +554,29 @@ void World::checkFinalModel(const EndTally &tally) {
                  " are never updated",
              -1);
   }
+}
+
+// A mixture-of-experts layer's sides (Split::Dense, Split::Experts): the dense part updated
+// (checked with the whole layers) and every slice of the routed experts.
+void World::checkFinalExperts(int64_t l, const EndTally::Final &dense, const EndTally::Final &experts) {
+  const std::string layer = "layer " + std::to_string(l);
+  if (dense.dense && dense.whole)
+    record(Severity::Error, options_.scheduleAt, "final-inconsistent",
+           "ranks hold updated weights of the whole " + layer + " and of its dense part alone", -1);
+  IntSet slices(experts.shards);
+  if (!experts.any)
+    record(Severity::Error, options_.scheduleAt, "never-updated",
+           "the routed experts of " + layer + " are never updated: ranks hold updated weights of its dense part only",
+           -1);
+  else if (experts.inconsistent)
+    record(Severity::Error, options_.scheduleAt, "final-inconsistent",
+           "the updated routed experts of " + layer + " are split into different numbers of slices", -1);
+  else if (static_cast<int64_t>(slices.size()) != experts.total)
+    record(Severity::Error, options_.scheduleAt, "final-incomplete",
+           "the updated routed experts of " + layer + " cover slices " + slices.str() + " of " +
+               std::to_string(experts.total) + "; slices " + IntSet::range(0, experts.total).minus(slices).str() +
+               " are never updated",
+           -1);
 }
 
 // ---- Figures ------------------------------------------------------------------------------

@@ -161,6 +161,7 @@ private:
   // values still held and the final model.
   void checkEnd(const EndTally &tally);
   void checkFinalModel(const EndTally &tally);
+  void checkFinalExperts(int64_t layer, const EndTally::Final &dense, const EndTally::Final &experts);
   Model model_;
   std::vector<ArrayInfo> arrays_;
   // Each array's static kind, or the first kind stored in it (kNoKind: none yet), by any rank.

@@ -78,7 +78,11 @@ struct ByteModel {
     if (v.kind == Kind::Activation || v.kind == Kind::ActGrad)
       return static_cast<double>(v.batches ? v.batches->size() : 0) * static_cast<double>(tokens) *
              static_cast<double>(hidden) * sequenceShare(v);
-    // A shard is H*H/total elements (real backends need H*H to be a multiple of total).
+    // A shard is H*H/total elements (real backends need H*H to be a multiple of total). The
+    // real backends' mixture-of-experts layer is all experts: its dense part (a fixed router)
+    // has no weights.
+    if (v.split == Split::Dense)
+      return 0;
     int64_t perShard = v.total > 0 ? hidden * hidden / v.total : 0;
     return static_cast<double>(v.shards ? v.shards->size() : 0) * static_cast<double>(perShard);
   }
@@ -125,8 +129,11 @@ struct ByteModel {
 
 private:
   // The share of an activation a value holds: its sequence shards of the sequence (sequence
-  // parallelism), or all of it.
+  // parallelism), its share of the dispatch group's tokens (at the experts, balanced
+  // routing), or all of it.
   static double sequenceShare(const Value &v) {
+    if (atExperts(v.split))
+      return 1 / static_cast<double>(v.total);
     return v.split == Split::Sequence ? static_cast<double>(v.shards->size()) / static_cast<double>(v.total) : 1;
   }
   double transformerBytes(const Value &v, int64_t layerParts) const;

@@ -14,7 +14,8 @@ bool gathers(CollectiveKind k) {
   switch (k) {
   case CollectiveKind::AllGather: return true;
   case CollectiveKind::AllReduce:
-  case CollectiveKind::ReduceScatter: return false;
+  case CollectiveKind::ReduceScatter:
+  case CollectiveKind::AllToAll: return false;
   }
   SCHEDC_UNREACHABLE("a collective that neither gathers nor reduces");
 }
@@ -23,9 +24,58 @@ bool scatters(CollectiveKind k) {
   switch (k) {
   case CollectiveKind::ReduceScatter: return true;
   case CollectiveKind::AllReduce:
-  case CollectiveKind::AllGather: return false;
+  case CollectiveKind::AllGather:
+  case CollectiveKind::AllToAll: return false;
   }
   SCHEDC_UNREACHABLE("a collective whose result is neither whole nor a shard");
+}
+
+// An all-reduce takes weight gradients (a tensor-parallel part's too) and tensor-parallel
+// partial sums; a reduce-scatter weight gradients and partial sums (which it splits along the
+// sequence); an all-gather weights' shards and activations' sequence shards. A tensor-parallel
+// part's gradient is reduce-scattered into shards of the part, which all-gather back into it
+// (the distributed optimizer: ZeRO over the data-parallel replicas of a part). An all-to-all
+// takes the tokens of a mixture-of-experts layer on their way to the experts or back from
+// them (exchangedSplit).
+bool takes(CollectiveKind k, const Value &v) {
+  bool activation = v.kind == Kind::Activation || v.kind == Kind::ActGrad;
+  switch (k) {
+  case CollectiveKind::AllGather: return activation ? v.split == Split::Sequence : v.kind == Kind::Weight;
+  case CollectiveKind::AllReduce:
+  case CollectiveKind::ReduceScatter: return activation ? v.split == Split::PartialSum : v.kind == Kind::WeightGrad;
+  case CollectiveKind::AllToAll: return exchangedSplit(v.kind, v.split).has_value();
+  }
+  SCHEDC_UNREACHABLE("a collective that takes nothing");
+}
+
+const char *whatItTakes(CollectiveKind k) {
+  switch (k) {
+  case CollectiveKind::AllGather: return "a weight's shards or an activation's sequence shards";
+  case CollectiveKind::AllReduce:
+  case CollectiveKind::ReduceScatter: return "a weight gradient or a tensor-parallel partial sum";
+  case CollectiveKind::AllToAll:
+    return "a router's output or the experts' output (out to the experts, back from them), or the gradient of a "
+           "layer's output or of its experts' input";
+  }
+  SCHEDC_UNREACHABLE("a collective that takes nothing");
+}
+
+std::optional<Split> exchangedSplit(Kind kind, Split split) {
+  bool activation = kind == Kind::Activation;
+  if (kind != Kind::Activation && kind != Kind::ActGrad)
+    return std::nullopt;
+  switch (split) {
+  case Split::Routed: return activation ? std::optional(Split::Dispatched) : std::nullopt;
+  case Split::ExpertOutput: return activation ? std::optional(Split::None) : std::nullopt;
+  case Split::None: return activation ? std::nullopt : std::optional(Split::ExpertOutput);
+  case Split::Dispatched: return activation ? std::nullopt : std::optional(Split::Routed);
+  case Split::Part:
+  case Split::PartialSum:
+  case Split::Sequence:
+  case Split::Dense:
+  case Split::Experts: return std::nullopt;
+  }
+  SCHEDC_UNREACHABLE("a split neither sent out nor brought back");
 }
 
 std::string groupName(const IntSet &members, int64_t ranks) {
@@ -122,6 +172,76 @@ Value unitePieces(const CollectiveInputs &c, const IntSet &members, bool poisone
   return out;
 }
 
+// An all-to-all (docs/language.md, "Experts"): every member's tokens of one side of one layer
+// go out to the group's experts (a dispatch: each member's micro-batches once, the result
+// holding all of them, a 1/n share each), or come back from them (a combine: every member
+// holding the same dispatch, over the group it was dispatched over, in its place).
+Value exchangeTokens(const CollectiveInputs &c, const IntSet &members, int64_t ranks, bool poisoned,
+                     const Failure &fail) {
+  const Value &first = *c.inputs[0];
+  const auto &ids = members.elements();
+  const int64_t n = static_cast<int64_t>(c.inputs.size());
+  auto rank = [&](size_t i) { return "rank " + std::to_string(ids[i]); };
+  for (size_t i = 1; i < c.inputs.size() && !poisoned; ++i)
+    if (c.inputs[i]->split != first.split) {
+      fail("alltoall-side", [&] {
+        return ofLayer(c) + " over " + groupName(members, ranks) + " exchanges " + c.inputs[i]->describe() + " (" +
+               rank(i) + ") with " + first.describe() + " (" + rank(0) +
+               "): every member sends the same side of the layer (all dispatch, or all combine)";
+      });
+      poisoned = true;
+    }
+  Value out = first;
+  out.poisoned = poisoned;
+  const bool dispatch = !atExperts(first.split);
+  out.split = exchangedSplit(first.kind, first.split).value_or(Split::None);
+  if (dispatch) {
+    std::vector<int64_t> all;
+    for (size_t i = 0; i < c.inputs.size() && !poisoned; ++i)
+      all.insert(all.end(), c.inputs[i]->batches->elements().begin(), c.inputs[i]->batches->elements().end());
+    std::sort(all.begin(), all.end());
+    if (auto twice = std::adjacent_find(all.begin(), all.end()); twice != all.end() && !poisoned) {
+      fail("collective-overlap", [&] {
+        return ofLayer(c) + " dispatches the tokens of micro-batch " + std::to_string(*twice) +
+               " from more than one rank";
+      });
+      out.poisoned = true;
+    }
+    all.erase(std::unique(all.begin(), all.end()), all.end());
+    out.batches = setOf(IntSet(std::move(all)));
+    out.total = n;
+    out.shards = emptySet(); // (each member's own micro-batches: resultFor)
+    return out;
+  }
+  std::vector<int64_t> origins;
+  for (size_t i = 0; i < c.inputs.size() && !out.poisoned; ++i) {
+    const Value &v = *c.inputs[i];
+    if (v.total != n || *v.batches != *first.batches || v.step != static_cast<int64_t>(i)) {
+      fail("alltoall-group", [&] {
+        return ofLayer(c) + " brings tokens back over " + groupName(members, ranks) + ", but " + rank(i) + " holds " +
+               v.describe() + (i ? ", " + rank(0) + " " + first.describe() : "") +
+               ": combine over the group that dispatched them (" + std::to_string(v.total) + " ranks, " + rank(i) +
+               " at place " + std::to_string(v.step) + ")";
+      });
+      out.poisoned = true;
+    }
+    origins.insert(origins.end(), v.shards->elements().begin(), v.shards->elements().end());
+  }
+  std::sort(origins.begin(), origins.end());
+  if (!out.poisoned &&
+      (std::adjacent_find(origins.begin(), origins.end()) != origins.end() || IntSet(origins) != *first.batches)) {
+    fail("alltoall-group", [&] {
+      return ofLayer(c) + " brings back the tokens of micro-batches " + first.batches->str() + " to ranks that sent " +
+             IntSet(origins).str() + ": combine over the group that dispatched them";
+    });
+    out.poisoned = true;
+  }
+  out.total = 1;
+  out.step = 0;
+  out.shards = emptySet();
+  return out;
+}
+
 [[gnu::noinline, gnu::cold]] void reportMismatch(const CollectiveInputs &c, const IntSet &members, int64_t ranks,
                                                  const ReportError &report, size_t i) {
   const auto &ids = members.elements();
@@ -165,12 +285,13 @@ void collectElements(const CollectiveInputs &c, const IntSet &members, const boo
         fail("collective-shards", [&] {
           return ofLayer(c) + " sums gradients of different shards (" + who() + " has " + v.describe() + ")";
         });
-      else if (scatters(c.kind) && v.split == Split::Part && singleSlice(*v.shards, v.total).first < 0)
+      else if (scatters(c.kind) && isSlice(v.split) && singleSlice(*v.shards, v.total).first < 0)
         fail("collective-shards", [&] {
-          return ofLayer(c) + " needs the gradient of one whole tensor-parallel part, but " + who() + " has " +
-                 v.describe();
+          return ofLayer(c) + " needs the gradient of one whole " +
+                 (v.split == Split::Part ? "tensor-parallel part" : "slice of the routed experts") + ", but " + who() +
+                 " has " + v.describe();
         });
-      else if (scatters(c.kind) && v.split != Split::Part && !v.complete())
+      else if (scatters(c.kind) && !isSlice(v.split) && !v.complete())
         fail("collective-shards",
              [&] { return ofLayer(c) + " needs complete gradients, but " + who() + " has " + v.describe(); });
       all.insert(all.end(), v.batches->elements().begin(), v.batches->elements().end());
@@ -207,16 +328,16 @@ Value flatResult(const CollectiveInputs &c, const Value &first, IntSet united) {
   Value out = first;
   if (!gathers(c.kind)) {
     out.batches = setOf(std::move(united));
-  } else if (first.split != Split::Part) {
+  } else if (!isSlice(first.split)) {
     out.shards = setOf(std::move(united));
-  } else { // a part's shards gathered: the part itself, or the whole layer once every part is in
+  } else { // a slice's shards gathered: the slice itself (a part's: the whole layer once every part is in)
     auto [slice, slices] = singleSlice(united, first.total);
     if (slice < 0) {
       out.shards = setOf(std::move(united));
     } else {
       out.shards = singleSet(slice);
       out.total = slices;
-      if (slices == 1)
+      if (slices == 1 && first.split == Split::Part)
         out.split = Split::None;
     }
   }
@@ -258,6 +379,11 @@ void combine(CollectiveInputs &c, const IntSet &members, int64_t ranks, const Fa
                kindPlural(first.kind) + " (rank " + std::to_string(members.elements()[0]) + ") with " +
                kindPlural(c.inputs[i]->kind) + " (rank " + std::to_string(members.elements()[i]) + ")";
       });
+  if (c.kind == CollectiveKind::AllToAll) {
+    c.result = exchangeTokens(c, members, ranks, poisoned, fail);
+    c.result.forged = forged;
+    return;
+  }
   if (first.kind == Kind::Activation || first.kind == Kind::ActGrad) {
     c.result = unitePieces(c, members, poisoned, fail);
     if (scatters(c.kind) && !c.result.poisoned && c.result.split != Split::None) {
@@ -283,8 +409,17 @@ void combine(CollectiveInputs &c, const IntSet &members, int64_t ranks, const Fa
   c.result.poisoned = poisoned;
 }
 
-Value CollectiveInputs::resultFor(size_t position, const Value &of) const {
+Value CollectiveInputs::resultFor(size_t position, const Value &of, const Value &input) const {
   Value mine = of;
+  if (kind == CollectiveKind::AllToAll) {
+    if (atExperts(mine.split)) { // dispatched: its own micro-batches come back here
+      mine.shards = input.batches;
+      mine.step = static_cast<int64_t>(position);
+    } else { // brought back: the micro-batches it sent out
+      mine.batches = input.shards;
+    }
+    return mine;
+  }
   if (scatters(kind)) { // each member keeps its own shard of the sum
     int64_t n = static_cast<int64_t>(kinds.size()), pos = static_cast<int64_t>(position);
     if (mine.kind == Kind::Activation || mine.kind == Kind::ActGrad) { // split along the sequence

@@ -12,6 +12,7 @@
 #include "sim/Value.h"
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,7 +24,8 @@ struct CollectiveInputs {
   CollectiveInputs(CollectiveKind k, size_t members) : kind(k), kinds(members), inputs(members), at(members) {}
   // What the member at `position` gets of `of` (`result`, or its lane's copy): the result, or
   // a reduce-scatter's shard of it.
-  Value resultFor(size_t position, const Value &of) const;
+  // `input` is the member's own (an all-to-all's result depends on it).
+  Value resultFor(size_t position, const Value &of, const Value &input) const;
 
   CollectiveKind kind; // of the lowest member (what the others must match)
   int64_t layer = -1;
@@ -39,6 +41,10 @@ struct CollectiveInputs {
 // leaves each member a shard of the result (else all of it).
 bool gathers(CollectiveKind k);
 bool scatters(CollectiveKind k);
+// Whether the collective takes a member's value `v` at all (else the member's call is an
+// error), and what it takes, for that error: "a weight gradient or ...".
+bool takes(CollectiveKind k, const Value &v);
+const char *whatItTakes(CollectiveKind k);
 
 // How the checks report a problem: a code and the words, put together only when called.
 using Words = std::function<std::string()>;
@@ -52,6 +58,12 @@ void matchCalls(CollectiveInputs &c, const IntSet &members, int64_t ranks, const
 // Computes `c.result` from the members' inputs, reporting the problems only the whole group
 // shows (different shards, micro-batches summed twice); `ranks` is the run's (for "all ranks").
 void combine(CollectiveInputs &c, const IntSet &members, int64_t ranks, const Failure &report);
+
+// What an all-to-all makes of an activation (gradient) of this kind and split: a router's
+// output dispatched, the experts' output combined whole (an activation); a layer output's
+// gradient dispatched to the experts, their input's gradient combined at the router (a
+// gradient). Nothing for a value an all-to-all does not take.
+std::optional<Split> exchangedSplit(Kind kind, Split split);
 
 // "all ranks", or "ranks 0..3": how messages name a group of a run of `ranks` ranks.
 std::string groupName(const IntSet &members, int64_t ranks);

@@ -19,6 +19,7 @@ void EndTally::Final::note(const Value &weight) {
   if (!any)
     firstTotal = weight.total;
   any = true;
+  (weight.split == Split::Dense ? dense : whole) = true;
   total = weight.total;
   shards.insert(shards.end(), weight.shards->elements().begin(), weight.shards->elements().end());
 }
@@ -40,20 +41,23 @@ void EndTally::add(EndTally &&later) {
       if (mine.first.size() < kSlotsNamed)
         mine.first.push_back(std::move(slot));
   }
-  for (size_t layer = 0; layer < finals.size() && layer < later.finals.size(); ++layer) {
-    Final &mine = finals[layer];
-    Final &theirs = later.finals[layer];
-    mine.failed |= theirs.failed;
-    if (!theirs.any)
-      continue;
-    // As if their weights had been noted here one by one.
-    mine.inconsistent |= theirs.inconsistent || (mine.total && mine.total != theirs.firstTotal);
-    if (!mine.any)
-      mine.firstTotal = theirs.firstTotal;
-    mine.any = true;
-    mine.total = theirs.total;
-    mine.shards.insert(mine.shards.end(), theirs.shards.begin(), theirs.shards.end());
-  }
+  for (auto [ours, theirsAll] : {std::pair{&finals, &later.finals}, std::pair{&expertFinals, &later.expertFinals}})
+    for (size_t layer = 0; layer < ours->size() && layer < theirsAll->size(); ++layer) {
+      Final &mine = (*ours)[layer];
+      Final &theirs = (*theirsAll)[layer];
+      mine.failed |= theirs.failed;
+      if (!theirs.any)
+        continue;
+      // As if their weights had been noted here one by one.
+      mine.inconsistent |= theirs.inconsistent || (mine.total && mine.total != theirs.firstTotal);
+      if (!mine.any)
+        mine.firstTotal = theirs.firstTotal;
+      mine.any = true;
+      mine.dense |= theirs.dense;
+      mine.whole |= theirs.whole;
+      mine.total = theirs.total;
+      mine.shards.insert(mine.shards.end(), theirs.shards.begin(), theirs.shards.end());
+    }
   forged |= later.forged;
 }
 

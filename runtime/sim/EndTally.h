@@ -46,25 +46,28 @@ struct EndTally {
   using Statement = std::tuple<uint32_t, uint32_t, uint32_t, int>; // file, line, column, kind
   // One layer's updated weights held at the end, over the ranks tallied.
   struct Final {
-    int64_t total = 0;           // the layer's shard count, as the last weight tallied says
-    int64_t firstTotal = 0;      // as the first says (for add)
-    bool any = false;            // whether a weight was tallied
-    std::vector<int64_t> shards; // every rank's pieces, in any order
-    bool inconsistent = false;   // a weight said another shard count than the one before it
-    bool failed = false;         // an update of the layer failed: that error is the report
+    int64_t total = 0;                 // the layer's shard count, as the last weight tallied says
+    int64_t firstTotal = 0;            // as the first says (for add)
+    bool any = false;                  // whether a weight was tallied
+    std::vector<int64_t> shards;       // every rank's pieces, in any order
+    bool inconsistent = false;         // a weight said another shard count than the one before it
+    bool failed = false;               // an update of the layer failed: that error is the report
+    bool dense = false, whole = false; // weights of the layer's dense part (Split::Dense) / of the rest
+
     void note(const Value &weight);
   };
 
-  explicit EndTally(size_t layers = 0) : finals(layers) {}
+  explicit EndTally(size_t layers = 0) : finals(layers), expertFinals(layers) {}
   // The statement's leftover of kind `kind`, made at its first value.
   Leftover &leftover(const Statement &statement, Kind kind);
   // Adds the tally of the ranks that follow this one's.
   void add(EndTally &&later);
 
   std::map<Statement, Leftover> leftovers;
-  std::vector<Statement> order; // statements in the order their first value was tallied
-  std::vector<Final> finals;    // by layer
-  bool forged = false;          // an updated weight was forged (Value::forged)
+  std::vector<Statement> order;    // statements in the order their first value was tallied
+  std::vector<Final> finals;       // by layer
+  std::vector<Final> expertFinals; // by layer: the routed experts' slices (Split::Experts)
+  bool forged = false;             // an updated weight was forged (Value::forged)
 };
 
 } // namespace schedc::sim

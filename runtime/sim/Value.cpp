@@ -83,19 +83,35 @@ Number Value::computeMemory() const {
     if (split == Split::Sequence) // its shards of the sequence
       return Number::real(static_cast<double>(batches->size()) * 512 * 256 * static_cast<double>(shards->size()) /
                           static_cast<double>(total));
+    if (atExperts(split)) // its share of the dispatch group's tokens
+      return Number::real(static_cast<double>(batches->size()) * 512 * 256 / static_cast<double>(total));
     return Number::integer(static_cast<int64_t>(batches->size()) * 512 * 256);
   case Kind::Weight:
   case Kind::WeightGrad:
   case Kind::OptState:
-    // Left to right, as the original computes it: ((|shards| / total) * 512) * 512.
+    // Left to right, as the original computes it: ((|shards| / total) * 512) * 512. A side of a
+    // mixture-of-experts layer is half of it (the puzzle's convention, docs/costs.md).
+    if (split == Split::Dense || split == Split::Experts)
+      return Number::real(static_cast<double>(shards->size()) / static_cast<double>(total) * 512 * 256);
     return Number::real(static_cast<double>(shards->size()) / static_cast<double>(total) * 512 * 512);
   }
   SCHEDC_UNREACHABLE("a value kind without its memory");
 }
 
 std::string Value::slices() const {
-  return std::string(split == Split::Part ? "tensor-parallel part " : "shards ") + shards->str() + " of " +
-         std::to_string(total);
+  std::string of = shards->str() + " of " + std::to_string(total);
+  switch (split) {
+  case Split::Part: return "tensor-parallel part " + of;
+  case Split::Experts: return "the routed experts' slice " + of;
+  case Split::Dense: return total == 1 ? "the dense part (no routed experts)" : "shards " + of + " of the dense part";
+  case Split::None:
+  case Split::PartialSum:
+  case Split::Sequence:
+  case Split::Routed:
+  case Split::Dispatched:
+  case Split::ExpertOutput: break;
+  }
+  return "shards " + of;
 }
 
 std::string Value::describe() const {
@@ -115,6 +131,12 @@ std::string Value::describe() const {
     if (split == Split::Sequence)
       return s + " (batches " + batches->str() + ", sequence shards " + shards->str() + " of " + std::to_string(total) +
              ")";
+    if (split == Split::Routed)
+      return s + " (batches " + batches->str() + ", at the router)";
+    if (atExperts(split))
+      return s + " (batches " + batches->str() +
+             (split == Split::Dispatched ? ", at the experts" : ", the experts' output") + " of slice " +
+             std::to_string(step) + " of " + std::to_string(total) + "; batches " + shards->str() + " come back here)";
     return s + " (batches " + batches->str() + ")";
   }
   SCHEDC_UNREACHABLE("a value kind without its description");

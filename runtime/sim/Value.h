@@ -48,7 +48,29 @@ enum class Split : uint8_t {
   Part,       // a weight, optimizer state or weight gradient of tensor-parallel parts `shards` of `total`
   PartialSum, // an activation or activation gradient summed over parts `shards` of `total` only
   Sequence,   // an activation or activation gradient of sequence shards `shards` of `total` (sequence parallelism)
+  // Mixture of experts (docs/language.md, "Experts"). A weight, optimizer state or weight gradient:
+  Dense,   // of the layer without its routed experts (`shards` of `total`: ZeRO shards of that)
+  Experts, // of the routed experts' slice `shards` of `total` only (expert parallelism)
+  // An activation or activation gradient of a layer `layer` whose experts run on other ranks too:
+  Routed,       // at the router, the rank's own tokens, whole: what a dispatch sends out (an activation),
+                // or what the combine of the experts' input gradient brings back (a gradient)
+  Dispatched,   // at the experts, before them: the dispatch group's tokens routed to this rank
+  ExpertOutput, // at the experts, after them: the experts' output (layer + 1), or the gradient of it
+  // A Dispatched or ExpertOutput value holds micro-batches `batches` (the dispatch group's, a
+  // 1/`total` share of their tokens, balanced routing); `shards` are the micro-batches it
+  // brings back to this rank, `total` the group's size and `step` this rank's position in it
+  // (the expert slice its tokens are routed to).
 };
+
+// Whether a weight-sized value of this split is one slice of the layer's flat array that a
+// ZeRO shard divides further (a tensor-parallel part or an experts' slice).
+inline bool isSlice(Split s) {
+  return s == Split::Part || s == Split::Experts;
+}
+// Whether an activation or gradient of this split holds dispatched tokens (at their experts).
+inline bool atExperts(Split s) {
+  return s == Split::Dispatched || s == Split::ExpertOutput;
+}
 
 // Real data a backend computes for a value (the cpu or cuda backend's tensors), and the
 // bytes it takes there; shared by the copies of a value (backend/Payload.h).
@@ -89,7 +111,7 @@ private:
 
 public:
   int64_t layer = 0;
-  int64_t step = 0;  // weights, optimizer states
+  int64_t step = 0;  // weights, optimizer states; Dispatched and ExpertOutput values: see Split
   SetPtr shards;     // weights, optimizer states, weight gradients
   int64_t total = 1; // number of shards of the whole
   SetPtr batches;    // activations, gradients

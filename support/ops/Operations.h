@@ -107,7 +107,7 @@ struct OpInfo {
   std::span<const ParamInfo> params; // in call order
   std::span<const SigType> results;
 };
-constexpr size_t kMaxParams = 5;
+constexpr size_t kMaxParams = 7;
 constexpr size_t kMaxResults = 2;
 
 // Each operation's, in OpKind order (Operations.cpp): read inline, as eventInfo.
@@ -149,6 +149,23 @@ constexpr std::array<EventKind, kCollectiveKinds> kCollectiveEvents = {
 #undef SCHEDC_IF_Compute
 #undef SCHEDC_IF_PointToPoint
 #undef SCHEDC_IF_Other
+// Every collective, for the `switch`es that treat them alike and must still name each kind
+// (the dispatch of operations, the cost models' "no flops"): `SCHEDC_COLLECTIVE_OP_CASES`
+// stands for `case OpKind::AllReduce: ...`, `SCHEDC_COLLECTIVE_EVENT_CASES` for the events'.
+// A collective added to Operations.def and not here fails the static_assert below, so the
+// places that say what a collective does (sim/Collective.cpp, the kernels, the hardware
+// model's time) are the only ones a new collective touches.
+#define SCHEDC_FOR_EACH_COLLECTIVE(X) X(AllReduce) X(AllGather) X(ReduceScatter) X(AllToAll)
+#define SCHEDC_CASE_OP(Name) case OpKind::Name:
+#define SCHEDC_CASE_EVENT(Name) case EventKind::Name:
+#define SCHEDC_COLLECTIVE_OP_CASES SCHEDC_FOR_EACH_COLLECTIVE(SCHEDC_CASE_OP)
+#define SCHEDC_COLLECTIVE_EVENT_CASES SCHEDC_FOR_EACH_COLLECTIVE(SCHEDC_CASE_EVENT)
+#define SCHEDC_LIST_EVENT(Name) EventKind::Name,
+static_assert(std::array<EventKind, kCollectiveKinds>{SCHEDC_FOR_EACH_COLLECTIVE(SCHEDC_LIST_EVENT)} ==
+                  kCollectiveEvents,
+              "SCHEDC_FOR_EACH_COLLECTIVE must list every collective of Operations.def, in its order");
+#undef SCHEDC_LIST_EVENT
+
 inline OpKind opOf(CollectiveKind k) {
   return kCollectiveOps[static_cast<size_t>(k)];
 }

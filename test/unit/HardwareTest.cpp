@@ -152,6 +152,26 @@ TEST_F(HardwareCostTest, CollectivesFollowNcclsRingModel) {
   EXPECT_EQ(seconds(allReduce), 0);
 }
 
+// NCCL's all-to-all: a send to every peer at once, each slice (n - 1)/n of the buffer over
+// its link, the network's share and the node's side by side; one latency a peer; the
+// value's tokens once (not a tensor-parallel layer's two collectives).
+TEST_F(HardwareCostTest, AnAllToAllSendsEachPeerItsSliceOverItsLink) {
+  Work allToAll{.kind = EventKind::AllToAll,
+                .data = Data::Activations,
+                .groupSize = 8,
+                .nodes = 1,
+                .layer = 4,
+                .volume = 512.0 * 256.0};
+  double bytes = cost_.communicationBytes(allToAll);
+  ASSERT_GT(bytes, 0);
+  EXPECT_DOUBLE_EQ(seconds(allToAll), 7 * 2e-6 + bytes * 7 / 8 / 400e9);
+  // 16 ranks on 2 nodes: 7 peers in the node, 8 across the network (the slower side).
+  allToAll.groupSize = 16, allToAll.nodes = 2;
+  EXPECT_DOUBLE_EQ(seconds(allToAll), 7 * 2e-6 + 8 * 10e-6 + std::max(bytes * 7 / 16 / 400e9, bytes * 8 / 16 / 40e9));
+  allToAll.groupSize = 1, allToAll.nodes = 1;
+  EXPECT_EQ(seconds(allToAll), 0);
+}
+
 TEST_F(HardwareCostTest, AnAllReduceAcrossManyNodesTakesTheTreeWhenItIsFaster) {
   double whole = 512.0 * 512.0;
   double bytes = parameters(4) * 2;
