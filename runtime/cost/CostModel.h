@@ -14,6 +14,7 @@
 // so that the events of one stream always belong to one class.
 #pragma once
 
+#include "cost/Kernels.h"
 #include "cost/Streams.h"
 #include "numbers/Number.h"
 
@@ -26,11 +27,6 @@ namespace schedc::cost {
 enum class Data : uint8_t { None, Weights, Gradients, OptimizerState, Activations };
 
 // What an event is, as a cost model prices it.
-// Which part of a layer a forward or backward computes: all of it, or one side of a mixture of
-// experts layer split around its all-to-alls — the dense part (attention, router) or the
-// routed experts on the tokens dispatched to this rank (docs/language.md, "Experts").
-enum class LayerHalf : uint8_t { Whole, Dense, Experts };
-
 struct Work {
   EventKind kind = EventKind::Forward;
   Data data = Data::None;
@@ -39,7 +35,9 @@ struct Work {
                                      // norms, dropout and residual adds run on a shard)
   bool embeddingCopy = false;        // collectives, update: the last layer's data with the output
                                      // layer's copy of a tied word embedding (sim::Value::embeddingCopy)
-  LayerHalf half = LayerHalf::Whole; // forward, backward: the part of the layer it computes
+  LayerHalf half = LayerHalf::Whole; // forward, backward: the part of the layer it computes: all
+                                     // of it, or one side of a mixture-of-experts layer split
+                                     // around its all-to-alls (docs/language.md, "Experts")
   bool embeddingGroup = false;       // update: this rank is an end of Megatron-LM's embedding group,
                                      // whose tied embedding's gradient is all-reduced first (`nodes`: 2
                                      // where the run spans nodes)

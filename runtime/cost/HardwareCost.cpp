@@ -47,11 +47,16 @@ double HardwareCost::elementBytes(Data data) const {
 }
 
 double HardwareCost::bytesOf(const Work &w) const {
-  if (w.data == Data::Activations)
-    return w.volume / kActivationUnits * model_->boundaryElements() * elementBytes(w.data);
+  if (w.data == Data::Activations) // (an all-to-all moves each token's copies for its top-k)
+    return w.volume / kActivationUnits * model_->boundaryElements() * elementBytes(w.data) *
+           (w.kind == EventKind::AllToAll ? model_->dispatchFactor() : 1);
   int64_t layer = w.kind == EventKind::Update ? w.updatedLayer : w.layer;
-  double parameters = model_->parameters(modelLayer(layer)) + (w.embeddingCopy ? model_->embeddingCopyParameters() : 0);
-  return w.volume / kWeightUnits * parameters * elementBytes(w.data);
+  double parameters =
+      model_->sideParameters(modelLayer(layer), w.half) + (w.embeddingCopy ? model_->embeddingCopyParameters() : 0);
+  // A side of a mixture-of-experts layer is half a layer's units (sim/Value.h): its volume is
+  // in those.
+  double units = w.half == LayerHalf::Whole ? kWeightUnits : kWeightUnits / 2;
+  return w.volume / units * parameters * elementBytes(w.data);
 }
 
 double HardwareCost::collectiveSeconds(const Work &w) const {
@@ -121,17 +126,36 @@ double updateBytesPerParameter(double gradientBytes, bool bf16, int moments) {
   return read + written;
 }
 
+// A side of a mixture-of-experts layer: of an event's FLOPs `whole` per micro-batch, `passes`
+// passes of the routed experts' GEMMs are the experts' (on 1/groupSize of the dispatch
+// group's tokens), the rest the dense part's.
+double HardwareCost::sideFlops(const Work &w, double whole, double passes) const {
+  double routed = passes * model_->routedFlops(modelLayer(w.layer));
+  switch (w.half) {
+  case LayerHalf::Whole: return whole;
+  case LayerHalf::Dense: return whole - routed;
+  case LayerHalf::Experts: return routed / std::max(1, w.groupSize);
+  }
+  SCHEDC_UNREACHABLE("a side of a layer without its flops");
+}
+
 double HardwareCost::flops(const Work &w) const {
   // A tensor-parallel part of a layer (the schedule's) computes its share of it.
   double m = static_cast<double>(w.microBatches) / w.tensorParts;
   int64_t l = modelLayer(w.layer);
   const LayerModel &model = *model_;
+  // Full recomputation runs the experts' forward again in the backward and its input half.
+  double again = model.recomputesForward() && w.kind != EventKind::BackwardWeight ? 1 : 0;
   switch (w.kind) {
-  case EventKind::Forward: return m * model.forwardFlops(l);
+  case EventKind::Forward: return m * sideFlops(w, model.forwardFlops(l), 1);
   case EventKind::Backward:
-    return m * (model.recomputeFlops(l, w.kind) + model.backwardInputFlops(l) + model.backwardWeightFlops(l));
-  case EventKind::BackwardInput: return m * (model.recomputeFlops(l, w.kind) + model.backwardInputFlops(l));
-  case EventKind::BackwardWeight: return m * (model.recomputeFlops(l, w.kind) + model.backwardWeightFlops(l));
+    return m * sideFlops(w,
+                         model.recomputeFlops(l, w.kind) + model.backwardInputFlops(l) + model.backwardWeightFlops(l),
+                         2 + again);
+  case EventKind::BackwardInput:
+    return m * sideFlops(w, model.recomputeFlops(l, w.kind) + model.backwardInputFlops(l), 1 + again);
+  case EventKind::BackwardWeight:
+    return m * sideFlops(w, model.recomputeFlops(l, w.kind) + model.backwardWeightFlops(l), 1);
   case EventKind::Loss:
   case EventKind::Update: SCHEDC_COLLECTIVE_EVENT_CASES
   case EventKind::Pass: return 0; // no GEMMs (an update's element-wise work is in seconds())
@@ -145,9 +169,9 @@ double HardwareCost::modelFlops(const Work &w) const {
   const LayerModel &model = *model_;
   switch (w.kind) {
   case EventKind::Backward:
-    return m * (model.forwardFlops(l) + model.backwardInputFlops(l) + model.backwardWeightFlops(l));
-  case EventKind::BackwardInput: return m * (model.forwardFlops(l) + model.backwardInputFlops(l));
-  case EventKind::BackwardWeight: return m * model.backwardWeightFlops(l);
+    return m * sideFlops(w, model.forwardFlops(l) + model.backwardInputFlops(l) + model.backwardWeightFlops(l), 3);
+  case EventKind::BackwardInput: return m * sideFlops(w, model.forwardFlops(l) + model.backwardInputFlops(l), 2);
+  case EventKind::BackwardWeight: return m * sideFlops(w, model.backwardWeightFlops(l), 1);
   // The model's forward is counted once, with its backward: a forward event's share (and a
   // recomputed forward) is not the model's.
   case EventKind::Forward:
@@ -191,8 +215,16 @@ double HardwareCost::passSeconds(int64_t layer, Pass pass, LayerShare share) con
 
 double HardwareCost::seconds(const Work &w) const {
   auto compute = [&](Pass pass) {
-    return static_cast<double>(w.microBatches) * passSeconds(w.layer, pass, {w.tensorParts, w.sequenceParts}) +
-           tensorParallelSeconds(w);
+    // The experts' side computes its micro-batches' tokens at once, and no tensor-parallel
+    // collective of the layer's own.
+    const bool experts = w.half == LayerHalf::Experts;
+    LayerShare share{.parts = w.tensorParts,
+                     .sequence = w.sequenceParts,
+                     .half = w.half,
+                     .dispatch = experts ? std::max(1, w.groupSize) : 1,
+                     .microBatches = experts ? w.microBatches : 1};
+    return (experts ? 1 : static_cast<double>(w.microBatches)) * passSeconds(w.layer, pass, share) +
+           (experts ? 0 : tensorParallelSeconds(w));
   };
   switch (w.kind) {
   case EventKind::Forward: return compute(Pass::Forward);

@@ -80,7 +80,7 @@ public:
   double flops(const Work &work) const override;
   double modelFlops(const Work &work) const override;
   double communicationBytes(const Work &work) const override { return bytesOf(work); }
-  bool modelsExperts() const override { return false; } // (no layer model has routed experts yet)
+  bool modelsExperts() const override { return model_->hasExperts(); }
   bool inSeconds() const override { return true; }
   bool placesRanksOnNodes() const override { return true; }
   // A rank is one of its tensor-parallel group's accelerators: the group's first.
@@ -108,6 +108,7 @@ private:
   Hardware::Gemm gemm() const { return hardware_.gemm(precision_.bf16, precision_.tf32); }
   double seconds(const Work &work) const;
   double collectiveSeconds(const Work &work) const;
+  double sideFlops(const Work &work, double whole, double passes) const;
   // NCCL's time for a collective of `kind` (all-reduce, all-gather, reduce-scatter) of n
   // ranks on `nodes` nodes moving `bytes` (the whole buffer): the ring, or for an all-reduce
   // across nodes the tree where that is faster.

@@ -39,10 +39,18 @@ struct Kernel {
 
 // The share of a layer a rank computes, where the schedule splits it: 1 / `parts` of its
 // tensor-parallel part, and with `sequence` the norms, dropout and residual adds on 1 /
-// `parts` of the sequence (sequence parallelism spelled in the schedule).
+// `parts` of the sequence (sequence parallelism spelled in the schedule); and of a
+// mixture-of-experts layer split around its all-to-alls, one side: the dense part, or the
+// routed experts of a rank of an expert-parallel group of `dispatch`, which compute the
+// group's `microBatches` micro-batches' tokens routed to them at once (grouped GEMMs over
+// the dispatch buffer; their kernels are for all of them, not per micro-batch).
+enum class LayerHalf : uint8_t { Whole, Dense, Experts };
 struct LayerShare {
   int64_t parts = 1;
   bool sequence = false;
+  LayerHalf half = LayerHalf::Whole;
+  int64_t dispatch = 1;
+  int64_t microBatches = 1;
   auto operator<=>(const LayerShare &) const = default;
 };
 

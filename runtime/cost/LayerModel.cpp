@@ -17,6 +17,7 @@ public:
   double boundaryElements() const override { return t_.boundaryElements(); }
   double tokensPerMicroBatch() const override { return static_cast<double>(t_.sequence * t_.microBatch); }
   double totalParameters() const override { return static_cast<double>(t_.parameters()); }
+  double activeParameters() const override { return static_cast<double>(t_.activeParameters()); }
   void kernels(int64_t l, Pass pass, LayerShare share, const ElementSizes &size, KernelList &out) const override {
     t_.kernels(l, pass, share, size, out);
   }
@@ -26,6 +27,7 @@ public:
   double recomputeFlops(int64_t l, EventKind kind) const override {
     return kind == EventKind::Backward || kind == EventKind::BackwardInput ? t_.recomputeFlops(l) : 0;
   }
+  bool recomputesForward() const override { return t_.recompute == Recompute::Full; }
   int64_t tensorParallel() const override { return t_.tensorParallel; }
   double tensorParallelElements() const override {
     return static_cast<double>(t_.sequence * t_.microBatch * t_.hidden);
@@ -101,6 +103,12 @@ public:
   }
   int activationCollectivesPerLayer() const override { return 2; }
   double embeddingCopyParameters() const override { return t_.embeddingCopyParameters(); }
+  bool hasExperts() const override { return t_.hasExperts(); }
+  double routedParameters(int64_t l) const override {
+    return static_cast<double>(t_.routedExpertParameters(l)) / static_cast<double>(t_.tensorParallel);
+  }
+  double routedFlops(int64_t l) const override { return t_.routedFlops(l); }
+  double dispatchFactor() const override { return t_.dispatchFactor(); }
 
 private:
   Transformer t_;

@@ -37,6 +37,8 @@ public:
   // What a backward call of `kind` (whole, or either half) computes again first, per
   // micro-batch.
   virtual double recomputeFlops(int64_t /*layer*/, EventKind /*kind*/) const { return 0; }
+  // Whether that is the layer's whole forward again (full recomputation).
+  virtual bool recomputesForward() const { return false; }
   // The kernels of one pass per micro-batch on a rank computing `share` of the layer (the
   // schedule's tensor-parallel split), appended to `out`.
   virtual void kernels(int64_t layer, Pass pass, LayerShare share, const ElementSizes &size, KernelList &out) const = 0;
@@ -55,6 +57,8 @@ public:
   }
   // Parameters of the whole model (0: the schedule's layer count decides).
   virtual double totalParameters() const { return 0; }
+  // Those one token computes with (a mixture of experts' top-k routed experts only).
+  virtual double activeParameters() const { return totalParameters(); }
   // Accelerators sharing each layer (tensor parallelism; cost/Transformer.h): a rank is one.
   virtual int64_t tensorParallel() const { return 1; }
   // Elements of each tensor-parallel collective a compute event waits for (one sequence x
@@ -78,6 +82,25 @@ public:
   virtual int activationCollectivesPerLayer() const { return 1; }
   // Parameters of the output layer's copy of a tied word embedding, per accelerator (0: none).
   virtual double embeddingCopyParameters() const { return 0; }
+  // Mixture of experts: whether its layers have routed experts (a schedule may then split a
+  // layer around its all-to-alls); a layer's routed experts' parameters on one rank of a
+  // tensor-parallel group, the FLOPs of one pass of their GEMMs per micro-batch (forward, or
+  // either half of a backward), and the copies of each token an all-to-all moves. The rest of
+  // a layer's parameters and FLOPs are its dense part's.
+  virtual bool hasExperts() const { return false; }
+  virtual double routedParameters(int64_t /*layer*/) const { return 0; }
+  virtual double routedFlops(int64_t /*layer*/) const { return 0; }
+  virtual double dispatchFactor() const { return 1; }
+  // Parameters of one side of layer `layer` on one rank (LayerHalf: all of it, the dense part,
+  // or every routed expert).
+  double sideParameters(int64_t layer, LayerHalf half) const {
+    switch (half) {
+    case LayerHalf::Whole: return parameters(layer);
+    case LayerHalf::Dense: return parameters(layer) - routedParameters(layer);
+    case LayerHalf::Experts: return routedParameters(layer);
+    }
+    return 0;
+  }
 };
 
 std::shared_ptr<const LayerModel> transformerLayers(Transformer model);

@@ -22,10 +22,31 @@ double d(int64_t v) {
 
 } // namespace
 
-int64_t Transformer::blockMatrixParameters() const {
-  int64_t attention = 2 * hidden * hidden + 2 * hidden * kvHidden(); // Q and O; K and V
-  int64_t mlp = (gatedMlp ? 3 : 2) * hidden * ffn;
-  return attention + mlp;
+int64_t Transformer::attentionMatrixParameters() const {
+  if (kvLoraRank == 0)
+    return 2 * hidden * hidden + 2 * hidden * kvHidden(); // Q and O; K and V
+  // DeepSeek-V3's MLA (modeling_deepseek.py, DeepseekV3Attention): q_a_proj and q_b_proj (or
+  // q_proj), kv_a_proj_with_mqa (the latent and the shared rotary key), kv_b_proj, o_proj.
+  const int64_t qk = qkNopeHeadDim + qkRopeHeadDim;
+  const int64_t query = qLoraRank > 0 ? hidden * qLoraRank + qLoraRank * heads * qk : hidden * heads * qk;
+  return query + hidden * (kvLoraRank + qkRopeHeadDim) + kvLoraRank * heads * (qkNopeHeadDim + vHeadDim) +
+         heads * vHeadDim * hidden;
+}
+
+double Transformer::mlpMatrixParameters(int64_t layer, bool active) const {
+  if (!moeLayer(layer))
+    return d((gatedMlp ? 3 : 2) * hidden * ffn);
+  const double expert = d(3 * hidden * expertFfn); // gate, up and down
+  const double routed = active ? d(topK) * capacityFactor : d(experts);
+  return d(hidden * experts) + (d(sharedExperts) + routed) * expert; // the router, the experts
+}
+
+double Transformer::blockMatrixParameters(int64_t layer, bool active) const {
+  return d(attentionMatrixParameters()) + mlpMatrixParameters(layer, active);
+}
+
+int64_t Transformer::routedExpertParameters(int64_t layer) const {
+  return moeLayer(layer) ? experts * 3 * hidden * expertFfn : 0;
 }
 
 int64_t Transformer::normParameters() const {
@@ -36,13 +57,14 @@ int64_t Transformer::rowParallelBiases() const {
   return biases ? 2 * hidden : 0;
 }
 
-int64_t Transformer::blockParameters() const {
+int64_t Transformer::blockParameters(int64_t layer) const {
   int64_t linearBiases = biases ? (2 * hidden + 2 * kvHidden()) + (gatedMlp ? 2 : 1) * ffn + hidden : 0;
-  return blockMatrixParameters() + 2 * normParameters() + linearBiases;
+  int64_t latentNorms = kvLoraRank > 0 ? kvLoraRank + qLoraRank : 0; // MLA's q_a and kv_a RMSNorms
+  return static_cast<int64_t>(blockMatrixParameters(layer)) + 2 * normParameters() + linearBiases + latentNorms;
 }
 
 int64_t Transformer::layerParameters(int64_t layer) const {
-  int64_t p = blockParameters();
+  int64_t p = blockParameters(layer);
   if (layer == 0)
     p += vocab * hidden + (positionEmbeddings ? sequence * hidden : 0);
   if (layer == layers - 1)
@@ -72,6 +94,14 @@ int64_t Transformer::parameters() const {
   return total;
 }
 
+int64_t Transformer::activeParameters() const {
+  int64_t total = 0;
+  for (int64_t l = 0; l < layers; ++l)
+    total += layerParameters(l) - routedExpertParameters(l) +
+             (moeLayer(l) ? topK * 3 * hidden * expertFfn : 0); // its top-k routed experts
+  return total;
+}
+
 // The three passes over a layer, in units of its parts: one pass of every GEMM (2 FLOPs
 // per matrix parameter per token), attention's score and value products (4bs²h), and the
 // last layer's logits (2bshV).
@@ -82,35 +112,53 @@ struct Passes {
 Passes passesOf(const Transformer &t, int64_t layer, double matrixParameters) {
   // Under tensor parallelism each rank does 1/t of each.
   double tokens = d(t.sequence) * d(t.microBatch), share = d(t.tensorParallel);
-  return {2 * tokens * matrixParameters / share,
-          4 * d(t.microBatch) * d(t.sequence) * d(t.sequence) * d(t.hidden) / share,
+  return {2 * tokens * matrixParameters / share, t.attentionCoreFlops(),
           layer == t.layers - 1 ? 2 * tokens * d(t.hidden) * d(t.vocab) / share : 0};
 }
 } // namespace
 
+double Transformer::attentionCoreFlops() const {
+  return 2 * d(microBatch) * d(sequence) * d(sequence) * d(heads) * d(qkHeadDim() + valueHeadDim()) / d(tensorParallel);
+}
+
+double Transformer::routedFlops(int64_t layer) const {
+  if (!moeLayer(layer))
+    return 0;
+  return 2 * d(sequence) * d(microBatch) * dispatchFactor() * d(3 * hidden * expertFfn) / d(tensorParallel);
+}
+
+double Transformer::routedActivationBytes(int64_t layer) const {
+  if (!moeLayer(layer))
+    return 0;
+  // Each copy of a token at its expert, 16-bit: its input (h), and the gate, the up
+  // projection and their product (3 x expert_ffn) the expert's backward reads.
+  const double sb = d(sequence) * d(microBatch);
+  return dispatchFactor() * sb * (2 * d(hidden) + 3 * 2 * d(expertFfn)) / d(tensorParallel);
+}
+
 double Transformer::forwardFlops(int64_t layer) const {
-  Passes p = passesOf(*this, layer, d(blockMatrixParameters()));
+  Passes p = passesOf(*this, layer, blockMatrixParameters(layer, true));
   return p.gemms + p.attention + p.logits;
 }
 
 // The gradient of each GEMM's input is one more GEMM of its size; attention's backward is
 // twice its forward, all of it on the input side.
 double Transformer::backwardInputFlops(int64_t layer) const {
-  Passes p = passesOf(*this, layer, d(blockMatrixParameters()));
+  Passes p = passesOf(*this, layer, blockMatrixParameters(layer, true));
   return p.gemms + 2 * p.attention + p.logits;
 }
 
 // The gradient of each weight: one more GEMM of its size.
 double Transformer::backwardWeightFlops(int64_t layer) const {
-  Passes p = passesOf(*this, layer, d(blockMatrixParameters()));
+  Passes p = passesOf(*this, layer, blockMatrixParameters(layer, true));
   return p.gemms + p.logits;
 }
 
 double Transformer::recomputeFlops(int64_t layer) const {
-  double attentionCore = 4 * d(microBatch) * d(sequence) * d(sequence) * d(hidden) / d(tensorParallel);
+  double attentionCore = attentionCoreFlops();
   switch (recompute) {
   case Recompute::Full: { // and FlashAttention's backward makes QKᵀ again besides
-    Passes p = passesOf(*this, layer, d(blockMatrixParameters()));
+    Passes p = passesOf(*this, layer, blockMatrixParameters(layer, true));
     return p.gemms + p.attention + (flashAttention ? attentionCore / 2 : 0);
   }
   case Recompute::Selective: return flashAttention ? attentionCore / 2 : attentionCore;
@@ -123,7 +171,7 @@ double Transformer::activationBytes(int64_t layer) const {
   return partActivationBytes(layer, tensorParallel, sequenceParallel);
 }
 
-double Transformer::partActivationBytes(int64_t, int64_t parts, bool sequenceSplit) const {
+double Transformer::partActivationBytes(int64_t layer, int64_t parts, bool sequenceSplit) const {
   const double sb = d(sequence) * d(microBatch), sbh = sb * d(hidden), kv = sb * d(kvHidden());
   const double t = d(parts);
   if (recompute == Recompute::Full) // the layer's input, its checkpoint (16-bit)
@@ -138,12 +186,23 @@ double Transformer::partActivationBytes(int64_t, int64_t parts, bool sequenceSpl
   // the FFN-sized tensors the backward reads (the activation's input and output; gated: the
   // gate, the up projection and their product).
   double split = 2 * sbh + 2 * kv + 2 * kv + 2 * sbh;
+  if (kvLoraRank > 0) { // MLA: the heads' Q and K (qk wide), V and the output's input (v wide),
+    // and (whole on every rank) the query and key-value latents the projections read
+    const double qk = sb * d(heads * qkHeadDim()), v = sb * d(heads * valueHeadDim());
+    split = 2 * qk + 2 * qk + 2 * v + 2 * v;
+    whole += 2 * sb * d(qLoraRank + kvLoraRank + qkRopeHeadDim);
+  }
   if (keepsScores()) {
     double scores = d(heads) * d(sequence) * d(sequence) * d(microBatch); // as²b
     split += 2 * scores + (dropout ? scores + 2 * scores : 0);
   }
-  split += (gatedMlp ? 3 : 2) * 2 * sb * d(ffn);
-  return (sequenceSplit ? whole / t : whole) + split / t;
+  if (!moeLayer(layer))
+    return (sequenceSplit ? whole / t : whole) + (split + (gatedMlp ? 3 : 2) * 2 * sb * d(ffn)) / t;
+  // A mixture-of-experts layer: the router's fp32 probabilities (sb x experts, whole), the
+  // shared experts' gated MLPs, and the routed experts' share (routedActivationBytes).
+  whole += 4 * sb * d(experts);
+  split += d(sharedExperts) * 3 * 2 * sb * d(expertFfn);
+  return (sequenceSplit ? whole / t : whole) + split / t + routedActivationBytes(layer) * d(tensorParallel) / t;
 }
 
 std::string Transformer::invalid() const {
@@ -162,6 +221,32 @@ std::string Transformer::invalid() const {
     return "kv_heads (" + std::to_string(kvHeads) + ") must divide heads (" + std::to_string(heads) + ")";
   if (tensorParallel < 1)
     return "tensor_parallel is " + std::to_string(tensorParallel) + "; it must be at least 1";
+  for (Field f :
+       {Field{"experts", experts}, Field{"top_k", topK}, Field{"expert_ffn", expertFfn},
+        Field{"shared_experts", sharedExperts}, Field{"dense_layers", denseLayers}, Field{"q_lora_rank", qLoraRank},
+        Field{"kv_lora_rank", kvLoraRank}, Field{"qk_nope_head_dim", qkNopeHeadDim},
+        Field{"qk_rope_head_dim", qkRopeHeadDim}, Field{"v_head_dim", vHeadDim}})
+    if (f.value < 0)
+      return std::string(f.name) + " is " + std::to_string(f.value) + "; it must be at least 0";
+  if (experts > 0 && (topK < 1 || topK > experts))
+    return "top_k is " + std::to_string(topK) + "; a token goes to 1 to experts (" + std::to_string(experts) +
+           ") routed experts";
+  if (experts > 0 && expertFfn < 1)
+    return "expert_ffn is 0; a model with experts gives each one's inner size";
+  if (experts == 0 && (topK > 0 || sharedExperts > 0 || expertFfn > 0))
+    return "top_k, shared_experts and expert_ffn describe experts, but experts is 0";
+  if (experts > 0 && denseLayers >= layers)
+    return "dense_layers (" + std::to_string(denseLayers) + ") leaves no layer of the " + std::to_string(layers) +
+           " with experts";
+  if (!(capacityFactor >= 1) || capacityFactor > 64)
+    return "capacity_factor is " + std::to_string(capacityFactor) +
+           "; it is at least 1 (each expert's buffer holds its balanced share) and at most 64";
+  if (experts > 0 && expertFfn % tensorParallel != 0)
+    return "tensor_parallel (" + std::to_string(tensorParallel) + ") must divide expert_ffn (" +
+           std::to_string(expertFfn) + "): each rank holds an equal share of every expert";
+  if (kvLoraRank > 0 && (qkNopeHeadDim < 1 || qkRopeHeadDim < 1 || vHeadDim < 1))
+    return "kv_lora_rank describes multi-head latent attention: qk_nope_head_dim, qk_rope_head_dim and v_head_dim "
+           "must be at least 1";
   for (Field f : {Field{"kv_heads", kvHeads}, Field{"ffn", ffn}})
     if (f.value % tensorParallel != 0)
       return "tensor_parallel (" + std::to_string(tensorParallel) + ") must divide " + f.name + " (" +

@@ -81,6 +81,18 @@ struct Transformer {
   bool mainGradBuffer = false;
   int64_t tensorParallel = 1;    // t: accelerators sharing each layer (one rank is one)
   bool sequenceParallel = false; // norms and dropout on 1/t of the sequence
+  // Mixture of experts (none: 0 experts). Every layer from `denseLayers` on replaces its MLP
+  // with a router over `experts` routed experts and `sharedExperts` always-on ones, each a
+  // gated MLP of `expertFfn`; a token goes to its router's `topK` routed experts. Routing is
+  // taken as balanced (every routed expert gets tokens x topK / experts of them), and each
+  // expert computes `capacityFactor` times its share (padded buffers; 1: exactly its share).
+  int64_t experts = 0, topK = 0, expertFfn = 0, sharedExperts = 0, denseLayers = 0;
+  double capacityFactor = 1;
+  // Multi-head latent attention (DeepSeek-V2, §2.1; DeepSeek-V3): queries through a rank
+  // `qLoraRank` bottleneck (0: none), keys and values through a `kvLoraRank` latent (0: not
+  // MLA: grouped-query attention), each head's query and key `qkNopeHeadDim` + `qkRopeHeadDim`
+  // wide (the rotary part of the key shared by the heads) and its value `vHeadDim`.
+  int64_t qLoraRank = 0, kvLoraRank = 0, qkNopeHeadDim = 0, qkRopeHeadDim = 0, vHeadDim = 0;
 
   // Per layer (0 .. layers - 1): parameters (of the whole layer, and one rank's share of
   // them under tensor parallelism), FLOPs per micro-batch and activation bytes per
@@ -120,15 +132,45 @@ struct Transformer {
   // along the sequence under sequence parallelism.
   double boundaryElements() const;
   int64_t parameters() const; // the whole model
+  // The parameters one token computes with: the routed experts of its top-k only (the
+  // embeddings and the output layer counted, as the published active counts do).
+  int64_t activeParameters() const;
+  bool hasExperts() const { return experts > 0; }
+  bool moeLayer(int64_t layer) const { return experts > 0 && layer >= denseLayers; }
+  // The routed experts' parameters of a layer (0 on a dense one): what an expert-parallel
+  // rank splits (`load(l, expert = e, experts = E)`); the rest is its dense part.
+  int64_t routedExpertParameters(int64_t layer) const;
   int64_t kvHidden() const { return hidden / heads * kvHeads; }
+  // Each head's query and key width, and its value's (MLA's own, else hidden / heads).
+  int64_t qkHeadDim() const { return kvLoraRank > 0 ? qkNopeHeadDim + qkRopeHeadDim : hidden / heads; }
+  int64_t valueHeadDim() const { return kvLoraRank > 0 ? vHeadDim : hidden / heads; }
+  // Attention's core per micro-batch, on one of t ranks: QKᵀ and the product with V,
+  // 2·b·s²·a·(qk + v) / t (4bs²h / t for multi-head attention).
+  double attentionCoreFlops() const;
+  // A mixture-of-experts layer's routed experts, per micro-batch on one rank of t: the FLOPs
+  // of a pass (forward, and each backward half: one more pass of their GEMMs) and the
+  // activation bytes they keep (what a token sends each of its top-k experts and what the
+  // expert keeps of it), at the capacity factor; 0 on a dense layer. The rest of the layer's
+  // is its dense part's.
+  double routedFlops(int64_t layer) const;
+  double routedActivationBytes(int64_t layer) const;
+  // How many copies of a token an all-to-all moves: top-k at the capacity factor (1 without
+  // experts).
+  double dispatchFactor() const { return experts > 0 ? static_cast<double>(topK) * capacityFactor : 1; }
   // The first problem with the shape ("heads (48) must divide hidden (6000)"), or "".
   std::string invalid() const;
 
+  // One block's matrices: attention's (Q, K, V, O, or MLA's projections) and the MLP's (a
+  // mixture-of-experts layer's router, shared and routed experts); `active`: with only the
+  // top-k routed experts, at the capacity factor (what a token computes).
+  int64_t attentionMatrixParameters() const;
+  double mlpMatrixParameters(int64_t layer, bool active) const;
+  double blockMatrixParameters(int64_t layer, bool active = false) const;
+
 private:
-  int64_t blockMatrixParameters() const; // one block's Q, K, V, O and MLP matrices
-  int64_t blockParameters() const;       // with its norms and biases
-  int64_t normParameters() const;        // one norm's weight (and bias)
-  int64_t rowParallelBiases() const;     // O's and the MLP's last bias: whole on every rank
+  int64_t blockParameters(int64_t layer) const; // with its norms and biases
+  int64_t normParameters() const;               // one norm's weight (and bias)
+  int64_t rowParallelBiases() const;            // O's and the MLP's last bias: whole on every rank
 };
 
 // Every preset, in a fixed order, and one by name (null: none).

@@ -32,6 +32,13 @@ std::string setRecompute(Transformer &model, const Setting &s) {
   return "recompute is `" + s.text + "`; it is none, selective (attention's core) or full (every layer from its input)";
 }
 
+// A count that may be 0 (no experts, no dense layers, no query compression): Transformer::
+// invalid() names a negative one.
+template <int64_t Transformer::*Member> std::string setCount(Transformer &model, const Setting &s) {
+  model.*Member = s.integer;
+  return "";
+}
+
 constexpr SettingType kInteger = SettingType::Integer, kBoolean = SettingType::Boolean, kText = SettingType::Text;
 
 const Key<T> kKeys[] = {
@@ -54,6 +61,17 @@ const Key<T> kKeys[] = {
     {"tensor_parallel", SettingType::Integer, &T::tensorParallel},
     {"sequence_parallel", kBoolean, nullptr, &T::sequenceParallel},
     {"norm", kText, nullptr, nullptr, nullptr, 1, setNorm},
+    {"experts", kInteger, nullptr, nullptr, nullptr, 1, setCount<&T::experts>},
+    {"top_k", kInteger, nullptr, nullptr, nullptr, 1, setCount<&T::topK>},
+    {"expert_ffn", kInteger, nullptr, nullptr, nullptr, 1, setCount<&T::expertFfn>},
+    {"shared_experts", kInteger, nullptr, nullptr, nullptr, 1, setCount<&T::sharedExperts>},
+    {"dense_layers", kInteger, nullptr, nullptr, nullptr, 1, setCount<&T::denseLayers>},
+    {"capacity_factor", SettingType::Number, nullptr, nullptr, &T::capacityFactor},
+    {"q_lora_rank", kInteger, nullptr, nullptr, nullptr, 1, setCount<&T::qLoraRank>},
+    {"kv_lora_rank", kInteger, nullptr, nullptr, nullptr, 1, setCount<&T::kvLoraRank>},
+    {"qk_nope_head_dim", kInteger, nullptr, nullptr, nullptr, 1, setCount<&T::qkNopeHeadDim>},
+    {"qk_rope_head_dim", kInteger, nullptr, nullptr, nullptr, 1, setCount<&T::qkRopeHeadDim>},
+    {"v_head_dim", kInteger, nullptr, nullptr, nullptr, 1, setCount<&T::vHeadDim>},
     {"name", kText, nullptr, nullptr, nullptr, 1, setName},
 };
 

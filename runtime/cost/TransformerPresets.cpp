@@ -49,6 +49,33 @@ Transformer llama3(const char *name, int64_t layers, int64_t hidden, int64_t ffn
   return t;
 }
 
+// Mixtral 8x7B: Jiang et al. 2024, "Mixtral of Experts", Table 1 (dim 4096, 32 layers, head
+// dim 128, hidden dim 14 336, 32 heads, 8 KV heads, vocabulary 32 000, 8 experts, top 2);
+// Mistral 7B's architecture otherwise (RMSNorm, SwiGLU experts, rotary positions, untied
+// embeddings, no biases). Its context is 32 768; the preset trains on 4 096-token sequences
+// (--model-set=sequence=32768 for the whole context). 46.7 B parameters, 12.9 B active (§2).
+Transformer mixtral() {
+  Transformer t = llama3("mixtral-8x7b", 32, 4096, 14336, 32);
+  t.vocab = 32000, t.sequence = 4096;
+  t.experts = 8, t.topK = 2, t.expertFfn = 14336;
+  return t;
+}
+
+// DeepSeek-V3: DeepSeek-AI 2024, "DeepSeek-V3 Technical Report", §4.2 (61 layers, hidden
+// 7168, 128 heads of 128, KV compression 512, query compression 1536, decoupled rotary
+// dimension 64; the first three layers dense, the rest 1 shared and 256 routed experts of
+// intermediate size 2048, 8 of them per token; pre-training sequence 4K) and its released
+// config.json (vocabulary 129 280, the dense layers' intermediate size 18 432, untied
+// embeddings). The multi-token-prediction module is not counted, as the report's 671 B
+// parameters (37 B active) do not count it.
+Transformer deepseekV3() {
+  Transformer t = llama3("deepseek-v3", 61, 7168, 18432, 128);
+  t.kvHeads = 128, t.vocab = 129280, t.sequence = 4096;
+  t.experts = 256, t.topK = 8, t.expertFfn = 2048, t.sharedExperts = 1, t.denseLayers = 3;
+  t.qLoraRank = 1536, t.kvLoraRank = 512, t.qkNopeHeadDim = 128, t.qkRopeHeadDim = 64, t.vHeadDim = 128;
+  return t;
+}
+
 } // namespace
 
 const std::vector<Transformer> &transformerPresets() {
@@ -61,6 +88,8 @@ const std::vector<Transformer> &transformerPresets() {
       megatron("megatron-175b", 96, 12288, 96),
       megatron("megatron-530b", 128, 20480, 105),
       megatron("megatron-1t", 160, 25600, 128),
+      mixtral(),
+      deepseekV3(),
   };
   return presets;
 }

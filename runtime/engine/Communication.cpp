@@ -164,6 +164,7 @@ ValuePtr Rank::collective(SourceRange at, CollectiveKind kind, const ValuePtr &v
   cost::Work work{.kind = eventOf(kind),
                   .data = dataOf(v->kind),
                   .embeddingCopy = v->embeddingCopy,
+                  .half = halfOf(*v),
                   .groupSize = static_cast<int32_t>(elems.size()),
                   .nodes = nodes,
                   .layer = v->layer,
@@ -214,7 +215,11 @@ void Rank::send(SourceRange at, int64_t to, const ValuePtr &v, int64_t tag) {
   int32_t flow = world_.mail_.newFlow();
   const cost::CostModel &model = *world_.options_.costModel;
   int32_t nodes = model.placesRanksOnNodes() && model.nodeOf(id_) != model.nodeOf(to) ? 2 : 1;
-  logEvent({.kind = EventKind::Pass, .data = dataOf(v->kind), .nodes = nodes, .volume = v->memory().asDouble()},
+  logEvent({.kind = EventKind::Pass,
+            .data = dataOf(v->kind),
+            .half = halfOf(*v),
+            .nodes = nodes,
+            .volume = v->memory().asDouble()},
            nullptr, at, v->made, {}, flow);
   if (world_.options_.recordTransfers)
     records_.transfers.push_back({figures_.events - 1, to, true, v->kind, v->layer, v->batches});

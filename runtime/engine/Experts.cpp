@@ -65,6 +65,9 @@ bool Rank::checkExpertsLoad(SourceRange at, int64_t layer, bool sharded, bool te
                   std::string(world_.options_.bytes.transformer ? "the model " + world_.options_.bytes.transformer->name
                                                                 : "the real backends' tanh(xW1)W2 layer") +
                   "); give a mixture-of-experts model, or check it under the puzzle cost model");
+  if (const auto &model = world_.options_.bytes.transformer; model && !model->moeLayer(layer))
+    return refuse("layer " + std::to_string(layer) + " of " + model->name + " has no routed experts (its first " +
+                  std::to_string(model->denseLayers) + " layers are dense): load it whole");
   return true;
 }
 

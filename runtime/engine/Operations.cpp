@@ -115,7 +115,7 @@ std::pair<ValuePtr, ValuePtr> Rank::load(SourceRange at, int64_t layer, int64_t 
   w.total = !ok ? 1 : tensor ? parts : expertSlice ? experts : of;
   w.split = !ok ? Split::None : tensor ? Split::Part : expertSlice ? Split::Experts : moe ? Split::Dense : Split::None;
   if (ok)
-    storage_.setLayerParts(layer, tensor ? parts : 1);
+    storage_.setLayerForm(layer, {.parts = tensor ? parts : 1, .expertsApart = moe});
   w.batches = emptySet();
   w.poisoned = !ok;
   w.embeddingCopy = ok && holdsEmbeddingCopy(layer);
@@ -453,6 +453,7 @@ std::pair<ValuePtr, ValuePtr> Rank::update(SourceRange at, int64_t layer, const 
   cost::Producers made = logEvent({.kind = EventKind::Update,
                                    .data = cost::Data::Weights,
                                    .embeddingCopy = w->embeddingCopy,
+                                   .half = halfOf(*w),
                                    .embeddingGroup = embeddingGroup,
                                    .nodes = embeddingGroup ? world_.spanOfNodes() : 1,
                                    .updatedLayer = static_cast<int32_t>(layer),

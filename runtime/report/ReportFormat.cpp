@@ -152,13 +152,13 @@ std::string hardwareJson(const CheckResult &r, const Report &rep) {
   for (int i = 0; i < kByteShares; ++i)
     breakdown += std::string(i ? ", " : "") + jsonString(byteShareKey(static_cast<ByteShare>(i))) + ": " +
                  integral(shares[static_cast<size_t>(i)]);
-  double parameters = r.hardware->model().totalParameters();
+  double parameters = r.hardware->model().totalParameters(), active = r.hardware->model().activeParameters();
   return "  \"hardware\": {\"model\": " + jsonString(r.hardware->model().name()) +
          ", \"machine\": " + jsonString(r.hardware->hardware().name) + ", \"step_seconds\": " + num(h.seconds) +
          ", \"mfu\": " + num(h.mfu) + ", \"hfu\": " + num(h.hfu) +
          ", \"tokens_per_second_per_gpu\": " + num(h.tokensPerSecond) +
          ", \"parameters\": " + (parameters > 0 ? integral(parameters) : "null") +
-         ", \"active_parameters\": " + (parameters > 0 ? integral(parameters) : "null") +
+         ", \"active_parameters\": " + (active > 0 ? integral(active) : "null") +
          ", \"peak_bytes\": " + integral(rep.maxBytes) + ", \"peak_bytes_rank\": " + std::to_string(rep.maxBytesRank) +
          ", \"peak_breakdown\": {" + breakdown + "}, \"overhead_bytes\": " + integral(h.overhead) +
          ", \"gemm_precision\": " + jsonString(r.hardware->gemmPrecision()) +

@@ -28,15 +28,35 @@ const char *byteShareName(ByteShare s) {
   return "";
 }
 
-double ByteModel::transformerBytes(const Value &v, int64_t layerParts) const {
+double ByteModel::tokenCopiesBytes(const Value &v, double copies) const {
+  double batches = static_cast<double>(v.batches ? v.batches->size() : 0);
+  return batches * copies * transformer->boundaryElements() * elementBytes(v.kind);
+}
+
+double ByteModel::transformerBytes(const Value &v, LayerForm form) const {
   const cost::Transformer &t = *transformer;
+  const int64_t layerParts = form.parts;
   double batches = static_cast<double>(v.batches ? v.batches->size() : 0);
   double boundary = t.boundaryElements() * elementBytes(v.kind);
+  // A mixture-of-experts layer's tokens: at the router, each token's copies for its top-k (the
+  // dispatch buffer); at the experts, their share of the group's, which before the experts
+  // (an activation) keeps what the experts keep for their backward.
+  const double copies = t.dispatchFactor();
+  if (v.split == Split::Routed)
+    return tokenCopiesBytes(v, copies);
+  if (v.split == Split::Dispatched && v.kind == Kind::Activation)
+    return batches / static_cast<double>(v.total) * t.routedActivationBytes(v.layer) * elementBytes(v.kind) / 2;
+  if (atExperts(v.split))
+    return tokenCopiesBytes(v, copies / static_cast<double>(v.total));
   switch (v.kind) {
   case Kind::Activation:
     if (v.layer >= 0 && v.layer < t.layers) {
       if (layerParts > 1 && v.split == Split::None) // the input whole, the rest a part's (at 16 bits)
         return batches * t.partActivationBytes(v.layer, layerParts, false) * elementBytes(v.kind) / 2;
+      if (form.expertsApart) // the dense part's (the experts' are the dispatched tokens')
+        return (layerActivationBytes(v.layer, batches) -
+                batches * t.routedActivationBytes(v.layer) * elementBytes(v.kind) / 2) *
+               sequenceShare(v);
       return layerActivationBytes(v.layer, batches) * sequenceShare(v);
     }
     // The last layer's output: its fp32 logits, split by vocabulary among the tensor-parallel
@@ -70,7 +90,12 @@ double ByteModel::weightShareBytes(const Value &v) const {
   double share = v.total > 0 ? static_cast<double>(v.shards ? v.shards->size() : 0) / static_cast<double>(v.total) : 0;
   int64_t layer = std::clamp<int64_t>(v.layer, 0, t.layers - 1);
   double copy = v.embeddingCopy && layer == t.layers - 1 ? t.embeddingCopyParameters() : 0;
-  return share * (t.rankParameters(layer) + copy) * elementBytes(v.kind);
+  // A side of a mixture-of-experts layer: its dense part, or its routed experts.
+  double routed = static_cast<double>(t.routedExpertParameters(layer)) / static_cast<double>(t.tensorParallel);
+  double parameters = v.split == Split::Experts ? routed
+                      : v.split == Split::Dense ? t.rankParameters(layer) - routed
+                                                : t.rankParameters(layer);
+  return share * (parameters + copy) * elementBytes(v.kind);
 }
 
 double ByteModel::gradientBufferBytes(const Value &v) const {

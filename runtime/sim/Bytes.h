@@ -51,6 +51,16 @@ const char *byteShareName(ByteShare s); // "parameters", "gradients", "optimizer
 const char *byteShareKey(ByteShare s);  // the same as a JSON key: "optimizer_state"
 using ByteShares = std::array<double, kByteShares>;
 
+// How a rank computes a layer, as the bytes of the activations it keeps for it depend on
+// it: as one of `parts` tensor-parallel parts of the schedule's, and with its routed experts
+// as a side of their own (loaded apart: the layer's input then keeps its dense part's, and the
+// tokens dispatched to the experts keep the experts').
+struct LayerForm {
+  int64_t parts = 1;
+  bool expertsApart = false;
+  bool operator==(const LayerForm &) const = default;
+};
+
 struct ByteModel {
   int64_t hidden = 512;    // H
   int64_t tokens = 256;    // T, rows per micro-batch
@@ -87,12 +97,12 @@ struct ByteModel {
     return static_cast<double>(v.shards ? v.shards->size() : 0) * static_cast<double>(perShard);
   }
   // Bytes `v` takes (a double: exact to 2^53 bytes, and no overflow at any size) on a rank
-  // that computes layer v.layer as one of `layerParts` tensor-parallel parts: a
-  // transformer's activation there is what the part keeps (Korthikanti et al.'s per-GPU
-  // bytes), not the whole layer's. Inline: the storage counts every value it holds and
-  // drops (twice an event).
-  double bytes(const Value &v, int64_t layerParts = 1) const {
-    return transformer ? transformerBytes(v, layerParts) : elements(v) * elementBytes(v.kind);
+  // that computes layer v.layer in `form`: a transformer's activation there is what a
+  // tensor-parallel part keeps (Korthikanti et al.'s per-GPU bytes), not the whole layer's,
+  // or with the experts apart what the dense part keeps. Inline: the storage counts every
+  // value it holds and drops (twice an event).
+  double bytes(const Value &v, LayerForm form = {}) const {
+    return transformer ? transformerBytes(v, form) : elements(v) * elementBytes(v.kind);
   }
   // Under a transformer, the bytes of activation `v`'s tensor alone (what a checkpoint keeps:
   // one sequence x micro_batch x hidden tensor per micro-batch, as the loss's input), where
@@ -136,7 +146,9 @@ private:
       return 1 / static_cast<double>(v.total);
     return v.split == Split::Sequence ? static_cast<double>(v.shards->size()) / static_cast<double>(v.total) : 1;
   }
-  double transformerBytes(const Value &v, int64_t layerParts) const;
+  double transformerBytes(const Value &v, LayerForm form) const;
+  // Bytes of `copies` copies of a micro-batch's boundary tensor (tokens sent to experts).
+  double tokenCopiesBytes(const Value &v, double copies) const;
   // A weight-sized value's own bytes under a transformer: its share of its layer's
   // parameters on this rank, at its kind's precision.
   double weightShareBytes(const Value &v) const;

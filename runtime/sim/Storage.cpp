@@ -207,22 +207,22 @@ int64_t Storage::payloadBytes() const {
   return total;
 }
 
-void Storage::setLayerParts(int64_t layer, int64_t parts) {
-  if (layer < 0 || layerParts(layer) == parts)
+void Storage::setLayerForm(int64_t layer, LayerForm form) {
+  if (layer < 0 || layerForm(layer) == form)
     return;
   auto recount = [&](int sign) {
     forEachLive(static_cast<int>(Kind::Activation), [&](uint32_t, const Place &place) {
       if (place.value()->layer == layer) {
-        double bytes = sign * model_.bytes(*place.value(), layerParts(layer));
+        double bytes = sign * model_.bytes(*place.value(), layerForm(layer));
         bytes_ += bytes;
         shares_[static_cast<size_t>(model_.shareOf(*place.value()))] += bytes;
       }
     });
   };
   recount(-1);
-  if (static_cast<size_t>(layer) >= layerParts_.size())
-    layerParts_.resize(static_cast<size_t>(layer) + 1, 1);
-  layerParts_[static_cast<size_t>(layer)] = parts;
+  if (static_cast<size_t>(layer) >= layerForms_.size())
+    layerForms_.resize(static_cast<size_t>(layer) + 1);
+  layerForms_[static_cast<size_t>(layer)] = form;
   recount(+1);
 }
 

@@ -56,15 +56,15 @@ public:
   // tensor-parallel part of: the part's).
   double heldBytes(const Value &v) const {
     if (v.kind != Kind::Activation)
-      return model_.bytes(v, 1);
+      return model_.bytes(v);
     // The last layer's output (its logits) is split as the last layer is.
     bool logits = model_.transformer && v.layer >= model_.transformer->layers;
-    return model_.bytes(v, layerParts(logits ? model_.transformer->layers - 1 : v.layer));
+    return model_.bytes(v, layerForm(logits ? model_.transformer->layers - 1 : v.layer));
   }
-  // This rank computes layer `layer` as one of `parts` tensor-parallel parts (set at its
-  // load): the bytes of the activations it keeps for that layer are a part's
-  // (ByteModel::bytes); those already held are counted again.
-  void setLayerParts(int64_t layer, int64_t parts);
+  // This rank computes layer `layer` in `form` (set at its load): as one of `parts`
+  // tensor-parallel parts, or with its routed experts apart; the bytes of the activations it
+  // keeps for that layer are counted so (ByteModel::bytes), those already held again.
+  void setLayerForm(int64_t layer, LayerForm form);
   // The bytes of real data (payloads) held now (what a real backend measures).
   int64_t payloadBytes() const;
   // How many distinct micro-batches the activations held now belong to (in flight).
@@ -159,9 +159,10 @@ private:
   std::array<std::vector<Entry>, kKinds> classes_;
   std::array<size_t, kKinds> dead_{};
   std::array<uint32_t, kFractionBits + 1> realBits_{}; // float memories by fractional bits
-  std::vector<int64_t> layerParts_;                    // per layer; missing: 1
-  int64_t layerParts(int64_t layer) const {
-    return layer >= 0 && static_cast<size_t>(layer) < layerParts_.size() ? layerParts_[static_cast<size_t>(layer)] : 1;
+  std::vector<LayerForm> layerForms_;                  // per layer; missing: whole
+  LayerForm layerForm(int64_t layer) const {
+    return layer >= 0 && static_cast<size_t>(layer) < layerForms_.size() ? layerForms_[static_cast<size_t>(layer)]
+                                                                         : LayerForm{};
   }
 };
 

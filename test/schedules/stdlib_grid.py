@@ -17,6 +17,12 @@ Megatron's 3D schedule with one tensor-parallel part is hybrid's schedule exactl
 peak memory, events); with model chunks on one replica, interleaved 1F1B's (step under
 compute-only, peak memory).
 
+The expert-parallel schedule (moe) computes what hybrid's data-parallel pipelines do: under
+`--cost-model=compute-only` every rank's compute time is one of hybrid's on the same stages
+and pipelines (a layer's dense part and its experts each half a layer, the experts on 1/E of
+the group's tokens); with every layer dense (`dense_layers = layers`) it is hybrid's step,
+event for event.
+
 Last, activation recomputation's trade against ddp: under `--cost-model=compute-only` its
 step is longer by exactly the recomputed forwards, (L - ceil(L / k)) * (B / N) steps for
 segments of k layers; its peak memory is never above ddp's, and below it with 8 layers,
@@ -76,6 +82,8 @@ grid = {
                       distributed=o)
                  for s in (1, 2) for t in (1, 2, 4) for d in (1, 2) for c in (1, 2) for k in (1, 2) for q in (0, 1)
                  for v in ((1, 2) if s > 1 else (1,)) for o in (0, 1)],  # interleaving needs two stages
+    "moe": [dict(layers=s * c, batches=d * e * k, ranks=s * d * e, stages=s, experts=e, dense_layers=f)
+            for s in (1, 2) for d in (1, 2) for e in (1, 2, 4) for c in (1, 2) for k in (1, 3) for f in (0, 1)],
 }
 runs = 0
 for schedule, cases in grid.items():
@@ -131,6 +139,25 @@ for s in (2, 4):
                     failures.append(f"megatron tensors=1 stages={s} {params}: {key} {megatron[key]}, "
                                     f"interleaved's {inter[key]}")
             print(f"megatron tensors=1 stages={s} {params}: step {megatron['timesteps']}, as interleaved's")
+
+for s in (1, 2):
+    for d in (1, 2):
+        for e in (2, 4):
+            params = dict(layers=2 * s, batches=2 * d * e, ranks=s * d * e, stages=s)
+            hybrid = figures("hybrid", "--cost-model=compute-only", **params)
+            for f in (0, 1, 2 * s):
+                moe = figures("moe", "--cost-model=compute-only", experts=e, dense_layers=f, **params)
+                label = f"moe {params} experts={e} dense_layers={f}"
+                mine = sorted(r["compute_time"] for r in moe["per_rank"])
+                theirs = sorted(r["compute_time"] for r in hybrid["per_rank"])
+                if mine != theirs:
+                    failures.append(f"{label}: compute times {mine}, hybrid's {theirs}")
+                if f == 2 * s and (moe["timesteps"], moe["max_memory"], moe["events"]) != (
+                        hybrid["timesteps"], hybrid["max_memory"], hybrid["events"]):
+                    failures.append(f"{label}: step {moe['timesteps']}, peak {moe['max_memory']}, events "
+                                    f"{moe['events']}; hybrid's {hybrid['timesteps']}, {hybrid['max_memory']}, "
+                                    f"{hybrid['events']}")
+                print(f"{label}: compute {mine[-1]} a rank, as hybrid's; step {moe['timesteps']}")
 
 for layers in (4, 8):
     for share in (1, 2, 8):

@@ -172,6 +172,53 @@ TEST_F(HardwareCostTest, AnAllToAllSendsEachPeerItsSliceOverItsLink) {
   EXPECT_EQ(seconds(allToAll), 0);
 }
 
+// A mixture-of-experts layer split around its all-to-alls: its two sides' seconds, FLOPs and
+// update bytes add up to the whole layer's; the experts' side on a rank of an
+// expert-parallel group of n computes 1/n of the group's n micro-batches (balanced routing):
+// one micro-batch's FLOPs of every expert, as fewer, larger GEMMs (never slower).
+TEST(HardwareCostExperts, TheTwoSidesOfALayerAddUpToIt) {
+  Transformer t = *findTransformerPreset("mixtral-8x7b");
+  t.sequence = 1024, t.layers = 4;
+  Hardware h = *findHardwarePreset("dgx-h100");
+  HardwareCost cost(transformerLayers(t), h, {.bf16 = true, .optimizerMoments = 2});
+  ASSERT_TRUE(cost.modelsExperts());
+  for (EventKind kind : {EventKind::Forward, EventKind::Backward, EventKind::BackwardInput, EventKind::BackwardWeight})
+    for (int64_t layer : {0, 3}) {
+      Work whole{.kind = kind, .layer = layer, .microBatches = 1};
+      Work dense = whole, experts = whole;
+      dense.half = LayerHalf::Dense;
+      experts.half = LayerHalf::Experts, experts.groupSize = 1;
+      const char *name = eventName(kind);
+      EXPECT_NEAR(cost.length(dense).asDouble() + cost.length(experts).asDouble(), cost.length(whole).asDouble(), 1e-12)
+          << name << " " << layer;
+      EXPECT_NEAR(cost.flops(dense) + cost.flops(experts), cost.flops(whole), 1) << name;
+      EXPECT_NEAR(cost.modelFlops(dense) + cost.modelFlops(experts), cost.modelFlops(whole), 1) << name;
+      EXPECT_GT(cost.flops(experts), 0.5 * cost.flops(whole)) << name; // Mixtral's FLOPs are mostly its experts'
+      Work group = experts;
+      group.groupSize = 8, group.microBatches = 8;
+      EXPECT_LE(cost.length(group).asDouble(), cost.length(experts).asDouble() * (1 + 1e-12)) << name;
+      EXPECT_NEAR(cost.flops(group), cost.flops(experts), 1) << name;
+    }
+  // An update of each side: its own parameters (in a side's half units).
+  Work update{.kind = EventKind::Update, .data = Data::Weights, .updatedLayer = 1, .volume = 512.0 * 512.0};
+  Work denseUpdate = update, expertsUpdate = update;
+  denseUpdate.half = LayerHalf::Dense, expertsUpdate.half = LayerHalf::Experts;
+  denseUpdate.volume = expertsUpdate.volume = 512.0 * 256.0;
+  EXPECT_NEAR(cost.length(denseUpdate).asDouble() + cost.length(expertsUpdate).asDouble(),
+              cost.length(update).asDouble(), 1e-12);
+  EXPECT_NEAR(cost.communicationBytes(expertsUpdate) / 2, static_cast<double>(t.routedExpertParameters(1)), 1);
+  // An all-to-all moves each token's top-2 copies.
+  Work dispatch{.kind = EventKind::AllToAll,
+                .data = Data::Activations,
+                .groupSize = 8,
+                .nodes = 1,
+                .layer = 1,
+                .volume = 512.0 * 256.0};
+  EXPECT_DOUBLE_EQ(cost.communicationBytes(dispatch), 2 * 1024 * 4096 * 2.0);
+  // A dense model prices no sides.
+  EXPECT_FALSE(HardwareCost(transformerLayers(*findTransformerPreset("llama3-8b")), h, {}).modelsExperts());
+}
+
 TEST_F(HardwareCostTest, AnAllReduceAcrossManyNodesTakesTheTreeWhenItIsFaster) {
   double whole = 512.0 * 512.0;
   double bytes = parameters(4) * 2;

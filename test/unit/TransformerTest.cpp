@@ -36,6 +36,29 @@ TEST(Transformer, PresetsHaveThePublishedParameterCounts) {
     EXPECT_EQ(t.invalid(), "") << t.name;
 }
 
+// Mixture-of-experts presets: every expert's parameters, and the active ones a token computes
+// with (its top-k routed experts), against the published totals — Mixtral 8x7B 46.7 B / 12.9 B
+// (Jiang et al. 2024, §2), DeepSeek-V3 671 B / 37 B (DeepSeek-AI 2024, abstract).
+TEST(Transformer, MixtureOfExpertsPresetsHaveThePublishedTotalAndActiveCounts) {
+  const Transformer &mixtral = preset("mixtral-8x7b");
+  EXPECT_NEAR(static_cast<double>(mixtral.parameters()) / 46.7e9, 1, 0.01);
+  EXPECT_NEAR(static_cast<double>(mixtral.activeParameters()) / 12.9e9, 1, 0.01);
+  EXPECT_EQ(billions(mixtral.parameters()), 46.7);
+  EXPECT_EQ(billions(mixtral.activeParameters()), 12.9);
+  const Transformer &deepseek = preset("deepseek-v3");
+  EXPECT_NEAR(static_cast<double>(deepseek.parameters()) / 671e9, 1, 0.02);
+  EXPECT_NEAR(static_cast<double>(deepseek.activeParameters()) / 37e9, 1, 0.02);
+  // Worked by hand from the report's shapes: MLA 187 107 328 a layer with its two latent norms,
+  // each expert 3 x 7168 x 2048, the router 256 x 7168, the dense FFN 3 x 7168 x 18 432.
+  const int64_t attention = 187'107'328, norms = 2 * 7168, expert = 3 * 7168 * 2048;
+  EXPECT_EQ(deepseek.layerParameters(1), attention + norms + 3 * 7168 * 18432);
+  EXPECT_EQ(deepseek.layerParameters(30), attention + norms + 257 * expert + 256 * 7168);
+  EXPECT_EQ(deepseek.routedExpertParameters(30), 256 * expert);
+  EXPECT_EQ(deepseek.routedExpertParameters(2), 0); // a dense layer
+  // A dense model's active parameters are all of them.
+  EXPECT_EQ(preset("llama3-8b").activeParameters(), preset("llama3-8b").parameters());
+}
+
 // Korthikanti et al. 2022, §4.1: sbh(34 + 5as/h) bytes per layer in 16-bit, sbh·34 when the
 // attention scores are not kept.
 TEST(Transformer, ActivationBytesAreKorthikantisFormula) {
