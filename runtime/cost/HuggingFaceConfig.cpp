@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cctype>
 
 namespace schedc::cost {
@@ -62,6 +63,19 @@ public:
     }
     return v->get<int64_t>();
   }
+  // The same for a count that may be 0 (a number of experts, of dense layers, a rank).
+  int64_t count(std::initializer_list<const char *> names, int64_t fallback) {
+    std::string name;
+    const Json *v = find(names, name);
+    if (!v)
+      return fallback;
+    if (!v->is_number_integer() || v->get<int64_t>() < 0) {
+      if (!failed())
+        problem_ = atKey(text_, name, name + " must be a whole number of at least 0, not " + v->dump());
+      return fallback;
+    }
+    return v->get<int64_t>();
+  }
   bool boolean(const char *name, bool fallback) {
     auto it = config_.find(name);
     if (it == config_.end() || it->is_null())
@@ -78,6 +92,11 @@ public:
     return it != config_.end() && it->is_string() ? it->get<std::string>() : "";
   }
   bool has(const char *name) const { return config_.contains(name) && !config_[name].is_null(); }
+  // A problem of its own at key `name` (the first one found is kept).
+  void fail(const char *name, std::string message) {
+    if (!failed())
+      problem_ = atKey(text_, name, std::move(message));
+  }
   bool positive(const char *name) const {
     auto it = config_.find(name);
     return it != config_.end() && it->is_number() && it->get<double>() > 0;
@@ -129,6 +148,31 @@ std::optional<Transformer> parseHuggingFaceConfig(const std::string &text, FileP
   t.dropout = read.positive("attention_dropout") || read.positive("hidden_dropout") || read.positive("resid_pdrop") ||
               read.positive("attn_pdrop");
   t.flashAttention = true;
+  // Mixture of experts: Mixtral's num_local_experts (each expert of intermediate_size),
+  // DeepSeek's n_routed_experts, n_shared_experts, moe_intermediate_size and
+  // first_k_dense_replace (its first layers dense, of intermediate_size), Qwen-MoE's
+  // num_experts and its one shared expert of shared_expert_intermediate_size; and DeepSeek's
+  // multi-head latent attention.
+  t.experts = read.count({"num_local_experts", "n_routed_experts", "num_experts"}, 0);
+  if (t.experts > 0) {
+    t.topK = read.integer({"num_experts_per_tok"}, -1, "routed experts a token goes to (num_experts_per_tok)");
+    t.expertFfn = read.integer({"moe_intermediate_size"}, t.ffn, "experts' size");
+    t.sharedExperts = read.count({"n_shared_experts"}, 0);
+    if (int64_t shared = read.count({"shared_expert_intermediate_size"}, 0); shared % t.expertFfn == 0)
+      t.sharedExperts = std::max(t.sharedExperts, shared / t.expertFfn);
+    else
+      read.fail("shared_expert_intermediate_size",
+                "shared_expert_intermediate_size (" + std::to_string(shared) + ") must be a multiple of the experts' " +
+                    std::to_string(t.expertFfn) + ": the shared experts are counted as experts of that size");
+    t.denseLayers = read.count({"first_k_dense_replace"}, 0);
+  }
+  t.kvLoraRank = read.count({"kv_lora_rank"}, 0);
+  if (t.kvLoraRank > 0) {
+    t.qLoraRank = read.count({"q_lora_rank"}, 0);
+    t.qkNopeHeadDim = read.integer({"qk_nope_head_dim"}, -1, "latent attention's head size (qk_nope_head_dim)");
+    t.qkRopeHeadDim = read.integer({"qk_rope_head_dim"}, -1, "latent attention's rotary size (qk_rope_head_dim)");
+    t.vHeadDim = read.integer({"v_head_dim"}, -1, "latent attention's value size (v_head_dim)");
+  }
   t.name = read.text("_name_or_path"); // none: the file's path names it
   if (read.failed())
     return std::nullopt;
@@ -146,7 +190,10 @@ std::optional<Transformer> parseHuggingFaceConfig(const std::string &text, FileP
                             {"ffn", {"intermediate_size", "n_inner"}},
                             {"layers", {"num_hidden_layers", "n_layer"}},
                             {"vocab", {"vocab_size"}},
-                            {"sequence", {"max_position_embeddings", "n_positions"}}};
+                            {"sequence", {"max_position_embeddings", "n_positions"}},
+                            {"top_k", {"num_experts_per_tok"}},
+                            {"shared_experts", {"shared_expert_intermediate_size", "n_shared_experts"}},
+                            {"dense_layers", {"first_k_dense_replace"}}};
     for (const Field &f : fields)
       if (wrong.rfind(f.name, 0) == 0) {
         std::string key;

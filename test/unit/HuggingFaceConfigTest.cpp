@@ -73,6 +73,40 @@ TEST(HuggingFaceConfig, PublishedParameterCounts) {
   EXPECT_EQ(gpt2->norm, Norm::LayerNorm);
 }
 
+// Mixture-of-experts configurations: mistralai/Mixtral-8x7B-v0.1's and
+// deepseek-ai/DeepSeek-V3's config.json (their model fields) give the presets' counts.
+TEST(HuggingFaceConfig, MixtureOfExpertsConfigsAreThePresets) {
+  auto mixtral = read(R"({"architectures": ["MixtralForCausalLM"], "hidden_act": "silu", "hidden_size": 4096,
+    "intermediate_size": 14336, "max_position_embeddings": 32768, "model_type": "mixtral",
+    "num_attention_heads": 32, "num_experts_per_tok": 2, "num_hidden_layers": 32, "num_key_value_heads": 8,
+    "num_local_experts": 8, "rms_norm_eps": 1e-05, "tie_word_embeddings": false, "vocab_size": 32000})");
+  ASSERT_TRUE(mixtral);
+  EXPECT_EQ(mixtral->parameters(), findTransformerPreset("mixtral-8x7b")->parameters());
+  EXPECT_EQ(mixtral->activeParameters(), findTransformerPreset("mixtral-8x7b")->activeParameters());
+  auto deepseek = read(R"({"architectures": ["DeepseekV3ForCausalLM"], "first_k_dense_replace": 3,
+    "hidden_act": "silu", "hidden_size": 7168, "intermediate_size": 18432, "kv_lora_rank": 512,
+    "max_position_embeddings": 163840, "model_type": "deepseek_v3", "moe_intermediate_size": 2048,
+    "n_routed_experts": 256, "n_shared_experts": 1, "num_attention_heads": 128, "num_experts_per_tok": 8,
+    "num_hidden_layers": 61, "num_key_value_heads": 128, "num_nextn_predict_layers": 1, "q_lora_rank": 1536,
+    "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "rms_norm_eps": 1e-06, "tie_word_embeddings": false,
+    "v_head_dim": 128, "vocab_size": 129280})");
+  ASSERT_TRUE(deepseek);
+  EXPECT_EQ(deepseek->parameters(), findTransformerPreset("deepseek-v3")->parameters());
+  EXPECT_EQ(deepseek->activeParameters(), findTransformerPreset("deepseek-v3")->activeParameters());
+  // Qwen1.5-MoE-A2.7B: 60 experts of 1408, top 4, one shared expert of 5632 (four experts' size).
+  auto qwen = read(R"({"model_type": "qwen2_moe", "hidden_act": "silu", "hidden_size": 2048,
+    "intermediate_size": 5632, "max_position_embeddings": 8192, "moe_intermediate_size": 1408,
+    "num_attention_heads": 16, "num_experts": 60, "num_experts_per_tok": 4, "num_hidden_layers": 24,
+    "num_key_value_heads": 16, "rms_norm_eps": 1e-06, "shared_expert_intermediate_size": 5632,
+    "tie_word_embeddings": false, "vocab_size": 151936})");
+  ASSERT_TRUE(qwen);
+  EXPECT_EQ(qwen->sharedExperts, 4);
+  // Published: 14.3 B parameters, 2.7 B active (Qwen Team 2024, "Qwen1.5-MoE"); its Q, K, V
+  // biases and shared expert's gate are not read (under 0.01%).
+  EXPECT_NEAR(static_cast<double>(qwen->parameters()) / 14.3e9, 1, 0.01);
+  EXPECT_NEAR(static_cast<double>(qwen->activeParameters()) / 2.7e9, 1, 0.01);
+}
+
 TEST(HuggingFaceConfig, ProblemsAreLocated) {
   expectProblems(parseTransformer,
                  {
@@ -90,6 +124,22 @@ TEST(HuggingFaceConfig, ProblemsAreLocated) {
                      ProblemCase{"{\"hidden_size\": 64, \"num_hidden_layers\": 2, \"num_attention_heads\": 3, "
                                  "\"vocab_size\": 10, \"max_position_embeddings\": 8}",
                                  1, 45, "heads (3) must divide hidden (64)"},
+                     ProblemCase{"{\"hidden_size\": 64, \"num_hidden_layers\": 2, \"num_attention_heads\": 2, "
+                                 "\"vocab_size\": 10, \"max_position_embeddings\": 8, \"num_local_experts\": 4}",
+                                 0, 0,
+                                 "num_experts_per_tok is missing: a config.json gives the model's routed experts a "
+                                 "token goes to (num_experts_per_tok)"},
+                     ProblemCase{"{\"hidden_size\": 64, \"num_hidden_layers\": 2, \"num_attention_heads\": 2, "
+                                 "\"vocab_size\": 10, \"max_position_embeddings\": 8, \"num_experts\": 4,\n"
+                                 "\"num_experts_per_tok\": 1, \"moe_intermediate_size\": 32, "
+                                 "\"shared_expert_intermediate_size\": 48}",
+                                 2, 56,
+                                 "shared_expert_intermediate_size (48) must be a multiple of the experts' 32: the "
+                                 "shared experts are counted as experts of that size"},
+                     ProblemCase{"{\"hidden_size\": 64, \"num_hidden_layers\": 2, \"num_attention_heads\": 2, "
+                                 "\"vocab_size\": 10, \"max_position_embeddings\": 8, \"num_experts\": 4,\n"
+                                 "\"num_experts_per_tok\": 1, \"first_k_dense_replace\": -1}",
+                                 2, 27, "first_k_dense_replace must be a whole number of at least 0, not -1"},
                  });
 }
 
