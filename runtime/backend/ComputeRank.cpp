@@ -7,9 +7,6 @@ void ComputeRank::execute(OpKind op, sim::Results &r, const sim::Operands &a, co
   ValuePtr &result = r.values[0];
   switch (op) {
     SCHEDC_COLLECTIVE_OP_CASES {
-      if (op == OpKind::AllToAll)
-        comm_.abort("`alltoall` (mixture of experts) is not computed by the real backends yet; `schedc check` "
-                    "verifies and times it");
       sim::CollectiveArgs c = sim::collectiveArgs(op, a);
       if (!result->poisoned)
         result = collective(result, *collectiveOf(op), c.value, *c.group);
@@ -17,8 +14,7 @@ void ComputeRank::execute(OpKind op, sim::Results &r, const sim::Operands &a, co
     }
   case OpKind::Load:
     if (result->split == sim::Split::Dense || result->split == sim::Split::Experts)
-      comm_.abort("a mixture-of-experts layer (`load` with `experts`) is not computed by the real backends yet; "
-                  "`schedc check` verifies and times it");
+      refuseMixtureOfExperts("a mixture-of-experts layer (`load` with `experts`)");
     if (result->split == sim::Split::Part)
       requireWholeUnits(result->layer, result->total);
     if (!result->poisoned) {
@@ -70,6 +66,10 @@ void ComputeRank::execute(OpKind op, sim::Results &r, const sim::Operands &a, co
   case OpKind::Read: break;      // a storage read: no operation of a backend
   }
   SCHEDC_UNREACHABLE("an operation no real backend computes");
+}
+
+void ComputeRank::refuseMixtureOfExperts(const char *what) {
+  comm_.abort(std::string(what) + " is not computed by the real backends yet; `schedc check` verifies and times it");
 }
 
 void ComputeRank::requireWholeUnits(int64_t layer, int64_t parts) {

@@ -99,6 +99,9 @@ public:
   std::string writeFinalWeights(const sim::Rank &rank, int64_t layers, const std::string &dir, bool overwrite);
 
 protected:
+  // Ends the job: a mixture-of-experts layer (an experts' or dense part's load, an
+  // all-to-all) is not computed by the real backends yet.
+  [[noreturn]] void refuseMixtureOfExperts(const char *what);
   // A copy of `v`'s data on the host.
   virtual HostData toHost(const ValuePtr &v) = 0;
   // The flat range (begin, count) of shard `s` of `total` of an H x H weight; ends the job

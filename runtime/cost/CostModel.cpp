@@ -17,6 +17,7 @@ public:
   bool oneStream() const override { return true; }
   Number length(const Work &w) const override {
     switch (w.kind) {
+      SCHEDC_COLLECTIVE_EVENT_CASES return Number::real(0.3); // every collective, the all-to-all too
     // A tensor-parallel part of a layer computes its share of it; a side of a mixture-of-experts
     // layer half of it (the experts on their share of the dispatch group's tokens).
     case EventKind::Forward:
@@ -29,7 +30,7 @@ public:
     case EventKind::BackwardWeight:
       return Number::real(static_cast<double>(w.microBatches) * halfShare(w) / 2 / w.tensorParts);
     case EventKind::Loss: return Number::integer(0);
-    case EventKind::Update: return Number::real(0.5); SCHEDC_COLLECTIVE_EVENT_CASES return Number::real(0.3);
+    case EventKind::Update: return Number::real(0.5);
     case EventKind::Pass: return Number::real(0.2);
     }
     SCHEDC_UNREACHABLE("an event the puzzle cost model has no length for");

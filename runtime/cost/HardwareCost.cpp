@@ -128,13 +128,15 @@ double updateBytesPerParameter(double gradientBytes, bool bf16, int moments) {
 
 // A side of a mixture-of-experts layer: of an event's FLOPs `whole` per micro-batch, `passes`
 // passes of the routed experts' GEMMs are the experts' (on 1/groupSize of the dispatch
-// group's tokens), the rest the dense part's.
-double HardwareCost::sideFlops(const Work &w, double whole, double passes) const {
+// group's tokens), the rest the dense part's. The model's FLOPs (`model`) leave out the
+// capacity factor's padding, which the hardware computes.
+double HardwareCost::sideFlops(const Work &w, double whole, double passes, bool model) const {
   double routed = passes * model_->routedFlops(modelLayer(w.layer));
+  double used = model ? routed / model_->capacityFactor() : routed;
   switch (w.half) {
-  case LayerHalf::Whole: return whole;
+  case LayerHalf::Whole: return whole - (routed - used);
   case LayerHalf::Dense: return whole - routed;
-  case LayerHalf::Experts: return routed / std::max(1, w.groupSize);
+  case LayerHalf::Experts: return used / std::max(1, w.groupSize);
   }
   SCHEDC_UNREACHABLE("a side of a layer without its flops");
 }
@@ -169,9 +171,10 @@ double HardwareCost::modelFlops(const Work &w) const {
   const LayerModel &model = *model_;
   switch (w.kind) {
   case EventKind::Backward:
-    return m * sideFlops(w, model.forwardFlops(l) + model.backwardInputFlops(l) + model.backwardWeightFlops(l), 3);
-  case EventKind::BackwardInput: return m * sideFlops(w, model.forwardFlops(l) + model.backwardInputFlops(l), 2);
-  case EventKind::BackwardWeight: return m * sideFlops(w, model.backwardWeightFlops(l), 1);
+    return m *
+           sideFlops(w, model.forwardFlops(l) + model.backwardInputFlops(l) + model.backwardWeightFlops(l), 3, true);
+  case EventKind::BackwardInput: return m * sideFlops(w, model.forwardFlops(l) + model.backwardInputFlops(l), 2, true);
+  case EventKind::BackwardWeight: return m * sideFlops(w, model.backwardWeightFlops(l), 1, true);
   // The model's forward is counted once, with its backward: a forward event's share (and a
   // recomputed forward) is not the model's.
   case EventKind::Forward:

@@ -108,7 +108,7 @@ private:
   Hardware::Gemm gemm() const { return hardware_.gemm(precision_.bf16, precision_.tf32); }
   double seconds(const Work &work) const;
   double collectiveSeconds(const Work &work) const;
-  double sideFlops(const Work &work, double whole, double passes) const;
+  double sideFlops(const Work &work, double whole, double passes, bool model = false) const;
   // NCCL's time for a collective of `kind` (all-reduce, all-gather, reduce-scatter) of n
   // ranks on `nodes` nodes moving `bytes` (the whole buffer): the ring, or for an all-reduce
   // across nodes the tree where that is faster.

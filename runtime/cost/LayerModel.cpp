@@ -104,11 +104,10 @@ public:
   int activationCollectivesPerLayer() const override { return 2; }
   double embeddingCopyParameters() const override { return t_.embeddingCopyParameters(); }
   bool hasExperts() const override { return t_.hasExperts(); }
-  double routedParameters(int64_t l) const override {
-    return static_cast<double>(t_.routedExpertParameters(l)) / static_cast<double>(t_.tensorParallel);
-  }
+  double routedParameters(int64_t l) const override { return t_.rankRoutedParameters(l); }
   double routedFlops(int64_t l) const override { return t_.routedFlops(l); }
   double dispatchFactor() const override { return t_.dispatchFactor(); }
+  double capacityFactor() const override { return t_.capacityFactor; }
 
 private:
   Transformer t_;

@@ -14,6 +14,8 @@
 // times; the FLOPs below are what MFU and HFU count.
 #pragma once
 
+#include "diagnostics/InternalError.h"
+
 #include "cost/Transformer.h"
 #include "ops/Operations.h"
 
@@ -47,12 +49,14 @@ public:
   // Tokens in one micro-batch (sequence x micro_batch; the backends' T rows).
   virtual double tokensPerMicroBatch() const = 0;
   // Model FLOPs of one micro-batch through every layer (forward and backward, without
-  // recomputation), on one rank of a tensor-parallel group; 0 when the layer count is the
-  // schedule's (then a step's micro-batches are counted another way).
+  // recomputation or the experts' capacity padding), on one rank of a tensor-parallel group;
+  // 0 when the layer count is the schedule's (then a step's micro-batches are counted another
+  // way).
   double modelFlopsPerMicroBatch() const {
     double flops = 0;
     for (int64_t l = 0; l < layers(); ++l)
-      flops += forwardFlops(l) + backwardInputFlops(l) + backwardWeightFlops(l);
+      flops += forwardFlops(l) + backwardInputFlops(l) + backwardWeightFlops(l) -
+               3 * routedFlops(l) * (1 - 1 / capacityFactor());
     return flops;
   }
   // Parameters of the whole model (0: the schedule's layer count decides).
@@ -91,6 +95,9 @@ public:
   virtual double routedParameters(int64_t /*layer*/) const { return 0; }
   virtual double routedFlops(int64_t /*layer*/) const { return 0; }
   virtual double dispatchFactor() const { return 1; }
+  // The share of the routed experts' FLOPs that is padding: each expert computes this many
+  // times its tokens (routedFlops includes it; the model's FLOPs do not).
+  virtual double capacityFactor() const { return 1; }
   // Parameters of one side of layer `layer` on one rank (LayerHalf: all of it, the dense part,
   // or every routed expert).
   double sideParameters(int64_t layer, LayerHalf half) const {
@@ -99,7 +106,7 @@ public:
     case LayerHalf::Dense: return parameters(layer) - routedParameters(layer);
     case LayerHalf::Experts: return routedParameters(layer);
     }
-    return 0;
+    SCHEDC_UNREACHABLE("a side of a layer without its parameters");
   }
 };
 

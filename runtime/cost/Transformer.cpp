@@ -45,6 +45,11 @@ double Transformer::blockMatrixParameters(int64_t layer, bool active) const {
   return d(attentionMatrixParameters()) + mlpMatrixParameters(layer, active);
 }
 
+int64_t Transformer::replicatedMatrixParameters(int64_t layer) const {
+  int64_t down = kvLoraRank > 0 ? hidden * qLoraRank + hidden * (kvLoraRank + qkRopeHeadDim) : 0;
+  return down + (moeLayer(layer) ? hidden * experts : 0);
+}
+
 int64_t Transformer::routedExpertParameters(int64_t layer) const {
   return moeLayer(layer) ? experts * 3 * hidden * expertFfn : 0;
 }
@@ -73,8 +78,10 @@ int64_t Transformer::layerParameters(int64_t layer) const {
 }
 
 double Transformer::rankParameters(int64_t layer) const {
-  // What every rank holds whole: the norms, the row-parallel biases, learned positions.
-  double whole = d(2 * normParameters() + rowParallelBiases());
+  // What every rank holds whole: the norms, the row-parallel biases, learned positions, the
+  // replicated matrices (MLA's down projections and latent norms, a router).
+  double whole = d(2 * normParameters() + rowParallelBiases() + replicatedMatrixParameters(layer) +
+                   (kvLoraRank > 0 ? kvLoraRank + qLoraRank : 0));
   if (layer == 0 && positionEmbeddings)
     whole += d(sequence * hidden);
   if (layer == layers - 1)
@@ -110,9 +117,10 @@ struct Passes {
   double gemms, attention, logits;
 };
 Passes passesOf(const Transformer &t, int64_t layer, double matrixParameters) {
-  // Under tensor parallelism each rank does 1/t of each.
+  // Under tensor parallelism each rank does 1/t of each (but the replicated matrices whole).
   double tokens = d(t.sequence) * d(t.microBatch), share = d(t.tensorParallel);
-  return {2 * tokens * matrixParameters / share, t.attentionCoreFlops(),
+  double replicated = d(t.replicatedMatrixParameters(layer));
+  return {2 * tokens * ((matrixParameters - replicated) / share + replicated), t.attentionCoreFlops(),
           layer == t.layers - 1 ? 2 * tokens * d(t.hidden) * d(t.vocab) / share : 0};
 }
 } // namespace
@@ -131,9 +139,11 @@ double Transformer::routedActivationBytes(int64_t layer) const {
   if (!moeLayer(layer))
     return 0;
   // Each copy of a token at its expert, 16-bit: its input (h), and the gate, the up
-  // projection and their product (3 x expert_ffn) the expert's backward reads.
+  // projection and their product (3 x expert_ffn) the expert's backward reads — under full
+  // recomputation only the input (the rest is made again).
   const double sb = d(sequence) * d(microBatch);
-  return dispatchFactor() * sb * (2 * d(hidden) + 3 * 2 * d(expertFfn)) / d(tensorParallel);
+  const double kept = recompute == Recompute::Full ? 2 * d(hidden) : 2 * d(hidden) + 3 * 2 * d(expertFfn);
+  return dispatchFactor() * sb * kept / d(tensorParallel);
 }
 
 double Transformer::forwardFlops(int64_t layer) const {

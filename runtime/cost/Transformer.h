@@ -140,6 +140,13 @@ struct Transformer {
   // The routed experts' parameters of a layer (0 on a dense one): what an expert-parallel
   // rank splits (`load(l, expert = e, experts = E)`); the rest is its dense part.
   int64_t routedExpertParameters(int64_t layer) const;
+  // The same on one rank of a tensor-parallel group (each expert's FFN split t ways).
+  double rankRoutedParameters(int64_t layer) const {
+    return static_cast<double>(routedExpertParameters(layer)) / static_cast<double>(tensorParallel);
+  }
+  // Matrices every rank of a tensor-parallel group holds and computes whole: MLA's query and
+  // key-value down projections, a mixture-of-experts layer's router.
+  int64_t replicatedMatrixParameters(int64_t layer) const;
   int64_t kvHidden() const { return hidden / heads * kvHeads; }
   // Each head's query and key width, and its value's (MLA's own, else hidden / heads).
   int64_t qkHeadDim() const { return kvLoraRank > 0 ? qkNopeHeadDim + qkRopeHeadDim : hidden / heads; }
@@ -151,7 +158,8 @@ struct Transformer {
   // of a pass (forward, and each backward half: one more pass of their GEMMs) and the
   // activation bytes they keep (what a token sends each of its top-k experts and what the
   // expert keeps of it), at the capacity factor; 0 on a dense layer. The rest of the layer's
-  // is its dense part's.
+  // is its dense part's (under full recomputation the layer keeps its input alone, and the
+  // experts their tokens' copies).
   double routedFlops(int64_t layer) const;
   double routedActivationBytes(int64_t layer) const;
   // How many copies of a token an all-to-all moves: top-k at the capacity factor (1 without

@@ -231,8 +231,7 @@ void Transformer::kernels(int64_t layer, Pass pass, LayerShare share, const Elem
       out.push_back(Kernel::gemm(l.name, l.batch, l.k, l.n, l.m));
     // The side's own parameters: the layer's, without its routed experts (the dense part), or
     // this rank's slice of them.
-    const double routedHere = d(routedExpertParameters(layer)) / d(tensorParallel) /
-                              (share.half == LayerHalf::Experts ? d(share.dispatch) : 1);
+    const double routedHere = rankRoutedParameters(layer) / (share.half == LayerHalf::Experts ? d(share.dispatch) : 1);
     double parameters = (share.half == LayerHalf::Whole   ? rankParameters(layer)
                          : share.half == LayerHalf::Dense ? rankParameters(layer) - routedHere
                                                           : routedHere) /

@@ -230,7 +230,7 @@ ValuePtr CpuRank::collective(const ValuePtr &meta, CollectiveKind kind, const Va
   case CollectiveKind::ReduceScatter:
     return activation ? with(meta, reduceScatterPartialSums(meta, v, group))
                       : with(meta, reduceScatter(meta, v, group));
-  case CollectiveKind::AllToAll: break; // (ComputeRank::execute refuses it)
+  case CollectiveKind::AllToAll: refuseMixtureOfExperts("`alltoall`");
   }
   SCHEDC_UNREACHABLE("a collective the cpu backend does not compute");
 }

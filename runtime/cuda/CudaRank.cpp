@@ -366,7 +366,7 @@ private:
     case CollectiveKind::AllGather: return withData(meta, allGather(in, group, type));
     case CollectiveKind::AllReduce: return withData(meta, allReduce(in, group, type));
     case CollectiveKind::ReduceScatter: return reduceScatter(meta, v, group, type);
-    case CollectiveKind::AllToAll: break; // (an all-to-all takes activations only)
+    case CollectiveKind::AllToAll: refuseMixtureOfExperts("`alltoall`");
     }
     SCHEDC_UNREACHABLE("a collective the cuda backend does not compute");
   }
@@ -410,7 +410,7 @@ private:
     case CollectiveKind::AllReduce: return allReducePartialSums(meta, v, group);
     case CollectiveKind::ReduceScatter: return reduceScatterPartialSums(meta, v, group);
     case CollectiveKind::AllGather: return gatherSequenceShards(meta, v, group);
-    case CollectiveKind::AllToAll: break; // (ComputeRank::execute refuses it)
+    case CollectiveKind::AllToAll: refuseMixtureOfExperts("`alltoall`");
     }
     SCHEDC_UNREACHABLE("a collective of activations the cuda backend does not compute");
   }

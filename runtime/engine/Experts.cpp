@@ -20,10 +20,6 @@ namespace schedc::sim {
 
 namespace {
 
-std::string layerOf(int64_t l) {
-  return "layer " + std::to_string(l);
-}
-
 // "the experts' side of layer 3": how messages name a side.
 std::string sideOf(cost::LayerHalf half, int64_t layer) {
   return std::string(half == cost::LayerHalf::Dense ? "the dense part" : "the experts") + " of " + layerOf(layer);
@@ -60,6 +56,10 @@ bool Rank::checkExpertsLoad(SourceRange at, int64_t layer, bool sharded, bool te
                   std::to_string(expert) + (expert == -1 ? " (give `expert`)" : ""));
   if (experts > 0 && sharded)
     return refuse("ZeRO shards (`shard`, `of`) of an experts' slice are taken with `shard(...)` after the load");
+  if (const auto &model = world_.options_.bytes.transformer; model && experts > 0 && model->experts % experts != 0)
+    return refuse("the " + std::to_string(model->experts) + " routed experts of " + model->name +
+                  " do not split into " + std::to_string(experts) +
+                  " equal slices of whole experts: give `experts` a divisor of " + std::to_string(model->experts));
   if (!world_.options_.costModel->modelsExperts())
     return refuse("the hardware cost model's layers have no routed experts (" +
                   std::string(world_.options_.bytes.transformer ? "the model " + world_.options_.bytes.transformer->name
@@ -116,7 +116,8 @@ std::pair<ValuePtr, ValuePtr> Rank::backwardHalf(SourceRange at, int64_t layer, 
   gw.kind = Kind::WeightGrad;
   gw.layer = layer;
   gw.split = w->split;
-  gw.batches = a->batches; // the experts': the dispatch group's micro-batches
+  gw.embeddingCopy = w->embeddingCopy; // (the dense part's: a tied embedding's copy)
+  gw.batches = a->batches;             // the experts': the dispatch group's micro-batches
   gw.shards = experts ? w->shards : singleSet(0);
   gw.total = experts ? w->total : 1;
   gw.forged = g->forged;
@@ -199,7 +200,7 @@ bool Rank::checkHalfInputs(SourceRange at, const char *op, int64_t layer, const 
     });
     return false;
   }
-  if (*a.batches != *g->batches || (experts && (a.step != g->step || a.total != g->total))) {
+  if (*a.batches != *g->batches || (experts && (a.step != g->step || a.total != g->total || *a.shards != *g->shards))) {
     errorWith(at, "backward-batches", [&] {
       return side + " mixes tokens: the activations are " + a.describe() + ", the gradient " + g->describe();
     });

@@ -10,15 +10,6 @@ namespace schedc::sim {
 
 namespace {
 
-std::string layerOf(int64_t l) {
-  return "layer " + std::to_string(l);
-}
-
-// A weight-sized value of one side of a mixture-of-experts layer.
-bool isMoe(const Value &v) {
-  return v.split == Split::Dense || v.split == Split::Experts;
-}
-
 bool anyPoisoned(std::initializer_list<const ValuePtr *> vs) {
   for (const ValuePtr *v : vs)
     if ((*v)->poisoned)
@@ -118,7 +109,7 @@ std::pair<ValuePtr, ValuePtr> Rank::load(SourceRange at, int64_t layer, int64_t 
     storage_.setLayerForm(layer, {.parts = tensor ? parts : 1, .expertsApart = moe});
   w.batches = emptySet();
   w.poisoned = !ok;
-  w.embeddingCopy = ok && holdsEmbeddingCopy(layer);
+  w.embeddingCopy = ok && holdsEmbeddingCopy(layer) && w.split != Split::Experts; // (the dense part's)
   loadedFirstLayer_ = loadedFirstLayer_ || (ok && layer == 0);
   loadedLastLayer_ = loadedLastLayer_ || (ok && layer == world_.model_.layers - 1);
   Value o = w;
@@ -372,7 +363,7 @@ std::pair<ValuePtr, ValuePtr> Rank::update(SourceRange at, int64_t layer, const 
         ok = false;
       }
     if (ok && (g->split != w->split || o->split != w->split) &&
-        (isMoe(*g) || isMoe(*w) || isMoe(*o))) { // a side's gradient for the other side's weight
+        (isSide(*g) || isSide(*w) || isSide(*o))) { // a side's gradient for the other side's weight
       errorWith(at, "update-side", [&] {
         return "update of " + layerOf(layer) + " has the gradient of " + g->slices() + " for a weight of " +
                w->slices() + " and an optimizer state of " + o->slices() +
@@ -448,8 +439,9 @@ std::pair<ValuePtr, ValuePtr> Rank::update(SourceRange at, int64_t layer, const 
   }
   // An end of Megatron's embedding group: the last layer with the embedding's copy, or the
   // first layer on a rank that holds no last layer (whose copy is then another rank's).
-  const bool embeddingGroup = tiedEmbeddings() && ((layer == world_.model_.layers - 1 && w->embeddingCopy) ||
-                                                   (layer == 0 && !loadedLastLayer_));
+  const bool embeddingGroup =
+      tiedEmbeddings() && w->split != Split::Experts &&
+      ((layer == world_.model_.layers - 1 && w->embeddingCopy) || (layer == 0 && !loadedLastLayer_));
   cost::Producers made = logEvent({.kind = EventKind::Update,
                                    .data = cost::Data::Weights,
                                    .embeddingCopy = w->embeddingCopy,
@@ -481,7 +473,7 @@ ValuePtr Rank::addGrad(SourceRange at, const ValuePtr &a, const ValuePtr &b) {
     if (a->layer != b->layer) {
       error(at, "add-layers", "adds the gradients of " + layerOf(a->layer) + " and " + layerOf(b->layer));
       ok = false;
-    } else if (a->split != b->split && (isMoe(*a) || isMoe(*b))) {
+    } else if (a->split != b->split && (isSide(*a) || isSide(*b))) {
       error(at, "add-shards", "adds gradients of different sides (" + a->slices() + " and " + b->slices() + ")");
       ok = false;
     } else if (a->total != b->total || *a->shards != *b->shards) {

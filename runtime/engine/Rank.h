@@ -40,8 +40,16 @@ namespace schedc::sim {
 class World;
 struct Lane;
 
-// The side of a mixture-of-experts layer a forward or backward with `weight` computes.
+// The side of a mixture-of-experts layer a forward or backward with `weight` computes; and
+// whether a weight-sized value is one side's (not the whole layer's).
 cost::LayerHalf halfOf(const Value &weight);
+inline bool isSide(const Value &v) {
+  return halfOf(v) != cost::LayerHalf::Whole;
+}
+// "layer 3", as messages name a layer.
+inline std::string layerOf(int64_t layer) {
+  return "layer " + std::to_string(layer);
+}
 
 class Rank {
 public:
@@ -231,7 +239,8 @@ private:
   bool checkHalfInputs(SourceRange at, const char *op, int64_t layer, const Value &input, const Value *grad,
                        const Value &weight);
   // An activation or activation gradient `op` uses must be whole: not a tensor-parallel
-  // partial sum. False (reported) if it is one.
+  // partial sum, a sequence shard, or a mixture-of-experts layer's tokens at the router or at
+  // the experts. False (reported) if it is not.
   bool checkWhole(SourceRange at, const char *op, int64_t layer, const Value &v);
   // checkWhole's report, out of line.
   [[gnu::noinline, gnu::cold]] void reportNotWhole(SourceRange at, const char *op, int64_t layer, const Value &v);

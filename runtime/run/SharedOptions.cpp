@@ -38,7 +38,8 @@ const char *const kCostModelHelp =
                        or hardware (seconds of --model on --hardware, communication
                        overlapping compute; docs/costs.md)
   --model=NAME|FILE    the hardware model's transformer: a preset (gpt3-175b, llama3-8b,
-                       llama3-70b, llama3-405b, megatron-22b/175b/530b/1t) or a TOML file;
+                       llama3-70b, llama3-405b, megatron-22b/175b/530b/1t, mixtral-8x7b,
+                       deepseek-v3), a TOML file or a Hugging Face config.json;
                        without it, the real backends' tanh(xW1)W2 layer of --hidden, --tokens
   --hardware=NAME|FILE the machine: a preset (dgx-h100, dgx-a100-80gb) or a TOML file
   --model-set=KEY=VALUE, --hardware-set=KEY=VALUE  override one key (repeatable)

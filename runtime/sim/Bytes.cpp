@@ -53,7 +53,9 @@ double ByteModel::transformerBytes(const Value &v, LayerForm form) const {
     if (v.layer >= 0 && v.layer < t.layers) {
       if (layerParts > 1 && v.split == Split::None) // the input whole, the rest a part's (at 16 bits)
         return batches * t.partActivationBytes(v.layer, layerParts, false) * elementBytes(v.kind) / 2;
-      if (form.expertsApart) // the dense part's (the experts' are the dispatched tokens')
+      // The dense part's (the experts' are the dispatched tokens'); under full recomputation
+      // the layer's input is its checkpoint either way.
+      if (form.expertsApart && t.recompute != cost::Recompute::Full)
         return (layerActivationBytes(v.layer, batches) -
                 batches * t.routedActivationBytes(v.layer) * elementBytes(v.kind) / 2) *
                sequenceShare(v);
@@ -91,7 +93,7 @@ double ByteModel::weightShareBytes(const Value &v) const {
   int64_t layer = std::clamp<int64_t>(v.layer, 0, t.layers - 1);
   double copy = v.embeddingCopy && layer == t.layers - 1 ? t.embeddingCopyParameters() : 0;
   // A side of a mixture-of-experts layer: its dense part, or its routed experts.
-  double routed = static_cast<double>(t.routedExpertParameters(layer)) / static_cast<double>(t.tensorParallel);
+  double routed = t.rankRoutedParameters(layer);
   double parameters = v.split == Split::Experts ? routed
                       : v.split == Split::Dense ? t.rankParameters(layer) - routed
                                                 : t.rankParameters(layer);

@@ -194,7 +194,9 @@ Value exchangeTokens(const CollectiveInputs &c, const IntSet &members, int64_t r
   Value out = first;
   out.poisoned = poisoned;
   const bool dispatch = !atExperts(first.split);
-  out.split = exchangedSplit(first.kind, first.split).value_or(Split::None);
+  std::optional<Split> after = exchangedSplit(first.kind, first.split);
+  SCHEDC_ASSERT(after || poisoned, "an all-to-all of a value it does not take (Rank::collectiveInput poisons those)");
+  out.split = after.value_or(first.split); // (a poisoned input's stays: nothing is checked on it)
   if (dispatch) {
     std::vector<int64_t> all;
     for (size_t i = 0; i < c.inputs.size() && !poisoned; ++i)
@@ -220,8 +222,8 @@ Value exchangeTokens(const CollectiveInputs &c, const IntSet &members, int64_t r
       fail("alltoall-group", [&] {
         return ofLayer(c) + " brings tokens back over " + groupName(members, ranks) + ", but " + rank(i) + " holds " +
                v.describe() + (i ? ", " + rank(0) + " " + first.describe() : "") +
-               ": combine over the group that dispatched them (" + std::to_string(v.total) + " ranks, " + rank(i) +
-               " at place " + std::to_string(v.step) + ")";
+               ": combine over the group that dispatched them (" + rank(i) + "'s tokens came over a group of " +
+               std::to_string(v.total) + " ranks, where it was member " + std::to_string(v.step) + ")";
       });
       out.poisoned = true;
     }
@@ -231,8 +233,12 @@ Value exchangeTokens(const CollectiveInputs &c, const IntSet &members, int64_t r
   if (!out.poisoned &&
       (std::adjacent_find(origins.begin(), origins.end()) != origins.end() || IntSet(origins) != *first.batches)) {
     fail("alltoall-group", [&] {
-      return ofLayer(c) + " brings back the tokens of micro-batches " + first.batches->str() + " to ranks that sent " +
-             IntSet(origins).str() + ": combine over the group that dispatched them";
+      std::string sent;
+      for (size_t i = 0; i < c.inputs.size(); ++i)
+        sent += (i ? ", " : "") + rank(i) + " sent " + c.inputs[i]->shards->str();
+      return ofLayer(c) + " brings back the tokens of micro-batches " + first.batches->str() +
+             " to ranks that did not " + "dispatch them together (" + sent +
+             "): combine over the group that dispatched them";
     });
     out.poisoned = true;
   }
@@ -273,7 +279,15 @@ void collectElements(const CollectiveInputs &c, const IntSet &members, const boo
       prefetchElements(gathers(c.kind) ? c.inputs[i + kAhead]->shards : c.inputs[i + kAhead]->batches);
     starts.push_back(all.size());
     auto who = [&] { return "rank " + std::to_string(members.elements()[i]); };
-    if (gathers(c.kind)) {
+    if (v.split != first.split) // (a mixture-of-experts side's slices against the whole layer's)
+      fail("collective-shards", [&] {
+        auto part = [](const Value &x) {
+          return x.split == Split::None && x.complete() ? "the whole layer" : x.slices();
+        };
+        return ofLayer(c) + " combines " + part(first) + " (rank " + std::to_string(members.elements()[0]) + ") with " +
+               part(v) + " (" + who() + "): different parts of the layer";
+      });
+    else if (gathers(c.kind)) {
       if (v.total != first.total || v.step != first.step)
         fail("collective-shards", [&] {
           return ofLayer(c) + " combines weights of different shard counts or steps (" + who() + " has " +

@@ -215,6 +215,16 @@ TEST(HardwareCostExperts, TheTwoSidesOfALayerAddUpToIt) {
                 .layer = 1,
                 .volume = 512.0 * 256.0};
   EXPECT_DOUBLE_EQ(cost.communicationBytes(dispatch), 2 * 1024 * 4096 * 2.0);
+  // The capacity factor's padding is computed (HFU) but is not the model's (MFU).
+  Transformer padded = t;
+  padded.capacityFactor = 2;
+  HardwareCost paddedCost(transformerLayers(padded), h, {.bf16 = true, .optimizerMoments = 2});
+  Work experts{.kind = EventKind::Backward, .half = LayerHalf::Experts, .groupSize = 1, .layer = 1, .microBatches = 1};
+  Work whole{.kind = EventKind::Backward, .layer = 1, .microBatches = 1};
+  EXPECT_NEAR(paddedCost.flops(experts), 2 * cost.flops(experts), 1);
+  EXPECT_NEAR(paddedCost.modelFlops(experts), cost.modelFlops(experts), 1);
+  EXPECT_NEAR(paddedCost.modelFlops(whole), cost.modelFlops(whole), 1);
+  EXPECT_GT(paddedCost.flops(whole), cost.flops(whole));
   // A dense model prices no sides.
   EXPECT_FALSE(HardwareCost(transformerLayers(*findTransformerPreset("llama3-8b")), h, {}).modelsExperts());
 }
