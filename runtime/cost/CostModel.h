@@ -37,10 +37,13 @@ struct Work {
                                      // layer's copy of a tied word embedding (sim::Value::embeddingCopy)
   LayerHalf half = LayerHalf::Whole; // forward, backward: the part of the layer it computes: all
                                      // of it, or one side of a mixture-of-experts layer split
-                                     // around its all-to-alls (docs/language.md, "Experts")
+                                     // around its all-to-alls (docs/language.md, "Experts"); update,
+                                     // collectives, sends: the side the weight-sized data is of
   bool embeddingGroup = false;       // update: this rank is an end of Megatron-LM's embedding group,
                                      // whose tied embedding's gradient is all-reduced first (`nodes`: 2
                                      // where the run spans nodes)
+  bool tokenCopies = false;          // all-to-alls and sends: a mixture-of-experts layer's tokens at
+                                     // its router or at its experts, each token's top-k copies
   int32_t groupSize = 0;             // collectives: the ranks taking part; the experts' forward and
                                      // backward: the ranks their tokens were dispatched over
   int32_t nodes = 1;                 // collectives and sends: the nodes those ranks are on (CostModel::nodeOf)

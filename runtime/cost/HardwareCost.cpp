@@ -47,9 +47,9 @@ double HardwareCost::elementBytes(Data data) const {
 }
 
 double HardwareCost::bytesOf(const Work &w) const {
-  if (w.data == Data::Activations) // (an all-to-all moves each token's copies for its top-k)
+  if (w.data == Data::Activations) // (a mixture-of-experts layer's tokens: each token's top-k copies)
     return w.volume / kActivationUnits * model_->boundaryElements() * elementBytes(w.data) *
-           (w.kind == EventKind::AllToAll ? model_->dispatchFactor() : 1);
+           (w.tokenCopies ? model_->dispatchFactor() : 1);
   int64_t layer = w.kind == EventKind::Update ? w.updatedLayer : w.layer;
   double parameters =
       model_->sideParameters(modelLayer(layer), w.half) + (w.embeddingCopy ? model_->embeddingCopyParameters() : 0);

@@ -210,11 +210,15 @@ TEST(HardwareCostExperts, TheTwoSidesOfALayerAddUpToIt) {
   // An all-to-all moves each token's top-2 copies.
   Work dispatch{.kind = EventKind::AllToAll,
                 .data = Data::Activations,
+                .tokenCopies = true,
                 .groupSize = 8,
                 .nodes = 1,
                 .layer = 1,
                 .volume = 512.0 * 256.0};
   EXPECT_DOUBLE_EQ(cost.communicationBytes(dispatch), 2 * 1024 * 4096 * 2.0);
+  Work send{
+      .kind = EventKind::Pass, .data = Data::Activations, .tokenCopies = true, .layer = 1, .volume = 512.0 * 256.0};
+  EXPECT_DOUBLE_EQ(cost.communicationBytes(send), cost.communicationBytes(dispatch)); // a send of them too
   // The capacity factor's padding is computed (HFU) but is not the model's (MFU).
   Transformer padded = t;
   padded.capacityFactor = 2;
