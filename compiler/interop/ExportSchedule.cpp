@@ -123,10 +123,11 @@ private:
       const sim::Event &e = events[i];
       if (std::optional<CollectiveKind> collective = collectiveOf(e.kind)) {
         if (!fsdpCalls.count(i))
-          problem(e, fmt::format("a PyTorch pipeline schedule has no {} (its data or tensor parallelism is set up "
+          problem(e, fmt::format("a PyTorch pipeline schedule has no {} (its {} parallelism is set up "
                                  "outside the file): only pipelines export, with FSDP's all-gathers of weight "
                                  "shards and reduce-scatters of weight gradients",
-                                 collectiveName(*collective)));
+                                 collectiveName(*collective),
+                                 *collective == CollectiveKind::AllToAll ? "expert" : "data or tensor"));
         continue;
       }
       if (!isComputeEvent(e.kind))
