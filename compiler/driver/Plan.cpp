@@ -313,6 +313,7 @@ int runPlan(const Options &opts, SourceManager &sources, DiagnosticEngine &diags
   context.bytesModel = base.bytes.describe();
   context.sequence = model.sequence;
   context.layers = model.layers;
+  context.experts = model.hasExperts();
   context.memoryBytes = machine.memoryBytes;
   context.modelOwn = plan::Settings{model.tensorParallel, model.microBatch, model.sequenceParallel, model.recompute};
   context.usableBytes = machine.memoryBytes - machine.overheadBytes;

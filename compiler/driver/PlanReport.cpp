@@ -143,6 +143,9 @@ void printPlanText(const PlanContext &context, const plan::SearchResult &r, std:
       << formatted("%.2f", context.memoryBytes / kGiB) << " GiB usable\n";
   if (!context.exportFile.empty())
     out << "(--export: the pipeline families alone, whose one replica's stages a PyTorch pipeline file holds)\n";
+  if (context.experts)
+    out << "(a mixture-of-experts model: its layers are searched whole; expert parallelism, stdlib/moe.sched, is "
+           "not in the search yet)\n";
   if (n.enumerated == 0) {
     out << "No configuration: none of the searched families lays out " << context.accelerators
         << " accelerators for a global batch of " << context.globalBatch << " (t divides a node's accelerators, p the "
@@ -207,6 +210,7 @@ std::string planJson(const PlanContext &context, const plan::SearchResult &r) {
        ", \"over_memory\": " + std::to_string(n.overCapacity) +
        ", \"bound_violations\": " + std::to_string(n.boundViolations) + "},\n";
   s += "  \"pipeline_families_only\": " + std::string(context.exportFile.empty() ? "false" : "true") + ",\n";
+  s += "  \"experts_searched_whole\": " + std::string(context.experts ? "true" : "false") + ",\n";
   s += "  \"wall_seconds\": " + sim::jsonNumber(r.wallSeconds) +
        ",\n  \"threads\": " + std::to_string(context.threads) + ",\n";
   s += "  \"best\": " + (r.ranked.empty() ? std::string("null") : checkedJson(context, r.ranked[0])) + ",\n";
