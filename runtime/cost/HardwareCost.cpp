@@ -131,8 +131,9 @@ double updateBytesPerParameter(double gradientBytes, bool bf16, int moments) {
 // group's tokens), the rest the dense part's. The model's FLOPs (`model`) leave out the
 // capacity factor's padding, which the hardware computes.
 double HardwareCost::sideFlops(const Work &w, double whole, double passes, bool model) const {
-  double routed = passes * model_->routedFlops(modelLayer(w.layer));
-  double used = model ? routed / model_->capacityFactor() : routed;
+  const int64_t l = modelLayer(w.layer);
+  double routed = passes * model_->routedFlops(l);
+  double used = model ? routed - passes * model_->paddingFlops(l) : routed;
   switch (w.half) {
   case LayerHalf::Whole: return whole - (routed - used);
   case LayerHalf::Dense: return whole - routed;

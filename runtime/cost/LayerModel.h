@@ -55,8 +55,7 @@ public:
   double modelFlopsPerMicroBatch() const {
     double flops = 0;
     for (int64_t l = 0; l < layers(); ++l)
-      flops += forwardFlops(l) + backwardInputFlops(l) + backwardWeightFlops(l) -
-               3 * routedFlops(l) * (1 - 1 / capacityFactor());
+      flops += forwardFlops(l) + backwardInputFlops(l) + backwardWeightFlops(l) - 3 * paddingFlops(l);
     return flops;
   }
   // Parameters of the whole model (0: the schedule's layer count decides).
@@ -98,6 +97,8 @@ public:
   // The share of the routed experts' FLOPs that is padding: each expert computes this many
   // times its tokens (routedFlops includes it; the model's FLOPs do not).
   virtual double capacityFactor() const { return 1; }
+  // Of one pass of the routed experts' FLOPs, the capacity factor's padding.
+  double paddingFlops(int64_t layer) const { return routedFlops(layer) * (1 - 1 / capacityFactor()); }
   // Parameters of one side of layer `layer` on one rank (LayerHalf: all of it, the dense part,
   // or every routed expert).
   double sideParameters(int64_t layer, LayerHalf half) const {

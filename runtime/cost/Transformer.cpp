@@ -36,7 +36,7 @@ int64_t Transformer::attentionMatrixParameters() const {
 double Transformer::mlpMatrixParameters(int64_t layer, bool active) const {
   if (!moeLayer(layer))
     return d((gatedMlp ? 3 : 2) * hidden * ffn);
-  const double expert = d(3 * hidden * expertFfn); // gate, up and down
+  const double expert = d(expertParameters());
   const double routed = active ? d(topK) * capacityFactor : d(experts);
   return d(hidden * experts) + (d(sharedExperts) + routed) * expert; // the router, the experts
 }
@@ -51,7 +51,7 @@ int64_t Transformer::replicatedMatrixParameters(int64_t layer) const {
 }
 
 int64_t Transformer::routedExpertParameters(int64_t layer) const {
-  return moeLayer(layer) ? experts * 3 * hidden * expertFfn : 0;
+  return moeLayer(layer) ? experts * expertParameters() : 0;
 }
 
 int64_t Transformer::normParameters() const {
@@ -64,8 +64,8 @@ int64_t Transformer::rowParallelBiases() const {
 
 int64_t Transformer::blockParameters(int64_t layer) const {
   int64_t linearBiases = biases ? (2 * hidden + 2 * kvHidden()) + (gatedMlp ? 2 : 1) * ffn + hidden : 0;
-  int64_t latentNorms = kvLoraRank > 0 ? kvLoraRank + qLoraRank : 0; // MLA's q_a and kv_a RMSNorms
-  return static_cast<int64_t>(blockMatrixParameters(layer)) + 2 * normParameters() + linearBiases + latentNorms;
+  return static_cast<int64_t>(blockMatrixParameters(layer)) + 2 * normParameters() + linearBiases +
+         latentNormParameters();
 }
 
 int64_t Transformer::layerParameters(int64_t layer) const {
@@ -80,8 +80,8 @@ int64_t Transformer::layerParameters(int64_t layer) const {
 double Transformer::rankParameters(int64_t layer) const {
   // What every rank holds whole: the norms, the row-parallel biases, learned positions, the
   // replicated matrices (MLA's down projections and latent norms, a router).
-  double whole = d(2 * normParameters() + rowParallelBiases() + replicatedMatrixParameters(layer) +
-                   (kvLoraRank > 0 ? kvLoraRank + qLoraRank : 0));
+  double whole =
+      d(2 * normParameters() + rowParallelBiases() + replicatedMatrixParameters(layer) + latentNormParameters());
   if (layer == 0 && positionEmbeddings)
     whole += d(sequence * hidden);
   if (layer == layers - 1)
@@ -104,8 +104,7 @@ int64_t Transformer::parameters() const {
 int64_t Transformer::activeParameters() const {
   int64_t total = 0;
   for (int64_t l = 0; l < layers; ++l)
-    total += layerParameters(l) - routedExpertParameters(l) +
-             (moeLayer(l) ? topK * 3 * hidden * expertFfn : 0); // its top-k routed experts
+    total += layerParameters(l) - routedExpertParameters(l) + (moeLayer(l) ? topK * expertParameters() : 0);
   return total;
 }
 
@@ -132,7 +131,7 @@ double Transformer::attentionCoreFlops() const {
 double Transformer::routedFlops(int64_t layer) const {
   if (!moeLayer(layer))
     return 0;
-  return 2 * d(sequence) * d(microBatch) * dispatchFactor() * d(3 * hidden * expertFfn) / d(tensorParallel);
+  return 2 * d(sequence) * d(microBatch) * dispatchFactor() * d(expertParameters()) / d(tensorParallel);
 }
 
 double Transformer::routedActivationBytes(int64_t layer) const {

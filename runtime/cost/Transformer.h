@@ -147,6 +147,9 @@ struct Transformer {
   // Matrices every rank of a tensor-parallel group holds and computes whole: MLA's query and
   // key-value down projections, a mixture-of-experts layer's router.
   int64_t replicatedMatrixParameters(int64_t layer) const;
+  // One expert's gated MLP (gate, up, down), and MLA's two latent RMSNorms (0 without MLA).
+  int64_t expertParameters() const { return 3 * hidden * expertFfn; }
+  int64_t latentNormParameters() const { return kvLoraRank > 0 ? kvLoraRank + qLoraRank : 0; }
   int64_t kvHidden() const { return hidden / heads * kvHeads; }
   // Each head's query and key width, and its value's (MLA's own, else hidden / heads).
   int64_t qkHeadDim() const { return kvLoraRank > 0 ? qkNopeHeadDim + qkRopeHeadDim : hidden / heads; }

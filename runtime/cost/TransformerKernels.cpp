@@ -93,13 +93,12 @@ void Transformer::kernels(int64_t layer, Pass pass, LayerShare share, const Elem
   const double fe = d(expertFfn) / t, permuted = tokens * dispatchFactor() * h;
   std::vector<Linear> linears; // the block's, then the logits
   if (dense && kvLoraRank > 0) {
-    linears.push_back({"q down", d(qLoraRank), h}); // (q_proj when there is no q_lora_rank)
+    if (qLoraRank > 0) // (else q up is q_proj, from the input)
+      linears.push_back({"q down", d(qLoraRank), h});
     linears.push_back({"q up", d(heads) * qk / t, qLoraRank > 0 ? d(qLoraRank) : h});
     linears.push_back({"kv down", d(kvLoraRank + qkRopeHeadDim), h});
     linears.push_back({"kv up", d(heads) * (d(qkNopeHeadDim) + v) / t, d(kvLoraRank)});
     linears.push_back({"attention output", h, d(heads) * v / t});
-    if (qLoraRank == 0)
-      linears.erase(linears.begin());
   } else if (dense) {
     linears.push_back({"qkv", (h + 2 * d(kvHidden())) / t, h});
     linears.push_back({"attention output", h, h / t});

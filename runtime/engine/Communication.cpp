@@ -165,7 +165,7 @@ ValuePtr Rank::collective(SourceRange at, CollectiveKind kind, const ValuePtr &v
                   .data = dataOf(v->kind),
                   .embeddingCopy = v->embeddingCopy,
                   .half = halfOf(*v),
-                  .tokenCopies = v->split == Split::Routed || atExperts(v->split) || kind == CollectiveKind::AllToAll,
+                  .tokenCopies = isTokens(v->split) || kind == CollectiveKind::AllToAll,
                   .groupSize = static_cast<int32_t>(elems.size()),
                   .nodes = nodes,
                   .layer = v->layer,
@@ -219,7 +219,7 @@ void Rank::send(SourceRange at, int64_t to, const ValuePtr &v, int64_t tag) {
   logEvent({.kind = EventKind::Pass,
             .data = dataOf(v->kind),
             .half = halfOf(*v),
-            .tokenCopies = v->split == Split::Routed || atExperts(v->split),
+            .tokenCopies = isTokens(v->split),
             .nodes = nodes,
             .volume = v->memory().asDouble()},
            nullptr, at, v->made, {}, flow);

@@ -158,7 +158,8 @@ bool Rank::checkHalfInputs(SourceRange at, const char *op, int64_t layer, const 
     });
     return false;
   }
-  if (experts && singleSlice(*w.shards, w.total).first < 0) {
+  const auto [slice, slices] = singleSlice(*w.shards, w.total);
+  if (experts && slice < 0) {
     errorWith(at, "weight-sharded", [&] {
       return side + " needs one whole slice of them, but rank " + std::to_string(id_) + " holds " + w.slices() +
              " (all-gather the slice first)";
@@ -176,16 +177,13 @@ bool Rank::checkHalfInputs(SourceRange at, const char *op, int64_t layer, const 
     });
     return false;
   }
-  if (experts) {
-    auto [slice, slices] = singleSlice(*w.shards, w.total);
-    if (slices != a.total || slice != a.step) {
-      errorWith(at, "expert-slice", [&] {
-        return side + " with " + w.slices() + " computes the tokens routed to slice " + std::to_string(a.step) +
-               " of " + std::to_string(a.total) + " (this rank's place in the dispatch group): load slice " +
-               std::to_string(a.step) + " of " + std::to_string(a.total) + " here";
-      });
-      return false;
-    }
+  if (experts && (slices != a.total || slice != a.step)) {
+    errorWith(at, "expert-slice", [&] {
+      return side + " with " + w.slices() + " computes the tokens routed to slice " + std::to_string(a.step) + " of " +
+             std::to_string(a.total) + " (this rank's place in the dispatch group): load slice " +
+             std::to_string(a.step) + " of " + std::to_string(a.total) + " here";
+    });
+    return false;
   }
   if (!g)
     return true;

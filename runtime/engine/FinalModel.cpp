@@ -17,22 +17,22 @@ void World::checkFinalModel(const EndTally &tally) {
     if (f.failed || experts.failed)
       continue;
     IntSet shards(f.shards); // sorted once: uniting piece by piece was quadratic in the ranks
-    const std::string layer = "layer " + std::to_string(l);
     if (f.dense || experts.any)
       checkFinalExperts(l, f, experts);
     if (!f.total && !experts.any)
       record(Severity::Error, options_.scheduleAt, "never-updated",
-             layer + " is never updated: no rank holds an updated weight of it at the end", -1);
+             layerOf(l) + " is never updated: no rank holds an updated weight of it at the end", -1);
     else if (!f.total)
       record(Severity::Error, options_.scheduleAt, "never-updated",
-             "the dense part of " + layer + " is never updated: ranks hold updated slices of its routed experts only",
+             "the dense part of " + layerOf(l) +
+                 " is never updated: ranks hold updated slices of its routed experts only",
              -1);
     else if (f.inconsistent)
       record(Severity::Error, options_.scheduleAt, "final-inconsistent",
-             "the updated weights of layer " + std::to_string(l) + " are split into different numbers of shards", -1);
+             "the updated weights of " + layerOf(l) + " are split into different numbers of shards", -1);
     else if (static_cast<int64_t>(shards.size()) != f.total)
       record(Severity::Error, options_.scheduleAt, "final-incomplete",
-             "the updated weights of layer " + std::to_string(l) + " cover shards " + shards.str() + " of " +
+             "the updated weights of " + layerOf(l) + " cover shards " + shards.str() + " of " +
                  std::to_string(f.total) + "; shards " + IntSet::range(0, f.total).minus(shards).str() +
                  " are never updated",
              -1);
@@ -42,7 +42,7 @@ void World::checkFinalModel(const EndTally &tally) {
 // A mixture-of-experts layer's sides (Split::Dense, Split::Experts): the dense part updated
 // (checked with the whole layers) and every slice of the routed experts.
 void World::checkFinalExperts(int64_t l, const EndTally::Final &dense, const EndTally::Final &experts) {
-  const std::string layer = "layer " + std::to_string(l);
+  const std::string layer = layerOf(l); // (only for an error)
   if (dense.dense && dense.whole)
     record(Severity::Error, options_.scheduleAt, "final-inconsistent",
            "ranks hold updated weights of the whole " + layer + " and of its dense part alone", -1);

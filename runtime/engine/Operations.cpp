@@ -147,8 +147,8 @@ bool Rank::checkWhole(SourceRange at, const char *op, int64_t layer, const Value
 void Rank::reportNotWhole(SourceRange at, const char *op, int64_t layer, const Value &v) {
   std::string what = v.kind == Kind::Activation ? "output of " + layerOf(v.layer - 1)
                                                 : "gradient of " + layerOf(v.layer) + "'s output";
-  std::string where = std::string(op) + (layer >= 0 ? " of " + layerOf(layer) : "") + " uses the " + what +
-                      " on rank " + std::to_string(id_);
+  const std::string user = std::string(op) + (layer >= 0 ? " of " + layerOf(layer) : "");
+  const std::string where = user + " uses the " + what + " on rank " + std::to_string(id_);
   switch (v.split) {
   case Split::PartialSum:
     error(at, "tensor-partial",
@@ -162,8 +162,7 @@ void Rank::reportNotWhole(SourceRange at, const char *op, int64_t layer, const V
     return;
   case Split::Routed:
     error(at, "expert-routed",
-          std::string(op) + (layer >= 0 ? " of " + layerOf(layer) : "") + " uses " + v.describe() + " on rank " +
-              std::to_string(id_) +
+          user + " uses " + v.describe() + " on rank " + std::to_string(id_) +
               (v.kind == Kind::Activation
                    ? ": its tokens still have to go through the layer's experts (alltoall over the expert-parallel "
                      "group, forward with the experts, alltoall back)"
@@ -172,8 +171,8 @@ void Rank::reportNotWhole(SourceRange at, const char *op, int64_t layer, const V
   case Split::Dispatched:
   case Split::ExpertOutput:
     error(at, "expert-dispatched",
-          std::string(op) + (layer >= 0 ? " of " + layerOf(layer) : "") + " uses " + v.describe() + " on rank " +
-              std::to_string(id_) + ": its tokens are at their experts, dispatched over " + std::to_string(v.total) +
+          user + " uses " + v.describe() + " on rank " + std::to_string(id_) +
+              ": its tokens are at their experts, dispatched over " + std::to_string(v.total) +
               " ranks; bring them back with alltoall over the same group first");
     return;
   case Split::None:
@@ -367,8 +366,7 @@ std::pair<ValuePtr, ValuePtr> Rank::update(SourceRange at, int64_t layer, const 
       errorWith(at, "update-side", [&] {
         return "update of " + layerOf(layer) + " has the gradient of " + g->slices() + " for a weight of " +
                w->slices() + " and an optimizer state of " + o->slices() +
-               ": each side of the layer is updated "
-               "with its own";
+               ": each side of the layer is updated with its own";
       });
       ok = false;
     }

@@ -45,7 +45,7 @@ double ByteModel::transformerBytes(const Value &v, LayerForm form) const {
   if (v.split == Split::Routed)
     return tokenCopiesBytes(v, copies);
   if (v.split == Split::Dispatched && v.kind == Kind::Activation)
-    return batches / static_cast<double>(v.total) * t.routedActivationBytes(v.layer) * elementBytes(v.kind) / 2;
+    return routedActivationBytes(v.layer, batches / static_cast<double>(v.total));
   if (atExperts(v.split))
     return tokenCopiesBytes(v, copies / static_cast<double>(v.total));
   switch (v.kind) {
@@ -56,9 +56,7 @@ double ByteModel::transformerBytes(const Value &v, LayerForm form) const {
       // The dense part's (the experts' are the dispatched tokens'); under full recomputation
       // the layer's input is its checkpoint either way.
       if (form.expertsApart && t.recompute != cost::Recompute::Full)
-        return (layerActivationBytes(v.layer, batches) -
-                batches * t.routedActivationBytes(v.layer) * elementBytes(v.kind) / 2) *
-               sequenceShare(v);
+        return (layerActivationBytes(v.layer, batches) - routedActivationBytes(v.layer, batches)) * sequenceShare(v);
       return layerActivationBytes(v.layer, batches) * sequenceShare(v);
     }
     // The last layer's output: its fp32 logits, split by vocabulary among the tensor-parallel
@@ -79,6 +77,10 @@ double ByteModel::transformerBytes(const Value &v, LayerForm form) const {
 double ByteModel::layerActivationBytes(int64_t layer, double microBatches) const {
   // cost::Transformer counts them at 16 bits; fp32 takes twice as many
   return microBatches * transformer->activationBytes(layer) * elementBytes(Kind::Activation) / 2;
+}
+
+double ByteModel::routedActivationBytes(int64_t layer, double microBatches) const {
+  return microBatches * transformer->routedActivationBytes(layer) * elementBytes(Kind::Activation) / 2;
 }
 
 double ByteModel::logitsBytes(double microBatches, int64_t layerParts, double sequenceShare) const {

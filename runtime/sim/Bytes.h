@@ -115,6 +115,8 @@ struct ByteModel {
   // Under a transformer, the bytes layer `layer` keeps for its backward for `microBatches`
   // micro-batches on one rank (Korthikanti et al.'s per-GPU bytes at this precision).
   double layerActivationBytes(int64_t layer, double microBatches) const;
+  // The part of that the routed experts keep (cost::Transformer::routedActivationBytes).
+  double routedActivationBytes(int64_t layer, double microBatches) const;
   // Under a transformer, the bytes of the last layer's output for `microBatches` micro-batches
   // of its sequence (`sequenceShare` of it): its fp32 logits, split by vocabulary among the
   // tensor-parallel accelerators (the model's `tensor_parallel` x a schedule's `layerParts`).

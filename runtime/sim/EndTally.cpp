@@ -24,6 +24,21 @@ void EndTally::Final::note(const Value &weight) {
   shards.insert(shards.end(), weight.shards->elements().begin(), weight.shards->elements().end());
 }
 
+void EndTally::Final::add(const Final &theirs) {
+  failed |= theirs.failed;
+  if (!theirs.any)
+    return;
+  // As if their weights had been noted here one by one.
+  inconsistent |= theirs.inconsistent || (total && total != theirs.firstTotal);
+  if (!any)
+    firstTotal = theirs.firstTotal;
+  any = true;
+  dense |= theirs.dense;
+  whole |= theirs.whole;
+  total = theirs.total;
+  shards.insert(shards.end(), theirs.shards.begin(), theirs.shards.end());
+}
+
 EndTally::Leftover &EndTally::leftover(const Statement &statement, Kind kind) {
   auto [it, inserted] = leftovers.emplace(statement, Leftover{kind, {}});
   if (inserted)
@@ -41,23 +56,10 @@ void EndTally::add(EndTally &&later) {
       if (mine.first.size() < kSlotsNamed)
         mine.first.push_back(std::move(slot));
   }
-  for (auto [ours, theirsAll] : {std::pair{&finals, &later.finals}, std::pair{&expertFinals, &later.expertFinals}})
-    for (size_t layer = 0; layer < ours->size() && layer < theirsAll->size(); ++layer) {
-      Final &mine = (*ours)[layer];
-      Final &theirs = (*theirsAll)[layer];
-      mine.failed |= theirs.failed;
-      if (!theirs.any)
-        continue;
-      // As if their weights had been noted here one by one.
-      mine.inconsistent |= theirs.inconsistent || (mine.total && mine.total != theirs.firstTotal);
-      if (!mine.any)
-        mine.firstTotal = theirs.firstTotal;
-      mine.any = true;
-      mine.dense |= theirs.dense;
-      mine.whole |= theirs.whole;
-      mine.total = theirs.total;
-      mine.shards.insert(mine.shards.end(), theirs.shards.begin(), theirs.shards.end());
-    }
+  for (size_t layer = 0; layer < finals.size() && layer < later.finals.size(); ++layer) {
+    finals[layer].add(later.finals[layer]);
+    expertFinals[layer].add(later.expertFinals[layer]);
+  }
   forged |= later.forged;
 }
 

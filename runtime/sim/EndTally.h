@@ -55,6 +55,7 @@ struct EndTally {
     bool dense = false, whole = false; // weights of the layer's dense part (Split::Dense) / of the rest
 
     void note(const Value &weight);
+    void add(const Final &later); // a later lane's, as if its weights had been noted here
   };
 
   explicit EndTally(size_t layers = 0) : finals(layers), expertFinals(layers) {}

@@ -67,9 +67,14 @@ enum class Split : uint8_t {
 inline bool isSlice(Split s) {
   return s == Split::Part || s == Split::Experts;
 }
-// Whether an activation or gradient of this split holds dispatched tokens (at their experts).
+// Whether an activation or gradient of this split holds dispatched tokens (at their experts);
+// or a mixture-of-experts layer's tokens at its router or at its experts (each token's top-k
+// copies, as an all-to-all moves them).
 inline bool atExperts(Split s) {
   return s == Split::Dispatched || s == Split::ExpertOutput;
+}
+inline bool isTokens(Split s) {
+  return s == Split::Routed || atExperts(s);
 }
 
 // Real data a backend computes for a value (the cpu or cuda backend's tensors), and the
