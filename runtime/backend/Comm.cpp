@@ -169,6 +169,35 @@ std::vector<float> Comm::reduceScatter(const std::vector<float> &data, const std
   return part;
 }
 
+std::vector<std::vector<float>> Comm::alltoallv(const std::vector<std::vector<float>> &toEach,
+                                                const std::vector<int64_t> &members) {
+  MPI_Comm comm = communicator(members);
+  const size_t n = members.size();
+  std::vector<int> sendCounts(n), sendOffsets(n), recvCounts(n), recvOffsets(n);
+  std::vector<float> out;
+  for (size_t i = 0; i < n; ++i) {
+    sendOffsets[i] = static_cast<int>(out.size());
+    sendCounts[i] = static_cast<int>(toEach[i].size());
+    out.insert(out.end(), toEach[i].begin(), toEach[i].end());
+  }
+  check(timed(mpiSeconds_,
+              [&] { return MPI_Alltoall(sendCounts.data(), 1, MPI_INT, recvCounts.data(), 1, MPI_INT, comm); }),
+        "MPI_Alltoall");
+  for (size_t i = 1; i < n; ++i)
+    recvOffsets[i] = recvOffsets[i - 1] + recvCounts[i - 1];
+  std::vector<float> in(static_cast<size_t>(recvOffsets[n - 1] + recvCounts[n - 1]));
+  check(timed(mpiSeconds_,
+              [&] {
+                return MPI_Alltoallv(out.data(), sendCounts.data(), sendOffsets.data(), MPI_FLOAT, in.data(),
+                                     recvCounts.data(), recvOffsets.data(), MPI_FLOAT, comm);
+              }),
+        "MPI_Alltoallv");
+  std::vector<std::vector<float>> fromEach(n);
+  for (size_t i = 0; i < n; ++i)
+    fromEach[i].assign(in.begin() + recvOffsets[i], in.begin() + recvOffsets[i] + recvCounts[i]);
+  return fromEach;
+}
+
 void Comm::send(int64_t to, int tag, std::shared_ptr<std::vector<char>> bytes) {
   // Let finished sends go before adding one.
   for (size_t i = 0; i < pending_.size();) {

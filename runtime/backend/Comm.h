@@ -31,6 +31,10 @@ public:
   // Sums `data` (n elements) over the members; returns this member's part: the
   // position-th of size() equal parts.
   std::vector<float> reduceScatter(const std::vector<float> &data, const std::vector<int64_t> &members);
+  // Sends toEach[i] to the i-th member (any length each); returns what each member sent this
+  // one, in member order.
+  std::vector<std::vector<float>> alltoallv(const std::vector<std::vector<float>> &toEach,
+                                            const std::vector<int64_t> &members);
   // Point-to-point messages carry the schedule's tag (MPI_ANY_TAG receives any).
   void send(int64_t to, int tag, std::shared_ptr<std::vector<char>> bytes);
   std::vector<char> recv(int64_t from, int tag);

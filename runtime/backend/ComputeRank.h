@@ -99,8 +99,10 @@ public:
   std::string writeFinalWeights(const sim::Rank &rank, int64_t layers, const std::string &dir, bool overwrite);
 
 protected:
-  // Ends the job: a mixture-of-experts layer (an experts' or dense part's load, an
-  // all-to-all) is not computed by the real backends yet.
+  // Whether the backend computes a mixture-of-experts layer split around its all-to-alls
+  // (backend/Experts.h); where it does not, a load of a side of one, or an all-to-all, ends
+  // the job with refuseMixtureOfExperts.
+  virtual bool computesExperts() const { return false; }
   [[noreturn]] void refuseMixtureOfExperts(const char *what);
   // A copy of `v`'s data on the host.
   virtual HostData toHost(const ValuePtr &v) = 0;

@@ -34,6 +34,11 @@ struct Dims {
   int64_t tokens = 256; // T, rows per micro-batch
   uint64_t seed = 1;
   int64_t batches = 1; // B, all micro-batches (the loss is scaled by all of them)
+  // Every layer a mixture of `experts` experts, each token sent to `topK` of them
+  // (backend/Experts.h); 0: as many as a schedule splits a layer's experts into, and a layer
+  // loaded whole is dense.
+  int64_t experts = 0;
+  int64_t topK = 1;
   int64_t weightElements() const { return hidden * hidden; }
 };
 

@@ -18,14 +18,6 @@ using sim::ValuePtr;
 
 using P = backend::Payloads<Flat, OptState, Rows>;
 
-// The rows `r` holds (not copied), or `zeros` made to stand in for missing data.
-const std::vector<float> &rowsOf(const Rows *r, int64_t expectedRows, int64_t h, std::vector<float> &zeros) {
-  if (r && r->rows == expectedRows)
-    return r->values;
-  zeros.assign(static_cast<size_t>(expectedRows * h), 0.0f);
-  return zeros;
-}
-
 // Elements [begin, begin + count) of `f`: its piece itself when one piece is exactly that
 // range, else assembled into `scratch` (zeros where missing).
 const std::vector<float> &sliceOf(const Flat *f, int64_t begin, int64_t count, std::vector<float> &scratch) {
@@ -64,6 +56,9 @@ CpuRank::LayerWeights CpuRank::layerWeights(const ValuePtr &w, std::vector<float
 }
 
 ValuePtr CpuRank::loadWeight(const ValuePtr &meta) {
+  if (meta->split == sim::Split::Dense) // the fixed router: no weights
+    return with(meta, Flat{});
+  (void)routing(meta->layer, meta->split == sim::Split::Experts ? meta->total : 1); // the layer can be routed
   auto [begin, count] = shard(meta->shards->min(), meta->total);
   Flat f;
   f.pieces.push_back(Piece{begin, initialWeight(d_, meta->layer, begin, count)});
@@ -72,8 +67,12 @@ ValuePtr CpuRank::loadWeight(const ValuePtr &meta) {
 }
 
 ValuePtr CpuRank::loadOptState(const ValuePtr &meta) {
-  auto [begin, count] = shard(meta->shards->min(), meta->total);
   OptState state;
+  if (meta->split == sim::Split::Dense) {
+    state.moments.resize(static_cast<size_t>(o_.moments()));
+    return with(meta, std::move(state));
+  }
+  auto [begin, count] = shard(meta->shards->min(), meta->total);
   for (int k = 0; k < o_.moments(); ++k) {
     Flat f;
     f.pieces.push_back(Piece{begin, std::vector<float>(static_cast<size_t>(count), 0.0f)});
@@ -96,24 +95,28 @@ ValuePtr CpuRank::input(const ValuePtr &meta) {
 }
 
 ValuePtr CpuRank::forward(const ValuePtr &meta, const ValuePtr &a, const ValuePtr &w) {
-  int64_t m = static_cast<int64_t>(meta->batches->size()) * d_.tokens;
+  if (w->split == sim::Split::Dense)
+    return routerForward(meta, a);
+  int64_t m = rowCount(a);
   std::vector<float> scratch;
   LayerWeights weight = layerWeights(w, scratch);
-  std::vector<float> zeros;
-  return with(meta, Rows{m, cpu::forward(rowsOf(P::rows(a), m, d_.hidden, zeros), m, weight.data, weight.units,
-                                         d_.hidden, bf16())});
+  std::vector<float> zeros, mask = unitMask(w, a, m);
+  return with(meta, Rows{m, cpu::forward(rowsOrZeros(P::rows(a), m, d_.hidden, zeros), m, weight.data, weight.units,
+                                         d_.hidden, bf16(), mask.empty() ? nullptr : mask.data())});
 }
 
 std::pair<ValuePtr, ValuePtr> CpuRank::backward(const std::pair<ValuePtr, ValuePtr> &meta, const ValuePtr &a,
                                                 const ValuePtr &g, const ValuePtr &w, sim::Rank::BackwardPart part) {
-  int64_t m = static_cast<int64_t>(meta.second->batches->size()) * d_.tokens;
+  if (w->split == sim::Split::Dense)
+    return routerBackward(meta, g, part);
+  int64_t m = rowCount(a);
   std::vector<float> scratch, dw, dx;
   bool wantWeight = part != sim::Rank::BackwardPart::Input, wantInput = part != sim::Rank::BackwardPart::Weight;
   LayerWeights weight = layerWeights(w, scratch);
-  std::vector<float> zerosA, zerosG;
-  cpu::backward(rowsOf(P::rows(a), m, d_.hidden, zerosA), rowsOf(P::rows(g), m, d_.hidden, zerosG), m, weight.data,
-                weight.units, d_.hidden, wantWeight ? &dw : nullptr, wantInput ? &dx : nullptr, bf16(),
-                bf16Gradients());
+  std::vector<float> zerosA, zerosG, mask = unitMask(w, a, m);
+  cpu::backward(rowsOrZeros(P::rows(a), m, d_.hidden, zerosA), rowsOrZeros(P::rows(g), m, d_.hidden, zerosG), m,
+                weight.data, weight.units, d_.hidden, wantWeight ? &dw : nullptr, wantInput ? &dx : nullptr, bf16(),
+                bf16Gradients(), mask.empty() ? nullptr : mask.data());
   Flat gw; // the units' gradient, where they lie in the layer's weight
   gw.pieces.push_back(Piece{unitRange(w).first, std::move(dw)});
   return {wantWeight ? with(meta.first, std::move(gw)) : meta.first,
@@ -123,8 +126,8 @@ std::pair<ValuePtr, ValuePtr> CpuRank::backward(const std::pair<ValuePtr, ValueP
 ValuePtr CpuRank::loss(const ValuePtr &meta, const ValuePtr &a) {
   int64_t m = static_cast<int64_t>(meta->batches->size()) * d_.tokens;
   std::vector<float> zeros;
-  return with(meta,
-              Rows{m, lossGradient(d_, rowsOf(P::rows(a), m, d_.hidden, zeros), meta->batches->elements(), bf16())});
+  return with(
+      meta, Rows{m, lossGradient(d_, rowsOrZeros(P::rows(a), m, d_.hidden, zeros), meta->batches->elements(), bf16())});
 }
 
 std::pair<ValuePtr, ValuePtr> CpuRank::update(const std::pair<ValuePtr, ValuePtr> &meta, const ValuePtr &g,
@@ -188,10 +191,12 @@ ValuePtr CpuRank::fakeGrad(const ValuePtr &meta) {
 ValuePtr CpuRank::shardOf(const ValuePtr &meta, const ValuePtr &whole) {
   if (meta->poisoned)
     return meta;
+  if (meta->split == sim::Split::Dense) // shards of the router's weights: none
+    return meta->kind == Kind::OptState ? loadOptState(meta) : with(meta, Flat{});
   if (meta->split == sim::Split::Sequence) { // this shard's rows of each micro-batch
     int64_t batches = static_cast<int64_t>(meta->batches->size()), chunk = sequenceRows(meta->total);
     std::vector<float> zeros;
-    const std::vector<float> &all = rowsOf(P::rows(whole), batches * d_.tokens, d_.hidden, zeros);
+    const std::vector<float> &all = rowsOrZeros(P::rows(whole), batches * d_.tokens, d_.hidden, zeros);
     Rows mine{batches * chunk, {}};
     for (int64_t b = 0; b < batches; ++b) {
       auto from = all.begin() + (b * d_.tokens + meta->shards->min() * chunk) * d_.hidden;
@@ -230,7 +235,7 @@ ValuePtr CpuRank::collective(const ValuePtr &meta, CollectiveKind kind, const Va
   case CollectiveKind::ReduceScatter:
     return activation ? with(meta, reduceScatterPartialSums(meta, v, group))
                       : with(meta, reduceScatter(meta, v, group));
-  case CollectiveKind::AllToAll: refuseMixtureOfExperts("`alltoall`");
+  case CollectiveKind::AllToAll: return exchangeTokens(meta, v, group);
   }
   SCHEDC_UNREACHABLE("a collective the cpu backend does not compute");
 }
@@ -298,7 +303,7 @@ Flat CpuRank::reduceScatter(const ValuePtr &meta, const ValuePtr &v, const std::
 Rows CpuRank::allReducePartialSums(const ValuePtr &meta, const ValuePtr &v, const std::vector<int64_t> &group) {
   int64_t rows = static_cast<int64_t>(meta->batches->size()) * d_.tokens;
   std::vector<float> zeros;
-  std::vector<float> sum = rowsOf(P::rows(v), rows, d_.hidden, zeros);
+  std::vector<float> sum = rowsOrZeros(P::rows(v), rows, d_.hidden, zeros);
   comm_.allreduce(sum, group);
   roundAll(sum, bf16());
   return Rows{rows, std::move(sum)};
@@ -309,7 +314,7 @@ Rows CpuRank::reduceScatterPartialSums(const ValuePtr &meta, const ValuePtr &v, 
   int64_t batches = static_cast<int64_t>(meta->batches->size()), rows = batches * d_.tokens, h = d_.hidden;
   std::vector<float> zeros;
   int64_t chunk = sequenceRows(meta->total);
-  const std::vector<float> &in = rowsOf(P::rows(v), rows, h, zeros);
+  const std::vector<float> &in = rowsOrZeros(P::rows(v), rows, h, zeros);
   std::vector<float> byShard; // shard s's rows of every micro-batch, then shard s + 1's
   byShard.reserve(in.size());
   for (int64_t s = 0; s < meta->total; ++s)
@@ -327,7 +332,7 @@ ValuePtr CpuRank::gatherSequenceShards(const ValuePtr &meta, const ValuePtr &v, 
   int64_t batches = static_cast<int64_t>(meta->batches->size()), rows = batches * d_.tokens, h = d_.hidden;
   std::vector<float> zeros;
   int64_t chunk = sequenceRows(v->total), shard = v->shards->min();
-  const std::vector<float> &in = rowsOf(P::rows(v), batches * chunk, h, zeros);
+  const std::vector<float> &in = rowsOrZeros(P::rows(v), batches * chunk, h, zeros);
   std::vector<Piece> mine;
   for (int64_t b = 0; b < batches; ++b) {
     auto from = in.begin() + b * chunk * h;

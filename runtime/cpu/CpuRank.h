@@ -1,13 +1,15 @@
 // CpuRank — the cpu backend's ComputeRank: the real arithmetic of the one rank this MPI
 // process runs, on host tensors. load makes the initial weight shard and a zero optimizer
 // state, forward/backward/loss run the model (OpenBLAS GEMMs) on whole layers or their
-// tensor-parallel parts, update steps the optimizer on the weight's slice, collectives and
-// send/recv move the data over MPI (collectives of activations complete partial sums or
-// join sequence shards).
+// tensor-parallel parts, or the two sides of a mixture-of-experts layer, update steps the
+// optimizer on the weight's slice, collectives and send/recv move the data over MPI
+// (collectives of activations complete partial sums or join sequence shards; all-to-alls
+// carry tokens to their experts and back).
 #pragma once
 
 #include "backend/Comm.h"
 #include "backend/ComputeRank.h"
+#include "backend/Experts.h"
 #include "cpu/Kernels.h"
 #include "engine/Rank.h"
 
@@ -38,6 +40,7 @@ public:
   std::string stats() override;
 
 protected:
+  bool computesExperts() const override { return true; }
   backend::HostData toHost(const ValuePtr &v) override;
 
 private:
@@ -53,6 +56,22 @@ private:
     int64_t units;
   };
   LayerWeights layerWeights(const ValuePtr &w, std::vector<float> &scratch);
+  // A mixture-of-experts layer (cpu/CpuExperts.cpp, backend/Experts.h). The routing of a
+  // layer whose experts are split into `slices` (1: whole); ends the job when the real layer
+  // cannot be routed so.
+  backend::Routing routing(int64_t layer, int64_t slices);
+  // The rows activation (or gradient) `v` holds: T a micro-batch, each token's top-k copies
+  // at the router, the copies routed to a slice at the experts.
+  int64_t rowCount(const ValuePtr &v);
+  // The mask that keeps the `rows` rows of input `a` to their experts' units of weight `w`,
+  // or none (empty) where the layer is dense.
+  std::vector<float> unitMask(const ValuePtr &w, const ValuePtr &a, int64_t rows);
+  // The router (the dense part, without weights): each row's top-k copies, and back their
+  // gradients' sum.
+  ValuePtr routerForward(const ValuePtr &meta, const ValuePtr &a);
+  ValuePair routerBackward(const ValuePair &meta, const ValuePtr &g, sim::Rank::BackwardPart part);
+  // An all-to-all: tokens (or their gradients) out to the experts, or back from them.
+  ValuePtr exchangeTokens(const ValuePtr &meta, const ValuePtr &v, const std::vector<int64_t> &group);
   // The collectives of weights, their gradients and optimizer state (flat elements).
   Flat gatherShards(const Flat *in, const std::vector<int64_t> &group);
   Flat allReduce(const ValuePtr &meta, const ValuePtr &v, const std::vector<int64_t> &group);

@@ -38,6 +38,13 @@ const GemmStats &gemmStats() {
   return stats;
 }
 
+const std::vector<float> &rowsOrZeros(const Rows *r, int64_t expectedRows, int64_t h, std::vector<float> &zeros) {
+  if (r && r->rows == expectedRows)
+    return r->values;
+  zeros.assign(static_cast<size_t>(expectedRows * h), 0.0f);
+  return zeros;
+}
+
 float roundToBf16(float v) {
   uint32_t bits;
   std::memcpy(&bits, &v, 4);
@@ -57,22 +64,22 @@ void roundAll(std::vector<float> &values, bool bf16) {
 }
 
 namespace {
-// h = tanh(x W1) over the units: rows x units, in float32.
-std::vector<float> innerActivations(const std::vector<float> &x, int64_t rows, const float *w, int64_t units,
-                                    int64_t h) {
+// h = tanh(x W1) over the units: rows x units, in float32, times `mask` where there is one.
+std::vector<float> innerActivations(const std::vector<float> &x, int64_t rows, const float *w, int64_t units, int64_t h,
+                                    const float *mask) {
   std::vector<float> a(static_cast<size_t>(rows * units), 0.0f);
   if (rows > 0 && units > 0)
     gemm(CblasNoTrans, CblasTrans, static_cast<int>(rows), static_cast<int>(units), static_cast<int>(h), x.data(),
          static_cast<int>(h), w, static_cast<int>(unitElements(h)), a.data(), static_cast<int>(units));
-  for (float &v : a)
-    v = std::tanh(v);
+  for (size_t i = 0; i < a.size(); ++i)
+    a[i] = mask ? std::tanh(a[i]) * mask[i] : std::tanh(a[i]);
   return a;
 }
 } // namespace
 
 std::vector<float> forward(const std::vector<float> &x, int64_t rows, const float *w, int64_t units, int64_t h,
-                           bool bf16) {
-  std::vector<float> inner = innerActivations(x, rows, w, units, h);
+                           bool bf16, const float *mask) {
+  std::vector<float> inner = innerActivations(x, rows, w, units, h, mask);
   roundAll(inner, bf16); // a GEMM operand
   std::vector<float> y(static_cast<size_t>(rows * h), 0.0f);
   if (rows > 0 && units > 0) // y = h W2, W2's rows are the units' second halves
@@ -98,16 +105,17 @@ std::vector<float> lossGradient(const Dims &d, const std::vector<float> &y, cons
 }
 
 void backward(const std::vector<float> &x, const std::vector<float> &g, int64_t rows, const float *w, int64_t units,
-              int64_t h, std::vector<float> *dw, std::vector<float> *dx, bool bf16, bool bf16Gradients) {
+              int64_t h, std::vector<float> *dw, std::vector<float> *dx, bool bf16, bool bf16Gradients,
+              const float *mask) {
   int ir = static_cast<int>(rows), iu = static_cast<int>(units), ih = static_cast<int>(h);
   int unit = static_cast<int>(unitElements(h));
   bool any = rows > 0 && units > 0;
-  std::vector<float> inner = innerActivations(x, rows, w, units, h); // recomputed (a transient)
+  std::vector<float> inner = innerActivations(x, rows, w, units, h, mask); // recomputed (a transient)
   std::vector<float> dz(inner.size(), 0.0f);
   if (any) // g W2ᵀ
     gemm(CblasNoTrans, CblasTrans, ir, iu, ih, g.data(), ih, w + h, unit, dz.data(), iu);
-  for (size_t i = 0; i < dz.size(); ++i)
-    dz[i] *= 1.0f - inner[i] * inner[i];
+  for (size_t i = 0; i < dz.size(); ++i) // a masked unit's h is 0, its derivative 0 too
+    dz[i] *= mask ? (1.0f - inner[i] * inner[i]) * mask[i] : 1.0f - inner[i] * inner[i];
   roundAll(dz, bf16); // GEMM operands, as the forward rounded h
   roundAll(inner, bf16);
   if (dw) {

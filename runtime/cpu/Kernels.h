@@ -34,6 +34,10 @@ using backend::Piece;
 using backend::Rows;
 using backend::unitElements;
 
+// The rows `r` holds (not copied), or `zeros` made to stand in for missing data (a wrong
+// schedule forced with --no-verify).
+const std::vector<float> &rowsOrZeros(const Rows *r, int64_t expectedRows, int64_t h, std::vector<float> &zeros);
+
 // The nearest bf16 value (ties to even), as a float; NaN stays NaN.
 float roundToBf16(float v);
 // Every element rounded to bf16 when `bf16`, else unchanged.
@@ -41,9 +45,10 @@ void roundAll(std::vector<float> &values, bool bf16);
 
 // y = tanh(x W1) W2 over `units` inner units whose weights start at `w` (a whole layer's
 // weight, or a tensor-parallel part's): x is rows x H, y rows x H (a partial sum when the
-// units are a part); y rounded to bf16 when `bf16`.
+// units are a part); y rounded to bf16 when `bf16`. A `mask` (rows x units of 0 and 1:
+// backend/Experts.h) keeps each row to its experts' units: h = tanh(x W1) * mask.
 std::vector<float> forward(const std::vector<float> &x, int64_t rows, const float *w, int64_t units, int64_t h,
-                           bool bf16);
+                           bool bf16, const float *mask = nullptr);
 // d(loss)/dy for the rows of `batches` (x in their ascending order), rounded when `bf16`.
 std::vector<float> lossGradient(const Dims &d, const std::vector<float> &y, const std::vector<int64_t> &batches,
                                 bool bf16);
@@ -52,9 +57,10 @@ std::vector<float> lossGradient(const Dims &d, const std::vector<float> &y, cons
 // only), dz = (g W2ᵀ)(1 - h²), and returns the units' weight gradient dw (dW1 = xᵀ dz,
 // dW2 = hᵀ g, in the weight's layout) and dx = dz W1ᵀ (a partial sum for a part); a null
 // `dw` or `dx` is not computed (a split backward's half). With `bf16`, h, dz and dx are
-// rounded to bf16; dw with `bf16Gradients`.
+// rounded to bf16; dw with `bf16Gradients`. With a `mask`, of the forward's masked h.
 void backward(const std::vector<float> &x, const std::vector<float> &g, int64_t rows, const float *w, int64_t units,
-              int64_t h, std::vector<float> *dw, std::vector<float> *dx, bool bf16, bool bf16Gradients);
+              int64_t h, std::vector<float> *dw, std::vector<float> *dx, bool bf16, bool bf16Gradients,
+              const float *mask = nullptr);
 // One optimizer step on a slice: w, the moments and g have the same length. `step` is the
 // number of steps taken before (Adam's bias correction).
 void optimizerStep(const Optimizer &o, int64_t step, std::vector<float> &w, std::vector<std::vector<float> *> moments,

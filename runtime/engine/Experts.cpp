@@ -60,6 +60,11 @@ bool Rank::checkExpertsLoad(SourceRange at, int64_t layer, bool sharded, bool te
     return refuse("the " + std::to_string(model->experts) + " routed experts of " + model->name +
                   " do not split into " + std::to_string(experts) +
                   " equal slices of whole experts: give `experts` a divisor of " + std::to_string(model->experts));
+  if (const ByteModel &bytes = world_.options_.bytes;
+      !bytes.transformer && experts > 0 && bytes.experts > 0 && bytes.experts % experts != 0)
+    return refuse("the " + std::to_string(bytes.experts) + " experts of --experts do not split into " +
+                  std::to_string(experts) + " equal slices of whole experts: give `experts` a divisor of " +
+                  std::to_string(bytes.experts) + ", or --experts a multiple of " + std::to_string(experts));
   if (!world_.options_.costModel->modelsExperts())
     return refuse("the hardware cost model's layers have no routed experts (" +
                   std::string(world_.options_.bytes.transformer ? "the model " + world_.options_.bytes.transformer->name

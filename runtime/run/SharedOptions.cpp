@@ -164,6 +164,15 @@ std::string readSharedOption(ArgumentList &args, SharedOptions &o, std::string &
 }
 
 std::string checkCostOptions(const SharedOptions &o) {
+  if (!o.model.empty() && (o.bytes.experts > 0 || o.bytes.topK > 1))
+    return "--experts and --top-k make the real backends' tanh(xW1)W2 layer a mixture of experts; a --model's "
+           "experts and top-k are its own (--model-set=experts=N, top_k=K)";
+  if (o.bytes.experts == 0 && o.bytes.topK > 1)
+    return "--top-k=" + std::to_string(o.bytes.topK) +
+           " needs --experts=N: without it a layer has one expert a slice of a schedule's split, one token copy each";
+  if (o.bytes.experts > 0 && o.bytes.topK > o.bytes.experts)
+    return "--top-k=" + std::to_string(o.bytes.topK) + " sends each token to more experts than the " +
+           std::to_string(o.bytes.experts) + " of --experts";
   if (!o.hardwareCost)
     return "";
   if (o.costModel != &cost::puzzleCost())

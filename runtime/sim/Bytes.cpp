@@ -121,6 +121,9 @@ std::string ByteModel::describe() const {
                                                                         : "";
   std::string shape =
       transformer ? transformer->name : "hidden " + std::to_string(hidden) + ", tokens " + std::to_string(tokens);
+  if (!transformer && (experts > 0 || topK > 1))
+    shape += ", " + (experts > 0 ? std::to_string(experts) + " experts" : std::string("experts by slice")) + ", top-" +
+             std::to_string(topK);
   if (transformer && transformer->tensorParallel > 1) // a rank is one accelerator of each group
     shape += ", per accelerator of tensor-parallel groups of " + std::to_string(transformer->tensorParallel) +
              (transformer->sequenceParallel ? " with sequence parallelism" : "");
@@ -131,7 +134,7 @@ std::string ByteModel::describe() const {
 std::string byteModelFlag(const std::string &arg) {
   std::string flag = arg.substr(0, arg.find('='));
   return flag == "--hidden" || flag == "--tokens" || flag == "--optimizer" || flag == "--precision" ||
-                 flag == "--grad-precision"
+                 flag == "--grad-precision" || flag == "--experts" || flag == "--top-k"
              ? flag
              : "";
 }
@@ -148,6 +151,10 @@ bool parseByteModelOption(const std::string &flag, const std::string &value, Byt
     number(1, 65536, m.hidden, "a size");
   else if (flag == "--tokens")
     number(1, 1048576, m.tokens, "a number");
+  else if (flag == "--experts")
+    number(1, 32768, m.experts, "a number of experts");
+  else if (flag == "--top-k")
+    number(1, 32768, m.topK, "a number of experts a token goes to");
   else if (flag == "--optimizer") {
     if (value == "sgd" || value == "adam")
       m.optimizerStates = value == "adam" ? 2 : 1;
@@ -184,6 +191,10 @@ const char *const kByteModelHelp =
                        the optimizer state (sharded with it), as ZeRO counts them
   --grad-precision=bf16|fp32  a bf16 run's weight gradients: bf16 (default) or fp32
                        (accumulated and reduced in fp32)
+  --experts=N          every layer a mixture of N experts, each a slice of its inner
+                       units (default: as many as a schedule splits a layer's experts
+                       into; a layer loaded whole is then dense)
+  --top-k=K            each token goes to K experts, by a fixed rule (default 1)
 )";
 
 std::string bytesText(double bytes) {

@@ -69,6 +69,11 @@ struct ByteModel {
   bool fp32Gradients = false; // a bf16 run keeps (accumulates, reduces) weight gradients in fp32
   bool tf32 = false;          // fp32 values whose GEMMs run on TF32 tensor cores: only the time differs
   bool given = false;         // set on the command line: the text report shows the bytes
+  // The real backends' layer as a mixture of experts (backend/Experts.h): `experts` routed
+  // experts (0: as many as the slices a schedule splits a layer's experts into, one when it
+  // is whole), each token's `topK` copies sent to them. Under a transformer, its own.
+  int64_t experts = 0;
+  int64_t topK = 1;
   std::shared_ptr<const cost::Transformer> transformer; // its layers instead of H x H ones
 
   // Bytes one element of a value of `kind` takes (an optimizer state: all its moments).
@@ -83,11 +88,12 @@ struct ByteModel {
     }
     return 4;
   }
-  // Elements of data `v` holds (of an H x H model).
+  // Elements of data `v` holds (of an H x H model): a mixture-of-experts layer's tokens at
+  // its router or its experts are each token's top-k copies.
   double elements(const Value &v) const {
     if (v.kind == Kind::Activation || v.kind == Kind::ActGrad)
       return static_cast<double>(v.batches ? v.batches->size() : 0) * static_cast<double>(tokens) *
-             static_cast<double>(hidden) * sequenceShare(v);
+             static_cast<double>(hidden) * sequenceShare(v) * (isTokens(v.split) ? static_cast<double>(topK) : 1);
     // A shard is H*H/total elements (real backends need H*H to be a multiple of total). The
     // real backends' mixture-of-experts layer is all experts: its dense part (a fixed router)
     // has no weights.
