@@ -324,6 +324,8 @@ int runPlan(const Options &opts, SourceManager &sources, DiagnosticEngine &diags
   problem.globalBatch = asked.globalBatch;
   problem.perNode = machine.acceleratorsPerNode;
   problem.layers = model.layers;
+  problem.modelExperts = model.experts;
+  problem.denseLayers = std::min(model.denseLayers, model.layers);
   if (has(context.fixedModelKeys, "tensor_parallel"))
     problem.tensorParallel = model.tensorParallel;
   if (has(context.fixedModelKeys, "micro_batch"))
@@ -336,6 +338,9 @@ int runPlan(const Options &opts, SourceManager &sources, DiagnosticEngine &diags
     const plan::Family *family = plan::findFamily(name);
     if (!family)
       return usageError("--schedules: no schedule family `" + name + "` (expected " + plan::familyNames() + ")");
+    if (family->layout == plan::Layout::ExpertMesh && !model.hasExperts())
+      return usageError("--schedules: `" + name + "` splits a mixture-of-experts model's routed experts, and " +
+                        model.name + " has none (search it with the other families)");
     if (!asked.exportFile.empty() && family->layout != plan::Layout::Pipeline)
       return usageError("--export writes the winner as a PyTorch pipeline schedule, one replica's stages; `" + name +
                         "` has data-parallel replicas, which such a file does not hold (search the pipeline "
@@ -345,8 +350,11 @@ int runPlan(const Options &opts, SourceManager &sources, DiagnosticEngine &diags
   }
   if (problem.families.empty()) // every family; with --export, those a PyTorch pipeline file can hold
     for (const plan::Family &f : plan::families())
-      if (asked.exportFile.empty() || f.layout == plan::Layout::Pipeline)
+      if ((asked.exportFile.empty() || f.layout == plan::Layout::Pipeline) &&
+          (f.layout != plan::Layout::ExpertMesh || model.hasExperts()))
         problem.families.push_back(&f);
+  context.expertParallel = std::any_of(problem.families.begin(), problem.families.end(),
+                                       [](const plan::Family *f) { return f->layout == plan::Layout::ExpertMesh; });
   std::vector<plan::Candidate> enumerated = plan::enumerate(problem);
 
   // One cost model per variant; the configurations a variant cannot time are dropped.

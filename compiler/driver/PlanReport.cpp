@@ -72,6 +72,7 @@ std::string checkedJson(const PlanContext &context, const plan::Checked &c) {
          ", \"defines\": {" + defines + "}, \"model_set\": [" + settings +
          "], \"tensor_parallel\": " + std::to_string(k.settings.tensorParallel) +
          ", \"pipeline_parallel\": " + std::to_string(k.stages) + ", \"data_parallel\": " + std::to_string(k.replicas) +
+         ", \"expert_parallel\": " + std::to_string(k.experts) +
          ", \"micro_batch\": " + std::to_string(k.settings.microBatch) +
          ", \"sequence_parallel\": " + (k.settings.sequenceParallel ? "true" : "false") +
          ", \"recompute\": " + sim::jsonString(cost::recomputeName(k.settings.recompute)) +
@@ -144,8 +145,11 @@ void printPlanText(const PlanContext &context, const plan::SearchResult &r, std:
   if (!context.exportFile.empty())
     out << "(--export: the pipeline families alone, whose one replica's stages a PyTorch pipeline file holds)\n";
   if (context.experts)
-    out << "(a mixture-of-experts model: its layers are searched whole; expert parallelism, stdlib/moe.sched, is "
-           "not in the search yet)\n";
+    out << (context.expertParallel
+                ? "(a mixture-of-experts model: expert parallelism is searched with stdlib/moe.sched, groups of ep "
+                  "replicas at t = 1; the other families keep its layers whole)\n"
+                : "(a mixture-of-experts model: its layers are searched whole; expert parallelism, stdlib/moe.sched, "
+                  "is not among the searched families)\n");
   if (n.enumerated == 0) {
     out << "No configuration: none of the searched families lays out " << context.accelerators
         << " accelerators for a global batch of " << context.globalBatch << " (t divides a node's accelerators, p the "
@@ -210,7 +214,11 @@ std::string planJson(const PlanContext &context, const plan::SearchResult &r) {
        ", \"over_memory\": " + std::to_string(n.overCapacity) +
        ", \"bound_violations\": " + std::to_string(n.boundViolations) + "},\n";
   s += "  \"pipeline_families_only\": " + std::string(context.exportFile.empty() ? "false" : "true") + ",\n";
-  s += "  \"experts_searched_whole\": " + std::string(context.experts ? "true" : "false") + ",\n";
+  s += "  \"expert_parallelism\": " +
+       sim::jsonString(!context.experts         ? "no experts"
+                       : context.expertParallel ? "searched"
+                                                : "not searched") +
+       ",\n";
   s += "  \"wall_seconds\": " + sim::jsonNumber(r.wallSeconds) +
        ",\n  \"threads\": " + std::to_string(context.threads) + ",\n";
   s += "  \"best\": " + (r.ranked.empty() ? std::string("null") : checkedJson(context, r.ranked[0])) + ",\n";

@@ -17,7 +17,8 @@ namespace schedc::driver {
 struct PlanContext {
   std::string model, machine, bytesModel; // names; "bf16, 2 optimizer states"
   int64_t accelerators = 0, globalBatch = 0, sequence = 0, layers = 0;
-  bool experts = false;                    // a mixture-of-experts model (its layers are searched whole: no `ep` yet)
+  bool experts = false;                    // a mixture-of-experts model
+  bool expertParallel = false;             // and stdlib moe (expert parallelism) among the searched families
   double memoryBytes = 0, usableBytes = 0; // an accelerator's, and what a configuration may use
   unsigned threads = 1;
   size_t top = 5;

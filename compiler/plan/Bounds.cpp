@@ -19,6 +19,18 @@ double eventSeconds(const cost::HardwareCost &cost, EventKind kind, int64_t laye
   return cost.length(computeWork(kind, layer, microBatches)).asDouble();
 }
 
+// A mixture-of-experts layer split around its all-to-alls, for one micro-batch on a rank of an
+// expert-parallel group of `group` (stdlib/moe.sched): its dense part's event on the
+// micro-batch, and its experts' on the group's micro-batches, one from each member, as the
+// sim logs them (engine/Experts.cpp).
+double splitSeconds(const cost::HardwareCost &cost, EventKind kind, int64_t layer, int64_t group) {
+  cost::Work dense = computeWork(kind, layer, 1), experts = computeWork(kind, layer, group);
+  dense.half = cost::LayerHalf::Dense;
+  experts.half = cost::LayerHalf::Experts;
+  experts.groupSize = static_cast<int32_t>(group);
+  return cost.length(dense).asDouble() + cost.length(experts).asDouble();
+}
+
 // The first rank's warm-up in 1F1B's order, chunk forwards before its first backward: p - 1,
 // twice that with more than one chunk and whole groups of p micro-batches (Megatron-LM's and
 // interleaved.sched's extra warm-up), and (v - 1)p more; at most all of them.
@@ -61,13 +73,23 @@ Bounds boundsOf(const Candidate &c, const cost::HardwareCost &cost, const sim::B
   // activations.
   std::vector<double> forward(layers), backward(layers), chained(layers), state(layers), gradient(layers), kept(layers);
   for (int64_t l = 0; l < layers; ++l) {
-    double input = eventSeconds(cost, EventKind::BackwardInput, l, together);
-    forward[l] = eventSeconds(cost, EventKind::Forward, l, together);
-    backward[l] = std::min(eventSeconds(cost, EventKind::Backward, l, together),
-                           input + eventSeconds(cost, EventKind::BackwardWeight, l, together));
+    // A layer whose routed experts an expert-parallel group splits: both sides' events, its
+    // dense part's parameters whole and 1/e of its routed experts'; its activations are a
+    // whole layer's (the dense part's on the layer's input, the experts' on the dispatched
+    // tokens: balanced routing), or more (the checkpoint beside the tokens, under full
+    // recomputation).
+    const bool split = c.family->layout == Layout::ExpertMesh && model.moeLayer(l);
+    auto seconds = [&](EventKind kind) {
+      return split ? splitSeconds(cost, kind, l, c.experts) : eventSeconds(cost, kind, l, together);
+    };
+    double input = seconds(EventKind::BackwardInput);
+    forward[l] = seconds(EventKind::Forward);
+    backward[l] = std::min(seconds(EventKind::Backward), input + seconds(EventKind::BackwardWeight));
     chained[l] = c.family->splitsBackward ? std::min(input, backward[l]) : backward[l];
-    state[l] = model.rankParameters(l) * (weightBytes * weightShare + optimizerBytes * optimizerShare);
-    gradient[l] = model.rankParameters(l) * gradientBytes;
+    double routed = split ? model.rankRoutedParameters(l) : 0;
+    double parameters = model.rankParameters(l) - routed + routed / static_cast<double>(c.experts);
+    state[l] = parameters * (weightBytes * weightShare + optimizerBytes * optimizerShare);
+    gradient[l] = parameters * gradientBytes;
     kept[l] = bytes.layerActivationBytes(l, static_cast<double>(together));
   }
   Bounds b;
@@ -153,8 +175,11 @@ std::vector<double> fingerprintOf(const cost::HardwareCost &cost, const sim::Byt
          {EventKind::Forward, EventKind::Backward, EventKind::BackwardInput, EventKind::BackwardWeight}) {
       out.push_back(eventSeconds(cost, kind, l, 1));
       out.push_back(cost.flops(computeWork(kind, l, 1)));
+      if (model.moeLayer(l)) // its sides, for stdlib moe (on a group of 2: the lengths' shape)
+        out.push_back(splitSeconds(cost, kind, l, 2));
     }
     out.push_back(model.activationBytes(l));
+    out.push_back(model.moeLayer(l) ? model.routedActivationBytes(l) : 0);
   }
   return out;
 }

@@ -29,7 +29,13 @@
 //            and the chunk forwards in flight once all gradients are made (1F1B's steady
 //            state: its warm-up and one more, from the backward after chunk 0's first, where
 //            the steady state lasts that long; GPipe's drain: m - 1 at its second backward).
-// Messages, activation gradients and the tied embedding's copy are left out: a bound.
+// A mixture-of-experts layer split over an expert-parallel group of e (moe) counts both
+// sides' events (the experts' on the group's micro-batches, one a member, as the sim logs
+// them: not a whole layer's pass, whose GEMMs may be slower per FLOP), its dense part's
+// parameters and 1/e of its routed experts', and a whole layer's activations (the dense
+// part's and the dispatched tokens' add up to them under balanced routing).
+// Messages, all-to-alls, activation gradients and the tied embedding's copy are left out: a
+// bound.
 #pragma once
 
 #include "cost/HardwareCost.h"

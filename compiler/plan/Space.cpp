@@ -24,6 +24,7 @@ const std::vector<Family> &families() {
        .minBatchesPerStage = 2},
       {.name = "zbsearch", .layout = Layout::Pipeline, .order = Order::Searched, .splitsBackward = true},
       {.name = "megatron", .layout = Layout::Mesh, .chunks = true, .distributed = true},
+      {.name = "moe", .layout = Layout::ExpertMesh},
       {.name = "ddp", .layout = Layout::DataParallel, .order = Order::FillDrain},
       {.name = "zero1", .layout = Layout::DataParallel, .order = Order::FillDrain, .shardsOptimizer = true},
       {.name = "zero2",
@@ -87,6 +88,11 @@ std::map<std::string, int64_t> Candidate::defines() const {
   if (searched())
     return {};
   std::map<std::string, int64_t> d{{"ranks", ranks()}, {"batches", batches}};
+  if (family->layout == Layout::ExpertMesh) {
+    d["stages"] = stages;
+    d["experts"] = experts;
+    d["dense_layers"] = denseLayers;
+  }
   if (family->layout == Layout::Mesh) {
     d["stages"] = stages;
     d["tensors"] = 1; // tensor parallelism is the model's (`tensor_parallel`)
@@ -115,6 +121,8 @@ std::string Candidate::describe() const {
                      " p=" + std::to_string(stages) + " d=" + std::to_string(replicas);
   if (family->chunks)
     text += " v=" + std::to_string(chunks);
+  if (family->layout == Layout::ExpertMesh)
+    text += " ep=" + std::to_string(experts);
   if (searched())
     text += " budget=" + std::to_string(budget);
   text += " b=" + std::to_string(settings.microBatch);
@@ -143,6 +151,7 @@ bool laysOut(const Family &family, int64_t stages, int64_t replicas) {
   case Layout::Pipeline: return stages >= 2 && replicas == 1;
   case Layout::Mesh: return true;
   case Layout::DataParallel: return stages == 1;
+  case Layout::ExpertMesh: return replicas >= 2;
   }
   SCHEDC_UNREACHABLE("a layout without its ranks");
 }
@@ -160,6 +169,20 @@ std::vector<int64_t> chunkCounts(const Family &family, int64_t layers, int64_t s
   for (int64_t v : divisorsOf(layers / stages))
     if ((v >= 2 || family.layout == Layout::Mesh) && (v == 1 || stages >= 2))
       out.push_back(v);
+  return out;
+}
+
+// The expert-parallel groups `family` may take on `replicas` replicas of a model with
+// `modelExperts` routed experts: e >= 2 dividing both (whole experts a slice), at t = 1; one
+// (no group) for the other families.
+std::vector<int64_t> expertGroups(const Family &family, int64_t replicas, int64_t modelExperts,
+                                  int64_t tensorParallel) {
+  if (family.layout != Layout::ExpertMesh)
+    return {1};
+  std::vector<int64_t> out;
+  for (int64_t e : divisorsOf(replicas))
+    if (e >= 2 && modelExperts % e == 0 && tensorParallel == 1)
+      out.push_back(e);
   return out;
 }
 
@@ -231,13 +254,16 @@ std::vector<Candidate> enumerate(const Problem &problem) {
         if (f->layout == Layout::Mesh && c.replicas == 1 && (v == 1 ? c.stages == 1 || oneFOneB : interleaved))
           continue; // 1f1b's or interleaved's run (or one accelerator's), under its own name
         c.chunks = v;
-        for (int64_t budget : budgetsOf(*f, c.stages, c.batches))
-          for (bool distributed : {false, true})
-            if (!distributed || (f->distributed && c.replicas > 1)) {
-              c.budget = budget;
-              c.distributed = distributed;
-              out.push_back(c);
-            }
+        for (int64_t e : expertGroups(*f, c.replicas, problem.modelExperts, c.settings.tensorParallel))
+          for (int64_t budget : budgetsOf(*f, c.stages, c.batches))
+            for (bool distributed : {false, true})
+              if (!distributed || (f->distributed && c.replicas > 1)) {
+                c.experts = e;
+                c.denseLayers = e > 1 ? problem.denseLayers : 0;
+                c.budget = budget;
+                c.distributed = distributed;
+                out.push_back(c);
+              }
       }
     }
   return out;

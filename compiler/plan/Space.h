@@ -4,7 +4,10 @@
 // (the schedule's ranks are p x d, each one accelerator of a t-group), the micro-batch size
 // b (`micro_batch`) and the micro-batches B / b of the global batch B, sequence parallelism
 // (t > 1), recomputation (none, selective, full), and per family its own choices: the model
-// chunks of an interleaved schedule, Megatron-LM's distributed optimizer.
+// chunks of an interleaved schedule, Megatron-LM's distributed optimizer, the expert-parallel
+// group of a mixture-of-experts model's experts (moe: e of the d replicas share each layer's
+// routed experts, one slice each; at t = 1, since the cost model splits no experts' side
+// by tensor parallelism).
 // Invariants: every configuration enumerate() returns uses all the accelerators (t x p x d
 // = N) and the whole global batch (d divides B, b divides B / d); it meets the shape rules
 // of its family's file (its `require`s: equal chunks of layers, enough micro-batches), so
@@ -28,6 +31,8 @@ enum class Layout : uint8_t {
   Pipeline,     // p stages, one replica (ranks = p, p >= 2)
   Mesh,         // d replicas of p stages (megatron: dp x stage)
   DataParallel, // d replicas of the whole model (p = 1), each its share of the micro-batches as one batch
+  ExpertMesh,   // d replicas of p stages, whose layers' routed experts groups of e of them split (moe:
+                // stage x dp x ep, dp = d / e)
 };
 
 // What the first rank has run when its first backward starts (its file's warm-up): every
@@ -76,6 +81,8 @@ struct Candidate {
   int64_t replicas = 1; // d
   int64_t batches = 1;  // micro-batches of the step, B / b
   int64_t chunks = 1;
+  int64_t experts = 1;     // e, the expert-parallel group (moe); 1 elsewhere
+  int64_t denseLayers = 0; // moe: the model's first layers without routed experts (`dense_layers`)
   bool distributed = false;
   // A searched order's activation budget: stage s holds at most max(1, budget - s)
   // micro-batches (budget p: 1F1B's own, p - s). 0 for the stdlib families.
@@ -105,6 +112,8 @@ struct Problem {
   int64_t accelerators = 0, globalBatch = 0;
   int64_t perNode = 1; // accelerators in a node: t divides it (tensor parallelism stays in a node)
   int64_t layers = 0;
+  int64_t modelExperts = 0; // the model's routed experts (0: a dense model, no expert parallelism)
+  int64_t denseLayers = 0;  // its first layers without them
   std::vector<const Family *> families;
   // Dimensions the user's --model-set fixed (then the search keeps them).
   std::optional<int64_t> tensorParallel, microBatch;

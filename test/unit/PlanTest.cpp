@@ -22,6 +22,8 @@ Problem problemOf(int64_t accelerators, int64_t batch, int64_t layers) {
   p.globalBatch = batch;
   p.perNode = 8;
   p.layers = layers;
+  p.modelExperts = 8; // a mixture-of-experts model: moe's groups are enumerated too
+  p.denseLayers = 1;
   for (const Family &f : families())
     p.families.push_back(&f);
   return p;
@@ -47,7 +49,14 @@ TEST(PlanSpace, EveryConfigurationUsesEveryAcceleratorAndTheWholeBatch) {
           case Layout::Pipeline: EXPECT_TRUE(c.stages >= 2 && c.replicas == 1); break;
           case Layout::Mesh: EXPECT_FALSE(c.replicas == 1 && c.chunks == 1); break; // 1f1b's run
           case Layout::DataParallel: EXPECT_EQ(c.stages, 1); break;
+          case Layout::ExpertMesh: // groups of e >= 2 replicas, whole experts a slice, at t = 1
+            EXPECT_TRUE(c.experts >= 2 && c.replicas % c.experts == 0 && problem.modelExperts % c.experts == 0);
+            EXPECT_EQ(c.settings.tensorParallel, 1);
+            EXPECT_EQ(c.defines().at("dense_layers"), problem.denseLayers);
+            break;
           }
+          if (c.family->layout != Layout::ExpertMesh)
+            EXPECT_EQ(c.experts, 1);
           EXPECT_GE(c.batches, c.family->minBatchesPerStage * c.stages);
           EXPECT_TRUE(seen.insert(c.describe()).second) << "enumerated twice";
         }
