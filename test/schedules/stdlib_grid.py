@@ -21,7 +21,8 @@ The expert-parallel schedule (moe) computes what hybrid's data-parallel pipeline
 `--cost-model=compute-only` every rank's compute time is one of hybrid's on the same stages
 and pipelines (a layer's dense part and its experts each half a layer, the experts on 1/E of
 the group's tokens); with every layer dense (`dense_layers = layers`) it is hybrid's step,
-event for event.
+event for event. DualPipeV with expert parallelism (dualpipev_moe) computes on every rank what
+dualpipev's rank at the same stage does, its pairs interleaved layer by layer or not.
 
 Last, activation recomputation's trade against ddp: under `--cost-model=compute-only` its
 step is longer by exactly the recomputed forwards, (L - ceil(L / k)) * (B / N) steps for
@@ -84,6 +85,10 @@ grid = {
                  for v in ((1, 2) if s > 1 else (1,)) for o in (0, 1)],  # interleaving needs two stages
     "moe": [dict(layers=s * c, batches=d * e * k, ranks=s * d * e, stages=s, experts=e, dense_layers=f)
             for s in (1, 2) for d in (1, 2) for e in (1, 2, 4) for c in (1, 2) for k in (1, 3) for f in (0, 1)],
+    "dualpipev_moe": [dict(layers=2 * s * c, batches=d * e * m, ranks=s * d * e, stages=s, experts=e, dense_layers=f,
+                           interleave=i)
+                      for s in (1, 2, 3) for d in (1, 2) for e in (1, 2) for c in (1, 2) for m in (2 * s, 2 * s + 3)
+                      for f in (0, 1) for i in (0, 1)],
 }
 runs = 0
 for schedule, cases in grid.items():
@@ -158,6 +163,22 @@ for s in (1, 2):
                                     f"{moe['events']}; hybrid's {hybrid['timesteps']}, {hybrid['max_memory']}, "
                                     f"{hybrid['events']}")
                 print(f"{label}: compute {mine[-1]} a rank, as hybrid's; step {moe['timesteps']}")
+
+# DualPipeV with expert parallelism computes, on every rank, what DualPipeV's rank at the
+# same stage does on one pipeline's share, with its pairs interleaved or not.
+for s in (1, 2, 3):
+    for e in (2, 4):
+        for i in (0, 1):
+            params = dict(layers=4 * s, stages=s, experts=e, interleave=i)
+            theirs = figures("dualpipev", "--cost-model=compute-only", layers=4 * s, batches=2 * s + 1, ranks=s)
+            moe = figures("dualpipev_moe", "--cost-model=compute-only", batches=e * (2 * s + 1), ranks=s * e,
+                          dense_layers=1, **params)
+            label = f"dualpipev_moe {params}"
+            mine = sorted(set(r["compute_time"] for r in moe["per_rank"]))
+            expected = sorted(set(r["compute_time"] for r in theirs["per_rank"]))
+            if mine != expected:
+                failures.append(f"{label}: compute times {mine}, dualpipev's {expected}")
+            print(f"{label}: compute {mine[-1]} a rank, as dualpipev's; step {moe['timesteps']}")
 
 for layers in (4, 8):
     for share in (1, 2, 8):

@@ -38,6 +38,7 @@ cases = {
     os.path.join(stdlib, "zero2.sched"): ["-D layers=3 -D ranks=8 -D batches=8"],
     os.path.join(stdlib, "hybrid.sched"): ["-D ranks=4 -D stages=2"],
     os.path.join(stdlib, "moe.sched"): ["", "-D ranks=8 -D stages=1 -D experts=4 -D dense_layers=1"],
+    os.path.join(stdlib, "dualpipev_moe.sched"): ["", "-D interleave=0 -D dense_layers=3 -D stages=1 -D ranks=4"],
     os.path.join(lit, "check", "Inputs", "experts.sched"): ["", "-D drop=2", "-D drop=3", "-D drop=8"],
     os.path.join(lit, "check", "experts-errors.sched"): [""],
     os.path.join(stdlib, "recompute.sched"): ["-D layers=5 -D segment=2"],
