@@ -13,8 +13,6 @@ void ComputeRank::execute(OpKind op, sim::Results &r, const sim::Operands &a, co
       return;
     }
   case OpKind::Load:
-    if ((result->split == sim::Split::Dense || result->split == sim::Split::Experts) && !computesExperts())
-      refuseMixtureOfExperts("a mixture-of-experts layer (`load` with `experts`)");
     if (result->split == sim::Split::Part)
       requireWholeUnits(result->layer, result->total);
     if (!result->poisoned) {
@@ -68,8 +66,30 @@ void ComputeRank::execute(OpKind op, sim::Results &r, const sim::Operands &a, co
   SCHEDC_UNREACHABLE("an operation no real backend computes");
 }
 
-void ComputeRank::refuseMixtureOfExperts(const char *what) {
-  comm_.abort(std::string(what) + " is not computed by this backend yet: the cpu backend computes it (--backend=cpu)");
+Routing ComputeRank::routing(int64_t layer, int64_t slices) {
+  RoutingOrError r = routingOf(d_, layer, slices);
+  if (!r.error.empty())
+    comm_.abort(r.error);
+  return r.routing;
+}
+
+int64_t ComputeRank::rowCount(const ValuePtr &v) {
+  const int64_t batches = static_cast<int64_t>(v->batches->size());
+  if (sim::atExperts(v->split))
+    return batches * static_cast<int64_t>(routing(v->layer, v->total).copiesTo(v->step, v->total).size());
+  return batches * d_.tokens * (v->split == sim::Split::Routed ? d_.topK : 1);
+}
+
+std::vector<float> ComputeRank::unitMask(const ValuePtr &w, const ValuePtr &a, int64_t rows) {
+  const int64_t unit = unitElements(d_.hidden);
+  auto [begin, count] = unitRange(w);
+  if (w->split == sim::Split::Experts) {
+    Routing r = routing(w->layer, w->total);
+    return r.copiesMask(r.copiesTo(a->step, a->total), rows, begin / unit, count / unit);
+  }
+  if (d_.experts == 0) // a dense layer
+    return {};
+  return routing(w->layer, 1).wholeMask(rows, begin / unit, count / unit);
 }
 
 void ComputeRank::requireWholeUnits(int64_t layer, int64_t parts) {

@@ -8,6 +8,7 @@
 #pragma once
 
 #include "backend/Comm.h"
+#include "backend/Experts.h"
 #include "backend/Tensors.h"
 #include "backend/Wire.h"
 #include "engine/Execute.h"
@@ -99,11 +100,15 @@ public:
   std::string writeFinalWeights(const sim::Rank &rank, int64_t layers, const std::string &dir, bool overwrite);
 
 protected:
-  // Whether the backend computes a mixture-of-experts layer split around its all-to-alls
-  // (backend/Experts.h); where it does not, a load of a side of one, or an all-to-all, ends
-  // the job with refuseMixtureOfExperts.
-  virtual bool computesExperts() const { return false; }
-  [[noreturn]] void refuseMixtureOfExperts(const char *what);
+  // The routing of a layer whose experts are split into `slices` (1: whole); ends the job
+  // when the real layer cannot be routed so.
+  Routing routing(int64_t layer, int64_t slices);
+  // The rows activation (or gradient) `v` holds: T a micro-batch, each token's top-k copies
+  // at the router, the copies routed to a slice at the experts.
+  int64_t rowCount(const ValuePtr &v);
+  // The mask (rows x units, backend/Experts.h) that keeps the `rows` rows of input `a` to
+  // their experts' units of weight `w`, or none (empty) where the layer is dense.
+  std::vector<float> unitMask(const ValuePtr &w, const ValuePtr &a, int64_t rows);
   // A copy of `v`'s data on the host.
   virtual HostData toHost(const ValuePtr &v) = 0;
   // The flat range (begin, count) of shard `s` of `total` of an H x H weight; ends the job

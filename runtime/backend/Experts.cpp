@@ -42,6 +42,20 @@ std::vector<float> Routing::copiesMask(const std::vector<Copy> &copies, int64_t 
   return mask;
 }
 
+std::vector<std::vector<int64_t>> dispatchRows(const Routing &r, int64_t slices, int64_t batches, bool copied) {
+  std::vector<std::vector<int64_t>> rows(static_cast<size_t>(slices));
+  for (int64_t s = 0; s < slices; ++s)
+    for (int64_t b = 0; b < batches; ++b)
+      for (const Routing::Copy &c : r.copiesTo(s, slices))
+        rows[static_cast<size_t>(s)].push_back(copied ? (b * r.tokens + c.token) * r.topK + c.choice
+                                                      : b * r.tokens + c.token);
+  return rows;
+}
+
+std::vector<std::vector<int64_t>> combineRows(const Routing &r, int64_t slices, int64_t batches) {
+  return dispatchRows(r, slices, batches, true); // each copy comes back to where it left
+}
+
 RoutingOrError routingOf(const Dims &d, int64_t layer, int64_t slices) {
   Routing r{
       .experts = d.experts > 0 ? d.experts : slices, .topK = d.topK, .tokens = d.tokens, .units = innerUnits(d.hidden)};

@@ -45,6 +45,16 @@ struct Routing {
   std::vector<float> copiesMask(const std::vector<Copy> &copies, int64_t rows, int64_t first, int64_t count) const;
 };
 
+// An all-to-all of tokens among the `slices` members of a group, as row indices (rows of H
+// elements), the same for every backend. Out to the experts: for each member s, the rows of
+// this member's input that go to slice s, in the order sent — its `batches` micro-batches'
+// copies when `copied` (the router's output: each row's k copies in (row, choice) order),
+// else its whole rows, each copied where a copy goes (the gradient of a layer's output).
+// Back from the experts: for each member s, where in this member's `batches` micro-batches'
+// copies (in (row, choice) order) the rows that come from slice s go, in the order they come.
+std::vector<std::vector<int64_t>> dispatchRows(const Routing &r, int64_t slices, int64_t batches, bool copied);
+std::vector<std::vector<int64_t>> combineRows(const Routing &r, int64_t slices, int64_t batches);
+
 // The routing of a layer whose routed experts are split into `slices` (1: loaded whole):
 // --experts, or one expert a slice when it is not given; and what keeps the real layer from
 // it ("" when nothing does).

@@ -9,7 +9,6 @@
 
 #include "backend/Comm.h"
 #include "backend/ComputeRank.h"
-#include "backend/Experts.h"
 #include "cpu/Kernels.h"
 #include "engine/Rank.h"
 
@@ -40,7 +39,6 @@ public:
   std::string stats() override;
 
 protected:
-  bool computesExperts() const override { return true; }
   backend::HostData toHost(const ValuePtr &v) override;
 
 private:
@@ -56,22 +54,14 @@ private:
     int64_t units;
   };
   LayerWeights layerWeights(const ValuePtr &w, std::vector<float> &scratch);
-  // A mixture-of-experts layer (cpu/CpuExperts.cpp, backend/Experts.h). The routing of a
-  // layer whose experts are split into `slices` (1: whole); ends the job when the real layer
-  // cannot be routed so.
-  backend::Routing routing(int64_t layer, int64_t slices);
-  // The rows activation (or gradient) `v` holds: T a micro-batch, each token's top-k copies
-  // at the router, the copies routed to a slice at the experts.
-  int64_t rowCount(const ValuePtr &v);
-  // The mask that keeps the `rows` rows of input `a` to their experts' units of weight `w`,
-  // or none (empty) where the layer is dense.
-  std::vector<float> unitMask(const ValuePtr &w, const ValuePtr &a, int64_t rows);
-  // The router (the dense part, without weights): each row's top-k copies, and back their
-  // gradients' sum.
+  // A mixture-of-experts layer (cpu/CpuExperts.cpp, backend/Experts.h). The router (the dense part, without weights):
+  // each row's top-k copies, and back their gradients' sum.
   ValuePtr routerForward(const ValuePtr &meta, const ValuePtr &a);
   ValuePair routerBackward(const ValuePair &meta, const ValuePtr &g, sim::Rank::BackwardPart part);
   // An all-to-all: tokens (or their gradients) out to the experts, or back from them.
   ValuePtr exchangeTokens(const ValuePtr &meta, const ValuePtr &v, const std::vector<int64_t> &group);
+  // Each of `rows` rows' top-k copies (in (row, choice) order) summed, at the run's precision.
+  std::vector<float> sumOfCopies(const std::vector<float> &copies, int64_t rows);
   // The collectives of weights, their gradients and optimizer state (flat elements).
   Flat gatherShards(const Flat *in, const std::vector<int64_t> &group);
   Flat allReduce(const ValuePtr &meta, const ValuePtr &v, const std::vector<int64_t> &group);

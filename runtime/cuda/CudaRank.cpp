@@ -15,11 +15,16 @@
 // channels' streams (PointToPoint); StreamOrder orders them, so a collective or a message
 // overlaps the compute that does not need it. Every operation names the values it reads
 // (reads/enter) before it enqueues work.
+//
+// A mixture-of-experts layer is the cpu backend's (backend/Experts.h): its router's copies,
+// masks and all-to-alls are DeviceExperts'.
 #include "cuda/CudaRank.h"
 
 #include "cuda/DeviceCopies.h"
 #include "cuda/DeviceData.h"
+#include "cuda/DeviceExperts.h"
 #include "cuda/DeviceMemory.h"
+#include "cuda/GatherPieces.h"
 #include "cuda/Gemms.h"
 #include "cuda/Kernels.h"
 #include "cuda/Nccl.h"
@@ -63,14 +68,21 @@ public:
   }
 
   ValuePtr loadWeight(const ValuePtr &meta) override {
+    if (meta->split == sim::Split::Dense) // a mixture-of-experts layer's fixed router: no weights
+      return withData(meta, DeviceFlat{});
+    (void)routing(meta->layer, meta->split == sim::Split::Experts ? meta->total : 1); // the layer can be routed
     auto [begin, count] = shard(meta->shards->min(), meta->total);
     return withData(
         meta, DeviceFlat{{DevicePiece{begin, copies_.converted(initialMaster(meta->layer, begin, count), low_)}}});
   }
 
   ValuePtr loadOptState(const ValuePtr &meta) override {
-    auto [begin, count] = shard(meta->shards->min(), meta->total);
     DeviceOpt state;
+    if (meta->split == sim::Split::Dense) { // the fixed router's: empty moments
+      state.moments.resize(static_cast<size_t>(o_.moments()));
+      return withData(meta, std::move(state));
+    }
+    auto [begin, count] = shard(meta->shards->min(), meta->total);
     for (int k = 0; k < o_.moments(); ++k)
       state.moments.push_back(DeviceFlat{{DevicePiece{begin, copies_.zeros(count, DType::F32)}}});
     if (bf16()) // the fp32 master of the weight loadWeight rounds
@@ -90,15 +102,19 @@ public:
   // The layer y = tanh(x W1) W2 over the units the weight holds (cpu/Kernels.h; the whole
   // layer, or a tensor-parallel part whose y is a partial sum). cuBLAS is column-major: a
   // row-major r x c matrix with leading dimension ld is its c x r transpose, and the
-  // units' W1 columns and W2 rows are u x H row-major blocks with leading dimension 2H.
+  // units' W1 columns and W2 rows are u x H row-major blocks with leading dimension 2H. A
+  // mixture-of-experts layer's router copies each row (DeviceExperts); its experts, or its
+  // whole layer, mask each row's h to its experts' units.
   ValuePtr forward(const ValuePtr &meta, const ValuePtr &a, const ValuePtr &w) override {
     reads({a, w});
-    int64_t m = rowCount(meta), h = d_.hidden;
-    auto [weight, units] = layerWeights(w);
+    int64_t m = rowCount(a), h = d_.hidden;
     Buffer x = rowsOf(P::rows(a), m);
-    Buffer inner = innerActivations(weight, units, x, m); // h = tanh(x W1), fp32
-    Buffer operand = copies_.converted(inner, low_);      // a GEMM operand: stored low
-    Buffer y = copies_.zeros(m * h, low_);                // h W2, accumulated in fp32
+    if (w->split == sim::Split::Dense)
+      return withData(meta, DeviceRows{m * d_.topK, experts_.copiesOf(x, m, d_.topK)});
+    auto [weight, units] = layerWeights(w);
+    Buffer inner = innerActivations(weight, units, x, m, experts_.maskOf(unitMask(w, a, m))); // h, fp32
+    Buffer operand = copies_.converted(inner, low_); // a GEMM operand: stored low
+    Buffer y = copies_.zeros(m * h, low_);           // h W2, accumulated in fp32
     gemms_->gemm(CUBLAS_OP_N, CUBLAS_OP_N, h, m, units, weight, h, 2 * h, operand, 0, units, y, 0, h);
     return withData(meta, DeviceRows{m, y});
   }
@@ -106,16 +122,25 @@ public:
   ValuePair backward(const ValuePair &meta, const ValuePtr &a, const ValuePtr &g, const ValuePtr &w,
                      sim::Rank::BackwardPart part) override {
     reads({a, g, w});
-    int64_t m = rowCount(meta.second), h = d_.hidden;
+    int64_t m = rowCount(a), h = d_.hidden;
     bool wantWeight = part != sim::Rank::BackwardPart::Input, wantInput = part != sim::Rank::BackwardPart::Weight;
+    if (w->split == sim::Split::Dense) // the router: its copies' gradients summed; no weights
+      return {wantWeight ? withData(meta.first, DeviceFlat{}) : meta.first,
+              wantInput ? withData(meta.second,
+                                   DeviceRows{m, experts_.sumOfCopies(rowsOf(P::rows(g), m * d_.topK), m, d_.topK)})
+                        : meta.second};
     auto [weight, units] = layerWeights(w);
     Buffer x = rowsOf(P::rows(a), m), grad = rowsOf(P::rows(g), m);
-    // h = tanh(x W1) recomputed in fp32; dz = (g W2ᵀ)(1 - h²); both GEMM operands, so low.
-    Buffer inner = innerActivations(weight, units, x, m);
+    // h = tanh(x W1) recomputed in fp32 (masked to each row's experts); dz = (g W2ᵀ)(1 - h²)
+    // (masked again: a masked unit's h is 0); both GEMM operands, so low.
+    Buffer mask = experts_.maskOf(unitMask(w, a, m));
+    Buffer inner = innerActivations(weight, units, x, m, mask);
     Buffer innerOperand = low_ == DType::F32 ? copies_.copyOf(inner) : copies_.converted(inner, low_);
     Buffer z = copies_.buffer(m * units, DType::F32);
     gemms_->gemm(CUBLAS_OP_T, CUBLAS_OP_N, units, m, h, weight, h, 2 * h, grad, 0, h, z, 0, units);
     tanhBackward(inner->f32(), z->raw(), DType::F32, m * units, current_);
+    if (mask)
+      multiplyBy(inner->f32(), mask->f32(), m * units, current_);
     Buffer dz = copies_.converted(inner, low_);
     ValuePair out = meta;
     if (wantWeight) { // dW1 = xᵀ dz and dW2 = hᵀ g, into each unit's two halves
@@ -186,6 +211,8 @@ public:
   }
 
   ValuePtr fakeGrad(const ValuePtr &meta) override {
+    if (meta->split == sim::Split::Dense)
+      return withData(meta, DeviceFlat{});
     auto [begin, count] = heldRange(meta);
     return withData(meta, DeviceFlat{{DevicePiece{begin, copies_.zeros(count, gradType_)}}});
   }
@@ -193,6 +220,8 @@ public:
   ValuePtr shardOf(const ValuePtr &meta, const ValuePtr &whole) override {
     if (meta->poisoned)
       return meta;
+    if (meta->split == sim::Split::Dense) // shards of the router's weights: none
+      return meta->kind == Kind::OptState ? loadOptState(meta) : withData(meta, DeviceFlat{});
     reads({whole});
     if (meta->split == sim::Split::Sequence) { // this shard's rows of each micro-batch
       int64_t batches = static_cast<int64_t>(meta->batches->size()), chunk = sequenceRows(meta->total);
@@ -327,7 +356,6 @@ protected:
   }
 
 private:
-  int64_t rowCount(const ValuePtr &meta) const { return static_cast<int64_t>(meta->batches->size()) * d_.tokens; }
   // How a value of `kind` keeps its elements: optimizer states (moments, masters) as fp32,
   // weight gradients as gradType_, the rest as low_.
   DType typeOf(Kind kind) const {
@@ -363,10 +391,11 @@ private:
     const DeviceFlat *in = P::flat(v);
     DType type = typeOf(meta->kind);
     switch (kind) {
-    case CollectiveKind::AllGather: return withData(meta, allGather(in, group, type));
+    case CollectiveKind::AllGather:
+      return withData(meta, gatherPieces(in, group, type, copies_, nccl_, comm_, current_));
     case CollectiveKind::AllReduce: return withData(meta, allReduce(in, group, type));
     case CollectiveKind::ReduceScatter: return reduceScatter(meta, v, group, type);
-    case CollectiveKind::AllToAll: refuseMixtureOfExperts("`alltoall`");
+    case CollectiveKind::AllToAll: break; // of tokens only (sim::takes): activationCollective
     }
     SCHEDC_UNREACHABLE("a collective the cuda backend does not compute");
   }
@@ -410,9 +439,30 @@ private:
     case CollectiveKind::AllReduce: return allReducePartialSums(meta, v, group);
     case CollectiveKind::ReduceScatter: return reduceScatterPartialSums(meta, v, group);
     case CollectiveKind::AllGather: return gatherSequenceShards(meta, v, group);
-    case CollectiveKind::AllToAll: refuseMixtureOfExperts("`alltoall`");
+    case CollectiveKind::AllToAll: return exchangeTokens(meta, v, group);
     }
     SCHEDC_UNREACHABLE("a collective of activations the cuda backend does not compute");
+  }
+
+  // Tokens out to the experts or back (backend::dispatchRows, combineRows): the layer's output
+  // sums a token's copies; the experts' input gradient stays as copies.
+  ValuePtr exchangeTokens(const ValuePtr &meta, const ValuePtr &v, const std::vector<int64_t> &group) {
+    const auto n = static_cast<int64_t>(group.size());
+    const backend::Routing r = routing(meta->layer, n);
+    const auto me = std::find(group.begin(), group.end(), int64_t{comm_.rank()}) - group.begin();
+    const auto mine = static_cast<int64_t>(r.copiesTo(me, n).size());
+    Buffer in = rowsOf(P::rows(v), rowCount(v));
+    if (sim::atExperts(meta->split)) {
+      const auto batches = static_cast<int64_t>(v->batches->size());
+      Buffer out = experts_.dispatch(in, backend::dispatchRows(r, n, batches, v->split == sim::Split::Routed), batches,
+                                     mine, group);
+      return withData(meta, DeviceRows{out->count() / d_.hidden, out});
+    }
+    const auto batches = static_cast<int64_t>(meta->batches->size()), rows = batches * d_.tokens;
+    Buffer copies = experts_.combine(in, mine, backend::combineRows(r, n, batches), rows * r.topK, batches, group);
+    if (meta->kind != Kind::Activation)
+      return withData(meta, DeviceRows{rows * r.topK, copies});
+    return withData(meta, DeviceRows{rows, experts_.sumOfCopies(copies, rows, r.topK)});
   }
 
   ValuePtr allReducePartialSums(const ValuePtr &meta, const ValuePtr &v, const std::vector<int64_t> &group) {
@@ -455,68 +505,14 @@ private:
     return withData(meta, DeviceRows{rows, whole});
   }
 
-  // Every member's pieces, put together: sorted by position, one piece when they are
-  // contiguous (the whole array, or a tensor-parallel part); the elements as `type`.
-  DeviceFlat allGather(const DeviceFlat *in, const std::vector<int64_t> &group, DType type) {
-    std::vector<int64_t> header;
-    if (in)
-      for (const DevicePiece &p : in->pieces) {
-        header.push_back(p.begin);
-        header.push_back(p.count());
-      }
-    std::vector<std::vector<int64_t>> headers = comm_.allgatherInts(header, group);
-    std::vector<int64_t> counts;
-    int64_t total = 0;
-    for (const std::vector<int64_t> &h : headers) {
-      int64_t c = 0;
-      for (size_t i = 1; i < h.size(); i += 2)
-        c += h[i];
-      counts.push_back(c);
-      total += c;
-    }
-    // Where each received piece lies in the gathered buffer, sorted by its place in the weight.
-    std::vector<std::pair<int64_t, std::pair<int64_t, int64_t>>> places; // begin -> (offset, count)
-    int64_t at = 0;
-    for (const std::vector<int64_t> &h : headers)
-      for (size_t i = 0; i + 1 < h.size(); i += 2) {
-        places.push_back({h[i], {at, h[i + 1]}});
-        at += h[i + 1];
-      }
-    std::sort(places.begin(), places.end());
-    // Contiguous (the whole, or a tensor-parallel part): one piece, ready for GEMMs.
-    bool contiguous = !places.empty();
-    for (size_t i = 1; i < places.size(); ++i)
-      contiguous &= places[i].first == places[i - 1].first + places[i - 1].second.second;
-    int64_t mine = in ? in->elements() : 0;
-    Buffer packed = copies_.buffer(mine, type), out = copies_.buffer(total, type);
-    int64_t offset = 0;
-    if (in)
-      for (const DevicePiece &p : in->pieces) {
-        if (p.values)
-          copies_.copy(packed->at(offset), copies_.converted(p.values, type), p.count());
-        offset += p.count();
-      }
-    nccl_.gather(packed->raw(), out->raw(), type, counts, group, current_);
-    DeviceFlat gathered;
-    if (contiguous) {
-      Buffer all = copies_.buffer(total, type);
-      int64_t first = places.front().first;
-      for (auto &[begin, where] : places)
-        copies_.copy(all->at(begin - first), out, where.second, where.first);
-      gathered.pieces.push_back(DevicePiece{first, all});
-    } else {
-      for (auto &[begin, where] : places)
-        gathered.pieces.push_back(DevicePiece{begin, copies_.copyOf(out, where.first, where.second)});
-    }
-    return gathered;
-  }
-
-  // h = tanh(x W1) over the units (fp32, row-major m x units).
-  Buffer innerActivations(const Buffer &weight, int64_t units, const Buffer &x, int64_t m) {
+  // h = tanh(x W1) over the units (fp32, row-major m x units), times `mask` where there is one.
+  Buffer innerActivations(const Buffer &weight, int64_t units, const Buffer &x, int64_t m, const Buffer &mask) {
     int64_t h = d_.hidden;
     Buffer inner = copies_.zeros(m * units, DType::F32);
     gemms_->gemm(CUBLAS_OP_T, CUBLAS_OP_N, units, m, h, weight, 0, 2 * h, x, 0, h, inner, 0, units);
     tanhInto(inner->raw(), DType::F32, inner->f32(), m * units, current_);
+    if (mask)
+      multiplyBy(inner->f32(), mask->f32(), m * units, current_);
     return inner;
   }
 
@@ -527,6 +523,7 @@ private:
   DeviceMemory memory_;
   DeviceCopies copies_{memory_, current_}; // on current_, whichever stream that is then
   NcclGroups nccl_;
+  DeviceExperts experts_{copies_, nccl_, comm_, current_, low_, d_.hidden};
   PointToPoint messages_;
   std::optional<Gemms> gemms_; // made after memory_, let go before the streams
   cudaEvent_t origin_ = nullptr, stepStart_ = nullptr, stepEnd_ = nullptr; // the step's clock

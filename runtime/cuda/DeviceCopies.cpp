@@ -26,6 +26,25 @@ void DeviceCopies::copy(void *to, const Buffer &from, int64_t count, int64_t off
                   "cudaMemcpyAsync");
 }
 
+Buffer DeviceCopies::upload(const std::vector<float> &values) {
+  Buffer b = buffer(static_cast<int64_t>(values.size()), DType::F32);
+  if (!values.empty()) // from pageable memory: the call returns once the values are staged
+    memory_.check(
+        cudaMemcpyAsync(b->raw(), values.data(), values.size() * sizeof(float), cudaMemcpyHostToDevice, stream_),
+        "cudaMemcpyAsync");
+  return b;
+}
+
+Buffer DeviceCopies::uploadIndices(const std::vector<int64_t> &index) {
+  std::vector<int32_t> narrow(index.begin(), index.end());
+  Buffer b = buffer(static_cast<int64_t>(narrow.size()), DType::F32); // 4-byte elements
+  if (!narrow.empty())
+    memory_.check(
+        cudaMemcpyAsync(b->raw(), narrow.data(), narrow.size() * sizeof(int32_t), cudaMemcpyHostToDevice, stream_),
+        "cudaMemcpyAsync");
+  return b;
+}
+
 Buffer DeviceCopies::copyOf(const Buffer &from, int64_t offset, int64_t count) {
   if (count < 0)
     count = from->count() - offset;

@@ -24,6 +24,10 @@ public:
   Buffer copyOf(const Buffer &from, int64_t offset = 0, int64_t count = -1);
   // `from` as `type` (itself when it already is).
   Buffer converted(const Buffer &from, DType type);
+  // Host values on the device: fp32 elements; int32 indices (kept in a buffer of 4-byte
+  // elements, read as int32 by the kernels that take an index).
+  Buffer upload(const std::vector<float> &values);
+  Buffer uploadIndices(const std::vector<int64_t> &index);
   // The first `count` elements of `from` on the host, as fp32 (waits for the stream).
   std::vector<float> download(const Buffer &from, int64_t count);
   // Elements [begin, begin + count) of `f` as `type`: the piece's own buffer when one piece

@@ -106,6 +106,28 @@ __global__ void adamKernel(float *w, float *m, float *v, const G *g, int64_t n, 
   }
 }
 
+template <class T> __global__ void gatherKernel(T *out, const T *in, const int32_t *index, int64_t n, int64_t h) {
+  SCHEDC_EACH(i, n) out[i] = in[static_cast<int64_t>(index[i / h]) * h + i % h];
+}
+
+template <class T> __global__ void scatterKernel(T *out, const T *in, const int32_t *index, int64_t n, int64_t h) {
+  SCHEDC_EACH(i, n) out[static_cast<int64_t>(index[i / h]) * h + i % h] = in[i];
+}
+
+template <class T> __global__ void sumCopiesKernel(T *out, const T *in, int64_t n, int64_t k, int64_t h) {
+  SCHEDC_EACH(i, n) {
+    int64_t row = i / h, col = i % h;
+    float sum = 0;
+    for (int64_t j = 0; j < k; ++j)
+      sum += load(in, (row * k + j) * h + col);
+    store(out, i, sum);
+  }
+}
+
+__global__ void multiplyKernel(float *y, const float *mask, int64_t n) {
+  SCHEDC_EACH(i, n) y[i] *= mask[i];
+}
+
 #undef SCHEDC_EACH
 
 // Calls `f` with a null pointer of the C++ type of `t` (to pick a template instance).
@@ -182,6 +204,43 @@ void addInto(void *out, const void *a, const void *b, DType type, int64_t n, cud
     addKernel<<<blocks(n), kThreads, 0, stream>>>(static_cast<T *>(out), static_cast<const T *>(a),
                                                   static_cast<const T *>(b), n);
   });
+}
+
+void gatherRows(void *out, const void *in, const int32_t *index, int64_t rows, int64_t h, DType type,
+                cudaStream_t stream) {
+  if (rows * h <= 0)
+    return;
+  byType(type, [&](auto *t) {
+    using T = std::remove_pointer_t<decltype(t)>;
+    gatherKernel<<<blocks(rows * h), kThreads, 0, stream>>>(static_cast<T *>(out), static_cast<const T *>(in), index,
+                                                            rows * h, h);
+  });
+}
+
+void scatterRows(void *out, const void *in, const int32_t *index, int64_t rows, int64_t h, DType type,
+                 cudaStream_t stream) {
+  if (rows * h <= 0)
+    return;
+  byType(type, [&](auto *t) {
+    using T = std::remove_pointer_t<decltype(t)>;
+    scatterKernel<<<blocks(rows * h), kThreads, 0, stream>>>(static_cast<T *>(out), static_cast<const T *>(in), index,
+                                                             rows * h, h);
+  });
+}
+
+void sumCopies(void *out, const void *in, int64_t rows, int64_t k, int64_t h, DType type, cudaStream_t stream) {
+  if (rows * h <= 0)
+    return;
+  byType(type, [&](auto *t) {
+    using T = std::remove_pointer_t<decltype(t)>;
+    sumCopiesKernel<<<blocks(rows * h), kThreads, 0, stream>>>(static_cast<T *>(out), static_cast<const T *>(in),
+                                                               rows * h, k, h);
+  });
+}
+
+void multiplyBy(float *y, const float *mask, int64_t n, cudaStream_t stream) {
+  if (n > 0)
+    multiplyKernel<<<blocks(n), kThreads, 0, stream>>>(y, mask, n);
 }
 
 void optimizerStep(const backend::Optimizer &o, int64_t step, float *w, float *m, float *v, const void *g, DType gType,

@@ -32,6 +32,17 @@ void lossGradient(void *g, const void *y, DType type, const backend::Dims &d, co
                   cudaStream_t stream);
 // out = a + b, all `type` (out may be a).
 void addInto(void *out, const void *a, const void *b, DType type, int64_t n, cudaStream_t stream);
+// Rows of h elements of `type` (a mixture-of-experts layer's token copies, backend/Experts.h):
+// out[r] = in[index[r]] (gather), or out[index[r]] = in[r] (scatter), for r < rows; `index`
+// is int32 on the device.
+void gatherRows(void *out, const void *in, const int32_t *index, int64_t rows, int64_t h, DType type,
+                cudaStream_t stream);
+void scatterRows(void *out, const void *in, const int32_t *index, int64_t rows, int64_t h, DType type,
+                 cudaStream_t stream);
+// out[r] = the sum over j < k of in[r k + j] (rows of h elements; fp32 sums, stored as `type`).
+void sumCopies(void *out, const void *in, int64_t rows, int64_t k, int64_t h, DType type, cudaStream_t stream);
+// y[i] *= mask[i] (fp32).
+void multiplyBy(float *y, const float *mask, int64_t n, cudaStream_t stream);
 // One optimizer step on a slice of fp32 masters and moments with a gradient of `gType`
 // (`step` steps were taken before; Adam's bias correction).
 void optimizerStep(const backend::Optimizer &o, int64_t step, float *w, float *m, float *v, const void *g, DType gType,

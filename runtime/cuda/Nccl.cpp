@@ -84,12 +84,16 @@ ncclComm_t NcclGroups::communicator(const std::vector<int64_t> &members) {
 
 void NcclGroups::allReduce(void *data, DType type, int64_t n, const std::vector<int64_t> &members,
                            cudaStream_t stream) {
+  if (n == 0) // a mixture-of-experts layer's router: no weights, on every member alike
+    return;
   check(ncclAllReduce(data, data, static_cast<size_t>(n), ncclType(type), ncclSum, communicator(members), stream),
         "ncclAllReduce");
 }
 
 void NcclGroups::reduceScatter(const void *data, void *part, DType type, int64_t n, const std::vector<int64_t> &members,
                                cudaStream_t stream) {
+  if (n == 0)
+    return;
   check(ncclReduceScatter(data, part, static_cast<size_t>(n / static_cast<int64_t>(members.size())), ncclType(type),
                           ncclSum, communicator(members), stream),
         "ncclReduceScatter");
@@ -98,6 +102,8 @@ void NcclGroups::reduceScatter(const void *data, void *part, DType type, int64_t
 void NcclGroups::gather(const void *data, void *out, DType type, const std::vector<int64_t> &counts,
                         const std::vector<int64_t> &members, cudaStream_t stream) {
   ncclComm_t comm = communicator(members);
+  if (std::all_of(counts.begin(), counts.end(), [](int64_t c) { return c == 0; }))
+    return;
   bool equal = std::all_of(counts.begin(), counts.end(), [&](int64_t c) { return c == counts[0]; });
   if (equal) { // the common case (one shard each): one all-gather
     check(ncclAllGather(data, out, static_cast<size_t>(counts[0]), ncclType(type), comm, stream), "ncclAllGather");
@@ -112,6 +118,27 @@ void NcclGroups::gather(const void *data, void *out, DType type, const std::vect
                           ncclType(type), static_cast<int>(m), comm, stream),
             "ncclBroadcast");
     offset += counts[m];
+  }
+  check(ncclGroupEnd(), "ncclGroupEnd");
+}
+
+void NcclGroups::allToAll(const void *send, const std::vector<int64_t> &sendCounts, void *recv,
+                          const std::vector<int64_t> &recvCounts, DType type, const std::vector<int64_t> &members,
+                          cudaStream_t stream) {
+  ncclComm_t comm = communicator(members);
+  check(ncclGroupStart(), "ncclGroupStart");
+  int64_t sent = 0, received = 0;
+  for (size_t m = 0; m < members.size(); ++m) {
+    if (sendCounts[m] > 0)
+      check(ncclSend(static_cast<const char *>(send) + sent * sizeOf(type), static_cast<size_t>(sendCounts[m]),
+                     ncclType(type), static_cast<int>(m), comm, stream),
+            "ncclSend");
+    if (recvCounts[m] > 0)
+      check(ncclRecv(static_cast<char *>(recv) + received * sizeOf(type), static_cast<size_t>(recvCounts[m]),
+                     ncclType(type), static_cast<int>(m), comm, stream),
+            "ncclRecv");
+    sent += sendCounts[m];
+    received += recvCounts[m];
   }
   check(ncclGroupEnd(), "ncclGroupEnd");
 }

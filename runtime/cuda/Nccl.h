@@ -54,6 +54,14 @@ public:
   void gather(const void *data, void *out, DType type, const std::vector<int64_t> &counts,
               const std::vector<int64_t> &members, cudaStream_t stream);
 
+  // Sends sendCounts[i] elements (from `send`, member after member) to the i-th member and
+  // receives recvCounts[i] from it (into `recv`, member after member): ncclSend and ncclRecv
+  // to and from every member in one group call, as NCCL's own all-to-all is made (nccl-tests
+  // src/alltoall.cu, AlltoAllRunColl).
+  void allToAll(const void *send, const std::vector<int64_t> &sendCounts, void *recv,
+                const std::vector<int64_t> &recvCounts, DType type, const std::vector<int64_t> &members,
+                cudaStream_t stream);
+
 private:
   ncclComm_t communicator(const std::vector<int64_t> &members);
   void check(ncclResult_t r, const char *what) { checkNccl(r, what, memory_); }

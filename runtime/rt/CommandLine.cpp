@@ -92,9 +92,6 @@ std::string checkTogether(const CommandLine &line) {
     return "--tf32 is for fp32 GEMMs; with --precision=bf16 the GEMMs are bf16";
   if (line.options.bytes.tf32 && line.computing && run.backend != ComputeRun::Cuda)
     return "TF32 GEMMs (--precision=tf32, --tf32) are the cuda backend's; the cpu backend computes in fp32";
-  if (line.options.bytes.experts > 0 && line.computing && run.backend == ComputeRun::Cuda)
-    return "--experts: the cuda backend does not compute mixture-of-experts layers yet; the cpu backend does "
-           "(--backend=cpu)";
   if (!run.config.overlap && run.backend != ComputeRun::Cuda)
     return "--no-overlap is an option of the cuda backend (--backend=cuda)";
   return {};

@@ -17,7 +17,8 @@ backward, recomputation, shards):
    waits for its device work) ends with the same weights as overlapped, to 1e-6.
 2. Memory: the peak of bytes each rank holds (the device buffers of the values it keeps),
    measured at the cost model's sampling points, equals the peak the run predicts, for
-   every rank: at fp32, SGD, H = 512, T = 256 (also 4 bytes per puzzle unit), at bf16
+   every rank: at fp32, SGD, H = 512, T = 256 (also 4 bytes per puzzle unit, but for the
+   mixture-of-experts cases, whose router has no weights), at bf16
    with Adam and at bf16 with fp32 gradients, at H = 64, T = 16.
 Prints one line per case. With --stand-in=cpu it runs everything on the cpu backend as if
 there were one GPU (CI does, so this script cannot rot while no GPU runs it).
@@ -78,7 +79,13 @@ one_rank = {
     "zero3-1": ("zero3", []), "gpipe-1": ("gpipe", ["-D", "segment=2"]), "1f1b-1": ("1f1b", []),
     "zbh1-1": ("zbh1", []), "zbv-1": ("zbv", []), "dualpipev-1": ("dualpipev", []), "interleaved-1": ("interleaved", ["-D", "chunks=2"]),
     "breadth_first-1": ("breadth_first", ["-D", "stages=1", "-D", "chunks=2"]), "hybrid-1": ("hybrid", ["-D", "stages=1"]),
+    # mixture of experts on one GPU: the router's copies, the masked experts, all-to-alls over
+    # a group of one (NCCL's send and receive to itself), the split backward's halves
+    "moe-1": ("moe", ["-D", "stages=1", "-D", "experts=1"]),
+    "dualpipev_moe-1": ("dualpipev_moe", ["-D", "stages=1", "-D", "experts=1"]),
 }
+# Model options a case runs with, and its reference basic too: 4 experts, top-2.
+model_options = {name: ["--experts=4", "--top-k=2"] for name in ("moe-1", "dualpipev_moe-1")}
 stdlib = os.path.join(os.path.dirname(os.path.abspath(examples)), "stdlib")
 for name, (_, extra) in one_rank.items():
     parameters[name] = ["-D", "layers=4", "-D", "batches=4", "-D", "ranks=1", *extra]
@@ -116,6 +123,7 @@ with tempfile.TemporaryDirectory() as tmp:
         """Trains `name` on the device and on the cpu backend with `flags`, and basic on the
         cpu backend; reports whether the device's weights equal both to 1e-4. Returns
         basic's weights directory."""
+        flags = flags + model_options.get(name, [])
         key = "-".join(f.split("=")[-1] for f in flags)
         basic = os.path.join(tmp, f"basic-{layers}-{batches}-{key}")
         if not os.path.isdir(basic):
@@ -139,16 +147,17 @@ with tempfile.TemporaryDirectory() as tmp:
         against_cpu_and_basic(name, layers, batches, ranks, "sgd, bf16, fp32 gradients",
                               small + ["--precision=bf16", "--grad-precision=fp32"])
         on_tf32 = os.path.join(tmp, f"{name}-tf32")
-        r = train(name, ranks, device, on_tf32, small + ([] if stand_in else ["--tf32"]))
+        r = train(name, ranks, device, on_tf32, small + ([] if stand_in else ["--tf32"]) + model_options.get(name, []))
         same, text = worst(on_tf32, basic, "1e-2") if r.returncode == 0 else (False, r.stderr[-300:])
         report(same, f"{name} on {ranks} GPU(s) (sgd, tf32): vs basic {text}")
         # The same step with collectives in line with compute (--no-overlap), and traced
         # (every operation waits for its device work): the same weights as overlapped.
-        overlapped = os.path.join(tmp, f"{name}-cuda-" + "-".join(f.split("=")[-1] for f in small + ["--optimizer=sgd"]))
+        overlapped = os.path.join(tmp, f"{name}-cuda-" + "-".join(
+            f.split("=")[-1] for f in small + ["--optimizer=sgd"] + model_options.get(name, [])))
         for label, extra in (("no overlap", [] if stand_in else ["--no-overlap"]),
                              ("traced", ["--trace=" + os.path.join(tmp, name + ".trace.json")])):
             out = os.path.join(tmp, f"{name}-{label.replace(' ', '-')}")
-            r = train(name, ranks, device, out, small + ["--optimizer=sgd"] + extra)
+            r = train(name, ranks, device, out, small + ["--optimizer=sgd"] + extra + model_options.get(name, []))
             same, text = worst(out, overlapped, "1e-6") if r.returncode == 0 else (False, r.stderr[-300:])
             report(same, f"{name} on {ranks} GPU(s) (sgd, {label}): vs overlapped {text}")
 
@@ -159,8 +168,8 @@ with tempfile.TemporaryDirectory() as tmp:
                                     ("bf16, fp32 gradients", ["--hidden=64", "--tokens=16", "--precision=bf16",
                                                               "--grad-precision=fp32"], False)):
             r = run(mpi + ["-np", str(ranks), exe[name], "--backend=" + device, "--format=json", *extra]
-                    + parameters.get(name, []))
-            same, shown = predicted_and_measured(r, puzzle_units=units)
+                    + parameters.get(name, []) + model_options.get(name, []))
+            same, shown = predicted_and_measured(r, puzzle_units=units and name not in model_options)
             report(same, f"{name} on {ranks} GPU(s): predicted/measured peak bytes per rank ({label}): {shown} "
                          f"{r.stderr[-200:]}")
 
