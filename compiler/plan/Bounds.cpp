@@ -175,7 +175,10 @@ std::vector<double> fingerprintOf(const cost::HardwareCost &cost, const sim::Byt
          {EventKind::Forward, EventKind::Backward, EventKind::BackwardInput, EventKind::BackwardWeight}) {
       out.push_back(eventSeconds(cost, kind, l, 1));
       out.push_back(cost.flops(computeWork(kind, l, 1)));
-      if (model.moeLayer(l)) // its sides, for stdlib moe (on a group of 2: the lengths' shape)
+      // Its sides, for stdlib moe, on a group of 2: recomputation changes what a side computes
+      // for each token, whatever the group (the experts' side on e micro-batches of 1/e of the
+      // tokens each), so two variants whose sides agree on a group of 2 agree on any.
+      if (model.moeLayer(l))
         out.push_back(splitSeconds(cost, kind, l, 2));
     }
     out.push_back(model.activationBytes(l));

@@ -5,6 +5,7 @@
 #include "files/AtomicFile.h"
 
 #include <chrono>
+#include <climits>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -175,6 +176,12 @@ std::vector<std::vector<float>> Comm::alltoallv(const std::vector<std::vector<fl
   const size_t n = members.size();
   std::vector<int> sendCounts(n), sendOffsets(n), recvCounts(n), recvOffsets(n);
   std::vector<float> out;
+  size_t total = 0;
+  for (const std::vector<float> &each : toEach)
+    total += each.size();
+  if (total > static_cast<size_t>(INT_MAX)) // MPI's counts and offsets are ints
+    abort("an all-to-all of " + std::to_string(total) + " elements is more than MPI_Alltoallv's int counts hold; " +
+          "give a smaller --hidden or --tokens");
   for (size_t i = 0; i < n; ++i) {
     sendOffsets[i] = static_cast<int>(out.size());
     sendCounts[i] = static_cast<int>(toEach[i].size());

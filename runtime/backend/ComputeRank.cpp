@@ -15,7 +15,12 @@ void ComputeRank::execute(OpKind op, sim::Results &r, const sim::Operands &a, co
   case OpKind::Load:
     if (result->split == sim::Split::Part)
       requireWholeUnits(result->layer, result->total);
+    if (!result->poisoned && result->split == sim::Split::Dense) { // the fixed router
+      r.values = {emptyOf(r.values[0]), emptyOf(r.values[1])};
+      return;
+    }
     if (!result->poisoned) {
+      (void)routing(result->layer, result->split == sim::Split::Experts ? result->total : 1); // can it be routed?
       r.values[0] = loadWeight(r.values[0]);
       r.values[1] = loadOptState(r.values[1]);
     }
@@ -46,8 +51,11 @@ void ComputeRank::execute(OpKind op, sim::Results &r, const sim::Operands &a, co
     return;
   }
   case OpKind::AddGrad: result = addGrad(result, a.value(param::AddGrad::lhs), a.value(param::AddGrad::rhs)); return;
-  case OpKind::FakeGrad: result = fakeGrad(result); return;
-  case OpKind::Shard: result = shardOf(result, a.value(param::Shard::value)); return;
+  case OpKind::FakeGrad: result = result->split == sim::Split::Dense ? emptyOf(result) : fakeGrad(result); return;
+  case OpKind::Shard:
+    result = result->split == sim::Split::Dense && !result->poisoned ? emptyOf(result)
+                                                                     : shardOf(result, a.value(param::Shard::value));
+    return;
   case OpKind::Send: {
     using P = param::Send;
     if (rank.canExchange(a.integer(P::to), a.integer(P::tag)))
@@ -85,6 +93,8 @@ std::vector<float> ComputeRank::unitMask(const ValuePtr &w, const ValuePtr &a, i
   auto [begin, count] = unitRange(w);
   if (w->split == sim::Split::Experts) {
     Routing r = routing(w->layer, w->total);
+    if (!sim::atExperts(a->split) || a->total != w->total) // (only forced with --no-verify): computes nothing
+      return std::vector<float>(static_cast<size_t>(rows * count / unit), 0.0f);
     return r.copiesMask(r.copiesTo(a->step, a->total), rows, begin / unit, count / unit);
   }
   if (d_.experts == 0) // a dense layer

@@ -66,6 +66,9 @@ public:
                            const ValuePtr &opt) = 0;
   virtual ValuePtr addGrad(const ValuePtr &meta, const ValuePtr &a, const ValuePtr &b) = 0;
   virtual ValuePtr fakeGrad(const ValuePtr &meta) = 0;
+  // `meta` carrying data of no elements: a mixture-of-experts layer's router has no weights,
+  // so its weight, optimizer state (moments of nothing) and weight gradients are empty.
+  virtual ValuePtr emptyOf(const ValuePtr &meta) = 0;
   // The slice of `whole` (a complete weight, gradient or optimizer state) that `meta` names.
   virtual ValuePtr shardOf(const ValuePtr &meta, const ValuePtr &whole) = 0;
   virtual ValuePtr collective(const ValuePtr &meta, CollectiveKind kind, const ValuePtr &v,

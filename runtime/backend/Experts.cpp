@@ -9,6 +9,8 @@ namespace schedc::backend {
 
 std::vector<Routing::Copy> Routing::copiesTo(int64_t slice, int64_t slices) const {
   std::vector<Copy> copies;
+  if (slices < 1 || experts % slices != 0) // not slices of whole experts: none routed (routingOf says why)
+    return copies;
   for (int64_t t = 0; t < tokens; ++t)
     for (int64_t j = 0; j < topK; ++j)
       if (int64_t e = expertOf(t, j); sliceOf(e, slices) == slice)
@@ -66,8 +68,6 @@ RoutingOrError routingOf(const Dims &d, int64_t layer, int64_t slices) {
   if (r.units % r.experts != 0)
     return {r, of + std::to_string(r.units) + " inner units (--hidden / 2) do not divide among its " + n +
                    " experts; give --hidden a multiple of " + std::to_string(2 * r.experts)};
-  if (r.topK > r.experts)
-    return {r, "--top-k=" + std::to_string(r.topK) + " sends each token to more than " + of + n + " experts"};
   if (slices > 1 && (r.tokens * r.topK) % r.experts != 0)
     return {r, "the fixed router sends a micro-batch's " + std::to_string(r.tokens) + " x " + std::to_string(r.topK) +
                    " token copies evenly to " + of + n +

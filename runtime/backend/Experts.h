@@ -36,7 +36,7 @@ struct Routing {
     int64_t token, choice, expert;
   };
   // One micro-batch's token copies routed to slice `slice` of `slices`, in (token, choice)
-  // order.
+  // order (none where `slices` does not divide the experts).
   std::vector<Copy> copiesTo(int64_t slice, int64_t slices) const;
   // Masks of rows x `count` units from unit `first` (1 where the row's experts hold the unit,
   // else 0): for whole rows (row r is token r mod T, with its k experts), and for rows of

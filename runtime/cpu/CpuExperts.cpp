@@ -41,7 +41,7 @@ std::pair<ValuePtr, ValuePtr> CpuRank::routerBackward(const ValuePair &meta, con
   std::vector<float> zeros;
   const std::vector<float> &copies = rowsOrZeros(P::rows(g), rows * d_.topK, d_.hidden, zeros);
   bool wantWeight = part != sim::Rank::BackwardPart::Input, wantInput = part != sim::Rank::BackwardPart::Weight;
-  return {wantWeight ? with(meta.first, Flat{}) : meta.first,
+  return {wantWeight ? emptyOf(meta.first) : meta.first,
           wantInput ? with(meta.second, Rows{rows, sumOfCopies(copies, rows)}) : meta.second};
 }
 

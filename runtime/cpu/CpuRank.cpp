@@ -56,9 +56,6 @@ CpuRank::LayerWeights CpuRank::layerWeights(const ValuePtr &w, std::vector<float
 }
 
 ValuePtr CpuRank::loadWeight(const ValuePtr &meta) {
-  if (meta->split == sim::Split::Dense) // the fixed router: no weights
-    return with(meta, Flat{});
-  (void)routing(meta->layer, meta->split == sim::Split::Experts ? meta->total : 1); // the layer can be routed
   auto [begin, count] = shard(meta->shards->min(), meta->total);
   Flat f;
   f.pieces.push_back(Piece{begin, initialWeight(d_, meta->layer, begin, count)});
@@ -68,10 +65,6 @@ ValuePtr CpuRank::loadWeight(const ValuePtr &meta) {
 
 ValuePtr CpuRank::loadOptState(const ValuePtr &meta) {
   OptState state;
-  if (meta->split == sim::Split::Dense) {
-    state.moments.resize(static_cast<size_t>(o_.moments()));
-    return with(meta, std::move(state));
-  }
   auto [begin, count] = shard(meta->shards->min(), meta->total);
   for (int k = 0; k < o_.moments(); ++k) {
     Flat f;
@@ -188,11 +181,17 @@ ValuePtr CpuRank::fakeGrad(const ValuePtr &meta) {
   return with(meta, std::move(zero));
 }
 
+ValuePtr CpuRank::emptyOf(const ValuePtr &meta) {
+  if (meta->kind != Kind::OptState)
+    return with(meta, Flat{});
+  OptState state;
+  state.moments.resize(static_cast<size_t>(o_.moments()));
+  return with(meta, std::move(state));
+}
+
 ValuePtr CpuRank::shardOf(const ValuePtr &meta, const ValuePtr &whole) {
   if (meta->poisoned)
     return meta;
-  if (meta->split == sim::Split::Dense) // shards of the router's weights: none
-    return meta->kind == Kind::OptState ? loadOptState(meta) : with(meta, Flat{});
   if (meta->split == sim::Split::Sequence) { // this shard's rows of each micro-batch
     int64_t batches = static_cast<int64_t>(meta->batches->size()), chunk = sequenceRows(meta->total);
     std::vector<float> zeros;

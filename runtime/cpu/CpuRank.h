@@ -30,6 +30,7 @@ public:
   ValuePair update(const ValuePair &meta, const ValuePtr &grad, const ValuePtr &weight, const ValuePtr &opt) override;
   ValuePtr addGrad(const ValuePtr &meta, const ValuePtr &a, const ValuePtr &b) override;
   ValuePtr fakeGrad(const ValuePtr &meta) override;
+  ValuePtr emptyOf(const ValuePtr &meta) override;
   ValuePtr shardOf(const ValuePtr &meta, const ValuePtr &whole) override;
   ValuePtr collective(const ValuePtr &meta, CollectiveKind kind, const ValuePtr &v,
                       const sim::IntSet &members) override;

@@ -68,9 +68,6 @@ public:
   }
 
   ValuePtr loadWeight(const ValuePtr &meta) override {
-    if (meta->split == sim::Split::Dense) // a mixture-of-experts layer's fixed router: no weights
-      return withData(meta, DeviceFlat{});
-    (void)routing(meta->layer, meta->split == sim::Split::Experts ? meta->total : 1); // the layer can be routed
     auto [begin, count] = shard(meta->shards->min(), meta->total);
     return withData(
         meta, DeviceFlat{{DevicePiece{begin, copies_.converted(initialMaster(meta->layer, begin, count), low_)}}});
@@ -78,10 +75,6 @@ public:
 
   ValuePtr loadOptState(const ValuePtr &meta) override {
     DeviceOpt state;
-    if (meta->split == sim::Split::Dense) { // the fixed router's: empty moments
-      state.moments.resize(static_cast<size_t>(o_.moments()));
-      return withData(meta, std::move(state));
-    }
     auto [begin, count] = shard(meta->shards->min(), meta->total);
     for (int k = 0; k < o_.moments(); ++k)
       state.moments.push_back(DeviceFlat{{DevicePiece{begin, copies_.zeros(count, DType::F32)}}});
@@ -125,7 +118,7 @@ public:
     int64_t m = rowCount(a), h = d_.hidden;
     bool wantWeight = part != sim::Rank::BackwardPart::Input, wantInput = part != sim::Rank::BackwardPart::Weight;
     if (w->split == sim::Split::Dense) // the router: its copies' gradients summed; no weights
-      return {wantWeight ? withData(meta.first, DeviceFlat{}) : meta.first,
+      return {wantWeight ? emptyOf(meta.first) : meta.first,
               wantInput ? withData(meta.second,
                                    DeviceRows{m, experts_.sumOfCopies(rowsOf(P::rows(g), m * d_.topK), m, d_.topK)})
                         : meta.second};
@@ -211,17 +204,21 @@ public:
   }
 
   ValuePtr fakeGrad(const ValuePtr &meta) override {
-    if (meta->split == sim::Split::Dense)
-      return withData(meta, DeviceFlat{});
     auto [begin, count] = heldRange(meta);
     return withData(meta, DeviceFlat{{DevicePiece{begin, copies_.zeros(count, gradType_)}}});
+  }
+
+  ValuePtr emptyOf(const ValuePtr &meta) override {
+    if (meta->kind != Kind::OptState)
+      return withData(meta, DeviceFlat{});
+    DeviceOpt state;
+    state.moments.resize(static_cast<size_t>(o_.moments()));
+    return withData(meta, std::move(state));
   }
 
   ValuePtr shardOf(const ValuePtr &meta, const ValuePtr &whole) override {
     if (meta->poisoned)
       return meta;
-    if (meta->split == sim::Split::Dense) // shards of the router's weights: none
-      return meta->kind == Kind::OptState ? loadOptState(meta) : withData(meta, DeviceFlat{});
     reads({whole});
     if (meta->split == sim::Split::Sequence) { // this shard's rows of each micro-batch
       int64_t batches = static_cast<int64_t>(meta->batches->size()), chunk = sequenceRows(meta->total);

@@ -5,6 +5,8 @@
 #include "cuda/Kernels.h"
 
 #include <algorithm>
+#include <climits>
+#include <string>
 
 namespace schedc::cuda {
 
@@ -36,6 +38,10 @@ Buffer DeviceCopies::upload(const std::vector<float> &values) {
 }
 
 Buffer DeviceCopies::uploadIndices(const std::vector<int64_t> &index) {
+  for (int64_t i : index)
+    if (i < 0 || i > INT32_MAX)
+      // diag-coverage: unreachable (2^31 rows of tokens is past any device's memory at H >= 1)
+      memory_.fail("a row index " + std::to_string(i) + " past the int32 the row kernels read");
   std::vector<int32_t> narrow(index.begin(), index.end());
   Buffer b = buffer(static_cast<int64_t>(narrow.size()), DType::F32); // 4-byte elements
   if (!narrow.empty())

@@ -28,6 +28,9 @@ puzzles = {  # name: (layers, batches, ranks) at the defaults
     # as PyTorch lowers them): two replicas of its 2 ranks, each all-gathering its stages'
     # shards and reduce-scattering their gradients over the other.
     "zb1p_fsdp": (4, 16, 4),
+    # stdlib moe as dp 2 x ep 2 (one stage): a mixture of experts on real tensors, tokens out
+    # to the experts and back by real all-to-alls among two members (4 experts, top-2).
+    "moe": (4, 8, 4),
 }
 # name: the file in examples/pytorch/ it is compiled from.
 from_pytorch = {name: name for name in ("zb1p_2rank_2stagep_compute", "zb1p_2rank_2stagep_comms",
@@ -37,12 +40,16 @@ build_options = {"zb1p_fsdp": ["--fsdp"]}
 from_stdlib = {"zero1": "zero1", "zero2": "zero2", "zbh1": "zbh1", "zbv": "zbv", "dualpipev": "dualpipev", "interleaved": "interleaved",
                "breadth_first": "breadth_first", "gpipe_recompute": "gpipe", "megatron": "megatron",
                "megatron_tp4": "megatron", "megatron_interleaved": "megatron",
-               "megatron_distributed": "megatron"}
+               "megatron_distributed": "megatron", "moe": "moe"}
 # Parameters the stdlib ones run with (besides their defaults).
 parameters = {"interleaved": ["-D", "ranks=2"], "breadth_first": ["-D", "stages=2"],
               "gpipe_recompute": ["-D", "segment=2"],
               "megatron_tp4": ["-D", "tensors=4", "-D", "sequence=0"], "megatron_interleaved": ["-D", "chunks=2"],
-              "megatron_distributed": ["-D", "distributed=1"]}
+              "megatron_distributed": ["-D", "distributed=1"], "moe": ["-D", "ranks=4", "-D", "stages=1"]}
+# Model options a case runs with, and its reference (basic) too: the real layer as 4 experts,
+# each token to 2 of them (docs/cpu.md). Its router has no weights, so its bytes are not 4 a
+# puzzle unit.
+model_options = {"moe": ["--experts=4", "--top-k=2"]}
 
 
 def source(name, examples, inputs):

@@ -8,7 +8,8 @@ The cpu backend's proofs, run under MPI (one process per rank, oversubscribed):
    Breadth-First on a dp x stage mesh, GPipe with recomputation and Megatron's dp x stage x
    tp mesh (2 x 2 x 2 with sequence parallelism, also with two model chunks per stage or
    with the distributed optimizer, and 1 x 2 x 4 with all-reduces: tensor parallelism on
-   real tensors), run with --backend=cpu at small sizes
+   real tensors) and stdlib moe as dp 2 x ep 2 (4 experts, top-2, against basic with the
+   same experts: all-to-alls on real tensors), run with --backend=cpu at small sizes
    (H = 16, T = 8), ends with the same weights as `basic` on the same layers, batches, H,
    T and seed, to a relative error max|a - b| / max|b| of at most 1e-5, for SGD and Adam.
    With --precision=bf16 (emulated: rounded where bf16 is stored) and SGD each ends with
@@ -41,7 +42,7 @@ here = os.path.dirname(os.path.abspath(__file__))
 compare = os.path.join(here, "compare_weights.py")
 mpi = [mpiexec, "--allow-run-as-root", "--oversubscribe", "-x", "OPENBLAS_NUM_THREADS=1"]
 sys.path.insert(0, here)
-from cases import build_options, parameters, predicted_and_measured, puzzles, source  # noqa: E402 (the shared table)
+from cases import build_options, model_options, parameters, predicted_and_measured, puzzles, source  # noqa: E402
 failures = 0
 
 def run(args, **kw):
@@ -64,6 +65,15 @@ with tempfile.TemporaryDirectory() as tmp:
         return run(mpi + ["-np", str(ranks), exe[name], "--backend=cpu", "--weights-out=" + out]
                    + parameters.get(name, []) + list(extra))
 
+    def reference(layers, batches, flags, key):
+        """basic's weights at (layers, batches) with `flags`, trained once (`key` names them)."""
+        ref = os.path.join(tmp, f"basic-{layers}-{batches}-{key}")
+        if not os.path.isdir(ref):
+            r = train("basic", 1, ref, flags + ["-D", f"layers={layers}", "-D", f"batches={batches}"])
+            if r.returncode != 0:
+                sys.exit(f"basic failed: {r.stderr}")
+        return ref
+
     # 1. Equivalence with basic (at the same precision).
     for precision, tolerance in (("fp32", "1e-5"), ("bf16", "1e-4")):
         for optimizer in ("sgd", "adam") if precision == "fp32" else ("sgd",):
@@ -71,13 +81,10 @@ with tempfile.TemporaryDirectory() as tmp:
             for name, (layers, batches, ranks) in puzzles.items():
                 if name == "basic":
                     continue
-                ref = os.path.join(tmp, f"basic-{layers}-{batches}-{optimizer}-{precision}")
-                if not os.path.isdir(ref):
-                    r = train("basic", 1, ref, small + [f"-D", f"layers={layers}", "-D", f"batches={batches}"])
-                    if r.returncode != 0:
-                        sys.exit(f"basic failed: {r.stderr}")
+                mine = small + model_options.get(name, [])
+                ref = reference(layers, batches, mine, "-".join([optimizer, precision] + model_options.get(name, [])))
                 out = os.path.join(tmp, f"{name}-{optimizer}-{precision}")
-                r = train(name, ranks, out, small)
+                r = train(name, ranks, out, mine)
                 compared = run([sys.executable, compare, out, ref, tolerance]) if r.returncode == 0 else None
                 worst = compared.stdout.strip().splitlines()[-1] if compared else r.stderr[-300:]
                 report(bool(compared) and compared.returncode == 0,
@@ -105,11 +112,12 @@ with tempfile.TemporaryDirectory() as tmp:
 
     # 2. Measured bytes equal the prediction, per rank.
     for name, (layers, batches, ranks) in puzzles.items():
-        r = run(mpi + ["-np", str(ranks), exe[name], "--backend=cpu", "--format=json"] + parameters.get(name, []))
-        same, shown = predicted_and_measured(r, puzzle_units=True)
+        options = parameters.get(name, []) + model_options.get(name, [])
+        r = run(mpi + ["-np", str(ranks), exe[name], "--backend=cpu", "--format=json"] + options)
+        same, shown = predicted_and_measured(r, puzzle_units=name not in model_options)
         report(same, f"{name}: predicted/measured peak bytes per rank (fp32, H = 512, T = 256): {shown}")
         r = run(mpi + ["-np", str(ranks), exe[name], "--backend=cpu", "--format=json", "--hidden=16", "--tokens=8",
-                       "--precision=bf16", "--optimizer=adam"] + parameters.get(name, []))
+                       "--precision=bf16", "--optimizer=adam"] + options)
         same, shown = predicted_and_measured(r)
         report(same, f"{name}: predicted/measured peak bytes per rank (bf16, Adam): {shown}")
         if name in fp32_grads:

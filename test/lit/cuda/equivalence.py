@@ -43,7 +43,7 @@ build_only, prebuilt = options.get("build-only"), options.get("prebuilt")
 device = "cpu" if stand_in else "cuda"
 here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(here), "cpu"))
-from cases import build_options, parameters, predicted_and_measured, puzzles, source  # noqa: E402 (the shared table)
+from cases import build_options, model_options, parameters, predicted_and_measured, puzzles, source  # noqa: E402
 
 compare = os.path.join(os.path.dirname(here), "cpu", "compare_weights.py")
 smi = shutil.which("nvidia-smi")
@@ -84,8 +84,7 @@ one_rank = {
     "moe-1": ("moe", ["-D", "stages=1", "-D", "experts=1"]),
     "dualpipev_moe-1": ("dualpipev_moe", ["-D", "stages=1", "-D", "experts=1"]),
 }
-# Model options a case runs with, and its reference basic too: 4 experts, top-2.
-model_options = {name: ["--experts=4", "--top-k=2"] for name in ("moe-1", "dualpipev_moe-1")}
+model_options.update({name: model_options["moe"] for name in ("moe-1", "dualpipev_moe-1")})
 stdlib = os.path.join(os.path.dirname(os.path.abspath(examples)), "stdlib")
 for name, (_, extra) in one_rank.items():
     parameters[name] = ["-D", "layers=4", "-D", "batches=4", "-D", "ranks=1", *extra]
