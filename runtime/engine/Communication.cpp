@@ -161,6 +161,9 @@ ValuePtr Rank::collective(SourceRange at, CollectiveKind kind, const ValuePtr &v
                                Wait{.at = at, .collective = &c, .kind = kind, .members = g.members})) {
     return poison(v->kind, v->layer);
   }
+  // The layer the event is of: a combine of the experts' output (an activation of layer l + 1
+  // until it is back) is layer l's.
+  const int64_t layer = v->split == Split::ExpertOutput && v->kind == Kind::Activation ? v->layer - 1 : v->layer;
   cost::Work work{.kind = eventOf(kind),
                   .data = dataOf(v->kind),
                   .embeddingCopy = v->embeddingCopy,
@@ -168,11 +171,11 @@ ValuePtr Rank::collective(SourceRange at, CollectiveKind kind, const ValuePtr &v
                   .tokenCopies = isTokens(v->split) || kind == CollectiveKind::AllToAll,
                   .groupSize = static_cast<int32_t>(elems.size()),
                   .nodes = nodes,
-                  .layer = v->layer,
+                  .layer = layer,
                   .volume = v->memory().asDouble()};
   cost::Producers made = logEvent(work, nullptr, at, v->made, cost::AlsoWaits::call(c.ready.time()));
   if (world_.options_.recordTransfers)
-    records_.collectiveCalls.push_back({figures_.events - 1, kind, v->kind, v->layer, g.members});
+    records_.collectiveCalls.push_back({figures_.events - 1, kind, v->kind, layer, g.members});
   Value mine = c.resultFor(pos, c.laneResults.empty() ? c.result : c.laneResults[lane_->index], *input);
   mine.made = made;
   ValuePtr result = makeValue(std::move(mine));
