@@ -22,7 +22,10 @@ constexpr double kGiB = 1024.0 * 1024 * 1024; // an "80 GB" accelerator holds 80
 // of its peak, an assumption. FlashAttention at 0.34 of the bf16 peak: FlashAttention-2
 // (the kernel PyTorch's scaled_dot_product_attention runs) reaches up to 335 TFLOP/s on
 // H100 SXM (Dao 2023, "FlashAttention-2", §4.1). Element-wise kernels at the datasheet's
-// bandwidth (memory_efficiency 1: unmeasured).
+// bandwidth (memory_efficiency 1: unmeasured). Beyond the GPUs: the H100 datasheet's PCIe
+// Gen5 at 128 GB/s (64 each way); the DGX H100 datasheet's 2 TB of system memory, two Intel
+// Xeon Platinum 8480C (each 8 channels of DDR5-4800: 8 x 38.4 GB/s) and 8 x 3.84 TB NVMe
+// U.2 drives of internal storage (their bandwidth is not on the datasheet: not given).
 Hardware dgxH100() {
   Hardware h;
   h.name = "dgx-h100";
@@ -33,6 +36,8 @@ Hardware dgxH100() {
   h.intraBandwidth = 450e9, h.intraLatency = 3.4e-6;
   h.interBandwidth = 50e9, h.interLatency = 9.6e-6;
   h.treeIntraLatency = 28e-6, h.treeInterLatency = 50e-6;
+  h.pcieBandwidth = 64e9, h.hostMemoryBytes = 2048 * kGiB, h.hostMemoryBandwidth = 2 * 8 * 38.4e9;
+  h.nvmeBytes = 8 * 3.84e12;
   return h;
 }
 
@@ -46,7 +51,10 @@ Hardware dgxH100() {
 // reach, and the one published point, the best shape of a 2024 scan at 267.9 TFLOP/s
 // (docs/costs.md), is not what typical shapes reach; the roofline caps small ones.
 // FlashAttention-2 at 0.6 of the bf16 peak: it reaches 50-73% of it on A100 in its
-// forward and backward (Dao 2023, §4.1).
+// forward and backward (Dao 2023, §4.1). Beyond the GPUs: the A100 datasheet's PCIe Gen4
+// at 64 GB/s (32 each way); the DGX A100 640 GB datasheet's 2 TB of system memory, two AMD
+// EPYC 7742 (each 8 channels of DDR4-3200: 8 x 25.6 GB/s) and 8 x 3.84 TB NVMe U.2 drives
+// (bandwidth not on the datasheet: not given).
 Hardware dgxA100() {
   Hardware h;
   h.name = "dgx-a100-80gb";
@@ -57,6 +65,8 @@ Hardware dgxA100() {
   h.intraBandwidth = 300e9, h.intraLatency = 3.4e-6;
   h.interBandwidth = 25e9, h.interLatency = 9.6e-6;
   h.treeIntraLatency = 28e-6, h.treeInterLatency = 50e-6;
+  h.pcieBandwidth = 32e9, h.hostMemoryBytes = 2048 * kGiB, h.hostMemoryBandwidth = 2 * 8 * 25.6e9;
+  h.nvmeBytes = 8 * 3.84e12;
   return h;
 }
 
@@ -157,6 +167,12 @@ const Key<H> kKeys[] = {
     {"reduce_scatter_efficiency", kNumber, nullptr, nullptr, nullptr, 1, setReduceScatterEfficiency},
     {"tree_intra_node_latency_us", kNumber, nullptr, nullptr, &H::treeIntraLatency, 1e-6},
     {"tree_inter_node_latency_us", kNumber, nullptr, nullptr, &H::treeInterLatency, 1e-6},
+    {"host_memory_gb", kNumber, nullptr, nullptr, &H::hostMemoryBytes, kGiB},
+    {"host_memory_bandwidth_gbs", kNumber, nullptr, nullptr, &H::hostMemoryBandwidth, 1e9},
+    {"pcie_gbs", kNumber, nullptr, nullptr, &H::pcieBandwidth, 1e9},
+    {"nvme_gb", kNumber, nullptr, nullptr, &H::nvmeBytes, kGiB},
+    {"nvme_gbs", kNumber, nullptr, nullptr, &H::nvmeReadBandwidth, 1e9},
+    {"nvme_write_gbs", kNumber, nullptr, nullptr, &H::nvmeWriteBandwidth, 1e9},
     {"name", SettingType::Text, nullptr, nullptr, nullptr, 1, setName},
 };
 

@@ -80,6 +80,12 @@ struct Hardware {
   double interBandwidth = 0, interLatency = 0;                 // across nodes
   double treeIntraLatency = 0, treeInterLatency = 0;           // a tree hop; 0: no tree
   double allGatherEfficiency = 1, reduceScatterEfficiency = 1; // of an all-reduce's bandwidth
+  // Memory beyond the accelerators (offload, docs/costs.md "Machines"); 0: not given.
+  double hostMemoryBytes = 0;                           // per node, shared by its accelerators' ranks
+  double hostMemoryBandwidth = 0;                       // bytes/s, the node's CPUs' DRAM (a CPU optimizer step)
+  double pcieBandwidth = 0;                             // bytes/s each way, an accelerator's link to the host
+  double nvmeBytes = 0;                                 // per node
+  double nvmeReadBandwidth = 0, nvmeWriteBandwidth = 0; // bytes/s, the node's drives together
 
   // The link a transfer among `nodes` nodes runs over (the slowest it spans).
   Link link(int64_t nodes) const {

@@ -38,6 +38,37 @@ TEST(Hardware, PresetsCarryTheirDatasheetNumbers) {
   // A100: no measured sweep; peak x 0.7.
   EXPECT_TRUE(a100->gemmBf16.empty());
   EXPECT_DOUBLE_EQ(a100->gemmRate(Hardware::Gemm::Bf16, 1, 4096, 4096, 4096), 312e12 * 0.7);
+  // Beyond the GPUs (offload): PCIe Gen5 and Gen4 x16 each way, 2 TB of host memory a node,
+  // its CPUs' DRAM (2 sockets x 8 channels of DDR5-4800 or DDR4-3200), 8 x 3.84 TB of NVMe
+  // whose bandwidth the datasheets do not give (0: not given).
+  EXPECT_DOUBLE_EQ(h100->pcieBandwidth, 64e9);
+  EXPECT_DOUBLE_EQ(a100->pcieBandwidth, 32e9);
+  EXPECT_DOUBLE_EQ(h100->hostMemoryBytes, 2048.0 * (1 << 30));
+  EXPECT_DOUBLE_EQ(h100->hostMemoryBandwidth, 614.4e9);
+  EXPECT_DOUBLE_EQ(a100->hostMemoryBandwidth, 409.6e9);
+  EXPECT_DOUBLE_EQ(a100->nvmeBytes, 30.72e12);
+  EXPECT_EQ(a100->nvmeReadBandwidth, 0);
+}
+
+TEST(HardwareFile, TheOffloadKeys) {
+  // ZeRO-Infinity's node: 16 GPUs of 32 GB with 1.5 TB of host memory (issue 50's bar).
+  Hardware h = *findHardwarePreset("dgx-a100-80gb");
+  for (auto [key, value] : {std::pair{"memory_gb", "32"},
+                            {"accelerators_per_node", "16"},
+                            {"host_memory_gb", "1536"},
+                            {"pcie_gbs", "25"},
+                            {"host_memory_bandwidth_gbs", "200"},
+                            {"nvme_gb", "3000"},
+                            {"nvme_gbs", "25"},
+                            {"nvme_write_gbs", "12"}})
+    EXPECT_EQ(setHardwareField(h, key, value), "") << key;
+  EXPECT_DOUBLE_EQ(h.hostMemoryBytes, 1536.0 * (1 << 30));
+  EXPECT_DOUBLE_EQ(h.pcieBandwidth, 25e9);
+  EXPECT_DOUBLE_EQ(h.hostMemoryBandwidth, 200e9);
+  EXPECT_DOUBLE_EQ(h.nvmeBytes, 3000.0 * (1 << 30));
+  EXPECT_DOUBLE_EQ(h.nvmeReadBandwidth, 25e9);
+  EXPECT_DOUBLE_EQ(h.nvmeWriteBandwidth, 12e9);
+  EXPECT_NE(setHardwareField(h, "pcie_gbs", "-1").find("must not be negative"), std::string::npos);
 }
 
 TEST(HardwareFile, APresetWithOverridesAndAMachineOfItsOwn) {
