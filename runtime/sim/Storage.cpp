@@ -21,7 +21,9 @@ void Storage::count(const Value &v, int delta) {
   if (v.kind != Kind::Activation && v.kind != Kind::ActGrad)
     return;
   activationMemory_ += delta * static_cast<int64_t>(v.memory().asDouble());
-  if (v.kind != Kind::Activation || !v.batches)
+  // Micro-batches in flight are the rank's own: tokens dispatched to its experts are a share
+  // of the group's micro-batches, each also held whole by the member it came from.
+  if (v.kind != Kind::Activation || !v.batches || atExperts(v.split))
     return;
   for (int64_t b : v.batches->elements()) {
     int64_t &n = batchCounts_[b];

@@ -20,9 +20,10 @@ compute-only, peak memory).
 The expert-parallel schedule (moe) computes what hybrid's data-parallel pipelines do: under
 `--cost-model=compute-only` every rank's compute time is one of hybrid's on the same stages
 and pipelines (a layer's dense part and its experts each half a layer, the experts on 1/E of
-the group's tokens); with every layer dense (`dense_layers = layers`) it is hybrid's step,
-event for event. DualPipeV with expert parallelism (dualpipev_moe) computes on every rank what
-dualpipev's rank at the same stage does, its pairs interleaved layer by layer or not.
+the group's tokens) and holds as many of its own micro-batches in flight; with every layer
+dense (`dense_layers = layers`) it is hybrid's step, event for event. DualPipeV with expert
+parallelism (dualpipev_moe) computes on every rank what dualpipev's rank at the same stage
+does, its pairs interleaved layer by layer or not.
 
 Last, activation recomputation's trade against ddp: under `--cost-model=compute-only` its
 step is longer by exactly the recomputed forwards, (L - ceil(L / k)) * (B / N) steps for
@@ -157,6 +158,10 @@ for s in (1, 2):
                 theirs = sorted(r["compute_time"] for r in hybrid["per_rank"])
                 if mine != theirs:
                     failures.append(f"{label}: compute times {mine}, hybrid's {theirs}")
+                flight = sorted(r["peak_micro_batches_in_flight"] for r in moe["per_rank"])
+                if flight != sorted(r["peak_micro_batches_in_flight"] for r in hybrid["per_rank"]):
+                    failures.append(f"{label}: micro-batches in flight {flight}, not hybrid's (its own, not the "
+                                    "tokens dispatched to it)")
                 if f == 2 * s and (moe["timesteps"], moe["max_memory"], moe["events"]) != (
                         hybrid["timesteps"], hybrid["max_memory"], hybrid["events"]):
                     failures.append(f"{label}: step {moe['timesteps']}, peak {moe['max_memory']}, events "
