@@ -146,10 +146,10 @@ void printPlanText(const PlanContext &context, const plan::SearchResult &r, std:
     out << "(--export: the pipeline families alone, whose one replica's stages a PyTorch pipeline file holds)\n";
   if (context.experts)
     out << (context.expertParallel
-                ? "(a mixture-of-experts model: expert parallelism is searched with stdlib/moe.sched, groups of ep "
-                  "replicas at t = 1; the other families keep its layers whole)\n"
-                : "(a mixture-of-experts model: its layers are searched whole; expert parallelism, stdlib/moe.sched, "
-                  "is not among the searched families)\n");
+                ? "(a mixture-of-experts model: expert parallelism is searched with stdlib/moe.sched and "
+                  "dualpipev_moe.sched, groups of ep replicas at t = 1; the other families keep its layers whole)\n"
+                : "(a mixture-of-experts model: its layers are searched whole; expert parallelism, stdlib/moe.sched "
+                  "and dualpipev_moe.sched, is not among the searched families)\n");
   if (n.enumerated == 0) {
     out << "No configuration: none of the searched families lays out " << context.accelerators
         << " accelerators for a global batch of " << context.globalBatch << " (t divides a node's accelerators, p the "

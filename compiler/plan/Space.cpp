@@ -25,6 +25,12 @@ const std::vector<Family> &families() {
       {.name = "zbsearch", .layout = Layout::Pipeline, .order = Order::Searched, .splitsBackward = true},
       {.name = "megatron", .layout = Layout::Mesh, .chunks = true, .distributed = true},
       {.name = "moe", .layout = Layout::ExpertMesh},
+      {.name = "dualpipev_moe",
+       .layout = Layout::ExpertMesh,
+       .order = Order::VShape,
+       .splitsBackward = true,
+       .minBatchesPerStage = 2,
+       .minPerPipeline = true},
       {.name = "ddp", .layout = Layout::DataParallel, .order = Order::FillDrain},
       {.name = "zero1", .layout = Layout::DataParallel, .order = Order::FillDrain, .shardsOptimizer = true},
       {.name = "zero2",
@@ -247,7 +253,8 @@ std::vector<Candidate> enumerate(const Problem &problem) {
   std::vector<Candidate> out;
   for (Candidate c : layoutsOf(problem))
     for (const Family *f : problem.families) {
-      if (!laysOut(*f, c.stages, c.replicas) || c.batches < f->minBatchesPerStage * c.stages)
+      const int64_t counted = f->minPerPipeline ? c.batches / c.replicas : c.batches;
+      if (!laysOut(*f, c.stages, c.replicas) || counted < f->minBatchesPerStage * c.stages)
         continue;
       c.family = f;
       for (int64_t v : chunkCounts(*f, problem.layers, c.stages)) {

@@ -53,6 +53,7 @@ struct Family {
   bool shardsWeights = false;     // ZeRO-3 / FSDP: a rank keeps 1/d of the weights between uses
   bool shardsOptimizer = false;   // ZeRO-1..3 / FSDP: 1/d of the optimizer state
   int64_t minBatchesPerStage = 1; // micro-batches at least `this` x p (dualpipev: 2)
+  bool minPerPipeline = false;    // that many in each replica's share (dualpipev_moe's pipelines)
 };
 
 // Every family, in the order the table breaks ties by; one by name (null: none).

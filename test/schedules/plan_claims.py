@@ -52,7 +52,7 @@ CASES = [
       "--precision=bf16", "--optimizer=adam", "--memory-cap=40"]),
     ("dense first layers and multi-head latent attention (moe's dense_layers), across nodes",
      ["--model=deepseek-v3", "--model-set=layers=4", "--hardware=dgx-h100", "--gpus=16", "--global-batch=16",
-      "--precision=bf16", "--optimizer=adam", "--schedules=1f1b,moe"]),
+      "--precision=bf16", "--optimizer=adam", "--schedules=1f1b,moe,dualpipev_moe"]),
     ("fp32, the check's default precision, with --headroom",
      ["--model=llama3-8b", "--model-set=layers=4", "--hardware=dgx-a100-80gb", "--gpus=4", "--global-batch=8",
       "--headroom=50"]),

@@ -53,6 +53,8 @@ TEST(PlanSpace, EveryConfigurationUsesEveryAcceleratorAndTheWholeBatch) {
             EXPECT_TRUE(c.experts >= 2 && c.replicas % c.experts == 0 && problem.modelExperts % c.experts == 0);
             EXPECT_EQ(c.settings.tensorParallel, 1);
             EXPECT_EQ(c.defines().at("dense_layers"), problem.denseLayers);
+            if (c.family->minPerPipeline) // dualpipev_moe: DualPipeV's 2p on each pipeline
+              EXPECT_GE(c.batches / c.replicas, c.family->minBatchesPerStage * c.stages);
             break;
           }
           if (c.family->layout != Layout::ExpertMesh)
