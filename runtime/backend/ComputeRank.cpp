@@ -84,8 +84,15 @@ Routing ComputeRank::routing(int64_t layer, int64_t slices) {
 int64_t ComputeRank::rowCount(const ValuePtr &v) {
   const int64_t batches = static_cast<int64_t>(v->batches->size());
   if (sim::atExperts(v->split))
-    return batches * static_cast<int64_t>(routing(v->layer, v->total).copiesTo(v->step, v->total).size());
+    return batches * routing(v->layer, v->total).copiesPerSlice(v->total);
   return batches * d_.tokens * (v->split == sim::Split::Routed ? d_.topK : 1);
+}
+
+std::vector<int64_t> ComputeRank::rowsOfMembers(const std::vector<int64_t> &group, int64_t batches, int64_t perBatch) {
+  std::vector<int64_t> rows;
+  for (const std::vector<int64_t> &each : comm_.allgatherInts({batches}, group))
+    rows.push_back(each.at(0) * perBatch);
+  return rows;
 }
 
 std::vector<float> ComputeRank::unitMask(const ValuePtr &w, const ValuePtr &a, int64_t rows) {

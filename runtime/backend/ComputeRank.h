@@ -109,6 +109,9 @@ protected:
   // The rows activation (or gradient) `v` holds: T a micro-batch, each token's top-k copies
   // at the router, the copies routed to a slice at the experts.
   int64_t rowCount(const ValuePtr &v);
+  // Each member's micro-batch count (this one's `batches`) times `perBatch`: the rows an
+  // all-to-all of tokens moves to or from each member of `group`. Collective over it (MPI).
+  std::vector<int64_t> rowsOfMembers(const std::vector<int64_t> &group, int64_t batches, int64_t perBatch);
   // The mask (rows x units, backend/Experts.h) that keeps the `rows` rows of input `a` to
   // their experts' units of weight `w`, or none (empty) where the layer is dense.
   std::vector<float> unitMask(const ValuePtr &w, const ValuePtr &a, int64_t rows);

@@ -36,8 +36,10 @@ struct Routing {
     int64_t token, choice, expert;
   };
   // One micro-batch's token copies routed to slice `slice` of `slices`, in (token, choice)
-  // order (none where `slices` does not divide the experts).
+  // order (none where `slices` does not divide the experts); and how many that is, the same
+  // for every slice where routingOf takes the split (balanced routing: T k / slices).
   std::vector<Copy> copiesTo(int64_t slice, int64_t slices) const;
+  int64_t copiesPerSlice(int64_t slices) const { return tokens * topK / slices; }
   // Masks of rows x `count` units from unit `first` (1 where the row's experts hold the unit,
   // else 0): for whole rows (row r is token r mod T, with its k experts), and for rows of
   // copies (row r is copies[r mod copies.size()], with its one expert).

@@ -13,8 +13,6 @@
 #include "backend/Payload.h"
 #include "cpu/CpuRank.h"
 
-#include <algorithm>
-
 namespace schedc::cpu {
 
 namespace {
@@ -69,13 +67,11 @@ ValuePtr CpuRank::exchangeTokens(const ValuePtr &meta, const ValuePtr &v, const 
   // Back from the experts: each member's rows to it (its micro-batches' copies routed here,
   // in order: the member's micro-batch count tells how many), each row into its copy's place
   // among this rank's; the layer's output sums a token's copies.
-  const int64_t batches = static_cast<int64_t>(meta->batches->size());
-  const std::vector<std::vector<int64_t>> counts = comm_.allgatherInts({batches}, group);
-  const auto me = static_cast<int64_t>(std::find(group.begin(), group.end(), comm_.rank()) - group.begin());
-  const int64_t mine = static_cast<int64_t>(r.copiesTo(me, n).size());
+  const int64_t batches = static_cast<int64_t>(meta->batches->size()), held = rowCount(v);
+  const std::vector<int64_t> back = rowsOfMembers(group, batches, r.copiesPerSlice(n));
   int64_t row = 0;
   for (int64_t q = 0; q < n; ++q)
-    for (int64_t i = 0; i < counts[static_cast<size_t>(q)][0] * mine && row < rowCount(v); ++i)
+    for (int64_t i = 0; i < back[static_cast<size_t>(q)] && row < held; ++i)
       append(toEach[static_cast<size_t>(q)], row++);
   const std::vector<std::vector<int64_t>> places = backend::combineRows(r, n, batches);
   const std::vector<std::vector<float>> fromEach = comm_.alltoallv(toEach, group);

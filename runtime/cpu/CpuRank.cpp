@@ -64,8 +64,8 @@ ValuePtr CpuRank::loadWeight(const ValuePtr &meta) {
 }
 
 ValuePtr CpuRank::loadOptState(const ValuePtr &meta) {
-  OptState state;
   auto [begin, count] = shard(meta->shards->min(), meta->total);
+  OptState state;
   for (int k = 0; k < o_.moments(); ++k) {
     Flat f;
     f.pieces.push_back(Piece{begin, std::vector<float>(static_cast<size_t>(count), 0.0f)});

@@ -74,8 +74,8 @@ public:
   }
 
   ValuePtr loadOptState(const ValuePtr &meta) override {
-    DeviceOpt state;
     auto [begin, count] = shard(meta->shards->min(), meta->total);
+    DeviceOpt state;
     for (int k = 0; k < o_.moments(); ++k)
       state.moments.push_back(DeviceFlat{{DevicePiece{begin, copies_.zeros(count, DType::F32)}}});
     if (bf16()) // the fp32 master of the weight loadWeight rounds
@@ -446,17 +446,16 @@ private:
   ValuePtr exchangeTokens(const ValuePtr &meta, const ValuePtr &v, const std::vector<int64_t> &group) {
     const auto n = static_cast<int64_t>(group.size());
     const backend::Routing r = routing(meta->layer, n);
-    const auto me = std::find(group.begin(), group.end(), int64_t{comm_.rank()}) - group.begin();
-    const auto mine = static_cast<int64_t>(r.copiesTo(me, n).size());
     Buffer in = rowsOf(P::rows(v), rowCount(v));
-    if (sim::atExperts(meta->split)) {
+    if (sim::atExperts(meta->split)) { // each member's micro-batches' copies routed here come
       const auto batches = static_cast<int64_t>(v->batches->size());
-      Buffer out = experts_.dispatch(in, backend::dispatchRows(r, n, batches, v->split == sim::Split::Routed), batches,
-                                     mine, group);
+      Buffer out = experts_.dispatch(in, backend::dispatchRows(r, n, batches, v->split == sim::Split::Routed),
+                                     rowsOfMembers(group, batches, r.copiesPerSlice(n)), group);
       return withData(meta, DeviceRows{out->count() / d_.hidden, out});
     }
     const auto batches = static_cast<int64_t>(meta->batches->size()), rows = batches * d_.tokens;
-    Buffer copies = experts_.combine(in, mine, backend::combineRows(r, n, batches), rows * r.topK, batches, group);
+    Buffer copies = experts_.combine(in, rowsOfMembers(group, batches, r.copiesPerSlice(n)),
+                                     backend::combineRows(r, n, batches), rows * r.topK, group);
     if (meta->kind != Kind::Activation)
       return withData(meta, DeviceRows{rows * r.topK, copies});
     return withData(meta, DeviceRows{rows, experts_.sumOfCopies(copies, rows, r.topK)});
@@ -520,7 +519,7 @@ private:
   DeviceMemory memory_;
   DeviceCopies copies_{memory_, current_}; // on current_, whichever stream that is then
   NcclGroups nccl_;
-  DeviceExperts experts_{copies_, nccl_, comm_, current_, low_, d_.hidden};
+  DeviceExperts experts_{copies_, nccl_, current_, low_, d_.hidden};
   PointToPoint messages_;
   std::optional<Gemms> gemms_; // made after memory_, let go before the streams
   cudaEvent_t origin_ = nullptr, stepStart_ = nullptr, stepEnd_ = nullptr; // the step's clock

@@ -34,22 +34,15 @@ Buffer DeviceExperts::maskOf(const std::vector<float> &mask) {
   return mask.empty() ? nullptr : copies_.upload(mask);
 }
 
-std::vector<int64_t> DeviceExperts::batchesOf(int64_t mine, const std::vector<int64_t> &members) {
-  std::vector<int64_t> out;
-  for (const std::vector<int64_t> &each : comm_.allgatherInts({mine}, members))
-    out.push_back(each.at(0));
-  return out;
-}
-
-Buffer DeviceExperts::dispatch(const Buffer &in, const std::vector<std::vector<int64_t>> &rows, int64_t batches,
-                               int64_t mine, const std::vector<int64_t> &members) {
+Buffer DeviceExperts::dispatch(const Buffer &in, const std::vector<std::vector<int64_t>> &rows,
+                               const std::vector<int64_t> &fromEach, const std::vector<int64_t> &members) {
   std::vector<int64_t> index = concatenated(rows), sendCounts, recvCounts;
   for (const std::vector<int64_t> &r : rows)
     sendCounts.push_back(static_cast<int64_t>(r.size()) * h_);
   int64_t received = 0;
-  for (int64_t b : batchesOf(batches, members)) {
-    recvCounts.push_back(b * mine * h_);
-    received += b * mine;
+  for (int64_t n : fromEach) {
+    recvCounts.push_back(n * h_);
+    received += n;
   }
   const auto sent = static_cast<int64_t>(index.size());
   Buffer packed = copies_.buffer(sent * h_, low_), at = copies_.uploadIndices(index),
@@ -59,17 +52,18 @@ Buffer DeviceExperts::dispatch(const Buffer &in, const std::vector<std::vector<i
   return out;
 }
 
-Buffer DeviceExperts::combine(const Buffer &in, int64_t mine, const std::vector<std::vector<int64_t>> &places,
-                              int64_t copies, int64_t batches, const std::vector<int64_t> &members) {
+Buffer DeviceExperts::combine(const Buffer &in, const std::vector<int64_t> &toEach,
+                              const std::vector<std::vector<int64_t>> &places, int64_t copies,
+                              const std::vector<int64_t> &members) {
   std::vector<int64_t> sendCounts, recvCounts, index = concatenated(places);
-  for (int64_t b : batchesOf(batches, members))
-    sendCounts.push_back(b * mine * h_);
+  int64_t sent = 0;
+  for (int64_t n : toEach) {
+    sendCounts.push_back(n * h_);
+    sent += n * h_;
+  }
   for (const std::vector<int64_t> &p : places)
     recvCounts.push_back(static_cast<int64_t>(p.size()) * h_);
   const auto received = static_cast<int64_t>(index.size());
-  int64_t sent = 0;
-  for (int64_t c : sendCounts)
-    sent += c;
   // What the members' micro-batches need (a wrong schedule forced with --no-verify may hold
   // other rows: zeros stand in).
   Buffer source = in->count() == sent ? in : copies_.zeros(sent, low_);

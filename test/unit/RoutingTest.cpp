@@ -28,6 +28,7 @@ TEST(Routing, EveryCopyReachesOneSliceAndTheExpertsEvenly) {
     for (int64_t s = 0; s < slices; ++s) {
       std::vector<Routing::Copy> copies = r.copiesTo(s, slices);
       EXPECT_EQ(static_cast<int64_t>(copies.size()), 12 * topK / slices);
+      EXPECT_EQ(r.copiesPerSlice(slices), static_cast<int64_t>(copies.size()));
       for (const Routing::Copy &c : copies) {
         EXPECT_TRUE(seen.insert({c.token, c.choice}).second);
         EXPECT_EQ(r.sliceOf(c.expert, slices), s);
