@@ -174,6 +174,8 @@ int build(const ir::Program &program, const ir::Function &entry, const SourceMan
   if (options.cuda)
     add(SCHEDC_CUDA_LIBRARIES);
   argv.push_back("-lpthread");
+  if (!options.debugInfo) // the archives' DWARF: 48 of an executable's 50 MB; symbols stay
+    argv.push_back("-Wl,--strip-debug");
   int status = spawn(argv);
   std::remove(objectPath.c_str());
   if (status != 0) {

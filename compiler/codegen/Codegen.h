@@ -19,7 +19,8 @@ struct BuildOptions {
   OutputKind kind = OutputKind::Executable;
   std::string output; // the file to write
   unsigned optLevel = 2;
-  bool cuda = false; // link the cuda backend into the executable
+  bool cuda = false;      // link the cuda backend into the executable
+  bool debugInfo = false; // keep the runtime archives' debug information (else the link drops it)
 };
 
 // Routes LLVM's fatal errors to schedc's exit codes (4 for output that cannot be written,

@@ -21,6 +21,7 @@ int buildProgram(const Options &opts, const ir::Program &program, const ir::Func
   codegen::BuildOptions build;
   build.optLevel = opts.optLevel;
   build.cuda = opts.cuda;
+  build.debugInfo = opts.debugInfo;
   build.kind = opts.emitLLVM     ? codegen::OutputKind::LLVMText
                : opts.objectOnly ? codegen::OutputKind::Object
                                  : codegen::OutputKind::Executable;

@@ -55,6 +55,8 @@ OPTIONS
   -c                   build: write an object file instead of an executable
   --cuda               build: link the cuda backend in (run it with --backend=cuda;
                        only where schedc was built with CUDA and NCCL)
+  -g                   build: keep the runtime's debug information in the executable
+                       (dropped by default: 48 of an executable's 50 MB)
   --fsdp               a .csv's stages are FSDP modules over -D dp=N replicas (default
                        2; -D dp=N without --replicate says so too): a compute-only file
                        gets UNSHARD, RESHARD and REDUCE_GRAD as PyTorch adds them. Without
@@ -151,7 +153,7 @@ std::optional<Format> formatNamed(const std::string &v, Command command) {
 }
 
 // The options that say what to write: -o, --emit, --format, --trace, --events, -O0..-O3,
-// --emit-llvm, -c, --cuda.
+// --emit-llvm, -c, --cuda, -g.
 bool readOutputOption(ArgumentList &args, Options &o, std::string &error) {
   const std::string &a = args.current();
   std::string v;
@@ -170,8 +172,8 @@ bool readOutputOption(ArgumentList &args, Options &o, std::string &error) {
                                          : "unknown --format `" + v + "` (expected text or json)";
   } else if (a.size() == 3 && a[0] == '-' && a[1] == 'O' && a[2] >= '0' && a[2] <= '3') {
     o.optLevel = static_cast<unsigned>(a[2] - '0');
-  } else if (a == "--emit-llvm" || a == "-c" || a == "--cuda") {
-    (a == "-c" ? o.objectOnly : a == "--cuda" ? o.cuda : o.emitLLVM) = true;
+  } else if (a == "--emit-llvm" || a == "-c" || a == "--cuda" || a == "-g") {
+    (a == "-c" ? o.objectOnly : a == "--cuda" ? o.cuda : a == "-g" ? o.debugInfo : o.emitLLVM) = true;
   } else if (a == "--fsdp" || a == "--replicate") {
     (a == "--fsdp" ? o.fsdp : o.replicate) = true;
   } else if (a == "--comms") {
@@ -262,6 +264,7 @@ const char *otherOutputOption(const Options &o) {
          : o.emit != Emit::None       ? "--emit"
          : o.emitLLVM || o.objectOnly ? "--emit-llvm or -c"
          : o.cuda                     ? "--cuda"
+         : o.debugInfo                ? "-g"
                                       : nullptr;
 }
 

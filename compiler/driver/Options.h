@@ -47,6 +47,7 @@ struct Options : sim::SharedOptions {
   bool emitLLVM = false;             // --emit-llvm (build): textual LLVM IR
   bool objectOnly = false;           // -c (build): an object file, not linked
   bool cuda = false;                 // --cuda (build): link the cuda backend in
+  bool debugInfo = false;            // -g (build): keep the runtime's debug information
   bool comms = false;                // --comms (export): the sends and receives too
   bool fsdp = false;                 // --fsdp: a .csv's stages are FSDP modules (interop/ImportReading.h)
   bool replicate = false;            // --replicate: they are replicated (DDP-style `replicate`)

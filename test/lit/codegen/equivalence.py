@@ -81,5 +81,6 @@ with tempfile.TemporaryDirectory() as tmp:
                     failures += 1
                     which = "executable" if check != aot else "JIT"
                     print(f"FAIL {name}: the {which} differs from check")
+        os.remove(exe)  # one executable on disk at a time
 print(f"{total - failures} passed, {failures} failed")
 sys.exit(1 if failures else 0)
