@@ -54,7 +54,7 @@ Row rowOf(const sim::CheckResult &r, bool withBytes, bool withHardware) {
     row.insert(row.end(), {formatted("%.4g", h.seconds), formatted("%.1f%%", 100 * h.mfu),
                            h.tokensPerSecond > 0 ? formatted("%.0f", h.tokensPerSecond) : "-",
                            formatted("%.2f", rep.maxBytes / 1073741824.0), std::to_string(rep.maxBytesRank),
-                           h.over.empty() ? "yes" : "no", formatted("%.4f", rep.bubble),
+                           h.fits() ? "yes" : "no", formatted("%.4f", rep.bubble),
                            formatted("%.2f", rep.communicationBytes / 1073741824.0)});
   } else {
     const sim::Report &rep = *r.report;

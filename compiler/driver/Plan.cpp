@@ -115,7 +115,7 @@ plan::Outcome checkProgram(const plan::Candidate &c, const Variant &variant, con
     o.tokensPerSecond = h.tokensPerSecond;
     o.peakBytes = result.report->maxBytes;
     o.peakRank = result.report->maxBytesRank;
-    o.fits = h.over.empty();
+    o.fits = h.fits();
   }
   return o;
 }

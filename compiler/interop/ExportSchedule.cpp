@@ -35,7 +35,9 @@ ActionType actionOf(EventKind k) {
   case EventKind::BackwardWeight: return ActionType::BackwardWeight;
   case EventKind::Loss:
   case EventKind::Update: SCHEDC_COLLECTIVE_EVENT_CASES
-  case EventKind::Pass: break;
+  case EventKind::Pass:
+  case EventKind::Offload:
+  case EventKind::Prefetch: break;
   }
   SCHEDC_UNREACHABLE("a run of computations of an event that computes nothing");
 }

@@ -19,5 +19,7 @@ bool isBuiltinFunction(std::string_view name);
 const std::vector<std::string_view> &builtinFunctionNames();
 // Names that cannot be redefined: `rank`, `ranks`, `layers`, `batches`.
 bool isBuiltinName(std::string_view name);
+// The memory tier a builtin name stands for (`device` 0, `host` 1, `nvme` 2), or -1.
+int64_t tierNamed(std::string_view name);
 
 } // namespace schedc::sema

@@ -68,6 +68,12 @@ void ComputeRank::execute(OpKind op, sim::Results &r, const sim::Operands &a, co
       result = recv(result, a.integer(P::from), a.integer(P::tag));
     return;
   }
+  case OpKind::Offload:
+  case OpKind::Prefetch:
+    if (!result->poisoned)
+      result =
+          transfer(result, op == OpKind::Offload ? a.value(param::Offload::value) : a.value(param::Prefetch::value));
+    return;
   case OpKind::PostRecv: return; // the `recv` receives (MPI and the cuda backend's channels keep early messages)
   case OpKind::Read: break;      // a storage read: no operation of a backend
   }

@@ -31,7 +31,9 @@ public:
       return Number::real(static_cast<double>(w.microBatches) * halfShare(w) / 2 / w.tensorParts);
     case EventKind::Loss: return Number::integer(0);
     case EventKind::Update: return Number::real(0.5);
-    case EventKind::Pass: return Number::real(0.2);
+    case EventKind::Pass:
+    case EventKind::Offload: // a copy between memory tiers, priced as a send
+    case EventKind::Prefetch: return Number::real(0.2);
     }
     SCHEDC_UNREACHABLE("an event the puzzle cost model has no length for");
   }
@@ -54,7 +56,7 @@ class ComputeOnlyCost : public PuzzleCost {
 public:
   std::string_view name() const override { return "compute-only"; }
   Number length(const Work &w) const override {
-    return isCommunicationEvent(w.kind) ? Number::integer(0) : PuzzleCost::length(w);
+    return isCommunicationEvent(w.kind) || isTransferEvent(w.kind) ? Number::integer(0) : PuzzleCost::length(w);
   }
 };
 
@@ -80,7 +82,9 @@ public:
                  : Number::real(2.0 * static_cast<double>(w.microBatches) * halfShare(w) / parts);
     case EventKind::Loss:
     case EventKind::Update: SCHEDC_COLLECTIVE_EVENT_CASES
-    case EventKind::Pass: return ComputeOnlyCost::length(w);
+    case EventKind::Pass:
+    case EventKind::Offload:
+    case EventKind::Prefetch: return ComputeOnlyCost::length(w);
     }
     SCHEDC_UNREACHABLE("an event the equal-phases cost model has no length for");
   }

@@ -4,9 +4,10 @@
 //   puzzle        the LLM Training Puzzles library's model, exactly (../shared/SEMANTICS.md):
 //                 forward and backward take one unit per micro-batch, each half of a split
 //                 backward half of that, loss 0, update 0.5, a collective 0.3, a send or a
-//                 receive 0.2; all on one clock per rank
-//   compute-only  the puzzle model with communication free (the bubble formulas of pipeline
-//                 schedules assume it)
+//                 receive 0.2, an offload or a prefetch 0.2 (a copy, as a send); all on one
+//                 clock per rank
+//   compute-only  the puzzle model with communication and copies between memory tiers free
+//                 (the bubble formulas of pipeline schedules assume it)
 //   hardware      seconds of a transformer on a machine (cost/HardwareCost.h): made for a
 //                 run from --model and --hardware, each event on the stream of its class
 // A model either runs every event of a rank on its compute stream (one clock, as the puzzle
@@ -22,6 +23,29 @@
 #include <string_view>
 
 namespace schedc::cost {
+
+// Where a value lives (docs/language.md, "Memory tiers"): in its accelerator's memory, in its
+// node's host memory, or on its node's NVMe. The numbers are the language's builtin names
+// `device`, `host`, `nvme` (load's `on`, offload's and prefetch's `to`).
+enum class Tier : uint8_t { Device, Host, Nvme };
+constexpr int kTiers = 3;
+inline const char *tierName(Tier t) {
+  switch (t) {
+  case Tier::Device: return "device";
+  case Tier::Host: return "host";
+  case Tier::Nvme: return "nvme";
+  }
+  return "";
+}
+// "in device memory", "in host memory", "on NVMe".
+inline const char *tierPlace(Tier t) {
+  switch (t) {
+  case Tier::Device: return "in device memory";
+  case Tier::Host: return "in host memory";
+  case Tier::Nvme: return "on NVMe";
+  }
+  return "";
+}
 
 // What data an event moves or updates, for a model that prices its bytes.
 enum class Data : uint8_t { None, Weights, Gradients, OptimizerState, Activations };
@@ -44,6 +68,9 @@ struct Work {
                                      // where the run spans nodes)
   bool tokenCopies = false;          // all-to-alls and sends: a mixture-of-experts layer's tokens at
                                      // its router or at its experts, each token's top-k copies
+  Tier tier = Tier::Device;          // update: where it runs (its optimizer state's tier); offload and
+                                     // prefetch: the tier the value is copied to ...
+  Tier source = Tier::Device;        // ... from this one
   int32_t groupSize = 0;             // collectives: the ranks taking part; the experts' forward and
                                      // backward: the ranks their tokens were dispatched over
   int32_t nodes = 1;                 // collectives and sends: the nodes those ranks are on (CostModel::nodeOf)
@@ -78,6 +105,9 @@ public:
   // Whether it prices transfers by the nodes they span; if so, the node of each rank.
   virtual bool placesRanksOnNodes() const { return false; }
   virtual int64_t nodeOf(int64_t /*rank*/) const { return 0; }
+  // What the model lacks to price a copy between `from` and `to` or an update on `where` (a
+  // bandwidth its machine does not give, named as its hardware key), or "".
+  virtual std::string missingForTier(Tier /*from*/, Tier /*to*/) const { return ""; }
 
   Stream stream(EventKind k) const { return oneStream() ? Stream::Compute : streamOfClass(k); }
 };

@@ -161,7 +161,9 @@ double HardwareCost::flops(const Work &w) const {
     return m * sideFlops(w, model.recomputeFlops(l, w.kind) + model.backwardWeightFlops(l), 1);
   case EventKind::Loss:
   case EventKind::Update: SCHEDC_COLLECTIVE_EVENT_CASES
-  case EventKind::Pass: return 0; // no GEMMs (an update's element-wise work is in seconds())
+  case EventKind::Pass:
+  case EventKind::Offload:
+  case EventKind::Prefetch: return 0; // no GEMMs (an update's element-wise work is in seconds())
   }
   SCHEDC_UNREACHABLE("an event without its flops");
 }
@@ -181,7 +183,9 @@ double HardwareCost::modelFlops(const Work &w) const {
   case EventKind::Forward:
   case EventKind::Loss:
   case EventKind::Update: SCHEDC_COLLECTIVE_EVENT_CASES
-  case EventKind::Pass: return 0;
+  case EventKind::Pass:
+  case EventKind::Offload:
+  case EventKind::Prefetch: return 0;
   }
   SCHEDC_UNREACHABLE("an event without its model flops");
 }
@@ -241,7 +245,9 @@ double HardwareCost::seconds(const Work &w) const {
     double parameters = bytesOf(w) / elementBytes(Data::Weights);
     double bytes = parameters *
                    updateBytesPerParameter(elementBytes(Data::Gradients), precision_.bf16, precision_.optimizerMoments);
-    double seconds = bytes / (hardware_.updateBandwidth > 0 ? hardware_.updateBandwidth : hardware_.memoryBandwidth);
+    double seconds = bytes / (w.tier == Tier::Host            ? hostUpdateBandwidth()
+                              : hardware_.updateBandwidth > 0 ? hardware_.updateBandwidth
+                                                              : hardware_.memoryBandwidth);
     if (w.embeddingGroup) // the tied embedding's gradient (this rank's share of it, as of the
                           // weight), all-reduced between the first and last stage first
       seconds +=
@@ -252,8 +258,46 @@ double HardwareCost::seconds(const Work &w) const {
     SCHEDC_COLLECTIVE_EVENT_CASES return collectiveSeconds(w);
   case EventKind::Pass: // a receive (no volume): its message's time is the send's
     return w.volume == 0 ? 0 : messageSeconds(bytesOf(w), w.nodes);
+  case EventKind::Offload:
+  case EventKind::Prefetch: return transferSeconds(w);
   }
   SCHEDC_UNREACHABLE("an event the hardware cost model has no length for");
+}
+
+// A rank's share of its node's host memory bandwidth: the node's accelerators' optimizer steps
+// run at once (data parallelism keeps them in step), each streaming its bytes through DRAM
+// (ZeRO-Offload's CPU-Adam, DeepSpeed csrc/adam/cpu_adam_impl.cpp Adam_Optimizer::Step_AVX:
+// one vectorised pass over the parameters, gradients and moments).
+double HardwareCost::hostUpdateBandwidth() const {
+  return hardware_.hostMemoryBandwidth / static_cast<double>(std::max<int64_t>(1, hardware_.acceleratorsPerNode));
+}
+
+// Device <-> host over the accelerator's PCIe link (each way its own); host <-> NVMe at the
+// rank's share of its node's drives (its accelerators copy at once); device <-> NVMe through
+// pinned host buffers, the two legs pipelined (DeepSpeed's swap_tensor/AsyncTensorSwapper):
+// the slower leg's time.
+double HardwareCost::transferSeconds(const Work &w) const {
+  const double bytes = bytesOf(w);
+  const double share = static_cast<double>(std::max<int64_t>(1, hardware_.acceleratorsPerNode));
+  const bool toNvme = w.tier == Tier::Nvme, nvme = toNvme || w.source == Tier::Nvme;
+  const bool pcie = w.tier == Tier::Device || w.source == Tier::Device;
+  double seconds = pcie ? bytes / hardware_.pcieBandwidth : 0;
+  if (nvme) {
+    double drives =
+        toNvme && hardware_.nvmeWriteBandwidth > 0 ? hardware_.nvmeWriteBandwidth : hardware_.nvmeReadBandwidth;
+    seconds = std::max(seconds, bytes / (drives / share));
+  }
+  return seconds;
+}
+
+std::string HardwareCost::missingForTier(Tier from, Tier to) const {
+  if (from == Tier::Host && to == Tier::Host) // an update on the host
+    return hardware_.hostMemoryBandwidth > 0 ? "" : "host_memory_bandwidth_gbs";
+  if ((from == Tier::Device || to == Tier::Device) && hardware_.pcieBandwidth <= 0)
+    return "pcie_gbs";
+  if ((from == Tier::Nvme || to == Tier::Nvme) && hardware_.nvmeReadBandwidth <= 0)
+    return "nvme_gbs";
+  return "";
 }
 
 double HardwareCost::messageSeconds(double bytes, int64_t nodes) const {

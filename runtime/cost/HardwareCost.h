@@ -85,6 +85,7 @@ public:
   bool placesRanksOnNodes() const override { return true; }
   // A rank is one of its tensor-parallel group's accelerators: the group's first.
   int64_t nodeOf(int64_t rank) const override;
+  std::string missingForTier(Tier from, Tier to) const override;
 
   const LayerModel &model() const { return *model_; }
   const Hardware &hardware() const { return hardware_; }
@@ -108,6 +109,9 @@ private:
   Hardware::Gemm gemm() const { return hardware_.gemm(precision_.bf16, precision_.tf32); }
   double seconds(const Work &work) const;
   double collectiveSeconds(const Work &work) const;
+  // An offload or a prefetch (a copy between tiers); an optimizer step on the host's CPUs.
+  double transferSeconds(const Work &work) const;
+  double hostUpdateBandwidth() const;
   double sideFlops(const Work &work, double whole, double passes, bool model = false) const;
   // NCCL's time for a collective of `kind` (all-reduce, all-gather, reduce-scatter) of n
   // ranks on `nodes` nodes moving `bytes` (the whole buffer): the ring, or for an all-reduce

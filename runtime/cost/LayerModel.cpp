@@ -96,7 +96,9 @@ public:
       break;
     case EventKind::Loss:
     case EventKind::Update: SCHEDC_COLLECTIVE_EVENT_CASES
-    case EventKind::Pass: break;
+    case EventKind::Pass:
+    case EventKind::Offload:
+    case EventKind::Prefetch: break;
     }
     traffic.group = inModel ? t_.tensorParallel : share.parts;
     return traffic;

@@ -1,7 +1,8 @@
 // Streams — where a rank's work runs in time: the compute stream (forward, backward, loss,
-// update), the collectives stream and the point-to-point stream, as the cuda backend runs
-// them (cost/StreamOrder.h). Work on one stream runs in the schedule's order; work on
-// different streams overlaps unless one waits for what another made. An event's stream
+// update), the collectives stream, the point-to-point stream and the transfers stream (copies
+// between the device and host memory or NVMe: offload, prefetch; DeepSpeed's offload copies
+// run on a stream of their own too), as the cuda backend runs them (cost/StreamOrder.h). Work on one stream runs in the
+// schedule's order; work on different streams overlaps unless one waits for what another made. An event's stream
 // follows from its class (support/ops/Operations.def); a cost model may instead run every
 // event on the compute stream (one clock per rank, as the puzzle library does).
 #pragma once
@@ -13,11 +14,11 @@
 
 namespace schedc::cost {
 
-enum class Stream : uint8_t { Compute, Collectives, PointToPoint };
-constexpr size_t kStreams = 3;
+enum class Stream : uint8_t { Compute, Collectives, PointToPoint, Transfers };
+constexpr size_t kStreams = 4;
 
 inline const char *streamName(Stream s) {
-  constexpr const char *kNames[kStreams] = {"compute", "collectives", "point-to-point"};
+  constexpr const char *kNames[kStreams] = {"compute", "collectives", "point-to-point", "transfers"};
   return kNames[static_cast<size_t>(s)];
 }
 
@@ -26,6 +27,7 @@ inline Stream streamOfClass(EventKind k) {
   switch (eventInfo(k).eventClass) {
   case EventClass::Collective: return Stream::Collectives;
   case EventClass::PointToPoint: return Stream::PointToPoint;
+  case EventClass::Transfer: return Stream::Transfers;
   case EventClass::Compute:
   case EventClass::Other: break;
   }
@@ -38,7 +40,7 @@ inline Stream streamOfClass(EventKind k) {
 // logs far fewer events than that before its memory runs out; every value and event holds
 // one of these.)
 struct Producers {
-  std::array<int32_t, kStreams> latest{-1, -1, -1};
+  std::array<int32_t, kStreams> latest{-1, -1, -1, -1};
 
   static Producers of(Stream s, int64_t event) {
     Producers p;

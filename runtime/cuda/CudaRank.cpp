@@ -216,6 +216,11 @@ public:
     return withData(meta, std::move(state));
   }
 
+  ValuePtr transfer(const ValuePtr &meta, const ValuePtr &) override {
+    comm_.abort("the cuda backend does not copy values between memory tiers yet (`offload`, `prefetch`: a "
+                "value in host memory would need its own pinned buffer); check the schedule with schedc check");
+    return meta;
+  }
   ValuePtr shardOf(const ValuePtr &meta, const ValuePtr &whole) override {
     if (meta->poisoned)
       return meta;

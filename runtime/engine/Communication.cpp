@@ -94,8 +94,14 @@ void World::handBack(Collective &c) const {
 ValuePtr Rank::collectiveInput(SourceRange at, CollectiveKind kind, const ValuePtr &v) {
   if (v->poisoned)
     return v;
-  if (takes(kind, *v))
+  if (takes(kind, *v) && v->tier == Tier::Device)
     return v; // (the words of the error are put together only for one)
+  if (!checkOnDevice(
+          at, [&] { return std::string(collectiveName(kind)); }, *v)) {
+    Value poisoned = *v;
+    poisoned.poisoned = true;
+    return makeValue(std::move(poisoned));
+  }
   error(at, "collective-value",
         std::string(collectiveName(kind)) + " takes " + whatItTakes(kind) + ", but rank " + std::to_string(id_) +
             " has " + v->describe());
@@ -216,6 +222,14 @@ void Rank::send(SourceRange at, int64_t to, const ValuePtr &v, int64_t tag) {
     (world_.parallel_ ? lane_->routes : world_.mail_.routes()).insert({id_, to});
   if (cancelled() || refusedInPair(at, "send") || badRoute(at, true, to, tag))
     return;
+  // A value off the device is refused, and still sent (poisoned): the receiver waits for it.
+  ValuePtr sent = v;
+  if (!checkOnDevice(
+          at, [&] { return "send to rank " + std::to_string(to); }, *v)) {
+    Value poisoned = *v;
+    poisoned.poisoned = true;
+    sent = makeValue(std::move(poisoned));
+  }
   int32_t flow = world_.mail_.newFlow();
   const cost::CostModel &model = *world_.options_.costModel;
   int32_t nodes = model.placesRanksOnNodes() && model.nodeOf(id_) != model.nodeOf(to) ? 2 : 1;
@@ -230,7 +244,7 @@ void Rank::send(SourceRange at, int64_t to, const ValuePtr &v, int64_t tag) {
     records_.transfers.push_back({figures_.events - 1, to, true, v->kind, v->layer, v->batches});
   Rank &peer = *world_.ranks_[to];
   // A value for another thread is its own copy: the two threads count nothing in common.
-  World::Message m{world_.parallel_ && peer.lane_ != lane_ ? detached(v) : v, at, flow, clock_.lastEnd(), tag};
+  World::Message m{world_.parallel_ && peer.lane_ != lane_ ? detached(sent) : sent, at, flow, clock_.lastEnd(), tag};
   if (world_.options_.p2p == PointToPoint::Ordered)
     return sendOrdered(at, to, std::move(m));
   std::unique_lock<std::mutex> lock = world_.mail_.lock(to, world_.parallel_);

@@ -53,7 +53,8 @@ Results execute(Rank &rank, OpKind op, SourceRange at, const Operands &a) {
   case OpKind::Load: {
     using P = param::Load;
     return two(rank.load(at, a.integer(P::layer), a.integer(P::shard), a.integer(P::of), a.integer(P::part),
-                         a.integer(P::parts), a.integer(P::expert), a.integer(P::experts)));
+                         a.integer(P::parts), a.integer(P::expert), a.integer(P::experts), a.integer(P::on),
+                         a.integer(P::opt_on)));
   }
   case OpKind::Input: return Results::one(rank.input(at, a.set(param::Input::batches)));
   case OpKind::Forward: {
@@ -86,6 +87,14 @@ Results execute(Rank &rank, OpKind op, SourceRange at, const Operands &a) {
     using P = param::PostRecv;
     rank.postRecv(at, a.integer(P::from), a.integer(P::tag));
     return {};
+  }
+  case OpKind::Offload: {
+    using P = param::Offload;
+    return Results::one(rank.transfer(at, a.value(P::value), a.integer(P::to), true));
+  }
+  case OpKind::Prefetch: {
+    using P = param::Prefetch;
+    return Results::one(rank.transfer(at, a.value(P::value), a.integer(P::to), false));
   }
   case OpKind::Read: break; // a storage read: the executors read the slot (Rank::read)
   }

@@ -152,6 +152,9 @@ bool Rank::checkHalfInputs(SourceRange at, const char *op, int64_t layer, const 
   const cost::LayerHalf half = halfOf(w);
   const bool experts = half == cost::LayerHalf::Experts;
   const std::string side = std::string(op) + " of " + sideOf(half, layer);
+  auto user = [&] { return side; };
+  if (!checkOnDevice(at, user, a) || (g && !checkOnDevice(at, user, *g)) || !checkOnDevice(at, user, w))
+    return false;
   if (w.layer != layer) {
     errorWith(at, "weight-layer", [&] { return side + " uses the weight of " + layerOf(w.layer); });
     return false;

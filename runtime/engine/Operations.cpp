@@ -74,8 +74,12 @@ bool Rank::holdsEmbeddingCopy(int64_t layer) const {
 }
 
 std::pair<ValuePtr, ValuePtr> Rank::load(SourceRange at, int64_t layer, int64_t shard, int64_t of, int64_t part,
-                                         int64_t parts, int64_t expert, int64_t experts) {
+                                         int64_t parts, int64_t expert, int64_t experts, int64_t on, int64_t optOn) {
   bool ok = checkLayer(at, "load", layer);
+  const bool tiersOk = checkTierNumber(at, "on", on) && (optOn == -1 || checkTierNumber(at, "opt_on", optOn));
+  ok = tiersOk && ok;
+  const Tier weightTier = tiersOk ? static_cast<Tier>(on) : Tier::Device;
+  const Tier optTier = tiersOk && optOn != -1 ? static_cast<Tier>(optOn) : weightTier;
   bool tensor = parts != 1 || part != 0;
   const bool moe = expert != -1 || experts != -1;
   if (moe) {
@@ -114,6 +118,8 @@ std::pair<ValuePtr, ValuePtr> Rank::load(SourceRange at, int64_t layer, int64_t 
   loadedLastLayer_ = loadedLastLayer_ || (ok && layer == world_.model_.layers - 1);
   Value o = w;
   o.kind = Kind::OptState;
+  w.tier = weightTier;
+  o.tier = optTier;
   return {makeValue(std::move(w)), makeValue(std::move(o))};
 }
 
@@ -184,6 +190,9 @@ void Rank::reportNotWhole(SourceRange at, const char *op, int64_t layer, const V
 }
 
 bool Rank::checkComputeInputs(SourceRange at, const char *op, int64_t layer, const Value &a, const Value &w) {
+  auto user = [&] { return std::string(op) + " of " + layerOf(layer); };
+  if (!checkOnDevice(at, user, a) || !checkOnDevice(at, user, w))
+    return false;
   bool ok = checkWhole(at, op, layer, a);
   if (w.layer != layer) {
     errorWith(at, "weight-layer",
@@ -251,6 +260,8 @@ std::pair<ValuePtr, ValuePtr> Rank::backward(SourceRange at, int64_t layer, cons
   bool ok = checkLayer(at, name, layer);
   if (ok && !anyPoisoned({&a, &g, &w})) {
     ok = checkComputeInputs(at, name, layer, *a, *w);
+    ok = ok && checkOnDevice(
+                   at, [&] { return std::string(name) + " of " + layerOf(layer); }, *g);
     ok = checkWhole(at, name, layer, *g) && ok;
     if (g->layer != layer) {
       errorWith(at, "backward-grad-layer", [&] {
@@ -304,7 +315,9 @@ ValuePtr Rank::loss(SourceRange at, const ValuePtr &a) {
                                    .layer = a->layer,
                                    .microBatches = a->batches ? static_cast<int64_t>(a->batches->size()) : 0},
                                   nullptr, at, a->made);
-  bool ok = a->poisoned || checkWhole(at, "loss", -1, *a);
+  bool ok = a->poisoned || (checkOnDevice(
+                                at, [] { return std::string("loss"); }, *a) &&
+                            checkWhole(at, "loss", -1, *a));
   if (ok && !a->poisoned && a->layer != L) {
     error(at, "loss-layer",
           "loss takes the output of the last layer (the activations of layer " + std::to_string(L) + "), but this is " +
@@ -419,6 +432,7 @@ std::pair<ValuePtr, ValuePtr> Rank::update(SourceRange at, int64_t layer, const 
       });
       ok = false;
     }
+    ok = ok && checkUpdateTiers(at, layer, *g, *w, *o);
     if (ok) {
       Updated &done = (w->split == Split::Experts ? expertsUpdated_ : updated_)[layer];
       if (done.shards && done.total == w->total && !done.shards->intersect(*w->shards).empty()) {
@@ -445,6 +459,7 @@ std::pair<ValuePtr, ValuePtr> Rank::update(SourceRange at, int64_t layer, const 
                                    .embeddingCopy = w->embeddingCopy,
                                    .half = halfOf(*w),
                                    .embeddingGroup = embeddingGroup,
+                                   .tier = o->tier,
                                    .nodes = embeddingGroup ? world_.spanOfNodes() : 1,
                                    .updatedLayer = static_cast<int32_t>(layer),
                                    .volume = w->memory().asDouble()},
@@ -456,6 +471,7 @@ std::pair<ValuePtr, ValuePtr> Rank::update(SourceRange at, int64_t layer, const 
   nw.forged = g->forged || w->forged;
   nw.poisoned = poisoned;
   nw.made = made;
+  nw.tier = o->tier; // made where the update runs
   Value no = *o;
   no.layer = layer;
   no.step = o->step + 1;
@@ -478,6 +494,11 @@ ValuePtr Rank::addGrad(SourceRange at, const ValuePtr &a, const ValuePtr &b) {
       error(at, "add-shards",
             "adds gradients of different shards (" + a->shards->str() + " of " + std::to_string(a->total) + " and " +
                 b->shards->str() + " of " + std::to_string(b->total) + ")");
+      ok = false;
+    } else if (a->tier != b->tier || a->tier == Tier::Nvme) {
+      error(at, "tier-add",
+            "adds " + a->describe() + " and " + b->describe() +
+                ": gradients are added on the device or in host memory, both in the same; move one first");
       ok = false;
     } else if (IntSet both = a->batches->intersect(*b->batches); !both.empty()) {
       error(at, "add-overlap",

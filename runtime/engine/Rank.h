@@ -82,8 +82,11 @@ public:
   // ---- Operations (each checks its inputs; see docs/checks.md) ----
   // Shard `shard` of `of` (ZeRO), or tensor-parallel part `part` of `parts`, or the routed
   // experts' slice `expert` of `experts` (`experts` 0: the layer without them; -1: not given).
+  // `on`, `optOn`: the memory tiers the weight and the optimizer state start in (Tier's
+  // numbers; `optOn` -1: where the weight is).
   std::pair<ValuePtr, ValuePtr> load(SourceRange at, int64_t layer, int64_t shard, int64_t of, int64_t part = 0,
-                                     int64_t parts = 1, int64_t expert = -1, int64_t experts = -1);
+                                     int64_t parts = 1, int64_t expert = -1, int64_t experts = -1, int64_t on = 0,
+                                     int64_t optOn = -1);
   ValuePtr input(SourceRange at, const IntSet &batches);
   ValuePtr forward(SourceRange at, int64_t layer, const ValuePtr &input, const ValuePtr &weight);
   // backward_input and backward_weight (zero-bubble schedules) each compute one of the two
@@ -104,6 +107,9 @@ public:
   // Shard `shard` of `of` of a complete weight, optimizer state or weight gradient (ZeRO-1/2:
   // keep a slice of a full value). No event: taking a slice takes no time.
   ValuePtr shard(SourceRange at, const ValuePtr &v, int64_t shard, int64_t of);
+  // `offload` (down: to a slower tier) and `prefetch` (towards the device) of `v` to tier
+  // `to` (Tier's number): a copy on the transfers stream (engine/Tiers.cpp).
+  ValuePtr transfer(SourceRange at, const ValuePtr &v, int64_t to, bool down);
   // `group` lists the participating ranks in order; it must contain this rank.
   ValuePtr collective(SourceRange at, CollectiveKind kind, const ValuePtr &v, SetPtr group);
   ValuePtr collectiveInput(SourceRange at, CollectiveKind kind, const ValuePtr &v);
@@ -230,6 +236,22 @@ private:
   bool checkLayer(SourceRange at, const char *op, int64_t layer);
   bool meshReady(SourceRange at);
   bool checkComputeInputs(SourceRange at, const char *op, int64_t layer, const Value &input, const Value &weight);
+  // Memory tiers (engine/Tiers.cpp): a tier's number names one; `v` (used by `user`) is on
+  // the device; the cost model can time a copy from `from` to `to` (from = to = host: an
+  // update on the host). Each reports why not.
+  bool checkTierNumber(SourceRange at, const char *what, int64_t n);
+  template <class User> bool checkOnDevice(SourceRange at, User user, const Value &v) {
+    if (v.tier == Tier::Device || v.poisoned) [[likely]]
+      return true;
+    reportOffDevice(at, user(), v); // (the words are put together only for an error)
+    return false;
+  }
+  [[gnu::noinline, gnu::cold]] void reportOffDevice(SourceRange at, const std::string &user, const Value &v);
+  bool pricesTier(SourceRange at, Tier from, Tier to);
+  // An update runs where its optimizer state is (the device, or the host's CPUs: ZeRO-Offload),
+  // with its gradient there; its weight may be on the device (the new one is made from the
+  // state's fp32 master) or there.
+  bool checkUpdateTiers(SourceRange at, int64_t layer, const Value &grad, const Value &weight, const Value &opt);
   // A mixture-of-experts layer's sides (engine/Experts.cpp): the load's arguments, and each
   // side's forward and backward with its checks (`grad` null for a forward).
   bool checkExpertsLoad(SourceRange at, int64_t layer, bool sharded, bool tensor, int64_t expert, int64_t experts);

@@ -29,9 +29,14 @@ cost::Producers Rank::logEvent(const cost::Work &work, SetPtr batches, SourceRan
 }
 
 HeldSample Rank::heldNow() const {
-  return {storage_.memory(),           storage_.bytes(),
-          storage_.shares(),           storage_.microBatchesInFlight(),
-          storage_.activationMemory(), measure_ ? storage_.payloadBytes() : -1};
+  return {storage_.memory(),
+          storage_.bytes(),
+          storage_.shares(),
+          storage_.microBatchesInFlight(),
+          storage_.activationMemory(),
+          measure_ ? storage_.payloadBytes() : -1,
+          storage_.tierBytes(Tier::Host),
+          storage_.tierBytes(Tier::Nvme)};
 }
 
 void Rank::keepEvent(const cost::Work &work, const cost::Placed &placed, const HeldSample &held, SetPtr batches,
@@ -81,6 +86,8 @@ void Rank::addToFigures(const cost::Work &work, const cost::Placed &placed, cons
     f.peakBytes = held.bytes;
     f.peakShares = held.shares;
   }
+  f.peakHostBytes = std::max(f.peakHostBytes, held.hostBytes);
+  f.peakNvmeBytes = std::max(f.peakNvmeBytes, held.nvmeBytes);
   if (recompute_)
     recompute_->sampled(f.events - 1, held.bytes);
   f.peakInFlight = std::max(f.peakInFlight, held.inFlight);

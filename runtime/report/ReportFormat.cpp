@@ -3,6 +3,8 @@
 #include "report/ReportFormat.h"
 
 #include <cstdio>
+#include <map>
+#include <tuple>
 
 namespace schedc::sim {
 
@@ -33,6 +35,20 @@ HardwareFigures hardwareFigures(const CheckResult &r, const Report &rep) {
   for (const RankFigures &f : rep.ranks)
     if (f.peakBytes + h.overhead > h.capacity)
       h.over.push_back(f.rank);
+  std::map<int64_t, std::pair<double, double>> nodes; // node -> its ranks' host, NVMe peaks
+  for (const RankFigures &f : rep.ranks) {
+    auto &[host, nvme] = nodes[r.hardware->nodeOf(f.rank)];
+    host += f.peakHostBytes;
+    nvme += f.peakNvmeBytes;
+  }
+  h.host.capacity = machine.hostMemoryBytes;
+  h.nvme.capacity = machine.nvmeBytes;
+  for (const auto &[node, peaks] : nodes) {
+    if (peaks.first > h.host.peak)
+      h.host = {peaks.first, node, h.host.capacity};
+    if (peaks.second > h.nvme.peak)
+      h.nvme = {peaks.second, node, h.nvme.capacity};
+  }
   return h;
 }
 
@@ -130,7 +146,29 @@ std::string hardwareLines(const CheckResult &r, const Report &rep) {
          machine.name + " accelerator; " + std::to_string(h.over.size()) + " of " + std::to_string(rep.ranks.size()) +
          " ranks do not fit\n";
   }
+  for (const auto &[tier, key, t] :
+       {std::tuple{"host memory", "host_memory_gb", &h.host}, std::tuple{"NVMe", "nvme_gb", &h.nvme}}) {
+    if (t->peak == 0)
+      continue;
+    std::string node = "node " + std::to_string(t->node) + " (its ranks' peaks summed)";
+    if (t->capacity == 0)
+      s += std::string("Fits in ") + tier + ": unknown: " + node + " holds " + gibibytes(t->peak) + ", and " +
+           machine.name + " gives no " + key + "\n";
+    else if (t->fits())
+      s += std::string("Fits in ") + tier + ": yes: the fullest " + node + " holds " + gibibytes(t->peak) + " of its " +
+           gibibytes(t->capacity) + "\n";
+    else
+      s += std::string("Fits in ") + tier + ": no: " + node + " needs " + gibibytes(t->peak) + ", " +
+           gibibytes(t->peak - t->capacity) + " more than its " + gibibytes(t->capacity) + "\n";
+  }
   return s;
+}
+
+// A node tier's figures: {"peak_bytes", "node", "capacity_bytes" (null: not given), "fits"}.
+std::string nodeTierJson(const HardwareFigures::NodeTier &t) {
+  return "{\"peak_bytes\": " + integral(t.peak) + ", \"node\": " + std::to_string(t.node) +
+         ", \"capacity_bytes\": " + (t.capacity > 0 ? integral(t.capacity) : "null") +
+         ", \"fits\": " + (t.fits() ? "true" : "false") + "}";
 }
 
 // The JSON object of the same figures.
@@ -144,8 +182,10 @@ std::string hardwareJson(const CheckResult &r, const Report &rep) {
     const auto &busy = f.busy;
     ranks += std::string(ranks.empty() ? "" : ", ") + "{\"rank\": " + std::to_string(f.rank) +
              ", \"compute_busy\": " + num(busy[0]) + ", \"collectives_busy\": " + num(busy[1]) +
-             ", \"point_to_point_busy\": " + num(busy[2]) + ", \"compute_idle\": " + num(f.end.asDouble() - busy[0]) +
-             "}";
+             ", \"point_to_point_busy\": " + num(busy[2]) + ", \"transfers_busy\": " + num(busy[3]) +
+             ", \"compute_idle\": " + num(f.end.asDouble() - busy[0]) +
+             ", \"peak_host_bytes\": " + integral(f.peakHostBytes) +
+             ", \"peak_nvme_bytes\": " + integral(f.peakNvmeBytes) + "}";
   }
   std::string breakdown;
   const ByteShares shares = fullestShares(rep);
@@ -163,8 +203,10 @@ std::string hardwareJson(const CheckResult &r, const Report &rep) {
          ", \"peak_breakdown\": {" + breakdown + "}, \"overhead_bytes\": " + integral(h.overhead) +
          ", \"gemm_precision\": " + jsonString(r.hardware->gemmPrecision()) +
          ", \"peak_flops\": " + num(r.hardware->peak()) + ", \"model_flops\": " + num(rep.modelFlops) +
-         ", \"accelerator_memory\": " + integral(h.capacity) + ", \"fits\": " + (h.over.empty() ? "true" : "false") +
-         ", \"ranks_over_memory\": [" + over + "], \"per_rank\": [" + ranks + "]},\n";
+         ", \"accelerator_memory\": " + integral(h.capacity) + ", \"fits\": " + (h.fits() ? "true" : "false") +
+         ", \"fits_device\": " + (h.over.empty() ? "true" : "false") + ", \"ranks_over_memory\": [" + over +
+         "], \"host\": " + nodeTierJson(h.host) + ", \"nvme\": " + nodeTierJson(h.nvme) + ", \"per_rank\": [" + ranks +
+         "]},\n";
 }
 
 std::string location(const SourceRange &at, const SourceManager &sources) {

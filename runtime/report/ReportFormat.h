@@ -55,7 +55,18 @@ struct CheckResult {
 // overhead exceed it.
 struct HardwareFigures {
   double seconds = 0, mfu = 0, hfu = 0, tokensPerSecond = 0, capacity = 0, overhead = 0;
-  std::vector<int64_t> over;
+  std::vector<int64_t> over; // the ranks whose device memory is too small
+  // Host memory and NVMe (memory tiers) are a node's, shared by its ranks: each rank's peak
+  // summed over the node (an upper bound on the node's peak: the ranks' peaks need not
+  // coincide), the fullest node's against the node's capacity (0: the machine gives none).
+  struct NodeTier {
+    double peak = 0;  // the fullest node's bytes
+    int64_t node = 0; // that node
+    double capacity = 0;
+    bool fits() const { return peak <= capacity || peak == 0; }
+  };
+  NodeTier host, nvme;
+  bool fits() const { return over.empty() && host.fits() && nvme.fits(); }
 };
 HardwareFigures hardwareFigures(const CheckResult &r, const Report &rep);
 

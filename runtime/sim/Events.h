@@ -97,6 +97,7 @@ struct RankFigures {
   int64_t peakActivationMemory = 0;                 // most memory in activations and activation gradients
   double peakBytes = 0;                             // most bytes held under the byte model (predicted)
   ByteShares peakShares{};                          // what they were at the first moment held
+  double peakHostBytes = 0, peakNvmeBytes = 0;      // most bytes held in host memory, on NVMe (predicted)
   double flops = 0, modelFlops = 0;                 // as the cost model counts them (cost::CostModel::flops)
   std::array<double, cost::kStreams> busy{};        // the time its events take on each stream
 };

@@ -24,7 +24,8 @@ struct HeldSample {
   ByteShares shares{};  // the same by share
   int64_t inFlight = 0; // micro-batches with activations held
   int64_t activationMemory = 0;
-  int64_t payloadBytes = -1; // real data (measured runs only)
+  int64_t payloadBytes = -1;           // real data (measured runs only)
+  double hostBytes = 0, nvmeBytes = 0; // under the byte model, held off the device
 };
 
 struct PendingPair {

@@ -13,6 +13,10 @@
 namespace schedc::sim {
 
 void Storage::count(const Value &v, int delta) {
+  if (v.tier != Tier::Device) [[unlikely]] { // bytes of its tier only: the rest is the device's
+    offDeviceBytes_[static_cast<size_t>(v.tier) - 1] += delta * heldBytes(v);
+    return;
+  }
   countMemory(v.memory(), delta);
   double bytes = delta * heldBytes(v), buffer = delta * model_.gradientBufferBytes(v);
   bytes_ += bytes;
@@ -42,8 +46,9 @@ namespace {
 // none of them (a weight by its update often does not).
 bool countsAlike(const Value &a, const Value &b) {
   Number ma = a.memory(), mb = b.memory();
-  return a.kind == b.kind && a.split == b.split && a.layer == b.layer && a.total == b.total && a.shards == b.shards &&
-         a.batches == b.batches && ma.isInteger() == mb.isInteger() && ma.payload() == mb.payload();
+  return a.kind == b.kind && a.split == b.split && a.tier == b.tier && a.layer == b.layer && a.total == b.total &&
+         a.shards == b.shards && a.batches == b.batches && ma.isInteger() == mb.isInteger() &&
+         ma.payload() == mb.payload();
 }
 
 } // namespace
@@ -199,13 +204,16 @@ Number Storage::memory() const {
     }
   }
   Number total = Number::integer(0);
-  forEach([&](const Held &h) { total += h.value->memory(); });
+  forEach([&](const Held &h) {
+    if (h.value->tier == Tier::Device)
+      total += h.value->memory();
+  });
   return total;
 }
 
-int64_t Storage::payloadBytes() const {
+int64_t Storage::payloadBytes(Tier tier) const {
   int64_t total = 0;
-  forEach([&](const Held &h) { total += h.value->payloadBytes(); });
+  forEach([&](const Held &h) { total += h.value->tier == tier ? h.value->payloadBytes() : 0; });
   return total;
 }
 
@@ -214,10 +222,14 @@ void Storage::setLayerForm(int64_t layer, LayerForm form) {
     return;
   auto recount = [&](int sign) {
     forEachLive(static_cast<int>(Kind::Activation), [&](uint32_t, const Place &place) {
-      if (place.value()->layer == layer) {
-        double bytes = sign * model_.bytes(*place.value(), layerForm(layer));
+      if (const Value &v = *place.value(); v.layer == layer) {
+        double bytes = sign * model_.bytes(v, layerForm(layer));
+        if (v.tier != Tier::Device) {
+          offDeviceBytes_[static_cast<size_t>(v.tier) - 1] += bytes;
+          return;
+        }
         bytes_ += bytes;
-        shares_[static_cast<size_t>(model_.shareOf(*place.value()))] += bytes;
+        shares_[static_cast<size_t>(model_.shareOf(v))] += bytes;
       }
     });
   };

@@ -42,6 +42,8 @@ public:
   // Where `array[index]` was last freed, if it was and nothing was stored there since (for
   // messages).
   std::optional<Sites::Id> freedAt(uint32_t array, std::span<const int64_t> index) const;
+  // (Memory, bytes, shares, micro-batches in flight and activation memory are the device's:
+  // values in host memory or on NVMe count in tierBytes only.)
   // The rank's memory now, as the original sums it: in storage-class and insertion order,
   // from integer 0, in Python int/float arithmetic. Constant time whenever that sum is exact
   // (every held memory a multiple of 2^-k and the total below 2^(53-k): then no addition
@@ -51,6 +53,10 @@ public:
   // The bytes the held values take under the byte model (a prediction for a real run), and
   // by share (parameters, gradients, ...: they sum to bytes()).
   double bytes() const { return bytes_; }
+  // The bytes held in `tier` (the device's: bytes()).
+  double tierBytes(Tier tier) const {
+    return tier == Tier::Device ? bytes_ : offDeviceBytes_[static_cast<size_t>(tier) - 1];
+  }
   const ByteShares &shares() const { return shares_; }
   // The bytes `v` takes when held here (an activation of a layer this rank computes a
   // tensor-parallel part of: the part's).
@@ -65,8 +71,8 @@ public:
   // tensor-parallel parts, or with its routed experts apart; the bytes of the activations it
   // keeps for that layer are counted so (ByteModel::bytes), those already held again.
   void setLayerForm(int64_t layer, LayerForm form);
-  // The bytes of real data (payloads) held now (what a real backend measures).
-  int64_t payloadBytes() const;
+  // The bytes of real data (payloads) held now in `tier` (what a real backend measures).
+  int64_t payloadBytes(Tier tier = Tier::Device) const;
   // How many distinct micro-batches the activations held now belong to (in flight).
   int64_t microBatchesInFlight() const { return inFlight_; }
   // The memory held now in activations and activation gradients (an integer in the model).
@@ -139,7 +145,8 @@ private:
   SlotDirectory &names_;
   IdMap<Place> places_; // by slot id, of the slots this rank has named
   const ByteModel &model_;
-  double bytes_ = 0; // sums of exact integers below 2^53: exact in any order
+  double bytes_ = 0;                                // sums of exact integers below 2^53: exact in any order
+  std::array<double, kTiers - 1> offDeviceBytes_{}; // held in host memory, on NVMe
   ByteShares shares_{};
   // Running totals of the held memories: integers exactly; floats as exact multiples of
   // 2^-kFractionBits, with how many have each number of fractional bits (the largest bounds

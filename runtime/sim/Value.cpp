@@ -114,32 +114,43 @@ std::string Value::slices() const {
   return "shards " + of;
 }
 
-std::string Value::describe() const {
+namespace {
+
+// describe() without the tier.
+std::string describeOnDevice(const Value &v) {
   std::string s =
-      std::string(kind == Kind::OptState || kind == Kind::Activation || kind == Kind::ActGrad ? "an " : "a ") +
-      kindName(kind) + " of layer " + std::to_string(layer);
-  std::string pieces = slices();
-  switch (kind) {
+      std::string(v.kind == Kind::OptState || v.kind == Kind::Activation || v.kind == Kind::ActGrad ? "an " : "a ") +
+      kindName(v.kind) + " of layer " + std::to_string(v.layer);
+  std::string pieces = v.slices();
+  switch (v.kind) {
   case Kind::Weight:
-  case Kind::OptState: return s + " (" + pieces + ", step " + std::to_string(step) + ")";
-  case Kind::WeightGrad: return s + " (batches " + batches->str() + ", " + pieces + ")";
+  case Kind::OptState: return s + " (" + pieces + ", step " + std::to_string(v.step) + ")";
+  case Kind::WeightGrad: return s + " (batches " + v.batches->str() + ", " + pieces + ")";
   case Kind::Activation:
   case Kind::ActGrad:
-    if (split == Split::PartialSum)
-      return s + " (batches " + batches->str() + ", a partial sum of tensor-parallel parts " + shards->str() + " of " +
-             std::to_string(total) + ")";
-    if (split == Split::Sequence)
-      return s + " (batches " + batches->str() + ", sequence shards " + shards->str() + " of " + std::to_string(total) +
-             ")";
-    if (split == Split::Routed)
-      return s + " (batches " + batches->str() + ", at the router)";
-    if (atExperts(split))
-      return s + " (batches " + batches->str() +
-             (split == Split::Dispatched ? ", at the experts" : ", the experts' output") + " of slice " +
-             std::to_string(step) + " of " + std::to_string(total) + "; batches " + shards->str() + " come back here)";
-    return s + " (batches " + batches->str() + ")";
+    if (v.split == Split::PartialSum)
+      return s + " (batches " + v.batches->str() + ", a partial sum of tensor-parallel parts " + v.shards->str() +
+             " of " + std::to_string(v.total) + ")";
+    if (v.split == Split::Sequence)
+      return s + " (batches " + v.batches->str() + ", sequence shards " + v.shards->str() + " of " +
+             std::to_string(v.total) + ")";
+    if (v.split == Split::Routed)
+      return s + " (batches " + v.batches->str() + ", at the router)";
+    if (atExperts(v.split))
+      return s + " (batches " + v.batches->str() +
+             (v.split == Split::Dispatched ? ", at the experts" : ", the experts' output") + " of slice " +
+             std::to_string(v.step) + " of " + std::to_string(v.total) + "; batches " + v.shards->str() +
+             " come back here)";
+    return s + " (batches " + v.batches->str() + ")";
   }
   SCHEDC_UNREACHABLE("a value kind without its description");
+}
+
+} // namespace
+
+std::string Value::describe() const {
+  std::string s = describeOnDevice(*this);
+  return tier == Tier::Device ? s : s + " " + tierPlace(tier);
 }
 
 std::pair<int64_t, int64_t> singleSlice(const IntSet &shards, int64_t total) {

@@ -77,6 +77,13 @@ inline bool isTokens(Split s) {
   return s == Split::Routed || atExperts(s);
 }
 
+// Where a value lives (cost::Tier): only the device computes and communicates; an update runs
+// where its optimizer state is (device or host).
+using Tier = cost::Tier;
+using cost::kTiers;
+using cost::tierName;
+using cost::tierPlace;
+
 // Real data a backend computes for a value (the cpu or cuda backend's tensors), and the
 // bytes it takes there; shared by the copies of a value (backend/Payload.h).
 struct Payload : boost::intrusive_ref_counter<Payload, boost::thread_unsafe_counter> {
@@ -87,10 +94,10 @@ struct Payload : boost::intrusive_ref_counter<Payload, boost::thread_unsafe_coun
 // Values are counted by boost::intrusive_ptr: the count is the value's first 4 bytes, not a
 // separate control block, and not atomic (a run's values live on the simulator's thread:
 // rt/Abi.cpp and the backends call it from that thread only). The fields are in an order that
-// leaves no padding unused (the memory's flag, sequenceGathered and embeddingCopy fill it), and its sets are counted
-// the same way (sim::SetPtr): a value is 80 bytes, one allocation of jemalloc's 80-byte class (it was 128 with
-// std::shared_ptr's control block and 16-byte pointers; fsdp on 1024 ranks x 32 layers holds 99 328 values at its end).
-// Value.cpp asserts the size.
+// leaves no padding unused (the memory's flag, sequenceGathered, embeddingCopy, tier and step fill it), and its sets
+// are counted the same way (sim::SetPtr): a value is 80 bytes, one allocation of jemalloc's 80-byte class (it was 128
+// with std::shared_ptr's control block and 16-byte pointers; fsdp on 1024 ranks x 32 layers holds 99 328 values at its
+// end). Value.cpp asserts the size.
 struct Value : boost::intrusive_ref_counter<Value, boost::thread_unsafe_counter> {
   Kind kind = Kind::Activation;
   bool forged = false;   // depends on a gradient made up with fake_grad
@@ -108,15 +115,18 @@ public:
   // A weight-sized value (weight, gradient, optimizer state) of the last layer on a rank that
   // holds no first layer: under a transformer with tied embeddings it also holds the output
   // layer's own copy of the word embedding (Megatron-LM's pipeline-parallel tied embedding;
-  // sim/Bytes.h). (In the last byte of the padding before memoryBits_.)
+  // sim/Bytes.h). (In the padding before memoryBits_.)
   bool embeddingCopy = false;
+  Tier tier = Tier::Device; // (in the padding before memoryBits_)
+  // Weights, optimizer states: the optimizer step; Dispatched and ExpertOutput values: see
+  // Split. (32 bits, in the last of the padding before memoryBits_.)
+  int32_t step = 0;
 
 private:
   uint64_t memoryBits_ = 0;
 
 public:
   int64_t layer = 0;
-  int64_t step = 0;  // weights, optimizer states; Dispatched and ExpertOutput values: see Split
   SetPtr shards;     // weights, optimizer states, weight gradients
   int64_t total = 1; // number of shards of the whole
   SetPtr batches;    // activations, gradients

@@ -38,7 +38,8 @@ constexpr int kEventKinds = 0
 #include "ops/Operations.def"
     ;
 
-enum class EventClass : uint8_t { Compute, Collective, PointToPoint, Other };
+// Transfer: a copy between the device and host memory or NVMe (offload, prefetch).
+enum class EventClass : uint8_t { Compute, Collective, PointToPoint, Transfer, Other };
 
 struct EventInfo {
   const char *name;
@@ -64,6 +65,11 @@ inline bool isComputeEvent(EventKind k) {
 inline bool isCommunicationEvent(EventKind k) {
   EventClass c = eventInfo(k).eventClass;
   return c == EventClass::Collective || c == EventClass::PointToPoint;
+}
+
+// Offload and prefetch: copies between memory tiers.
+inline bool isTransferEvent(EventKind k) {
+  return eventInfo(k).eventClass == EventClass::Transfer;
 }
 
 // ---- Operations ----------------------------------------------------------------------------
@@ -107,7 +113,7 @@ struct OpInfo {
   std::span<const ParamInfo> params; // in call order
   std::span<const SigType> results;
 };
-constexpr size_t kMaxParams = 7;
+constexpr size_t kMaxParams = 9;
 constexpr size_t kMaxResults = 2;
 
 // Each operation's, in OpKind order (Operations.cpp): read inline, as eventInfo.
@@ -126,6 +132,7 @@ inline const char *opName(OpKind k) {
 #define SCHEDC_IF_Collective(...) __VA_ARGS__
 #define SCHEDC_IF_Compute(...)
 #define SCHEDC_IF_PointToPoint(...)
+#define SCHEDC_IF_Transfer(...)
 #define SCHEDC_IF_Other(...)
 enum class CollectiveKind : uint8_t {
 #define EVENT(Name, name, class, colour, shade, legend) SCHEDC_IF_##class(Name, )
@@ -148,6 +155,7 @@ constexpr std::array<EventKind, kCollectiveKinds> kCollectiveEvents = {
 #undef SCHEDC_IF_Collective
 #undef SCHEDC_IF_Compute
 #undef SCHEDC_IF_PointToPoint
+#undef SCHEDC_IF_Transfer
 #undef SCHEDC_IF_Other
 // Every collective, for the `switch`es that treat them alike and must still name each kind
 // (the dispatch of operations, the cost models' "no flops"): `SCHEDC_COLLECTIVE_OP_CASES`

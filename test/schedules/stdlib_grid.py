@@ -63,6 +63,7 @@ grid = {
     "zero1": [dict(layers=l, batches=r * k, ranks=r) for l in (1, 4) for r in (1, 2, 4, 8) for k in (1, 2)],
     "zero2": [dict(layers=l, batches=r * k, ranks=r) for l in (1, 4) for r in (1, 2, 4, 8) for k in (1, 2)],
     "zero3": [dict(layers=l, batches=r * k, ranks=r) for l in (1, 4) for r in (1, 2, 4, 8) for k in (1, 2)],
+    "zero_offload": [dict(layers=l, batches=r * k, ranks=r) for l in (1, 4) for r in (1, 2, 4, 8) for k in (1, 2)],
     "fsdp_prefetch": [dict(layers=l, batches=r * k, ranks=r) for l in (1, 2, 4) for r in (1, 2, 4, 8) for k in (1, 2)],
     "gpipe": [dict(layers=p * c, batches=m, ranks=p, segment=k) for p in (1, 2, 4) for c in (1, 2, 3)
               for m in (1, 4, 8) for k in range(1, c + 1)],
@@ -104,7 +105,8 @@ with tempfile.TemporaryDirectory() as tmp:
         for ranks in (1, 2, 4, 8):
             for schedule, expected in (("ddp", 3 * layers * W), ("zero1", 2 * layers * W + layers * W / ranks),
                                        ("zero2", layers * W + 2 * layers * W / ranks), ("zero3", 3 * layers * W / ranks),
-                                       ("fsdp_prefetch", 3 * layers * W / ranks)):
+                                       ("fsdp_prefetch", 3 * layers * W / ranks),
+                                       ("zero_offload", layers * W)):  # (its state and gradients in host memory)
                 label = check(schedule, events, layers=layers, batches=ranks, ranks=ranks)
                 rows = list(csv.DictReader(open(events, newline="")))
                 for rank in range(ranks):

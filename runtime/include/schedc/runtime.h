@@ -23,7 +23,7 @@
 extern "C" {
 #endif
 
-#define SCHEDC_ABI_VERSION 8
+#define SCHEDC_ABI_VERSION 9
 
 typedef struct schedc_rank schedc_rank;
 typedef int64_t schedc_value;
