@@ -433,9 +433,10 @@ private:
   MessageMarks sent_{shape_.stages, shape_.microBatches};
 };
 
-constexpr std::array<std::string_view, 24> kReserved{
-    "import", "schedule", "proc", "let", "free", "if",  "else", "for",   "in",     "reversed", "mesh", "require",
-    "true",   "false",    "del",  "and", "or",   "not", "rank", "ranks", "layers", "batches",  "held", "size"};
+constexpr std::array<std::string_view, 27> kReserved{
+    "import",   "schedule", "proc",    "let",     "free",  "if",   "else",   "for",  "in",
+    "reversed", "mesh",     "require", "true",    "false", "del",  "and",    "or",   "not",
+    "rank",     "ranks",    "layers",  "batches", "held",  "size", "device", "host", "nvme"};
 
 } // namespace
 

@@ -245,6 +245,8 @@ double HardwareCost::seconds(const Work &w) const {
     double parameters = bytesOf(w) / elementBytes(Data::Weights);
     double bytes = parameters *
                    updateBytesPerParameter(elementBytes(Data::Gradients), precision_.bf16, precision_.optimizerMoments);
+    if (w.tier == Tier::Host && hostUpdateBandwidth() <= 0)
+      return 0; // (refused where the update is made)
     double seconds = bytes / (w.tier == Tier::Host            ? hostUpdateBandwidth()
                               : hardware_.updateBandwidth > 0 ? hardware_.updateBandwidth
                                                               : hardware_.memoryBandwidth);
@@ -281,8 +283,10 @@ double HardwareCost::transferSeconds(const Work &w) const {
   const double share = static_cast<double>(std::max<int64_t>(1, hardware_.acceleratorsPerNode));
   const bool toNvme = w.tier == Tier::Nvme, nvme = toNvme || w.source == Tier::Nvme;
   const bool pcie = w.tier == Tier::Device || w.source == Tier::Device;
-  double seconds = pcie ? bytes / hardware_.pcieBandwidth : 0;
-  if (nvme) {
+  // (A bandwidth the machine does not give is an error where the copy is made; its event
+  // then takes no time.)
+  double seconds = pcie && hardware_.pcieBandwidth > 0 ? bytes / hardware_.pcieBandwidth : 0;
+  if (nvme && hardware_.nvmeReadBandwidth + hardware_.nvmeWriteBandwidth > 0) {
     double drives =
         toNvme && hardware_.nvmeWriteBandwidth > 0 ? hardware_.nvmeWriteBandwidth : hardware_.nvmeReadBandwidth;
     seconds = std::max(seconds, bytes / (drives / share));
@@ -295,7 +299,9 @@ std::string HardwareCost::missingForTier(Tier from, Tier to) const {
     return hardware_.hostMemoryBandwidth > 0 ? "" : "host_memory_bandwidth_gbs";
   if ((from == Tier::Device || to == Tier::Device) && hardware_.pcieBandwidth <= 0)
     return "pcie_gbs";
-  if ((from == Tier::Nvme || to == Tier::Nvme) && hardware_.nvmeReadBandwidth <= 0)
+  if (from == Tier::Nvme && hardware_.nvmeReadBandwidth <= 0)
+    return "nvme_gbs";
+  if (to == Tier::Nvme && hardware_.nvmeReadBandwidth <= 0 && hardware_.nvmeWriteBandwidth <= 0)
     return "nvme_gbs";
   return "";
 }

@@ -100,6 +100,7 @@ ValuePtr Rank::collectiveInput(SourceRange at, CollectiveKind kind, const ValueP
           at, [&] { return std::string(collectiveName(kind)); }, *v)) {
     Value poisoned = *v;
     poisoned.poisoned = true;
+    poisoned.tier = Tier::Device; // (refused: what the members get is on the device)
     return makeValue(std::move(poisoned));
   }
   error(at, "collective-value",
@@ -228,6 +229,7 @@ void Rank::send(SourceRange at, int64_t to, const ValuePtr &v, int64_t tag) {
           at, [&] { return "send to rank " + std::to_string(to); }, *v)) {
     Value poisoned = *v;
     poisoned.poisoned = true;
+    poisoned.tier = Tier::Device; // (refused: the receiver holds it on its device)
     sent = makeValue(std::move(poisoned));
   }
   int32_t flow = world_.mail_.newFlow();

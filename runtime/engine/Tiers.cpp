@@ -62,7 +62,7 @@ bool Rank::checkUpdateTiers(SourceRange at, int64_t layer, const Value &g, const
   if (g.tier != o.tier) {
     error(at, "tier-update",
           what + " runs where its optimizer state is (" + tierPlace(o.tier) + "), but its gradient is " +
-              tierPlace(g.tier) + ": " + (o.tier == Tier::Host ? "offload it there first" : "prefetch it first"));
+              tierPlace(g.tier) + ": " + (g.tier < o.tier ? "offload it there first" : "prefetch it there first"));
     return false;
   }
   return o.tier != Tier::Host || pricesTier(at, Tier::Host, Tier::Host);

@@ -151,7 +151,7 @@ std::string hardwareLines(const CheckResult &r, const Report &rep) {
     if (t->peak == 0)
       continue;
     std::string node = "node " + std::to_string(t->node) + " (its ranks' peaks summed)";
-    if (t->capacity == 0)
+    if (!t->known())
       s += std::string("Fits in ") + tier + ": unknown: " + node + " holds " + gibibytes(t->peak) + ", and " +
            machine.name + " gives no " + key + "\n";
     else if (t->fits())
@@ -167,8 +167,11 @@ std::string hardwareLines(const CheckResult &r, const Report &rep) {
 // A node tier's figures: {"peak_bytes", "node", "capacity_bytes" (null: not given), "fits"}.
 std::string nodeTierJson(const HardwareFigures::NodeTier &t) {
   return "{\"peak_bytes\": " + integral(t.peak) + ", \"node\": " + std::to_string(t.node) +
-         ", \"capacity_bytes\": " + (t.capacity > 0 ? integral(t.capacity) : "null") +
-         ", \"fits\": " + (t.fits() ? "true" : "false") + "}";
+         ", \"capacity_bytes\": " + (t.capacity > 0 ? integral(t.capacity) : "null") + ", \"fits\": " +
+         (!t.known() ? "null"
+          : t.fits() ? "true"
+                     : "false") +
+         "}";
 }
 
 // The JSON object of the same figures.

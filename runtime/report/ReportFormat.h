@@ -63,7 +63,9 @@ struct HardwareFigures {
     double peak = 0;  // the fullest node's bytes
     int64_t node = 0; // that node
     double capacity = 0;
-    bool fits() const { return peak <= capacity || peak == 0; }
+    // Unknown (no capacity given) counts as fitting: JSON says null, the text "unknown".
+    bool known() const { return capacity > 0 || peak == 0; }
+    bool fits() const { return !known() || peak <= capacity; }
   };
   NodeTier host, nvme;
   bool fits() const { return over.empty() && host.fits() && nvme.fits(); }

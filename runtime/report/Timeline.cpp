@@ -132,12 +132,18 @@ public:
 private:
   static constexpr double kLeft = 64, kTop = 46, kPlotWidth = 1100;
   // Where stream `stream`'s lane starts in a row, and its height: a cost model with streams
-  // (the hardware model) draws each in a lane of the rank's row, compute (3/5 of the box,
-  // room for micro-batch numbers), collectives and point-to-point (1/5 each) from the top.
+  // (the hardware model) draws each in a lane of the rank's row, compute (11/20 of the box,
+  // room for micro-batch numbers), collectives, point-to-point and transfers (3/20 each)
+  // from the top.
+  static constexpr double kComputeLane = 0.55, kOtherLane = (1 - kComputeLane) / (cost::kStreams - 1);
   double laneTop(size_t stream) const {
-    return cost_.oneStream() ? 0 : stream == 0 ? 0 : boxH_ * (0.6 + 0.2 * static_cast<double>(stream - 1));
+    return cost_.oneStream() ? 0
+           : stream == 0     ? 0
+                             : boxH_ * (kComputeLane + kOtherLane * static_cast<double>(stream - 1));
   }
-  double laneHeight(size_t stream) const { return cost_.oneStream() ? boxH_ : boxH_ * (stream == 0 ? 0.6 : 0.2); }
+  double laneHeight(size_t stream) const {
+    return cost_.oneStream() ? boxH_ : boxH_ * (stream == 0 ? kComputeLane : kOtherLane);
+  }
   // The right margin: room for the lanes' names where there are streams.
   double width() const { return kLeft + kPlotWidth + (cost_.oneStream() && !inBytes_ ? 20 : 64); }
 
@@ -197,7 +203,7 @@ private:
       s_ += "<text x=\"" + num(kLeft - 6) + "\" y=\"" + num(kTop + rowH_ * r + boxH_ * 0.8) + "\" font-size=\"" +
             num(std::min(11.0, std::max(7.0, rowH_ * 0.6))) + "\" text-anchor=\"end\">GPU " + std::to_string(r) +
             "</text>\n";
-    if (cost_.oneStream() || laneHeight(1) < 4)
+    if (cost_.oneStream() || laneHeight(1) < 3)
       return;
     for (size_t l = 0; l < cost::kStreams; ++l)
       s_ += "<text x=\"" + num(kLeft + kPlotWidth + 2) + "\" y=\"" + num(kTop + laneTop(l) + laneHeight(l) * 0.8) +
