@@ -132,6 +132,12 @@ private:
                                  *collective == CollectiveKind::AllToAll ? "expert" : "data or tensor"));
         continue;
       }
+      if (isTransferEvent(e.kind)) {
+        problem(e, fmt::format("a PyTorch pipeline schedule has no {} (offloading is set up outside the file, "
+                               "e.g. by DeepSpeed): only pipelines export",
+                               eventName(e.kind)));
+        continue;
+      }
       if (!isComputeEvent(e.kind))
         continue;
       if (!e.batches || e.batches->size() != 1) {

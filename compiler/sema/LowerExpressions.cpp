@@ -77,8 +77,8 @@ Typed FunctionLowering::name(const ast::NameExpr &e) {
   }
   if (auto it = builtins.find(e.name); it != builtins.end())
     return plain(leaf(it->second, Type::Int, 0, e.range));
-  if (int64_t tier = tierNamed(e.name); tier >= 0) // a memory tier: a constant
-    return plain(leaf(ir::ExprOp::Int, Type::Int, tier, e.range));
+  if (std::optional<Tier> tier = tierNamed(e.name)) // a memory tier: its number
+    return plain(leaf(ir::ExprOp::Int, Type::Int, static_cast<int64_t>(*tier), e.range));
   if (ctx_.arrayIds.count(e.name)) {
     diags_.error(e.range, "`" + e.name + "` is storage; read it with an index, e.g. `" + e.name + "[0]`");
     return Typed::error();
@@ -88,7 +88,9 @@ Typed FunctionLowering::name(const ast::NameExpr &e) {
                               "; call it with `" + e.name + "(...)`");
     return Typed::error();
   }
-  std::vector<std::string_view> candidates = {"rank", "ranks", "layers", "batches", "device", "host", "nvme"};
+  std::vector<std::string_view> candidates = {"rank", "ranks", "layers", "batches"};
+  for (const TierInfo &tier : kTierInfos)
+    candidates.push_back(tier.name);
   for (const auto &scope : scopes_)
     for (const auto &[n, _] : scope)
       candidates.push_back(n);

@@ -23,12 +23,7 @@ bool isBuiltinFunction(std::string_view name) {
 }
 
 bool isBuiltinName(std::string_view name) {
-  return name == "rank" || name == "ranks" || name == "layers" || name == "batches" || tierNamed(name) >= 0;
-}
-
-int64_t tierNamed(std::string_view name) {
-  // sim::Tier's numbers (runtime/sim/Value.h), which load's `on` and offload's `to` take.
-  return name == "device" ? 0 : name == "host" ? 1 : name == "nvme" ? 2 : -1;
+  return name == "rank" || name == "ranks" || name == "layers" || name == "batches" || tierNamed(name);
 }
 
 } // namespace schedc::sema

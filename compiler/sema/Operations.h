@@ -18,8 +18,7 @@ std::vector<ir::Type> resultTypes(OpKind kind);
 bool isBuiltinFunction(std::string_view name);
 const std::vector<std::string_view> &builtinFunctionNames();
 // Names that cannot be redefined: `rank`, `ranks`, `layers`, `batches`.
+// rank, ranks, layers, batches, and the memory tiers' names (tierNamed).
 bool isBuiltinName(std::string_view name);
-// The memory tier a builtin name stands for (`device` 0, `host` 1, `nvme` 2), or -1.
-int64_t tierNamed(std::string_view name);
 
 } // namespace schedc::sema

@@ -24,29 +24,6 @@
 
 namespace schedc::cost {
 
-// Where a value lives (docs/language.md, "Memory tiers"): in its accelerator's memory, in its
-// node's host memory, or on its node's NVMe. The numbers are the language's builtin names
-// `device`, `host`, `nvme` (load's `on`, offload's and prefetch's `to`).
-enum class Tier : uint8_t { Device, Host, Nvme };
-constexpr int kTiers = 3;
-inline const char *tierName(Tier t) {
-  switch (t) {
-  case Tier::Device: return "device";
-  case Tier::Host: return "host";
-  case Tier::Nvme: return "nvme";
-  }
-  return "";
-}
-// "in device memory", "in host memory", "on NVMe".
-inline const char *tierPlace(Tier t) {
-  switch (t) {
-  case Tier::Device: return "in device memory";
-  case Tier::Host: return "in host memory";
-  case Tier::Nvme: return "on NVMe";
-  }
-  return "";
-}
-
 // What data an event moves or updates, for a model that prices its bytes.
 enum class Data : uint8_t { None, Weights, Gradients, OptimizerState, Activations };
 
@@ -78,7 +55,8 @@ struct Work {
   int64_t layer = -1;                // -1: none
   int64_t microBatches = 0;          // forward, backward and its halves, loss: the micro-batches computed on
   // Collectives and sends: the units of data moved (the puzzle's memory units); update: the
-  // units of the weight it updates.
+  // units of the weight it updates; offload, prefetch: the bytes copied (the byte model's,
+  // sim/Bytes.h: what the value takes where it lands).
   double volume = 0;
 };
 

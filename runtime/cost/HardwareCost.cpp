@@ -279,7 +279,7 @@ double HardwareCost::hostUpdateBandwidth() const {
 // pinned host buffers, the two legs pipelined (DeepSpeed's swap_tensor/AsyncTensorSwapper):
 // the slower leg's time.
 double HardwareCost::transferSeconds(const Work &w) const {
-  const double bytes = bytesOf(w);
+  const double bytes = w.volume;
   const double share = static_cast<double>(std::max<int64_t>(1, hardware_.acceleratorsPerNode));
   const bool toNvme = w.tier == Tier::Nvme, nvme = toNvme || w.source == Tier::Nvme;
   const bool pcie = w.tier == Tier::Device || w.source == Tier::Device;

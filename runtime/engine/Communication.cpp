@@ -94,21 +94,15 @@ void World::handBack(Collective &c) const {
 ValuePtr Rank::collectiveInput(SourceRange at, CollectiveKind kind, const ValuePtr &v) {
   if (v->poisoned)
     return v;
-  if (takes(kind, *v) && v->tier == Tier::Device)
-    return v; // (the words of the error are put together only for one)
   if (!checkOnDevice(
-          at, [&] { return std::string(collectiveName(kind)); }, *v)) {
-    Value poisoned = *v;
-    poisoned.poisoned = true;
-    poisoned.tier = Tier::Device; // (refused: what the members get is on the device)
-    return makeValue(std::move(poisoned));
-  }
+          at, [&] { return std::string(collectiveName(kind)); }, *v))
+    return refusedCopy(*v);
+  if (takes(kind, *v))
+    return v; // (the words of the error are put together only for one)
   error(at, "collective-value",
         std::string(collectiveName(kind)) + " takes " + whatItTakes(kind) + ", but rank " + std::to_string(id_) +
             " has " + v->describe());
-  Value poisoned = *v;
-  poisoned.poisoned = true;
-  return makeValue(std::move(poisoned));
+  return refusedCopy(*v);
 }
 
 ValuePtr Rank::collective(SourceRange at, CollectiveKind kind, const ValuePtr &v, SetPtr group) {
@@ -224,14 +218,10 @@ void Rank::send(SourceRange at, int64_t to, const ValuePtr &v, int64_t tag) {
   if (cancelled() || refusedInPair(at, "send") || badRoute(at, true, to, tag))
     return;
   // A value off the device is refused, and still sent (poisoned): the receiver waits for it.
-  ValuePtr sent = v;
-  if (!checkOnDevice(
-          at, [&] { return "send to rank " + std::to_string(to); }, *v)) {
-    Value poisoned = *v;
-    poisoned.poisoned = true;
-    poisoned.tier = Tier::Device; // (refused: the receiver holds it on its device)
-    sent = makeValue(std::move(poisoned));
-  }
+  ValuePtr sent = checkOnDevice(
+                      at, [&] { return "send to rank " + std::to_string(to); }, *v)
+                      ? v
+                      : refusedCopy(*v);
   int32_t flow = world_.mail_.newFlow();
   const cost::CostModel &model = *world_.options_.costModel;
   int32_t nodes = model.placesRanksOnNodes() && model.nodeOf(id_) != model.nodeOf(to) ? 2 : 1;

@@ -498,7 +498,8 @@ ValuePtr Rank::addGrad(SourceRange at, const ValuePtr &a, const ValuePtr &b) {
     } else if (a->tier != b->tier || a->tier == Tier::Nvme) {
       error(at, "tier-add",
             "adds " + a->describe() + " and " + b->describe() +
-                ": gradients are added on the device or in host memory, both in the same; move one first");
+                ": gradients are added on the device or in host memory, both in the same; " +
+                (a->tier == b->tier ? "prefetch both first" : "move one first"));
       ok = false;
     } else if (IntSet both = a->batches->intersect(*b->batches); !both.empty()) {
       error(at, "add-overlap",

@@ -74,14 +74,15 @@ void Rank::touchInPair(uint32_t array, const SlotIndex &index, bool writes, Sour
   }
 }
 
-bool Rank::refusedInPair(SourceRange at, const char *what) {
+bool Rank::refusedInPair(SourceRange at, const char *what, bool copy) {
   if (!pair_)
     return false;
   error(at, "overlap-communication",
-        "`" + std::string(what) +
-            "` inside an `overlap`: a pair's sides hold computations only (a message or a "
-            "collective would wait on other ranks in the middle of the pair); move it before "
-            "or after the `overlap`");
+        "`" + std::string(what) + "` inside an `overlap`: a pair's sides hold computations only (" +
+            (copy ? "a copy between memory tiers runs on the transfers stream, which a pair's placement does not "
+                    "place"
+                  : "a message or a collective would wait on other ranks in the middle of the pair") +
+            "); move it before or after the `overlap`");
   return true;
 }
 

@@ -215,7 +215,7 @@ private:
   // Inside a pair: notes (first side) or checks (second side) an access to a slot.
   void touchInPair(uint32_t array, const SlotIndex &index, bool writes, SourceRange at);
   // Inside a pair, `what` (a communication) is an error; true if so.
-  bool refusedInPair(SourceRange at, const char *what);
+  bool refusedInPair(SourceRange at, const char *what, bool copy = false);
   void closePair();
   // A copy of `v` made by `made` (a received message: the sender's value is made by the
   // sender's events).
@@ -247,6 +247,9 @@ private:
     return false;
   }
   [[gnu::noinline, gnu::cold]] void reportOffDevice(SourceRange at, const std::string &user, const Value &v);
+  // A value an operation refused, as the operation still passes it on (to a collective's
+  // members, to a receiver): poisoned, so no check on it speaks again, and on the device.
+  static ValuePtr refusedCopy(const Value &v);
   bool pricesTier(SourceRange at, Tier from, Tier to);
   // An update runs where its optimizer state is (the device, or the host's CPUs: ZeRO-Offload),
   // with its gradient there; its weight may be on the device (the new one is made from the

@@ -32,6 +32,13 @@ void Rank::reportOffDevice(SourceRange at, const std::string &user, const Value 
             ": only the device computes and communicates; bring it back with `prefetch` first");
 }
 
+ValuePtr Rank::refusedCopy(const Value &v) {
+  Value copy = v;
+  copy.poisoned = true;
+  copy.tier = Tier::Device;
+  return makeValue(std::move(copy));
+}
+
 bool Rank::pricesTier(SourceRange at, Tier from, Tier to) {
   std::string missing = world_.options_.costModel->missingForTier(from, to);
   if (missing.empty())
@@ -46,6 +53,8 @@ bool Rank::pricesTier(SourceRange at, Tier from, Tier to) {
 }
 
 bool Rank::checkUpdateTiers(SourceRange at, int64_t layer, const Value &g, const Value &w, const Value &o) {
+  if (o.tier == Tier::Device && g.tier == Tier::Device && w.tier == Tier::Device) [[likely]]
+    return true;
   const std::string what = "update of " + layerOf(layer) + " on rank " + std::to_string(id_);
   if (o.tier == Tier::Nvme || w.tier == Tier::Nvme) {
     error(at, "tier-update",
@@ -70,7 +79,7 @@ bool Rank::checkUpdateTiers(SourceRange at, int64_t layer, const Value &g, const
 
 ValuePtr Rank::transfer(SourceRange at, const ValuePtr &v, int64_t to, bool down) {
   const char *name = down ? "offload" : "prefetch";
-  if (cancelled() || refusedInPair(at, name))
+  if (cancelled() || refusedInPair(at, name, true))
     return poison(v->kind, v->layer);
   bool ok = checkTierNumber(at, "to", to);
   const Tier target = ok ? static_cast<Tier>(to) : v->tier;
@@ -85,20 +94,16 @@ ValuePtr Rank::transfer(SourceRange at, const ValuePtr &v, int64_t to, bool down
     ok = false;
   }
   ok = ok && (v->poisoned || pricesTier(at, v->tier, target));
-  cost::Producers made = logEvent({.kind = down ? EventKind::Offload : EventKind::Prefetch,
-                                   .data = dataOf(v->kind),
-                                   .embeddingCopy = v->embeddingCopy,
-                                   .half = halfOf(*v),
-                                   .tokenCopies = isTokens(v->split),
-                                   .tier = target,
-                                   .source = v->tier,
-                                   .layer = v->layer,
-                                   .volume = v->memory().asDouble()},
-                                  nullptr, at, v->made);
   Value copy = *v;
   copy.tier = target;
   copy.poisoned = !ok || v->poisoned;
-  copy.made = made;
+  // The bytes copied: what the copy takes where it lands (a refused copy moves none).
+  copy.made = logEvent({.kind = down ? EventKind::Offload : EventKind::Prefetch,
+                        .tier = target,
+                        .source = v->tier,
+                        .layer = v->layer,
+                        .volume = ok ? storage_.heldBytes(copy) : 0},
+                       nullptr, at, v->made);
   return makeValue(std::move(copy));
 }
 

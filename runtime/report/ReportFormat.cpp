@@ -35,11 +35,14 @@ HardwareFigures hardwareFigures(const CheckResult &r, const Report &rep) {
   for (const RankFigures &f : rep.ranks)
     if (f.peakBytes + h.overhead > h.capacity)
       h.over.push_back(f.rank);
-  std::map<int64_t, std::pair<double, double>> nodes; // node -> its ranks' host, NVMe peaks
+  // Node -> its accelerators' host and NVMe peaks: a rank's bytes are each of its
+  // tensor-parallel accelerators' (the model's `tensor_parallel`), as its device bytes are.
+  std::map<int64_t, std::pair<double, double>> nodes;
+  const auto accelerators = static_cast<double>(r.hardware->model().tensorParallel());
   for (const RankFigures &f : rep.ranks) {
     auto &[host, nvme] = nodes[r.hardware->nodeOf(f.rank)];
-    host += f.peakHostBytes;
-    nvme += f.peakNvmeBytes;
+    host += f.peakHostBytes * accelerators;
+    nvme += f.peakNvmeBytes * accelerators;
   }
   h.host.capacity = machine.hostMemoryBytes;
   h.nvme.capacity = machine.nvmeBytes;

@@ -65,7 +65,7 @@ double ByteModel::transformerBytes(const Value &v, LayerForm form) const {
     return logitsBytes(batches, layerParts, sequenceShare(v));
   case Kind::ActGrad: return batches * boundary * sequenceShare(v);
   case Kind::WeightGrad:
-    if (t.mainGradBuffer) // accumulated in the weight's buffer
+    if (t.mainGradBuffer && v.tier == Tier::Device) // accumulated in the weight's buffer
       return 0;
     break;
   case Kind::Weight: return weightShareBytes(v) + gradientBufferBytes(v);
@@ -103,8 +103,8 @@ double ByteModel::weightShareBytes(const Value &v) const {
 }
 
 double ByteModel::gradientBufferBytes(const Value &v) const {
-  if (!transformer || !transformer->mainGradBuffer || v.kind != Kind::Weight)
-    return 0;
+  if (!transformer || !transformer->mainGradBuffer || v.kind != Kind::Weight || v.tier != Tier::Device)
+    return 0; // (the buffer is the device's: a weight elsewhere is its own bytes alone)
   return weightShareBytes(v) / elementBytes(v.kind) * 4;
 }
 

@@ -114,9 +114,9 @@ struct ByteModel {
   // one sequence x micro_batch x hidden tensor per micro-batch, as the loss's input), where
   // bytes() counts what its layer keeps for the backward (sim/Recompute.h).
   double tensorBytes(const Value &v) const;
-  // The bytes of Megatron's main-gradient buffer a weight `v` carries (cost::Transformer::
-  // mainGradBuffer: fp32, for every parameter of it); 0 otherwise. Its gradients then take
-  // none of their own.
+  // The bytes of Megatron's main-gradient buffer a weight `v` on the device carries
+  // (cost::Transformer::mainGradBuffer: fp32, for every parameter of it); 0 otherwise. Its
+  // gradients on the device then take none of their own.
   double gradientBufferBytes(const Value &v) const;
   // Under a transformer, the bytes layer `layer` keeps for its backward for `microBatches`
   // micro-batches on one rank (Korthikanti et al.'s per-GPU bytes at this precision).

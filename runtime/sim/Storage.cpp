@@ -211,9 +211,9 @@ Number Storage::memory() const {
   return total;
 }
 
-int64_t Storage::payloadBytes(Tier tier) const {
+int64_t Storage::payloadBytes() const {
   int64_t total = 0;
-  forEach([&](const Held &h) { total += h.value->tier == tier ? h.value->payloadBytes() : 0; });
+  forEach([&](const Held &h) { total += h.value->tier == Tier::Device ? h.value->payloadBytes() : 0; });
   return total;
 }
 

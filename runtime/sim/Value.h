@@ -77,13 +77,6 @@ inline bool isTokens(Split s) {
   return s == Split::Routed || atExperts(s);
 }
 
-// Where a value lives (cost::Tier): only the device computes and communicates; an update runs
-// where its optimizer state is (device or host).
-using Tier = cost::Tier;
-using cost::kTiers;
-using cost::tierName;
-using cost::tierPlace;
-
 // Real data a backend computes for a value (the cpu or cuda backend's tensors), and the
 // bytes it takes there; shared by the copies of a value (backend/Payload.h).
 struct Payload : boost::intrusive_ref_counter<Payload, boost::thread_unsafe_counter> {

@@ -27,6 +27,33 @@ constexpr int kValueKinds = 0
 const char *valueKindName(ValueKind k);   // "weight", "activation gradient", ...
 const char *valueKindPlural(ValueKind k); // "weights", "activation gradients", ...
 
+// ---- Memory tiers --------------------------------------------------------------------------
+
+// Where a value lives (docs/language.md, "Memory tiers"): in its accelerator's memory, in its
+// node's host memory, or on its node's NVMe. The language names them with the builtin names
+// `device`, `host`, `nvme`, which stand for these numbers (load's `on`, offload's `to`).
+enum class Tier : uint8_t { Device, Host, Nvme };
+constexpr int kTiers = 3;
+struct TierInfo {
+  const char *name;  // its builtin name
+  const char *place; // "in device memory", "in host memory", "on NVMe"
+};
+constexpr std::array<TierInfo, kTiers> kTierInfos{
+    {{"device", "in device memory"}, {"host", "in host memory"}, {"nvme", "on NVMe"}}};
+inline const char *tierName(Tier t) {
+  return kTierInfos[static_cast<size_t>(t)].name;
+}
+inline const char *tierPlace(Tier t) {
+  return kTierInfos[static_cast<size_t>(t)].place;
+}
+// The tier a builtin name stands for, if it is one.
+constexpr std::optional<Tier> tierNamed(std::string_view name) {
+  for (size_t i = 0; i < kTierInfos.size(); ++i)
+    if (name == kTierInfos[i].name)
+      return static_cast<Tier>(i);
+  return std::nullopt;
+}
+
 // ---- Events --------------------------------------------------------------------------------
 
 enum class EventKind : uint8_t {
