@@ -14,7 +14,7 @@ import tempfile
 schedc, puzzles, out = sys.argv[1:4]
 check = "--check" in sys.argv
 puzzle_names = ["basic", "grad_accum", "ddp", "wsdp", "fsdp", "pipeline", "gpipe", "pipeline_fsdp"]
-stdlib_names = ["ddp", "recompute", "zero1", "zero2", "zero3", "zero_offload", "gpipe", "1f1b", "interleaved", "zbh1", "zbv", "dualpipev", "breadth_first",
+stdlib_names = ["ddp", "recompute", "zero1", "zero2", "zero3", "zero_offload", "zero_infinity", "gpipe", "1f1b", "interleaved", "zbh1", "zbv", "dualpipev", "breadth_first",
                 "hybrid", "megatron", "moe", "dualpipev_moe"]
 sources = {name: os.path.join("examples", "puzzles", name + ".sched") for name in puzzle_names}
 sources.update({"stdlib_" + name: os.path.join("stdlib", name + ".sched") for name in stdlib_names})

@@ -25,7 +25,10 @@ constexpr double kGiB = 1024.0 * 1024 * 1024; // an "80 GB" accelerator holds 80
 // bandwidth (memory_efficiency 1: unmeasured). Beyond the GPUs: the H100 datasheet's PCIe
 // Gen5 at 128 GB/s (64 each way); the DGX H100 datasheet's 2 TB of system memory, two Intel
 // Xeon Platinum 8480C (each 8 channels of DDR5-4800: 8 x 38.4 GB/s) and 8 x 3.84 TB NVMe
-// U.2 drives of internal storage (their bandwidth is not on the datasheet: not given).
+// U.2 drives of internal storage, striped (RAID 0), whose bandwidth the datasheet does not
+// give: each taken at the rating of a PCIe Gen4 U.2 drive of that size, Samsung's PM1733
+// (6.4 GB/s sequential read, 3.8 GB/s write; Samsung's announcement, hardwareluxx.de
+// 50889), an assumption until measured.
 Hardware dgxH100() {
   Hardware h;
   h.name = "dgx-h100";
@@ -37,7 +40,7 @@ Hardware dgxH100() {
   h.interBandwidth = 50e9, h.interLatency = 9.6e-6;
   h.treeIntraLatency = 28e-6, h.treeInterLatency = 50e-6;
   h.pcieBandwidth = 64e9, h.hostMemoryBytes = 2048 * kGiB, h.hostMemoryBandwidth = 2 * 8 * 38.4e9;
-  h.nvmeBytes = 8 * 3.84e12;
+  h.nvmeBytes = 8 * 3.84e12, h.nvmeReadBandwidth = 8 * 6.4e9, h.nvmeWriteBandwidth = 8 * 3.8e9;
   return h;
 }
 
@@ -54,7 +57,7 @@ Hardware dgxH100() {
 // forward and backward (Dao 2023, §4.1). Beyond the GPUs: the A100 datasheet's PCIe Gen4
 // at 64 GB/s (32 each way); the DGX A100 640 GB datasheet's 2 TB of system memory, two AMD
 // EPYC 7742 (each 8 channels of DDR4-3200: 8 x 25.6 GB/s) and 8 x 3.84 TB NVMe U.2 drives
-// (bandwidth not on the datasheet: not given).
+// (their bandwidth as for dgx-h100's, the same assumption).
 Hardware dgxA100() {
   Hardware h;
   h.name = "dgx-a100-80gb";
@@ -66,7 +69,7 @@ Hardware dgxA100() {
   h.interBandwidth = 25e9, h.interLatency = 9.6e-6;
   h.treeIntraLatency = 28e-6, h.treeInterLatency = 50e-6;
   h.pcieBandwidth = 32e9, h.hostMemoryBytes = 2048 * kGiB, h.hostMemoryBandwidth = 2 * 8 * 25.6e9;
-  h.nvmeBytes = 8 * 3.84e12;
+  h.nvmeBytes = 8 * 3.84e12, h.nvmeReadBandwidth = 8 * 6.4e9, h.nvmeWriteBandwidth = 8 * 3.8e9;
   return h;
 }
 

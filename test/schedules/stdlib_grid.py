@@ -64,6 +64,7 @@ grid = {
     "zero2": [dict(layers=l, batches=r * k, ranks=r) for l in (1, 4) for r in (1, 2, 4, 8) for k in (1, 2)],
     "zero3": [dict(layers=l, batches=r * k, ranks=r) for l in (1, 4) for r in (1, 2, 4, 8) for k in (1, 2)],
     "zero_offload": [dict(layers=l, batches=r * k, ranks=r) for l in (1, 4) for r in (1, 2, 4, 8) for k in (1, 2)],
+    "zero_infinity": [dict(layers=l, batches=r * k, ranks=r) for l in (1, 2, 4) for r in (1, 2, 4, 8) for k in (1, 2)],
     "fsdp_prefetch": [dict(layers=l, batches=r * k, ranks=r) for l in (1, 2, 4) for r in (1, 2, 4, 8) for k in (1, 2)],
     "gpipe": [dict(layers=p * c, batches=m, ranks=p, segment=k) for p in (1, 2, 4) for c in (1, 2, 3)
               for m in (1, 4, 8) for k in range(1, c + 1)],
@@ -106,7 +107,8 @@ with tempfile.TemporaryDirectory() as tmp:
             for schedule, expected in (("ddp", 3 * layers * W), ("zero1", 2 * layers * W + layers * W / ranks),
                                        ("zero2", layers * W + 2 * layers * W / ranks), ("zero3", 3 * layers * W / ranks),
                                        ("fsdp_prefetch", 3 * layers * W / ranks),
-                                       ("zero_offload", layers * W)):  # (its state and gradients in host memory)
+                                       ("zero_offload", layers * W),  # (its state and gradients in host memory)
+                                       ("zero_infinity", 0)):  # (all of it on NVMe, the update's in host memory)
                 label = check(schedule, events, layers=layers, batches=ranks, ranks=ranks)
                 rows = list(csv.DictReader(open(events, newline="")))
                 for rank in range(ranks):
@@ -121,6 +123,23 @@ def figures(schedule, *extra, **params):
     for name, value in params.items():
         args += ["-D", f"{name}={value}"]
     return json.loads(subprocess.run(args, capture_output=True, text=True).stdout)
+
+
+# Off the device, in bytes (4 a unit): ZeRO-Infinity's NVMe holds each rank's shard of every
+# layer's weight, optimizer state and gradient when the update begins (3 layers W / ranks),
+# ZeRO-Offload's host memory its shard of the optimizer state and the gradients (2 layers W
+# / ranks).
+for layers in (2, 4):
+    for ranks in (1, 2, 4, 8):
+        for schedule, tier, expected in (("zero_infinity", "nvme", 3 * layers * W / ranks),
+                                         ("zero_offload", "host", 2 * layers * W / ranks)):
+            doc = figures(schedule, layers=layers, batches=ranks, ranks=ranks)
+            held = [f[f"peak_{tier}_bytes"] for f in doc["per_rank"]]
+            if held != [4 * expected] * ranks:
+                failures.append(f"{schedule} layers={layers} ranks={ranks}: peak {tier} bytes {held}, "
+                                f"expected {4 * expected:.0f} on every rank")
+            print(f"{schedule} layers={layers} ranks={ranks}: peak {tier} bytes per rank {held[0]} "
+                  f"(expected {4 * expected:.0f})")
 
 
 # Megatron's 3D schedule without tensor parallelism is hybrid's dp x pipeline schedule:
