@@ -71,9 +71,9 @@ public:
   virtual ValuePtr emptyOf(const ValuePtr &meta) = 0;
   // The slice of `whole` (a complete weight, gradient or optimizer state) that `meta` names.
   virtual ValuePtr shardOf(const ValuePtr &meta, const ValuePtr &whole) = 0;
-  // An offload's or prefetch's result (`meta`, in its tier) of `v`: here `v`'s data, shared
-  // (it never changes; a tier is where the byte model and the report count it).
-  virtual ValuePtr transfer(const ValuePtr &meta, const ValuePtr &v) { return meta; }
+  // An offload's or prefetch's result (`meta`, in its tier) carrying a copy of `v`'s data in
+  // a buffer of that tier's (the cpu backend's own; the cuda backend refuses).
+  virtual ValuePtr transfer(const ValuePtr &meta, const ValuePtr &v) = 0;
   virtual ValuePtr collective(const ValuePtr &meta, CollectiveKind kind, const ValuePtr &v,
                               const sim::IntSet &members) = 0;
   // Waits until the work enqueued so far has finished (a device runs it asynchronously), so

@@ -181,6 +181,18 @@ ValuePtr CpuRank::fakeGrad(const ValuePtr &meta) {
   return with(meta, std::move(zero));
 }
 
+ValuePtr CpuRank::transfer(const ValuePtr &meta, const ValuePtr &v) {
+  // A buffer of its own in the other tier, the elements copied (host memory stands for
+  // NVMe too): what the update reads there is the copy.
+  if (const Flat *f = P::flat(v))
+    return with(meta, Flat(*f));
+  if (const OptState *s = P::opt(v))
+    return with(meta, OptState(*s));
+  if (const Rows *r = P::rows(v))
+    return with(meta, Rows(*r));
+  return meta; // no data (a value forced with --no-verify): none copied
+}
+
 ValuePtr CpuRank::emptyOf(const ValuePtr &meta) {
   if (meta->kind != Kind::OptState)
     return with(meta, Flat{});

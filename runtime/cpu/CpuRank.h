@@ -32,6 +32,7 @@ public:
   ValuePtr fakeGrad(const ValuePtr &meta) override;
   ValuePtr emptyOf(const ValuePtr &meta) override;
   ValuePtr shardOf(const ValuePtr &meta, const ValuePtr &whole) override;
+  ValuePtr transfer(const ValuePtr &meta, const ValuePtr &v) override;
   ValuePtr collective(const ValuePtr &meta, CollectiveKind kind, const ValuePtr &v,
                       const sim::IntSet &members) override;
   // Over MPI (backend::Comm: non-blocking sends), the data in the Wire format.

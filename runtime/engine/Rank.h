@@ -57,8 +57,11 @@ public:
   const Model &model() const;
   size_t eventCount() const { return figures_.events; }
   const RankFigures &figures() const { return figures_; }
-  // The bytes of real data held at event `event` (-1: not measured; see measurePayloads).
+  // The bytes of real data held on the device at event `event` (-1: not measured; see
+  // measurePayloads).
   int64_t measuredAt(size_t event) const { return event < measured_.size() ? measured_[event] : -1; }
+  // The most bytes of real data held in host memory or on NVMe at any event (0 if none).
+  int64_t measuredTierPeak(Tier tier) const { return measuredTierPeak_[static_cast<size_t>(tier)]; }
   // Every value this rank holds in storage now.
   void forEachHeld(const std::function<void(const Storage::Held &)> &fn) const { storage_.forEach(fn); }
   // Also record, at every event, the bytes of real data held (the cpu backend); turned on
@@ -296,7 +299,8 @@ private:
   EventLog events_;
   cost::RankClock clock_;
   RankFigures figures_;
-  memory::ChunkedLog<int64_t, 9> measured_; // by event, while measuring payloads
+  memory::ChunkedLog<int64_t, 9> measured_; // on the device by event, while measuring payloads
+  std::array<int64_t, kTiers> measuredTierPeak_{};
   // What export reads of the run (with Options::recordTransfers), each in the rank's order.
   struct Records {
     std::vector<Transfer> transfers;

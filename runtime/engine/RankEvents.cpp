@@ -34,7 +34,7 @@ HeldSample Rank::heldNow() const {
           storage_.shares(),
           storage_.microBatchesInFlight(),
           storage_.activationMemory(),
-          measure_ ? storage_.payloadBytes() : -1,
+          measure_ ? storage_.payloadBytes() : std::array<int64_t, kTiers>{-1, -1, -1},
           storage_.tierBytes(Tier::Host),
           storage_.tierBytes(Tier::Nvme)};
 }
@@ -53,7 +53,10 @@ void Rank::keepEvent(const cost::Work &work, const cost::Placed &placed, const H
   }
   if (measure_) {
     SCHEDC_ASSERT(measured_.size() + 1 == figures_.events, "payloads measured from a rank's first event only");
-    measured_.emplace_back() = held.payloadBytes;
+    measured_.emplace_back() = held.payloadBytes[static_cast<size_t>(Tier::Device)];
+    for (Tier t : {Tier::Host, Tier::Nvme})
+      measuredTierPeak_[static_cast<size_t>(t)] =
+          std::max(measuredTierPeak_[static_cast<size_t>(t)], held.payloadBytes[static_cast<size_t>(t)]);
   }
 }
 

@@ -2,6 +2,7 @@
 // same Python repr as the text report).
 #include "report/ReportFormat.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <map>
 #include <tuple>
@@ -215,6 +216,34 @@ std::string hardwareJson(const CheckResult &r, const Report &rep) {
          "]},\n";
 }
 
+// Whether any rank held values in host memory or on NVMe (the report then gives those tiers).
+bool usesTiers(const Report &rep) {
+  return std::any_of(rep.ranks.begin(), rep.ranks.end(),
+                     [](const RankFigures &f) { return f.peakHostBytes > 0 || f.peakNvmeBytes > 0; });
+}
+
+// The peak bytes predicted, and measured where a real backend ran, in host memory and on
+// NVMe, each at its fullest rank: a line each for the tiers used.
+std::string tierLines(const CheckResult &r, const Report &rep) {
+  std::string s;
+  const char *backend = r.backend.c_str();
+  for (auto [name, predicted, measured] : {std::tuple{"Host", &RankFigures::peakHostBytes, &r.measuredHostPeak},
+                                           std::tuple{"NVMe", &RankFigures::peakNvmeBytes, &r.measuredNvmePeak}}) {
+    size_t top = 0;
+    for (size_t i = 1; i < rep.ranks.size(); ++i)
+      if (rep.ranks[i].*predicted > rep.ranks[top].*predicted)
+        top = i;
+    if (rep.ranks.empty() || !(rep.ranks[top].*predicted > 0))
+      continue;
+    s += std::string("Maximum ") + name + " Bytes: " + bytesText(rep.ranks[top].*predicted) +
+         " at GPU: " + std::to_string(top) + "\n";
+    if (top < measured->size())
+      s += std::string("Measured Maximum ") + name + " Bytes: " + bytesText(static_cast<double>((*measured)[top])) +
+           " at GPU: " + std::to_string(top) + " (" + backend + " backend)\n";
+  }
+  return s;
+}
+
 std::string location(const SourceRange &at, const SourceManager &sources) {
   if (!at.valid())
     return "null";
@@ -286,6 +315,8 @@ std::string formatText(const CheckResult &r) {
       s += "Measured Maximum Bytes: " + bytesText(static_cast<double>(r.measuredPeak[top])) +
            " at GPU: " + std::to_string(top) + " (" + r.backend + " backend)\n";
   }
+  if ((!r.measuredPeak.empty() || (!r.hardware && r.bytes.given)) && usesTiers(rep))
+    s += tierLines(r, rep);
   if (r.hardware)
     s += hardwareLines(r, rep);
   if (r.measuredSeconds) {
@@ -343,6 +374,7 @@ std::string formatJson(const CheckResult &r, const std::vector<Diagnostic> &diag
     s += "  \"bubble_fraction\": " + num(rep.bubble) + ",\n";
     s += "  \"communication_volume\": " + num(rep.communicationVolume) + ",\n";
     s += "  \"per_rank\": [";
+    const bool tiers = usesTiers(rep); // each rank's peaks off the device, only where there are any
     for (size_t i = 0; i < rep.ranks.size(); ++i) {
       const RankFigures &f = rep.ranks[i];
       s += std::string(i ? ",\n    " : "\n    ") + "{\"rank\": " + std::to_string(f.rank) +
@@ -353,7 +385,15 @@ std::string formatJson(const CheckResult &r, const std::vector<Diagnostic> &diag
            ", \"peak_micro_batches_in_flight\": " + std::to_string(f.peakInFlight) +
            ", \"peak_activation_memory\": " + std::to_string(f.peakActivationMemory) +
            ", \"peak_bytes\": " + integral(f.peakBytes) +
-           (i < r.measuredPeak.size() ? ", \"measured_peak_bytes\": " + std::to_string(r.measuredPeak[i]) : "") + "}";
+           (i < r.measuredPeak.size() ? ", \"measured_peak_bytes\": " + std::to_string(r.measuredPeak[i]) : "") +
+           (tiers ? ", \"peak_host_bytes\": " + integral(f.peakHostBytes) +
+                        ", \"peak_nvme_bytes\": " + integral(f.peakNvmeBytes)
+                  : "") +
+           (tiers && i < r.measuredHostPeak.size()
+                ? ", \"measured_peak_host_bytes\": " + std::to_string(r.measuredHostPeak[i]) +
+                      ", \"measured_peak_nvme_bytes\": " + std::to_string(r.measuredNvmePeak[i])
+                : "") +
+           "}";
     }
     s += rep.ranks.empty() ? "],\n" : "\n  ],\n";
   } else {

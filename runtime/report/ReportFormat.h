@@ -43,6 +43,8 @@ struct CheckResult {
   // its peak, measured at the same events as the cost model samples.
   std::string backend = "sim";
   std::vector<int64_t> measuredPeak;
+  // The same in host memory and on NVMe (beside each rank's predicted peaks there).
+  std::vector<int64_t> measuredHostPeak, measuredNvmePeak;
   // And the step's wall clock there, start-up and verification excluded (seconds).
   std::optional<double> measuredSeconds;
 };

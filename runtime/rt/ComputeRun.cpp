@@ -145,7 +145,7 @@ private:
 
   std::string afterRun(const sim::World &world, sim::CheckResult &result) {
     result.backend = run_.name();
-    result.measuredPeak = gatherPeaks(world);
+    gatherPeaks(world, result);
     result.measuredSeconds = stepSeconds();
     bool drawing = !options_.traceFile.empty() || !options_.timelineFile.empty();
     sim::MeasuredRun times = drawing ? gatherTimes(world) : sim::MeasuredRun{};
@@ -189,20 +189,20 @@ private:
         std::max(0.0, std::min(kWarmPerPredictedByte * predictedPeak_, node.memoryPerProcess / 2 - predictedPeak_)));
   }
 
-  // Every rank's peak of bytes held, measured at the cost model's sampling points.
-  std::vector<int64_t> gatherPeaks(const sim::World &world) {
-    int64_t peak = 0;
+  // Every rank's peak of bytes held in each tier, measured at the cost model's sampling
+  // points: on the device, in host memory, on NVMe.
+  void gatherPeaks(const sim::World &world, sim::CheckResult &result) {
     const sim::Rank &rank = world.rank(comm_.rank());
+    int64_t peaks[3] = {0, rank.measuredTierPeak(Tier::Host), rank.measuredTierPeak(Tier::Nvme)};
     for (size_t i = 0; i < rank.eventCount(); ++i)
-      peak = std::max(peak, rank.measuredAt(i));
-    std::vector<char> mine(reinterpret_cast<const char *>(&peak), reinterpret_cast<const char *>(&peak) + 8);
-    std::vector<int64_t> peaks;
+      peaks[0] = std::max(peaks[0], rank.measuredAt(i));
+    std::vector<char> mine(reinterpret_cast<const char *>(peaks), reinterpret_cast<const char *>(peaks) + sizeof peaks);
     for (const std::vector<char> &bytes : comm_.gather(mine)) {
-      int64_t v;
-      std::memcpy(&v, bytes.data(), 8);
-      peaks.push_back(v);
+      std::memcpy(peaks, bytes.data(), sizeof peaks);
+      result.measuredPeak.push_back(peaks[0]);
+      result.measuredHostPeak.push_back(peaks[1]);
+      result.measuredNvmePeak.push_back(peaks[2]);
     }
-    return peaks;
   }
 
   // Every rank's measured times and memory, gathered at rank 0.

@@ -24,8 +24,8 @@ struct HeldSample {
   ByteShares shares{};  // the same by share
   int64_t inFlight = 0; // micro-batches with activations held
   int64_t activationMemory = 0;
-  int64_t payloadBytes = -1;           // real data (measured runs only)
-  double hostBytes = 0, nvmeBytes = 0; // under the byte model, held off the device
+  std::array<int64_t, kTiers> payloadBytes{-1, -1, -1}; // real data by tier (measured runs only)
+  double hostBytes = 0, nvmeBytes = 0;                  // under the byte model, held off the device
 };
 
 struct PendingPair {

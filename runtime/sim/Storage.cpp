@@ -211,9 +211,9 @@ Number Storage::memory() const {
   return total;
 }
 
-int64_t Storage::payloadBytes() const {
-  int64_t total = 0;
-  forEach([&](const Held &h) { total += h.value->tier == Tier::Device ? h.value->payloadBytes() : 0; });
+std::array<int64_t, kTiers> Storage::payloadBytes() const {
+  std::array<int64_t, kTiers> total{};
+  forEach([&](const Held &h) { total[static_cast<size_t>(h.value->tier)] += h.value->payloadBytes(); });
   return total;
 }
 

@@ -71,8 +71,8 @@ public:
   // tensor-parallel parts, or with its routed experts apart; the bytes of the activations it
   // keeps for that layer are counted so (ByteModel::bytes), those already held again.
   void setLayerForm(int64_t layer, LayerForm form);
-  // The bytes of real data (payloads) held now on the device (what a real backend measures).
-  int64_t payloadBytes() const;
+  // The bytes of real data (payloads) held now in each tier (what a real backend measures).
+  std::array<int64_t, kTiers> payloadBytes() const;
   // How many distinct micro-batches the activations held now belong to (in flight).
   int64_t microBatchesInFlight() const { return inFlight_; }
   // The memory held now in activations and activation gradients (an integer in the model).

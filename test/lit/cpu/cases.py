@@ -31,7 +31,12 @@ puzzles = {  # name: (layers, batches, ranks) at the defaults
     # stdlib moe as dp 2 x ep 2 (one stage): a mixture of experts on real tensors, tokens out
     # to the experts and back by real all-to-alls among two members (4 experts, top-2).
     "moe": (4, 8, 4),
+    # ZeRO-Offload and ZeRO-Infinity: values copied between memory tiers into buffers of
+    # their own, the update on the host's copies (the cpu backend only: cpu_only below).
+    "zero_offload": (4, 8, 4), "zero_infinity": (4, 8, 4),
 }
+# Cases only the cpu backend runs: the cuda backend has no host or NVMe buffers yet.
+cpu_only = {"zero_offload", "zero_infinity"}
 # name: the file in examples/pytorch/ it is compiled from.
 from_pytorch = {name: name for name in ("zb1p_2rank_2stagep_compute", "zb1p_2rank_2stagep_comms",
                                         "dualpipev_4rank_10mb")} | {"zb1p_fsdp": "zb1p_2rank_2stagep_compute"}
@@ -40,7 +45,8 @@ build_options = {"zb1p_fsdp": ["--fsdp"]}
 from_stdlib = {"zero1": "zero1", "zero2": "zero2", "zbh1": "zbh1", "zbv": "zbv", "dualpipev": "dualpipev", "interleaved": "interleaved",
                "breadth_first": "breadth_first", "gpipe_recompute": "gpipe", "megatron": "megatron",
                "megatron_tp4": "megatron", "megatron_interleaved": "megatron",
-               "megatron_distributed": "megatron", "moe": "moe"}
+               "megatron_distributed": "megatron", "moe": "moe", "zero_offload": "zero_offload",
+               "zero_infinity": "zero_infinity"}
 # Parameters the stdlib ones run with (besides their defaults).
 parameters = {"interleaved": ["-D", "ranks=2"], "breadth_first": ["-D", "stages=2"],
               "gpipe_recompute": ["-D", "segment=2"],
@@ -66,11 +72,18 @@ def source(name, examples, inputs):
 
 def predicted_and_measured(run, puzzle_units=False):
     """From a --format=json run of a real backend: whether every rank's measured peak bytes
-    equal the predicted peak bytes, and the pairs to show. With `puzzle_units` (a run at
+    equal the predicted peak bytes (on the device, and in host memory and on NVMe where the
+    schedule keeps values there), and the pairs to show. With `puzzle_units` (a run at
     fp32, SGD, H = 512, T = 256, where the puzzle's units are elements) the prediction must
     also be 4 bytes per unit of the puzzle's own peak memory, tying the bytes to the model
     the reference figures prove."""
     doc = json.loads(run.stdout) if run.returncode == 0 else None
     pairs = [(f["peak_bytes"], f["measured_peak_bytes"], f["peak_memory"]) for f in doc["per_rank"]] if doc else []
     same = bool(pairs) and all(p == m and (not puzzle_units or p == 4 * u) for p, m, u in pairs)
-    return same, ", ".join(f"{p}/{m}" for p, m, _ in pairs[:4]) + (" ..." if len(pairs) > 4 else "")
+    tiers = [(f[f"peak_{t}_bytes"], f[f"measured_peak_{t}_bytes"]) for f in (doc["per_rank"] if doc else [])
+             for t in ("host", "nvme") if f"peak_{t}_bytes" in f]
+    same = same and all(p == m for p, m in tiers)
+    shown = ", ".join(f"{p}/{m}" for p, m, _ in pairs[:4]) + (" ..." if len(pairs) > 4 else "")
+    if tiers:
+        shown += "; host, NVMe: " + ", ".join(f"{p}/{m}" for p, m in tiers[:4]) + (" ..." if len(tiers) > 4 else "")
+    return same, shown

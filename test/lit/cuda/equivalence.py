@@ -43,7 +43,7 @@ build_only, prebuilt = options.get("build-only"), options.get("prebuilt")
 device = "cpu" if stand_in else "cuda"
 here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(here), "cpu"))
-from cases import build_options, model_options, parameters, predicted_and_measured, puzzles, source  # noqa: E402
+from cases import build_options, cpu_only, model_options, parameters, predicted_and_measured, puzzles, source  # noqa: E402
 
 compare = os.path.join(os.path.dirname(here), "cpu", "compare_weights.py")
 smi = shutil.which("nvidia-smi")
@@ -90,7 +90,7 @@ for name, (_, extra) in one_rank.items():
     parameters[name] = ["-D", "layers=4", "-D", "batches=4", "-D", "ranks=1", *extra]
 
 with tempfile.TemporaryDirectory() as tmp:
-    cases = {name: shape for name, shape in puzzles.items() if shape[2] <= gpus}
+    cases = {name: shape for name, shape in puzzles.items() if shape[2] <= gpus and name not in cpu_only}
     print(f"{gpus} GPU(s): {len(cases)} of {len(puzzles)} cases fit, and {len(one_rank)} stdlib schedules on one rank")
     cases.update({name: (4, 4, 1) for name in one_rank})
     if "cases" in options:  # a share of them, to run several shares at once (or to build)
