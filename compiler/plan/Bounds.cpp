@@ -63,8 +63,13 @@ Bounds boundsOf(const Candidate &c, const cost::HardwareCost &cost, const sim::B
   int64_t perReplica = c.batches / c.replicas;
   int64_t together = c.family->layout == Layout::DataParallel ? perReplica : 1;
   double passes = static_cast<double>(perReplica / together);
-  double weightShare = c.family->shardsWeights ? 1.0 / static_cast<double>(c.replicas) : 1.0;
-  double optimizerShare = c.family->shardsOptimizer || c.distributed ? 1.0 / static_cast<double>(c.replicas) : 1.0;
+  // The device's share of each (what a family keeps in host memory or on NVMe is not on it).
+  double weightShare = c.family->offloadsWeights ? 0
+                       : c.family->shardsWeights ? 1.0 / static_cast<double>(c.replicas)
+                                                 : 1.0;
+  double optimizerShare = c.family->offloadsOptimizer                  ? 0
+                          : c.family->shardsOptimizer || c.distributed ? 1.0 / static_cast<double>(c.replicas)
+                                                                       : 1.0;
   double weightBytes = bytes.elementBytes(sim::Kind::Weight), optimizerBytes = bytes.elementBytes(sim::Kind::OptState);
   double gradientBytes = model.mainGradBuffer ? 0 : bytes.elementBytes(sim::Kind::WeightGrad);
 
@@ -90,7 +95,7 @@ Bounds boundsOf(const Candidate &c, const cost::HardwareCost &cost, const sim::B
     double parameters = model.rankParameters(l) - routed + routed / static_cast<double>(c.experts);
     state[l] = parameters * (weightBytes * weightShare + optimizerBytes * optimizerShare);
     gradient[l] = parameters * gradientBytes;
-    kept[l] = bytes.layerActivationBytes(l, static_cast<double>(together));
+    kept[l] = c.family->offloadsActivations ? 0 : bytes.layerActivationBytes(l, static_cast<double>(together));
   }
   Bounds b;
   // Each stage: before its first layer d, one micro-batch's forward through layers 0 .. d-1

@@ -50,6 +50,21 @@ const std::vector<Family> &families() {
        .keepsGradients = false,
        .shardsWeights = true,
        .shardsOptimizer = true},
+      {.name = "zero_offload",
+       .layout = Layout::DataParallel,
+       .order = Order::FillDrain,
+       .keepsGradients = false,
+       .shardsOptimizer = true,
+       .offloadsOptimizer = true},
+      {.name = "zero_infinity",
+       .layout = Layout::DataParallel,
+       .order = Order::FillDrain,
+       .keepsGradients = false,
+       .shardsWeights = true,
+       .shardsOptimizer = true,
+       .offloadsOptimizer = true,
+       .offloadsWeights = true,
+       .offloadsActivations = true},
   };
   return all;
 }

@@ -46,12 +46,15 @@ struct Family {
   const char *name; // the stdlib file's stem, and --schedules's name for it
   Layout layout;
   Order order = Order::OneFOneB;
-  bool chunks = false;            // `chunks` model chunks per stage (interleaved: >= 2; megatron: >= 1)
-  bool splitsBackward = false;    // runs a backward's weight half apart, where it may wait (zero bubble)
-  bool keepsGradients = true;     // holds every layer's whole gradient at once before its updates
-  bool distributed = false;       // Megatron-LM's distributed optimizer, a choice (megatron)
-  bool shardsWeights = false;     // ZeRO-3 / FSDP: a rank keeps 1/d of the weights between uses
-  bool shardsOptimizer = false;   // ZeRO-1..3 / FSDP: 1/d of the optimizer state
+  bool chunks = false;          // `chunks` model chunks per stage (interleaved: >= 2; megatron: >= 1)
+  bool splitsBackward = false;  // runs a backward's weight half apart, where it may wait (zero bubble)
+  bool keepsGradients = true;   // holds every layer's whole gradient at once before its updates
+  bool distributed = false;     // Megatron-LM's distributed optimizer, a choice (megatron)
+  bool shardsWeights = false;   // ZeRO-3 / FSDP: a rank keeps 1/d of the weights between uses
+  bool shardsOptimizer = false; // ZeRO-1..3 / FSDP: 1/d of the optimizer state
+  // Memory tiers: kept off the device between uses (ZeRO-Offload: the optimizer state;
+  // ZeRO-Infinity: the weights and activation checkpoints too).
+  bool offloadsOptimizer = false, offloadsWeights = false, offloadsActivations = false;
   int64_t minBatchesPerStage = 1; // micro-batches at least `this` x p (dualpipev: 2)
   bool minPerPipeline = false;    // that many in each replica's share (dualpipev_moe's pipelines)
 };
