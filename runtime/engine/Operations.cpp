@@ -216,13 +216,26 @@ bool Rank::checkComputeInputs(SourceRange at, const char *op, int64_t layer, con
   return ok;
 }
 
+bool Rank::sequenceParallelIn(int64_t layer, const Value &input, bool forward) {
+  if (layer < 0 || layer >= world_.model_.layers) // (an error checkLayer reports)
+    return input.sequenceGathered;
+  const size_t at = static_cast<size_t>(layer);
+  if (forward) {
+    if (forwardSequence_.size() <= at)
+      forwardSequence_.resize(at + 1, -1);
+    forwardSequence_[at] = input.sequenceGathered ? 1 : 0;
+    return input.sequenceGathered;
+  }
+  return at < forwardSequence_.size() && forwardSequence_[at] >= 0 ? forwardSequence_[at] == 1 : input.sequenceGathered;
+}
+
 ValuePtr Rank::forward(SourceRange at, int64_t layer, const ValuePtr &a, const ValuePtr &w) {
   if (halfOf(*w) != cost::LayerHalf::Whole)
     return forwardHalf(at, layer, a, w);
   readsInput(a, false, at);
   cost::Producers made = logEvent({.kind = EventKind::Forward,
                                    .tensorParts = tensorParts(*w),
-                                   .sequenceParts = a->sequenceGathered,
+                                   .sequenceParts = sequenceParallelIn(layer, *a, true),
                                    .layer = layer,
                                    .microBatches = static_cast<int64_t>(a->batches->size())},
                                   a->batches, at, merge(a->made, w->made));
@@ -253,7 +266,7 @@ std::pair<ValuePtr, ValuePtr> Rank::backward(SourceRange at, int64_t layer, cons
   readsInput(a, true, at);
   cost::Producers made = logEvent({.kind = kind,
                                    .tensorParts = tensorParts(*w),
-                                   .sequenceParts = a->sequenceGathered,
+                                   .sequenceParts = sequenceParallelIn(layer, *a, false),
                                    .layer = layer,
                                    .microBatches = static_cast<int64_t>(a->batches->size())},
                                   a->batches, at, merge(merge(a->made, g->made), w->made));

@@ -312,6 +312,12 @@ private:
   std::unique_ptr<PendingPair> pair_;          // while running an overlapped pair
   std::unique_ptr<RecomputedBytes> recompute_; // under a transformer byte model
   bool warnedRecomputeTwice_ = false;
+  // Per layer, whether its last forward here ran on an input gathered from sequence shards
+  // (sequence parallelism: its norms and dropout on a shard): its backward runs the same way,
+  // whatever its own input (a partitioned checkpoint is gathered too, into a layer that
+  // runs whole). -1: no forward of it here yet (the backward's input then says).
+  std::vector<int8_t> forwardSequence_;
+  bool sequenceParallelIn(int64_t layer, const Value &input, bool forward);
   // The input `a` of a forward (or, `backward`, of a backward) logged next: told to recompute_.
   // A recomputing forward (at `at`) under a model that recomputes by itself is warned of once.
   void readsInput(const ValuePtr &a, bool backward, SourceRange at);

@@ -101,8 +101,9 @@ private:
   bool memoryIsReal_ = false; // memory(): which of Number's two its bits are
 
 public:
-  // An activation (or its gradient) all-gathered whole from sequence shards: the layer it
-  // enters runs its norms, dropout and residual adds on its shard (sequence parallelism).
+  // An activation (or its gradient) all-gathered whole from sequence shards: the layer whose
+  // forward it enters runs its norms, dropout and residual adds on its shard (sequence
+  // parallelism), and so does that layer's backward (Rank::sequenceParallelIn).
   // (In the padding before memoryBits_.)
   bool sequenceGathered = false;
   // A weight-sized value (weight, gradient, optimizer state) of the last layer on a rank that

@@ -19,6 +19,9 @@ puzzles = {  # name: (layers, batches, ranks) at the defaults
     # (each part's optimizer state sharded over the replicas).
     "megatron": (8, 8, 8), "megatron_tp4": (8, 8, 8), "megatron_interleaved": (8, 8, 8),
     "megatron_distributed": (8, 8, 8),
+    # ... and with partitioned activation checkpoints (no sequence parallelism; each layer's
+    # input sharded over the tensor-parallel group after its forward, gathered for its backward).
+    "megatron_partitioned": (8, 8, 8),
     # PyTorch's own pipeline schedule files (examples/pytorch/), compiled from the CSV:
     # ZB1P compute-only and lowered (2 ranks, 4 looped stages), DualPipeV (4 ranks, 8 stages
     # placed V-shaped, overlapped pairs run one after the other).
@@ -45,13 +48,14 @@ build_options = {"zb1p_fsdp": ["--fsdp"]}
 from_stdlib = {"zero1": "zero1", "zero2": "zero2", "zbh1": "zbh1", "zbv": "zbv", "dualpipev": "dualpipev", "interleaved": "interleaved",
                "breadth_first": "breadth_first", "gpipe_recompute": "gpipe", "megatron": "megatron",
                "megatron_tp4": "megatron", "megatron_interleaved": "megatron",
-               "megatron_distributed": "megatron", "moe": "moe", "zero_offload": "zero_offload",
+               "megatron_distributed": "megatron", "megatron_partitioned": "megatron", "moe": "moe", "zero_offload": "zero_offload",
                "zero_infinity": "zero_infinity"}
 # Parameters the stdlib ones run with (besides their defaults).
 parameters = {"interleaved": ["-D", "ranks=2"], "breadth_first": ["-D", "stages=2"],
               "gpipe_recompute": ["-D", "segment=2"],
               "megatron_tp4": ["-D", "tensors=4", "-D", "sequence=0"], "megatron_interleaved": ["-D", "chunks=2"],
-              "megatron_distributed": ["-D", "distributed=1"], "moe": ["-D", "ranks=4", "-D", "stages=1"]}
+              "megatron_distributed": ["-D", "distributed=1"],
+              "megatron_partitioned": ["-D", "sequence=0", "-D", "partition=1"], "moe": ["-D", "ranks=4", "-D", "stages=1"]}
 # Model options a case runs with, and its reference (basic) too: the real layer as 4 experts,
 # each token to 2 of them (docs/cpu.md). Its router has no weights, so its bytes are not 4 a
 # puzzle unit.
