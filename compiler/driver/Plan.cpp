@@ -45,6 +45,21 @@ bool has(const std::vector<std::string> &keys, const char *key) {
 
 // Resolves a model variant's cost model, reading files through `sources`; "" or why not (a
 // variant the model cannot be split into is a finding of the plan, not an error).
+// Why the machine cannot time the copies between memory tiers (and the update on the host)
+// a family's schedule makes, or empty: each needs its bandwidth (cost::CostModel::missingForTier).
+std::string untimedCopies(const plan::Family &family, const cost::CostModel &cost) {
+  std::vector<std::pair<Tier, Tier>> copies;
+  if (family.offloadsOptimizer)
+    copies = {{Tier::Device, Tier::Host}, {Tier::Host, Tier::Device}, {Tier::Host, Tier::Host}};
+  if (family.offloadsWeights)
+    copies.insert(copies.end(), {{Tier::Host, Tier::Nvme}, {Tier::Nvme, Tier::Host}, {Tier::Device, Tier::Nvme}});
+  for (auto [from, to] : copies)
+    if (std::string key = cost.missingForTier(from, to); !key.empty())
+      return "keeps model state off the device, and the machine gives no `" + key +
+             "` to time its copies or its update there: give it with --hardware-set=" + key + "=N";
+  return "";
+}
+
 std::string resolveVariant(sim::SharedOptions &options, SourceManager &sources) {
   sim::DescriptionProblem problem;
   return sim::resolveCostModel(options, sourceReader(sources), problem) ? "" : problem.located();
@@ -338,6 +353,8 @@ int runPlan(const Options &opts, SourceManager &sources, DiagnosticEngine &diags
     const plan::Family *family = plan::findFamily(name);
     if (!family)
       return usageError("--schedules: no schedule family `" + name + "` (expected " + plan::familyNames() + ")");
+    if (std::string why = untimedCopies(*family, *base.costModel); !why.empty())
+      return usageError("--schedules: `" + name + "` " + why);
     if (family->layout == plan::Layout::ExpertMesh && !model.hasExperts())
       return usageError("--schedules: `" + name + "` splits a mixture-of-experts model's routed experts, and " +
                         model.name + " has none (search it with the other families)");
@@ -349,10 +366,16 @@ int runPlan(const Options &opts, SourceManager &sources, DiagnosticEngine &diags
       problem.families.push_back(family);
   }
   if (problem.families.empty()) // every family; with --export, those a PyTorch pipeline file can hold
-    for (const plan::Family &f : plan::families())
-      if ((asked.exportFile.empty() || f.layout == plan::Layout::Pipeline) &&
-          (f.layout != plan::Layout::ExpertMesh || model.hasExperts()))
-        problem.families.push_back(&f);
+    for (const plan::Family &f : plan::families()) {
+      if ((!asked.exportFile.empty() && f.layout != plan::Layout::Pipeline) ||
+          (f.layout == plan::Layout::ExpertMesh && !model.hasExperts()))
+        continue;
+      if (std::string why = untimedCopies(f, *base.costModel); !why.empty()) {
+        context.leftOut.push_back(std::string(f.name) + " (it " + why + ")");
+        continue;
+      }
+      problem.families.push_back(&f);
+    }
   context.expertParallel = std::any_of(problem.families.begin(), problem.families.end(),
                                        [](const plan::Family *f) { return f->layout == plan::Layout::ExpertMesh; });
   std::vector<plan::Candidate> enumerated = plan::enumerate(problem);

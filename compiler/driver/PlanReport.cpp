@@ -144,6 +144,8 @@ void printPlanText(const PlanContext &context, const plan::SearchResult &r, std:
       << formatted("%.2f", context.memoryBytes / kGiB) << " GiB usable\n";
   if (!context.exportFile.empty())
     out << "(--export: the pipeline families alone, whose one replica's stages a PyTorch pipeline file holds)\n";
+  for (const std::string &family : context.leftOut)
+    out << "Not searched: " << family << "\n";
   if (context.experts)
     out << (context.expertParallel
                 ? "(a mixture-of-experts model: expert parallelism is searched with stdlib/moe.sched and "
@@ -205,6 +207,10 @@ std::string planJson(const PlanContext &context, const plan::SearchResult &r) {
        ",\n  \"global_batch\": " + std::to_string(context.globalBatch) +
        ",\n  \"sequence\": " + std::to_string(context.sequence) +
        ",\n  \"usable_bytes\": " + formatted("%.0f", context.usableBytes) + ",\n";
+  std::string leftOut;
+  for (const std::string &family : context.leftOut)
+    leftOut += (leftOut.empty() ? "" : ", ") + sim::jsonString(family);
+  s += "  \"not_searched\": [" + leftOut + "],\n";
   s += "  \"counts\": {\"enumerated\": " + std::to_string(n.enumerated) +
        ", \"cannot_split\": " + std::to_string(n.cannotSplit) +
        (n.cannotSplit ? ", \"cannot_split_why\": " + sim::jsonString(r.cannotSplitWhy) : std::string()) +

@@ -29,6 +29,7 @@ struct PlanContext {
   std::vector<std::string> fixedModelKeys;  // set by the user's --model-set
   plan::Settings modelOwn;                  // the user's model's own settings (its file's, with --model-set)
   std::vector<std::string> addedArguments;  // the plan's own for every check (--model-set=sequence=, the cap)
+  std::vector<std::string> leftOut;         // families not searched, each with why (the machine cannot time them)
 };
 
 // The name a searched order's file goes by where --export writes none.
