@@ -216,6 +216,14 @@ bool Rank::checkComputeInputs(SourceRange at, const char *op, int64_t layer, con
   return ok;
 }
 
+bool Rank::keepsOnlyItsInput(const Value &activation) const {
+  const cost::Transformer *model = world_.options_.bytes.transformer.get();
+  const size_t layer = static_cast<size_t>(activation.layer);
+  const bool ranWhole = activation.kind == Kind::Activation && activation.layer >= 0 &&
+                        layer < forwardSequence_.size() && forwardSequence_[layer] == 0;
+  return !ranWhole || !model || model->recompute == cost::Recompute::Full;
+}
+
 bool Rank::sequenceParallelIn(int64_t layer, const Value &input, bool forward) {
   if (layer < 0 || layer >= world_.model_.layers) // (an error checkLayer reports)
     return input.sequenceGathered;
@@ -566,6 +574,14 @@ ValuePtr Rank::shard(SourceRange at, const ValuePtr &v, int64_t shard, int64_t o
       error(at, "shard-partial",
             "`shard` of the " + what + " needs the whole value, but rank " + std::to_string(id_) + " has " +
                 v->describe());
+      ok = false;
+    } else if (activation && !keepsOnlyItsInput(*v)) {
+      error(at, "shard-saved",
+            "`shard` of the activations entering " + layerOf(v->layer) + " on rank " + std::to_string(id_) +
+                ", whose forward ran on them whole: a partitioned checkpoint keeps a share of the layer's input, "
+                "which is all the layer keeps for its backward only under full recomputation, and this model "
+                "keeps more; give it recompute = \"full\" (--model-set=recompute=full), or shard before the "
+                "forward (sequence parallelism)");
       ok = false;
     } else if (!activation && isSlice(v->split) && singleSlice(*v->shards, v->total).first < 0) {
       error(at, "shard-partial",

@@ -86,7 +86,7 @@ grid = {
                       distributed=o, partition=a)
                  for s in (1, 2) for t in (1, 2, 4) for d in (1, 2) for c in (1, 2) for k in (1, 2) for q in (0, 1)
                  for v in ((1, 2) if s > 1 else (1,)) for o in (0, 1)  # interleaving needs two stages
-                 for a in ((0, 1) if q == 0 else (0,))],  # partitioned checkpoints, not beside sequence shards
+                 for a in ((0, 1) if q == 0 and t > 1 else (0,))],  # partitioned checkpoints: over tp, not beside sequence shards
     "moe": [dict(layers=s * c, batches=d * e * k, ranks=s * d * e, stages=s, experts=e, dense_layers=f)
             for s in (1, 2) for d in (1, 2) for e in (1, 2, 4) for c in (1, 2) for k in (1, 3) for f in (0, 1)],
     "dualpipev_moe": [dict(layers=2 * s * c, batches=d * e * m, ranks=s * d * e, stages=s, experts=e, dense_layers=f,
