@@ -216,9 +216,14 @@ std::string hardwareJson(const CheckResult &r, const Report &rep) {
          "]},\n";
 }
 
-// Whether any rank held values in host memory or on NVMe (the report then gives those tiers).
-bool usesTiers(const Report &rep) {
-  return std::any_of(rep.ranks.begin(), rep.ranks.end(),
+// Whether any rank held values in host memory or on NVMe, as predicted or as measured (the
+// text report then gives those tiers' lines).
+bool usesTiers(const CheckResult &r, const Report &rep) {
+  auto any = [](const std::vector<int64_t> &peaks) {
+    return std::any_of(peaks.begin(), peaks.end(), [](int64_t b) { return b > 0; });
+  };
+  return any(r.measuredHostPeak) || any(r.measuredNvmePeak) ||
+         std::any_of(rep.ranks.begin(), rep.ranks.end(),
                      [](const RankFigures &f) { return f.peakHostBytes > 0 || f.peakNvmeBytes > 0; });
 }
 
@@ -233,7 +238,8 @@ std::string tierLines(const CheckResult &r, const Report &rep) {
     for (size_t i = 1; i < rep.ranks.size(); ++i)
       if (rep.ranks[i].*predicted > rep.ranks[top].*predicted)
         top = i;
-    if (rep.ranks.empty() || !(rep.ranks[top].*predicted > 0))
+    const bool measuredAny = std::any_of(measured->begin(), measured->end(), [](int64_t b) { return b > 0; });
+    if (rep.ranks.empty() || !(rep.ranks[top].*predicted > 0 || measuredAny))
       continue;
     s += std::string("Maximum ") + name + " Bytes: " + bytesText(rep.ranks[top].*predicted) +
          " at GPU: " + std::to_string(top) + "\n";
@@ -315,7 +321,7 @@ std::string formatText(const CheckResult &r) {
       s += "Measured Maximum Bytes: " + bytesText(static_cast<double>(r.measuredPeak[top])) +
            " at GPU: " + std::to_string(top) + " (" + r.backend + " backend)\n";
   }
-  if ((!r.measuredPeak.empty() || (!r.hardware && r.bytes.given)) && usesTiers(rep))
+  if ((!r.measuredPeak.empty() || (!r.hardware && r.bytes.given)) && usesTiers(r, rep))
     s += tierLines(r, rep);
   if (r.hardware)
     s += hardwareLines(r, rep);
@@ -374,7 +380,6 @@ std::string formatJson(const CheckResult &r, const std::vector<Diagnostic> &diag
     s += "  \"bubble_fraction\": " + num(rep.bubble) + ",\n";
     s += "  \"communication_volume\": " + num(rep.communicationVolume) + ",\n";
     s += "  \"per_rank\": [";
-    const bool tiers = usesTiers(rep); // each rank's peaks off the device, only where there are any
     for (size_t i = 0; i < rep.ranks.size(); ++i) {
       const RankFigures &f = rep.ranks[i];
       s += std::string(i ? ",\n    " : "\n    ") + "{\"rank\": " + std::to_string(f.rank) +
@@ -386,10 +391,9 @@ std::string formatJson(const CheckResult &r, const std::vector<Diagnostic> &diag
            ", \"peak_activation_memory\": " + std::to_string(f.peakActivationMemory) +
            ", \"peak_bytes\": " + integral(f.peakBytes) +
            (i < r.measuredPeak.size() ? ", \"measured_peak_bytes\": " + std::to_string(r.measuredPeak[i]) : "") +
-           (tiers ? ", \"peak_host_bytes\": " + integral(f.peakHostBytes) +
-                        ", \"peak_nvme_bytes\": " + integral(f.peakNvmeBytes)
-                  : "") +
-           (tiers && i < r.measuredHostPeak.size()
+           ", \"peak_host_bytes\": " + integral(f.peakHostBytes) +
+           ", \"peak_nvme_bytes\": " + integral(f.peakNvmeBytes) +
+           (i < r.measuredHostPeak.size()
                 ? ", \"measured_peak_host_bytes\": " + std::to_string(r.measuredHostPeak[i]) +
                       ", \"measured_peak_nvme_bytes\": " + std::to_string(r.measuredNvmePeak[i])
                 : "") +

@@ -85,9 +85,9 @@ def predicted_and_measured(run, puzzle_units=False):
     pairs = [(f["peak_bytes"], f["measured_peak_bytes"], f["peak_memory"]) for f in doc["per_rank"]] if doc else []
     same = bool(pairs) and all(p == m and (not puzzle_units or p == 4 * u) for p, m, u in pairs)
     tiers = [(f[f"peak_{t}_bytes"], f[f"measured_peak_{t}_bytes"]) for f in (doc["per_rank"] if doc else [])
-             for t in ("host", "nvme") if f"peak_{t}_bytes" in f]
+             for t in ("host", "nvme")]
     same = same and all(p == m for p, m in tiers)
     shown = ", ".join(f"{p}/{m}" for p, m, _ in pairs[:4]) + (" ..." if len(pairs) > 4 else "")
-    if tiers:
+    if any(p or m for p, m in tiers):
         shown += "; host, NVMe: " + ", ".join(f"{p}/{m}" for p, m in tiers[:4]) + (" ..." if len(tiers) > 4 else "")
     return same, shown
