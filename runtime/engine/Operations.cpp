@@ -216,27 +216,6 @@ bool Rank::checkComputeInputs(SourceRange at, const char *op, int64_t layer, con
   return ok;
 }
 
-bool Rank::keepsOnlyItsInput(const Value &activation) const {
-  const cost::Transformer *model = world_.options_.bytes.transformer.get();
-  const size_t layer = static_cast<size_t>(activation.layer);
-  const bool ranWhole = activation.kind == Kind::Activation && activation.layer >= 0 &&
-                        layer < forwardSequence_.size() && forwardSequence_[layer] == 0;
-  return !ranWhole || !model || model->recompute == cost::Recompute::Full;
-}
-
-bool Rank::sequenceParallelIn(int64_t layer, const Value &input, bool forward) {
-  if (layer < 0 || layer >= world_.model_.layers) // (an error checkLayer reports)
-    return input.sequenceGathered;
-  const size_t at = static_cast<size_t>(layer);
-  if (forward) {
-    if (forwardSequence_.size() <= at)
-      forwardSequence_.resize(at + 1, -1);
-    forwardSequence_[at] = input.sequenceGathered ? 1 : 0;
-    return input.sequenceGathered;
-  }
-  return at < forwardSequence_.size() && forwardSequence_[at] >= 0 ? forwardSequence_[at] == 1 : input.sequenceGathered;
-}
-
 ValuePtr Rank::forward(SourceRange at, int64_t layer, const ValuePtr &a, const ValuePtr &w) {
   if (halfOf(*w) != cost::LayerHalf::Whole)
     return forwardHalf(at, layer, a, w);
@@ -552,62 +531,6 @@ ValuePtr Rank::fakeGrad(SourceRange at, int64_t layer, const IntSet &batches) {
   g.poisoned = !ok;
   g.embeddingCopy = ok && holdsEmbeddingCopy(layer);
   return makeValue(std::move(g));
-}
-
-ValuePtr Rank::shard(SourceRange at, const ValuePtr &v, int64_t shard, int64_t of) {
-  bool ok = true;
-  // An activation (or its gradient) is split along the sequence (sequence parallelism).
-  bool activation = v->kind == Kind::Activation || v->kind == Kind::ActGrad;
-  if (!anyPoisoned({&v})) {
-    std::string what = std::string(kindName(v->kind)) + " of " + layerOf(v->layer);
-    if (of < 1) {
-      error(at, "shard-count",
-            "`shard` of the " + what + " into " + std::to_string(of) +
-                " shards: the number of shards must be at least 1");
-      ok = false;
-    } else if (shard < 0 || shard >= of) {
-      error(at, "shard-count",
-            "`shard` " + std::to_string(shard) + " of " + std::to_string(of) + " of the " + what +
-                ": shards are numbered 0 to " + std::to_string(of - 1));
-      ok = false;
-    } else if (activation && v->split != Split::None) {
-      error(at, "shard-partial",
-            "`shard` of the " + what + " needs the whole value, but rank " + std::to_string(id_) + " has " +
-                v->describe());
-      ok = false;
-    } else if (activation && !keepsOnlyItsInput(*v)) {
-      error(at, "shard-saved",
-            "`shard` of the activations entering " + layerOf(v->layer) + " on rank " + std::to_string(id_) +
-                ", whose forward ran on them whole: a partitioned checkpoint keeps a share of the layer's input, "
-                "which is all the layer keeps for its backward only under full recomputation, and this model "
-                "keeps more; give it recompute = \"full\" (--model-set=recompute=full), or shard before the "
-                "forward (sequence parallelism)");
-      ok = false;
-    } else if (!activation && isSlice(v->split) && singleSlice(*v->shards, v->total).first < 0) {
-      error(at, "shard-partial",
-            "`shard` of the " + what + " needs one whole " +
-                (v->split == Split::Part ? "tensor-parallel part" : "slice of the routed experts") + ", but rank " +
-                std::to_string(id_) + " has " + v->describe());
-      ok = false;
-    } else if (!activation && !isSlice(v->split) && !v->complete()) {
-      error(at, "shard-partial",
-            "`shard` of the " + what + " needs the complete value, but rank " + std::to_string(id_) +
-                " holds only shards " + v->shards->str() + " of " + std::to_string(v->total));
-      ok = false;
-    }
-  }
-  Value s = *v;
-  // A tensor-parallel part's shard (the distributed optimizer) is a finer part: slice
-  // p·of + shard of total·of.
-  auto [part, parts] =
-      !activation && isSlice(v->split) && ok ? singleSlice(*v->shards, v->total) : std::pair<int64_t, int64_t>{0, 1};
-  s.shards = singleSet(ok ? part * of + shard : 0);
-  s.total = ok ? parts * of : 1;
-  if (activation && ok)
-    s.split = Split::Sequence;
-  s.poisoned = !ok || v->poisoned;
-  s.payload.reset();
-  return makeValue(std::move(s));
 }
 
 } // namespace schedc::sim
