@@ -43,8 +43,6 @@ bool has(const std::vector<std::string> &keys, const char *key) {
   return std::find(keys.begin(), keys.end(), key) != keys.end();
 }
 
-// Resolves a model variant's cost model, reading files through `sources`; "" or why not (a
-// variant the model cannot be split into is a finding of the plan, not an error).
 // Why the machine cannot time the copies between memory tiers (and the update on the host)
 // a family's schedule makes, or empty: each needs its bandwidth (cost::CostModel::missingForTier).
 std::string untimedCopies(const plan::Family &family, const cost::CostModel &cost) {
@@ -60,6 +58,8 @@ std::string untimedCopies(const plan::Family &family, const cost::CostModel &cos
   return "";
 }
 
+// Resolves a model variant's cost model, reading files through `sources`; "" or why not (a
+// variant the model cannot be split into is a finding of the plan, not an error).
 std::string resolveVariant(sim::SharedOptions &options, SourceManager &sources) {
   sim::DescriptionProblem problem;
   return sim::resolveCostModel(options, sourceReader(sources), problem) ? "" : problem.located();

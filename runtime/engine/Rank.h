@@ -318,9 +318,9 @@ private:
   // runs whole). -1: no forward of it here yet (the backward's input then says).
   std::vector<int8_t> forwardSequence_;
   bool sequenceParallelIn(int64_t layer, const Value &input, bool forward);
-  // Whether `activation`, entering a layer whose forward ran on it whole here, holds only that
-  // input under the byte model (full recomputation, or no transformer: its boundary tensor),
-  // so that a share of it is a partitioned checkpoint; true before that layer's forward.
+  // Whether `activation`, a stored input a forward has read whole here, holds only that input
+  // under the byte model (full recomputation, or no transformer: its boundary tensor), so
+  // that a share of it is a partitioned checkpoint; true for one no forward has read yet.
   bool keepsOnlyItsInput(const Value &activation) const;
   // The input `a` of a forward (or, `backward`, of a backward) logged next: told to recompute_.
   // A recomputing forward (at `at`) under a model that recomputes by itself is warned of once.

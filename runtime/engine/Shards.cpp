@@ -8,11 +8,10 @@
 namespace schedc::sim {
 
 bool Rank::keepsOnlyItsInput(const Value &activation) const {
-  const cost::Transformer *model = world_.options_.bytes.transformer.get();
-  const size_t layer = static_cast<size_t>(activation.layer);
-  const bool ranWhole = activation.kind == Kind::Activation && activation.layer >= 0 &&
-                        layer < forwardSequence_.size() && forwardSequence_[layer] == 0;
-  return !ranWhole || !model || model->recompute == cost::Recompute::Full;
+  // (recompute_ exists under a transformer byte model, the one whose activations carry more
+  // than their tensor; it knows which stored inputs a forward has read.)
+  const bool readWhole = recompute_ && activation.kind == Kind::Activation && recompute_->forwarded(&activation);
+  return !readWhole || world_.options_.bytes.transformer->recompute == cost::Recompute::Full;
 }
 
 bool Rank::sequenceParallelIn(int64_t layer, const Value &input, bool forward) {
@@ -52,10 +51,11 @@ ValuePtr Rank::shard(SourceRange at, const ValuePtr &v, int64_t shard, int64_t o
     } else if (activation && !keepsOnlyItsInput(*v)) {
       error(at, "shard-saved",
             "`shard` of the activations entering " + layerOf(v->layer) + " on rank " + std::to_string(id_) +
-                ", whose forward ran on them whole: a partitioned checkpoint keeps a share of the layer's input, "
-                "which is all the layer keeps for its backward only under full recomputation, and this model "
-                "keeps more; give it recompute = \"full\" (--model-set=recompute=full), or shard before the "
-                "forward (sequence parallelism)");
+                ", which a forward has read whole: a partitioned checkpoint keeps a share of the layer's input, "
+                "which is all the layer keeps for its backward only under the model's full recomputation, and "
+                "this model keeps more; give it recompute = \"full\" (--model-set=recompute=full; a schedule "
+                "that runs the forward again itself from the gathered shards is not counted so), or shard before "
+                "the forward (sequence parallelism)");
       ok = false;
     } else if (!activation && isSlice(v->split) && singleSlice(*v->shards, v->total).first < 0) {
       error(at, "shard-partial",

@@ -30,6 +30,11 @@ public:
   bool forwardReads(const void *input, size_t event, double saved);
   // A backward, or either half, (event `event`) reads `input`: what was kept was needed.
   void backwardReads(const void *input, size_t event);
+  // Whether a forward read `input` since it was stored (or since a backward last read it).
+  bool forwarded(const void *input) const {
+    auto it = inputs_.find(input);
+    return it != inputs_.end() && it->second.forwarded;
+  }
   // `input` is freed or replaced: nothing more is learnt of it.
   void dropped(const void *input) { inputs_.erase(input); }
   // Whether any input was found recomputed (else the samples stand as they are).
