@@ -43,9 +43,19 @@ bool has(const std::vector<std::string> &keys, const char *key) {
   return std::find(keys.begin(), keys.end(), key) != keys.end();
 }
 
-// Why the machine cannot time the copies between memory tiers (and the update on the host)
-// a family's schedule makes, or empty: each needs its bandwidth (cost::CostModel::missingForTier).
-std::string untimedCopies(const plan::Family &family, const cost::CostModel &cost) {
+// Why a plan cannot judge a family that keeps model state off the device on this machine, or
+// empty: each copy between memory tiers (and the update on the host) needs its bandwidth
+// (cost::CostModel::missingForTier), and whether it fits needs the tier's capacity (check
+// calls an unknown capacity "unknown"; a plan cannot rank what it cannot say fits).
+std::string unjudgedOffload(const plan::Family &family, const cost::CostModel &cost, const cost::Hardware &machine) {
+  auto missing = [](const char *key, const char *what) {
+    return std::string("keeps model state off the device, and the machine gives no `") + key + "` to " + what +
+           ": give it with --hardware-set=" + key + "=N";
+  };
+  if (family.offloadsOptimizer && !(machine.hostMemoryBytes > 0))
+    return missing("host_memory_gb", "say whether it fits in host memory");
+  if (family.offloadsWeights && !(machine.nvmeBytes > 0))
+    return missing("nvme_gb", "say whether it fits on NVMe");
   std::vector<std::pair<Tier, Tier>> copies;
   if (family.offloadsOptimizer)
     copies = {{Tier::Device, Tier::Host}, {Tier::Host, Tier::Device}, {Tier::Host, Tier::Host}};
@@ -53,8 +63,7 @@ std::string untimedCopies(const plan::Family &family, const cost::CostModel &cos
     copies.insert(copies.end(), {{Tier::Host, Tier::Nvme}, {Tier::Nvme, Tier::Host}, {Tier::Device, Tier::Nvme}});
   for (auto [from, to] : copies)
     if (std::string key = cost.missingForTier(from, to); !key.empty())
-      return "keeps model state off the device, and the machine gives no `" + key +
-             "` to time its copies or its update there: give it with --hardware-set=" + key + "=N";
+      return missing(key.c_str(), "time its copies or its update there");
   return "";
 }
 
@@ -353,7 +362,7 @@ int runPlan(const Options &opts, SourceManager &sources, DiagnosticEngine &diags
     const plan::Family *family = plan::findFamily(name);
     if (!family)
       return usageError("--schedules: no schedule family `" + name + "` (expected " + plan::familyNames() + ")");
-    if (std::string why = untimedCopies(*family, *base.costModel); !why.empty())
+    if (std::string why = unjudgedOffload(*family, *base.costModel, machine); !why.empty())
       return usageError("--schedules: `" + name + "` " + why);
     if (family->layout == plan::Layout::ExpertMesh && !model.hasExperts())
       return usageError("--schedules: `" + name + "` splits a mixture-of-experts model's routed experts, and " +
@@ -370,7 +379,7 @@ int runPlan(const Options &opts, SourceManager &sources, DiagnosticEngine &diags
       if ((!asked.exportFile.empty() && f.layout != plan::Layout::Pipeline) ||
           (f.layout == plan::Layout::ExpertMesh && !model.hasExperts()))
         continue;
-      if (std::string why = untimedCopies(f, *base.costModel); !why.empty()) {
+      if (std::string why = unjudgedOffload(f, *base.costModel, machine); !why.empty()) {
         context.leftOut.push_back(std::string(f.name) + " (it " + why + ")");
         continue;
       }
