@@ -286,12 +286,15 @@ double HardwareCost::transferSeconds(const Work &w) const {
   // (A bandwidth the machine does not give is an error where the copy is made; its event
   // then takes no time.)
   double seconds = pcie && hardware_.pcieBandwidth > 0 ? bytes / hardware_.pcieBandwidth : 0;
-  if (nvme && hardware_.nvmeReadBandwidth + hardware_.nvmeWriteBandwidth > 0) {
-    double drives =
-        toNvme && hardware_.nvmeWriteBandwidth > 0 ? hardware_.nvmeWriteBandwidth : hardware_.nvmeReadBandwidth;
+  if (double drives = nvmeBandwidth(toNvme); nvme && drives > 0)
     seconds = std::max(seconds, bytes / (drives / share));
-  }
   return seconds;
+}
+
+// The node's drives to (`write`) or from NVMe: their write rate, or where the machine gives
+// none their read rate; 0: neither.
+double HardwareCost::nvmeBandwidth(bool write) const {
+  return write && hardware_.nvmeWriteBandwidth > 0 ? hardware_.nvmeWriteBandwidth : hardware_.nvmeReadBandwidth;
 }
 
 std::string HardwareCost::missingForTier(Tier from, Tier to) const {
@@ -299,9 +302,7 @@ std::string HardwareCost::missingForTier(Tier from, Tier to) const {
     return hardware_.hostMemoryBandwidth > 0 ? "" : "host_memory_bandwidth_gbs";
   if ((from == Tier::Device || to == Tier::Device) && hardware_.pcieBandwidth <= 0)
     return "pcie_gbs";
-  if (from == Tier::Nvme && hardware_.nvmeReadBandwidth <= 0)
-    return "nvme_gbs";
-  if (to == Tier::Nvme && hardware_.nvmeReadBandwidth <= 0 && hardware_.nvmeWriteBandwidth <= 0)
+  if ((from == Tier::Nvme || to == Tier::Nvme) && nvmeBandwidth(to == Tier::Nvme) <= 0)
     return "nvme_gbs";
   return "";
 }

@@ -112,6 +112,7 @@ private:
   // An offload or a prefetch (a copy between tiers); an optimizer step on the host's CPUs.
   double transferSeconds(const Work &work) const;
   double hostUpdateBandwidth() const;
+  double nvmeBandwidth(bool write) const;
   double sideFlops(const Work &work, double whole, double passes, bool model = false) const;
   // NCCL's time for a collective of `kind` (all-reduce, all-gather, reduce-scatter) of n
   // ranks on `nodes` nodes moving `bytes` (the whole buffer): the ring, or for an all-reduce

@@ -216,19 +216,8 @@ std::string hardwareJson(const CheckResult &r, const Report &rep) {
          "]},\n";
 }
 
-// Whether any rank held values in host memory or on NVMe, as predicted or as measured (the
-// text report then gives those tiers' lines).
-bool usesTiers(const CheckResult &r, const Report &rep) {
-  auto any = [](const std::vector<int64_t> &peaks) {
-    return std::any_of(peaks.begin(), peaks.end(), [](int64_t b) { return b > 0; });
-  };
-  return any(r.measuredHostPeak) || any(r.measuredNvmePeak) ||
-         std::any_of(rep.ranks.begin(), rep.ranks.end(),
-                     [](const RankFigures &f) { return f.peakHostBytes > 0 || f.peakNvmeBytes > 0; });
-}
-
 // The peak bytes predicted, and measured where a real backend ran, in host memory and on
-// NVMe, each at its fullest rank: a line each for the tiers used.
+// NVMe, each at its fullest rank: a line each for the tiers used (predicted or measured).
 std::string tierLines(const CheckResult &r, const Report &rep) {
   std::string s;
   const char *backend = r.backend.c_str();
@@ -321,7 +310,7 @@ std::string formatText(const CheckResult &r) {
       s += "Measured Maximum Bytes: " + bytesText(static_cast<double>(r.measuredPeak[top])) +
            " at GPU: " + std::to_string(top) + " (" + r.backend + " backend)\n";
   }
-  if ((!r.measuredPeak.empty() || (!r.hardware && r.bytes.given)) && usesTiers(r, rep))
+  if (!r.measuredPeak.empty() || (!r.hardware && r.bytes.given))
     s += tierLines(r, rep);
   if (r.hardware)
     s += hardwareLines(r, rep);
