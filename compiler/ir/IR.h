@@ -179,8 +179,9 @@ struct OverlapStmt {
   Block first, second;
 };
 
-// `group { ... }`: sends and posted receives (sema allows nothing else but frees) issued in
-// order as one group, whose operations with one peer complete together (sim::Rank::group).
+// `group { ... }`: sends and posted receives issued in order as one group, whose operations
+// with one peer complete together, or collectives coalesced into one call (sim::Rank::group);
+// sema allows nothing else but lets, frees, loops and branches around them.
 struct GroupStmt {
   Block body;
 };

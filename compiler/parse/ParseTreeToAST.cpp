@@ -283,7 +283,7 @@ private:
       if (antlr4::tree::TerminalNode *named = token(ctx, P::ID); named->getText() != "group")
         diags_.error(range(named), "`" + named->getText() +
                                        " { ... }` is not a statement: the one named block is `group { ... }` "
-                                       "(sends and posted receives issued together)");
+                                       "(sends and posted receives, or collectives, issued together)");
       s->body = buildBlock(block(ctx));
       return s;
     }

@@ -175,20 +175,91 @@ void FunctionLowering::overlapStmt(const ast::OverlapStmt &s, ir::Block &out) {
   emit(out, s.range, ir::OverlapStmt{std::move(first), std::move(second)});
 }
 
-// A group holds what PyTorch's batch_isend_irecv takes: sends and posted receives (and the
-// frees of what it sent); each is issued in order, and those with one peer complete together.
+namespace {
+
+// What a `group` holds (FunctionLowering::groupStmt), looked into loops and branches: either
+// point-to-point operations (sends, posted receives, the frees of what they sent) or
+// collectives, each on a stored value (the call runs when the group ends, so nothing inside
+// computes its operand, and nothing it reads is freed before), with `let`s around them. One
+// overload a statement kind: a new kind does not compile until it says whether it may.
+class GroupContents {
+public:
+  explicit GroupContents(DiagnosticEngine &diags) : diags_(diags) {}
+
+  void block(const ir::Block &b) {
+    for (const ir::Stmt &s : b)
+      std::visit([&](const auto &node) { stmt(node, s); }, s.node);
+  }
+  // After the whole body: a free beside collectives.
+  void finish() {
+    if (firstCollective_ && firstFree_)
+      diags_
+          .error(firstFree_->range, "a `group` of collectives cannot free: its call reads its operands until it ends, "
+                                    "after the group; free them after it")
+          .note(firstCollective_->range, "the group's first collective is here");
+  }
+
+private:
+  void stmt(const ir::ForStmt &x, const ir::Stmt &) { block(x.body); }
+  void stmt(const ir::IfStmt &x, const ir::Stmt &) {
+    block(x.then);
+    block(x.otherwise);
+  }
+  void stmt(const ir::LetStmt &, const ir::Stmt &) {}
+  void stmt(const ir::FreeStmt &, const ir::Stmt &s) {
+    if (!firstFree_)
+      firstFree_ = &s;
+  }
+  void stmt(const ir::GroupStmt &, const ir::Stmt &s) {
+    diags_.error(s.range, "groups do not nest: write one `group` with all the operations issued together");
+  }
+  void stmt(const ir::CallStmt &, const ir::Stmt &s) { notHeld(s); }
+  void stmt(const ir::MeshStmt &, const ir::Stmt &s) { notHeld(s); }
+  void stmt(const ir::RequireStmt &, const ir::Stmt &s) { notHeld(s); }
+  void stmt(const ir::OverlapStmt &, const ir::Stmt &s) { notHeld(s); }
+  void stmt(const ir::TableStmt &, const ir::Stmt &s) { notHeld(s); }
+  void stmt(const ir::StoreStmt &x, const ir::Stmt &s) {
+    bool p2p = x.targets.empty() && (x.op.kind == ir::OpKind::Send || x.op.kind == ir::OpKind::PostRecv);
+    bool collective = !x.targets.empty() && collectiveOf(x.op.kind);
+    if (!p2p && !collective)
+      return notHeld(s);
+    const ir::Stmt *other = p2p ? firstCollective_ : firstP2p_;
+    if (other)
+      diags_
+          .error(s.range, "a `group` holds either point-to-point operations or collectives, not both: put the " +
+                              std::string(p2p ? "send or posted receive" : "collective") + " in a group of its own")
+          .note(other->range,
+                std::string("the group's first ") + (p2p ? "collective" : "send or posted receive") + " is here");
+    const ir::Stmt *&first = p2p ? firstP2p_ : firstCollective_;
+    if (!first)
+      first = &s;
+    if (collective)
+      for (const ir::Operation &operand : x.op.values)
+        if (operand.kind != ir::OpKind::Read)
+          diags_.error(operand.range, "a collective in a `group` takes a stored value: its call runs when the group "
+                                      "ends, so compute this operand before the group and store it");
+  }
+  void notHeld(const ir::Stmt &s) {
+    diags_.error(s.range, "a `group` holds sends and posted receives (`post_recv`), issued together as PyTorch's "
+                          "batch_isend_irecv (take a received value with `recv` after the group), or collectives "
+                          "coalesced into one call (DDP's bucket), with the lets, frees, loops and branches around "
+                          "them");
+  }
+
+  DiagnosticEngine &diags_;
+  const ir::Stmt *firstP2p_ = nullptr, *firstCollective_ = nullptr, *firstFree_ = nullptr;
+};
+
+} // namespace
+
+// A group is one NCCL group call: either what PyTorch's batch_isend_irecv takes (sends and
+// posted receives, each issued in order, those with one peer completing together) or
+// collectives coalesced into one call (DDP's bucket, PyTorch's _coalescing_manager).
 void FunctionLowering::groupStmt(const ast::GroupStmt &s, ir::Block &out) {
   ir::Block body = block(*s.body);
-  for (const ir::Stmt &st : body) {
-    auto *store = std::get_if<ir::StoreStmt>(&st.node);
-    bool p2p = store && store->targets.empty() &&
-               (store->op.kind == ir::OpKind::Send || store->op.kind == ir::OpKind::PostRecv);
-    if (std::holds_alternative<ir::GroupStmt>(st.node))
-      diags_.error(st.range, "groups do not nest: write one `group` with all the operations issued together");
-    else if (!p2p && !std::holds_alternative<ir::FreeStmt>(st.node))
-      diags_.error(st.range, "a `group` holds sends, posted receives (`post_recv`) and frees, issued together as "
-                             "PyTorch's batch_isend_irecv: take a received value with `recv` after the group");
-  }
+  GroupContents contents(diags_);
+  contents.block(body);
+  contents.finish();
   emit(out, s.range, ir::GroupStmt{std::move(body)});
 }
 

@@ -19,6 +19,7 @@
 #include "cost/Streams.h"
 #include "numbers/Number.h"
 
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -67,6 +68,13 @@ public:
   // True: a rank runs every event on its compute stream, one after another.
   virtual bool oneStream() const = 0;
   virtual Number length(const Work &work) const = 0;
+  // The lengths of collectives coalesced into one call (a `group`'s: one kind over the same
+  // ranks), into `lengths`, one each: together the call's. By default each is priced as a
+  // call of its own (the puzzle's 0.3 each).
+  virtual void coalescedLengths(std::span<const Work> call, std::span<Number> lengths) const {
+    for (size_t i = 0; i < call.size(); ++i)
+      lengths[i] = length(call[i]);
+  }
   // The floating-point operations an event computes (recomputation included), and those
   // the model itself needs (each layer's forward and backward once per micro-batch, counted
   // at its backward); 0 where the model counts none.

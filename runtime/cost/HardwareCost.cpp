@@ -59,18 +59,23 @@ double HardwareCost::bytesOf(const Work &w) const {
   return w.volume / units * parameters * elementBytes(w.data);
 }
 
-double HardwareCost::collectiveSeconds(const Work &w) const {
+double HardwareCost::callBytes(const Work &w) const {
   // The whole buffer: an all-gather's output is n of the pieces each member puts in.
-  double n = w.groupSize;
-  double bytes = bytesOf(w) * (w.kind == EventKind::AllGather ? n : 1);
+  return bytesOf(w) * (w.kind == EventKind::AllGather ? w.groupSize : 1);
+}
+
+double HardwareCost::callsOf(const Work &w) const {
   // A collective of a layer's activations (the schedule's tensor parallelism) stands for
   // each of the layer's partial-sum completions: a transformer's two.
   // (Not the loss's gather of the last layer's output: one.)
   // (An all-to-all moves one value's tokens: once.)
   bool layerActivation = w.data == Data::Activations && w.kind != EventKind::AllToAll &&
                          (model_->layers() == 0 || w.layer < model_->layers());
-  double count = layerActivation ? model_->activationCollectivesPerLayer() : 1;
-  return count * ncclSeconds(w.kind, n, std::max(1, w.nodes), bytes);
+  return layerActivation ? model_->activationCollectivesPerLayer() : 1;
+}
+
+double HardwareCost::collectiveSeconds(const Work &w) const {
+  return callsOf(w) * ncclSeconds(w.kind, w.groupSize, std::max(1, w.nodes), callBytes(w));
 }
 
 double HardwareCost::ncclSeconds(EventKind kind, double n, double nodes, double bytes) const {
@@ -318,6 +323,24 @@ double HardwareCost::activationMessageSeconds(int64_t nodes) const {
 
 Number HardwareCost::length(const Work &work) const {
   return Number::real(seconds(work));
+}
+
+void HardwareCost::coalescedLengths(std::span<const Work> call, std::span<Number> lengths) const {
+  if (call.size() == 1) {
+    lengths[0] = length(call[0]);
+    return;
+  }
+  const Work &first = call.front();
+  auto seconds = [&](double bytes) {
+    return ncclSeconds(first.kind, first.groupSize, std::max(1, first.nodes), bytes);
+  };
+  double before = 0, secondsBefore = 0; // (the first pays the call's latency: secondsBefore starts at 0)
+  for (size_t i = 0; i < call.size(); ++i) {
+    double bytes = before + callsOf(call[i]) * callBytes(call[i]), upTo = seconds(bytes);
+    lengths[i] = Number::real(upTo - secondsBefore);
+    before = bytes;
+    secondsBefore = upTo;
+  }
 }
 
 } // namespace schedc::cost

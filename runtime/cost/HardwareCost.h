@@ -77,6 +77,10 @@ public:
   std::string_view name() const override { return "hardware"; }
   bool oneStream() const override { return !hardware_.overlap; }
   Number length(const Work &work) const override;
+  // One NCCL call over the coalesced collectives' bytes together: one launch, one ring's (or
+  // tree's) latency; each its share, the call's time over its bytes and those before it less
+  // the call's over those before it. (A collective alone: length().)
+  void coalescedLengths(std::span<const Work> call, std::span<Number> lengths) const override;
   double flops(const Work &work) const override;
   double modelFlops(const Work &work) const override;
   double communicationBytes(const Work &work) const override { return bytesOf(work); }
@@ -109,6 +113,10 @@ private:
   Hardware::Gemm gemm() const { return hardware_.gemm(precision_.bf16, precision_.tf32); }
   double seconds(const Work &work) const;
   double collectiveSeconds(const Work &work) const;
+  // A collective's buffer in bytes, and the NCCL calls it stands for (a layer's activations:
+  // each of its partial-sum completions).
+  double callBytes(const Work &work) const;
+  double callsOf(const Work &work) const;
   // An offload or a prefetch (a copy between tiers); an optimizer step on the host's CPUs.
   double transferSeconds(const Work &work) const;
   double hostUpdateBandwidth() const;

@@ -28,6 +28,37 @@ Placed RankClock::place(const Work &work, const Producers &after, const AlsoWait
   return p;
 }
 
+const std::vector<Placed> &RankClock::placeCall(const std::vector<CallEvent> &call, CallScratch &scratch) {
+  Number start = Number::integer(0);
+  auto first = static_cast<int32_t>(ends_.size()); // the call's first event
+  scratch.works.clear();
+  for (const CallEvent &e : call) {
+    Number t = free_[static_cast<size_t>(model_->stream(e.work.kind))];
+    for (int32_t maker : e.after.latest)
+      if (maker >= 0 && maker < first) // (the rank refuses a collective on the call's own results)
+        t = Number::pythonMax(t, end(maker));
+    start = Number::pythonMax(start, Number::pythonMax(t, e.allReady));
+    scratch.works.push_back(e.work);
+  }
+  scratch.lengths.resize(call.size());
+  model_->coalescedLengths(scratch.works, scratch.lengths);
+  scratch.placed.clear();
+  Number at = start;
+  for (size_t i = 0; i < call.size(); ++i) {
+    Placed p;
+    p.stream = model_->stream(call[i].work.kind);
+    p.start = at;
+    p.length = scratch.lengths[i];
+    at = at + p.length;
+    scratch.placed.push_back(p);
+  }
+  for (const Placed &p : scratch.placed) {
+    free_[static_cast<size_t>(p.stream)] = at;
+    ends_.push_back(at);
+  }
+  return scratch.placed;
+}
+
 std::vector<Placed> RankClock::placePair(const std::vector<PairEvent> &pair, double hidden) {
   auto first = static_cast<int32_t>(ends_.size()); // the pair's first event
   Number start = Number::integer(0), sides[2] = {Number::integer(0), Number::integer(0)};

@@ -1,6 +1,7 @@
 // Placement — puts a run's events in time under a cost model, each the moment its rank logs
-// it. The sim backend tells a rank's clock what each event is (cost::Work) and what it waits
-// for: the events of its rank that made its operands (per stream, the latest), for a
+// it (an overlapped pair's, and a coalesced call's — a `group`'s collectives —, together
+// when the pair or the group closes: placePair, placeCall). The sim backend tells a rank's clock what each event is
+// (cost::Work) and what it waits for: the events of its rank that made its operands (per stream, the latest), for a
 // collective every member's readiness, for a receive its send. The clock gives the event its
 // stream, start and length by the rules the cuda backend runs by (cost/StreamOrder.h):
 //   - an event starts when its stream is free and the events that made its operands have
@@ -8,7 +9,10 @@
 //   - a collective starts on every member at once, when the last member is ready: the
 //     members' ready times folded with max in group order (CallReady), then max(own ready,
 //     that);
-//   - a receive starts when its send has ended and it is ready: max(send end, ready).
+//   - a receive starts when its send has ended and it is ready: max(send end, ready);
+//   - a coalesced call (a `group`'s collectives: NCCL's group, DDP's bucket) starts when
+//     every one of them could, and runs them back to back as one call
+//     (CostModel::coalescedLengths); the cuda backend still issues them one by one.
 // Python's max keeps its first argument on ties, which decides only whether a figure prints
 // as an integer (SEMANTICS.md, "Ties"). Events can be placed as they are logged because the
 // log order is a topological order of these waits: a rank logs a collective's event only
@@ -64,6 +68,19 @@ struct PairEvent {
   bool second = false; // of the pair's second side
 };
 
+// A collective of a coalesced call, placed with the rest of its call when its group closes.
+struct CallEvent {
+  Work work;
+  Producers after;
+  Number allReady; // when every member of its call was ready (CallReady)
+};
+// What placeCall fills, kept by its caller from one call to the next.
+struct CallScratch {
+  std::vector<Work> works;
+  std::vector<Number> lengths;
+  std::vector<Placed> placed;
+};
+
 // One rank's streams in time: when each is next free, and when each event logged so far ends.
 class RankClock {
 public:
@@ -86,6 +103,12 @@ public:
   Number end(int32_t event) const { return ends_[static_cast<size_t>(event)]; }
   // When the event placed last ends (one must have been).
   Number lastEnd() const { return ends_.back(); }
+
+  // Places the collectives of one coalesced call (a `group`'s: DDP's bucket), the rank's
+  // next events, in their order: the call starts when all of them could (each one's operands
+  // made, the stream free, every member ready) and is one NCCL call over their bytes
+  // (CostModel::coalescedLength); each ends, for what waits for it, when the call ends.
+  const std::vector<Placed> &placeCall(const std::vector<CallEvent> &call, CallScratch &scratch);
 
 private:
   const CostModel *model_;

@@ -125,7 +125,13 @@ ValuePtr Rank::collective(SourceRange at, CollectiveKind kind, const ValuePtr &v
     });
     return poison(v->kind, v->layer);
   }
-  ValuePtr input = collectiveInput(at, kind, v);
+  // In a `group`: one that cannot join its call still joins the collective, with a poisoned
+  // copy, as one whose value it does not take (the other members are not left waiting).
+  bool refused = false;
+  const bool coalesced = coalescedWith(at, kind, group, refused);
+  ValuePtr input = refused ? refusedCopy(*v) : collectiveInput(at, kind, v);
+  if (madeByOpenCall(*input))
+    input = joinedApartFromCall(at, *input);
   if (input->kind == Kind::WeightGrad) {
     if (!lastGradientCollective_)
       lastGradientCollective_ = std::make_unique<GradientCollective>();
@@ -150,6 +156,7 @@ ValuePtr Rank::collective(SourceRange at, CollectiveKind kind, const ValuePtr &v
   c.kinds[pos] = kind;
   c.inputs[pos] = input;
   c.at[pos] = at;
+  c.coalesced[pos] = coalesced;
   c.readyAt[pos] = clock_.ready(eventOf(kind), input->made);
   if (!world_.parallel_)
     c.arrivals.push_back(static_cast<uint32_t>(pos));
@@ -174,9 +181,11 @@ ValuePtr Rank::collective(SourceRange at, CollectiveKind kind, const ValuePtr &v
                   .nodes = nodes,
                   .layer = layer,
                   .volume = v->memory().asDouble()};
-  cost::Producers made = logEvent(work, nullptr, at, v->made, cost::AlsoWaits::call(c.ready.time()));
-  if (world_.options_.recordTransfers)
-    records_.collectiveCalls.push_back({figures_.events - 1, kind, v->kind, layer, g.members});
+  cost::Producers made = logEvent(work, nullptr, at, input->made, cost::AlsoWaits::call(c.ready.time()));
+  if (world_.options_.recordTransfers) // (its event: the one just logged, placed or in the open call)
+    records_.collectiveCalls.push_back(
+        {static_cast<size_t>(made.latest[static_cast<size_t>(cost::streamOfClass(work.kind))]), kind, v->kind, layer,
+         g.members});
   Value mine = c.resultFor(pos, c.laneResults.empty() ? c.result : c.laneResults[lane_->index], *input);
   mine.made = made;
   ValuePtr result = makeValue(std::move(mine));
@@ -189,6 +198,53 @@ ValuePtr Rank::collective(SourceRange at, CollectiveKind kind, const ValuePtr &v
     }
   }
   return result;
+}
+
+bool Rank::coalescedWith(SourceRange at, CollectiveKind kind, const SetPtr &members, bool &refused) {
+  if (!inGroup_)
+    return false;
+  if (!openCall()) {
+    if (!coalescedCall_)
+      coalescedCall_ = std::make_unique<CoalescedCall>();
+    CoalescedCall &call = *coalescedCall_;
+    call.open = true;
+    call.kind = kind;
+    call.members = members;
+    call.at = at;
+    return false;
+  }
+  const CoalescedCall &first = *coalescedCall_;
+  if (first.kind == kind && *first.members == *members)
+    return true;
+  refused = true;
+  error(at, "group-collectives",
+        "a `group`'s collectives are one coalesced call (NCCL's group, DDP's bucket): " +
+            std::string(collectiveName(kind)) + " over " + groupName(*members, world_.model_.ranks) +
+            " cannot join its " + collectiveName(first.kind) + " over " +
+            groupName(*first.members, world_.model_.ranks) + "; give it a group of its own",
+        {note(first.at, "the group's first collective is here")});
+  return false;
+}
+
+bool Rank::madeByOpenCall(const Value &input) const {
+  if (!openCall())
+    return false;
+  for (int32_t maker : input.made.latest)
+    if (maker >= 0 && static_cast<uint64_t>(maker) >= figures_.events) // an event of the open call
+      return true;
+  return false;
+}
+
+ValuePtr Rank::joinedApartFromCall(SourceRange at, const Value &input) {
+  if (!input.poisoned)
+    error(at, "group-collectives",
+          std::string("a `group`'s collectives are one coalesced call, computed at once: this one cannot take ") +
+              input.describe() + ", which the call makes; put it after the group",
+          {note(openCall()->at, "the group's first collective is here")});
+  Value copy = input;
+  copy.poisoned = true;
+  copy.made = {}; // (the call's events are not placed yet)
+  return makeValue(std::move(copy));
 }
 
 bool Rank::canExchange(int64_t peer, int64_t tag) const {

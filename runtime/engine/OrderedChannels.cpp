@@ -27,7 +27,9 @@ void World::complete(int64_t rank, StreamOp &op, StreamOp &other) {
 }
 
 void Rank::group(SourceRange at, bool begin) {
-  if (world_.options_.p2p == PointToPoint::Ordered) // (under tagged a group changes nothing)
+  closeCall(); // (at its end; at its beginning there is none)
+  inGroup_ = begin;
+  if (world_.options_.p2p == PointToPoint::Ordered) // (under tagged a group changes nothing to messages)
     ordered().group = begin ? ++ordered().groups : 0;
 }
 

@@ -138,7 +138,8 @@ public:
   void overlap(SourceRange at, PairPhase phase);
   // `group { ... }` begins (true) or ends: the sends and posted receives between are one
   // group, whose operations with one peer complete together under ordered point-to-point
-  // (sim/Channels.h); under tagged a group changes nothing.
+  // (sim/Channels.h), under tagged nothing; the collectives between are one coalesced call
+  // (coalescedWith).
   void group(SourceRange at, bool begin);
   // One of the rank's operations in `group` completed (0: none); the last wakes a receive
   // of the group waiting for it.
@@ -343,6 +344,32 @@ private:
     SetPtr group;
   };
   std::unique_ptr<GradientCollective> lastGradientCollective_;
+  // Inside a `group`: whether it is open, and its collectives' one call (open once the first
+  // is made): the first's kind and ranks, which the others must match, and their events,
+  // logged without being placed until the group closes (cost::RankClock::placeCall). Made at
+  // a rank's first group of collectives and kept for its next (ddp opens one a bucket).
+  struct CoalescedCall {
+    bool open = false;
+    CollectiveKind kind = CollectiveKind::AllReduce;
+    SetPtr members;
+    SourceRange at;
+    std::vector<cost::CallEvent> events; // by event: what placement needs,
+    std::vector<Sites::Id> sites;        // where each was called,
+    std::vector<HeldSample> held;        // and what the rank held then
+    cost::CallScratch scratch;
+  };
+  bool inGroup_ = false;
+  std::unique_ptr<CoalescedCall> coalescedCall_;
+  CoalescedCall *openCall() const { return coalescedCall_ && coalescedCall_->open ? coalescedCall_.get() : nullptr; }
+  // Whether the collective `kind` over `members` at `at` continues the group's call (false:
+  // it begins one, or no group is open); `refused` (an error reported) where it cannot join it.
+  bool coalescedWith(SourceRange at, CollectiveKind kind, const SetPtr &members, bool &refused);
+  // Whether `input` of a collective was made by the open call, which computes its collectives
+  // at once; then what joins the collective instead (reported, unless already poisoned).
+  bool madeByOpenCall(const Value &input) const;
+  ValuePtr joinedApartFromCall(SourceRange at, const Value &input);
+  // Places the group's call, if any, and counts its events.
+  void closeCall();
   // The note an update of `layer` missing micro-batches `missing` gets about it (or about
   // there being none; on one rank, only where the micro-batches were input).
   std::optional<Diagnostic> gradientCollectiveNote(int64_t layer, const IntSet &missing) const;

@@ -20,12 +20,36 @@ cost::Producers Rank::logEvent(const cost::Work &work, SetPtr batches, SourceRan
         {{work, after, pair_->second}, std::move(batches), lane_->sites.intern(at), flow, heldNow()});
     return cost::Producers::of(cost::streamOfClass(work.kind), index);
   }
+  if (CoalescedCall *call = openCall()) { // a `group`'s collective: placed with the rest of its call at its end
+    SCHEDC_ASSERT(collectiveOf(work.kind), "an event other than a collective in a group's call (sema refuses it)");
+    index += static_cast<int64_t>(call->events.size());
+    call->events.push_back({work, after, also.time});
+    call->sites.push_back(lane_->sites.intern(at));
+    call->held.push_back(heldNow());
+    return cost::Producers::of(cost::streamOfClass(work.kind), index);
+  }
   cost::Placed placed = clock_.place(work, after, also);
   HeldSample held = heldNow();
   addToFigures(work, placed, held);
   keepEvent(work, placed, held, std::move(batches), lane_->sites.intern(at), flow);
   memory::useHugePagesOnceLarge();
   return cost::Producers::of(cost::streamOfClass(work.kind), index);
+}
+
+void Rank::closeCall() {
+  CoalescedCall *call = openCall();
+  if (!call)
+    return;
+  call->open = false;
+  call->members.reset();
+  const std::vector<cost::Placed> &placed = clock_.placeCall(call->events, call->scratch);
+  for (size_t i = 0; i < placed.size(); ++i) {
+    addToFigures(call->events[i].work, placed[i], call->held[i]);
+    keepEvent(call->events[i].work, placed[i], call->held[i], nullptr, call->sites[i], -1);
+  }
+  call->events.clear();
+  call->sites.clear();
+  call->held.clear();
 }
 
 HeldSample Rank::heldNow() const {

@@ -36,7 +36,7 @@ void Rank::store(uint32_t array, const SlotIndex &index, ValuePtr v, SourceRange
     if (replaced)
       recompute_->dropped(replaced.get());
     if (stored->kind == Kind::Activation && !pair_)
-      recompute_->stored(stored, figures_.events);
+      recompute_->stored(stored, figures_.events + (coalescedCall_ ? coalescedCall_->events.size() : 0));
   }
 }
 

@@ -267,6 +267,20 @@ Value exchangeTokens(const CollectiveInputs &c, const IntSet &members, int64_t r
   }
 }
 
+// Members that coalesce a call differently: NCCL fuses a group's collectives on each rank,
+// and the call's time is one for all of its members.
+[[gnu::noinline, gnu::cold]] void reportCoalescing(const CollectiveInputs &c, const IntSet &members, int64_t ranks,
+                                                   const ReportError &report, size_t i) {
+  const auto &ids = members.elements();
+  size_t in = c.coalesced[i] ? i : 0, alone = c.coalesced[i] ? 0 : i;
+  auto who = [&](size_t p) { return "rank " + std::to_string(ids[p]); };
+  report(c.at[in], "collective-coalesced",
+         who(in) + " issues " + ofLayer(c) + " over " + groupName(members, ranks) +
+             " in one call with its collective before it (a `group`), where " + who(alone) +
+             " issues it as a call of its own: every member groups a call's collectives alike",
+         {note(c.at[alone], who(alone) + "'s is here")});
+}
+
 // Each member's value checked against the first's, and its shards (a gather) or micro-batches
 // (a reduction) appended to `all`, member i's from starts[i]; stops once `poisoned`.
 void collectElements(const CollectiveInputs &c, const IntSet &members, const bool &poisoned, const Failure &fail,
@@ -459,8 +473,14 @@ void matchCalls(CollectiveInputs &c, const IntSet &members, int64_t ranks, const
   c.layer = c.inputs[0]->layer;
   for (size_t i = 1; i < ids.size(); ++i) {
     bool otherCall = c.kinds[i] != c.kind;
-    if (!otherCall && (c.inputs[i]->poisoned || c.inputs[0]->poisoned || c.inputs[i]->layer == c.layer))
+    if (!otherCall && (c.inputs[i]->poisoned || c.inputs[0]->poisoned || c.inputs[i]->layer == c.layer)) {
+      if (c.coalesced[i] != c.coalesced[0] && !c.inputs[i]->poisoned && !c.inputs[0]->poisoned) {
+        reportCoalescing(c, members, ranks, report, i);
+        c.mismatched = true;
+        return;
+      }
       continue; // matches (the words of a mismatch are put together only for one)
+    }
     reportMismatch(c, members, ranks, report, i);
     c.mismatched = true;
     return;

@@ -21,7 +21,8 @@ namespace schedc::sim {
 // One call of a collective over a group: each member's call, by position in the group, and
 // what the call makes of them once complete.
 struct CollectiveInputs {
-  CollectiveInputs(CollectiveKind k, size_t members) : kind(k), kinds(members), inputs(members), at(members) {}
+  CollectiveInputs(CollectiveKind k, size_t members)
+      : kind(k), kinds(members), inputs(members), at(members), coalesced(members) {}
   // What the member at `position` gets of `of` (`result`, or its lane's copy): the result, or
   // a reduce-scatter's shard of it.
   // `input` is the member's own (an all-to-all's result depends on it).
@@ -32,6 +33,8 @@ struct CollectiveInputs {
   std::vector<CollectiveKind> kinds; // by position in the group
   std::vector<ValuePtr> inputs;      // by position in the group
   std::vector<SourceRange> at;       // call sites, by position
+  std::vector<uint8_t> coalesced;    // by position: 1 where the member's call continues its previous
+                                     // collective's (both in one `group`), which every member must do alike
   bool mismatched = false;
   Value result; // once complete; each member makes its own value of it (made by its event)
 };

@@ -184,6 +184,31 @@ TEST_F(HardwareCostTest, CollectivesFollowNcclsRingModel) {
   EXPECT_EQ(seconds(allReduce), 0);
 }
 
+// Collectives coalesced into one call (a `group`: DDP's bucket) are one NCCL call over their
+// bytes together: one ring's latency, not one a collective. The first is priced as a call of
+// its own; each joining one adds the call's length over that of those before it.
+TEST_F(HardwareCostTest, ACoalescedCallPaysOneLatency) {
+  double whole = 512.0 * 512.0;
+  Work first{
+      .kind = EventKind::AllReduce, .data = Data::Gradients, .groupSize = 16, .nodes = 2, .layer = 4, .volume = whole};
+  Work second = first, third = first;
+  second.layer = 5, third.layer = 6;
+  double bytes = parameters(4) * 2; // bf16; every layer the same
+  double latency = 28 * 2e-6 + 2 * 10e-6, perByte = 30 / (16 * 40e9);
+  std::vector<Work> call{first, second, third};
+  std::vector<Number> lengths(3);
+  cost_.coalescedLengths(call, lengths);
+  EXPECT_DOUBLE_EQ(lengths[0].asDouble(), seconds(first));
+  EXPECT_DOUBLE_EQ(lengths[0].asDouble() + lengths[1].asDouble() + lengths[2].asDouble(),
+                   latency + 3 * bytes * perByte);
+  EXPECT_DOUBLE_EQ(lengths[2].asDouble(), bytes * perByte);
+  // One alone is priced as without a group.
+  cost_.coalescedLengths(std::span<const Work>(call.data(), 1), std::span<Number>(lengths.data(), 1));
+  EXPECT_DOUBLE_EQ(lengths[0].asDouble(), seconds(first));
+  // Three calls of their own pay it three times.
+  EXPECT_DOUBLE_EQ(seconds(first) + seconds(second) + seconds(third), 3 * (latency + bytes * perByte));
+}
+
 // NCCL's all-to-all: a send to every peer at once, each slice (n - 1)/n of the buffer over
 // its link, the network's share and the node's side by side; one latency a peer; the
 // value's tokens once (not a tensor-parallel layer's two collectives).

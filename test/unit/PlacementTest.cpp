@@ -39,8 +39,9 @@ Options withModel(const cost::CostModel &model) {
 
 // A data-parallel step of a two-layer model on two ranks (rank r computes micro-batch r):
 // forward, loss, backward of layer 1, its gradient all-reduced while layer 0's backward
-// runs, then layer 0's gradient all-reduced and both updates.
-void dataParallelStep(Rank &rank) {
+// runs, then layer 0's gradient all-reduced and both updates. With `bucket`, DDP's bucket of
+// both layers: their all-reduces one `group` after layer 0's backward.
+void dataParallelStepOf(Rank &rank, bool bucket) {
   SourceRange at;
   auto [w0, o0] = rank.load(at, 0, 0, 1);
   auto [w1, o1] = rank.load(at, 1, 0, 1);
@@ -49,11 +50,20 @@ void dataParallelStep(Rank &rank) {
   ValuePtr a2 = rank.forward(at, 1, a1, w1);
   ValuePtr g2 = rank.loss(at, a2);
   auto [gw1, ga1] = rank.backward(at, 1, a1, g2, w1);
-  ValuePtr summed1 = rank.collective(at, CollectiveKind::AllReduce, gw1, rank.allRanks());
+  ValuePtr summed1 = bucket ? gw1 : rank.collective(at, CollectiveKind::AllReduce, gw1, rank.allRanks());
   ValuePtr gw0 = rank.backward(at, 0, x, ga1, w0).first;
+  if (bucket) {
+    rank.group(at, true);
+    summed1 = rank.collective(at, CollectiveKind::AllReduce, gw1, rank.allRanks());
+  }
   ValuePtr summed0 = rank.collective(at, CollectiveKind::AllReduce, gw0, rank.allRanks());
+  if (bucket)
+    rank.group(at, false);
   rank.store(0, {1}, rank.update(at, 1, summed1, w1, o1).first, at);
   rank.store(0, {0}, rank.update(at, 0, summed0, w0, o0).first, at);
+}
+void dataParallelStep(Rank &rank) {
+  dataParallelStepOf(rank, false);
 }
 
 std::vector<std::string> times(const World &world, int64_t rank) {
@@ -105,6 +115,45 @@ TEST(Placement, CollectiveStartsWhenItsLastMemberIsReady) {
   EXPECT_EQ(times(world, 0)[3], "allreduce@4+3:collectives");
   EXPECT_EQ(times(world, 1)[3], "allreduce@4+3:collectives");
   EXPECT_EQ(times(world, 0)[4], "allreduce@7+3:collectives");
+}
+
+// A coalesced call: StreamsModel's 3 for the first collective, 1 for each one joining it.
+class CoalescingModel : public StreamsModel {
+public:
+  void coalescedLengths(std::span<const cost::Work> call, std::span<Number> lengths) const override {
+    for (size_t i = 0; i < call.size(); ++i)
+      lengths[i] = i == 0 ? length(call[i]) : Number::integer(1);
+  }
+};
+const CoalescingModel kCoalescing;
+
+// DDP's bucket: the two layers' all-reduces in one `group` after layer 0's backward. The call
+// starts when its last operand is made (layer 0's gradient, at 4), not at layer 1's (3), and
+// is one call: 3 for the first, 1 for the one joining it; both end, for what waits for them,
+// when the call does; the updates wait for that.
+TEST(Placement, AGroupsCollectivesAreOneCallThatWaitsForAllItsOperands) {
+  World world(Model{2, 2, 2}, {{"weights", Kind::Weight}}, withModel(kCoalescing));
+  world.run([](Rank &rank) { dataParallelStepOf(rank, true); });
+  std::vector<std::string> expected{"forward@0+1:compute",       "forward@1+1:compute",  "loss@2+0:compute",
+                                    "backward@2+1:compute",      "backward@3+1:compute", "allreduce@4+3:collectives",
+                                    "allreduce@7+1:collectives", "update@8+1:compute",   "update@9+1:compute"};
+  EXPECT_EQ(times(world, 0), expected);
+  EXPECT_FALSE(world.hasErrors());
+}
+
+// A group's collectives are one call: another kind, or another set of ranks, cannot join it.
+TEST(Placement, AGroupsCollectivesShareKindAndRanks) {
+  World world(Model{1, 2, 2}, {}, withModel(kCoalescing));
+  world.run([](Rank &rank) {
+    SourceRange at;
+    rank.group(at, true);
+    rank.collective(at, CollectiveKind::AllReduce, rank.fakeGrad(at, 0, {}), rank.allRanks());
+    rank.collective(at, CollectiveKind::ReduceScatter, rank.fakeGrad(at, 0, {}), rank.allRanks());
+    rank.group(at, false);
+  });
+  ASSERT_TRUE(world.hasErrors());
+  EXPECT_NE(world.diagnostics().front().message.find("cannot join its allreduce"), std::string::npos)
+      << world.diagnostics().front().message;
 }
 
 TEST(Placement, ReceiveWaitsForItsSendAndNothingWaitsForASend) {
