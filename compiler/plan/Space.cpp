@@ -31,7 +31,7 @@ const std::vector<Family> &families() {
        .splitsBackward = true,
        .minBatchesPerStage = 2,
        .minPerPipeline = true},
-      {.name = "ddp", .layout = Layout::DataParallel, .order = Order::FillDrain},
+      {.name = "ddp", .layout = Layout::DataParallel, .order = Order::FillDrain, .buckets = true},
       {.name = "zero1", .layout = Layout::DataParallel, .order = Order::FillDrain, .shardsOptimizer = true},
       {.name = "zero2",
        .layout = Layout::DataParallel,
@@ -122,6 +122,8 @@ std::map<std::string, int64_t> Candidate::defines() const {
   }
   if (family->chunks)
     d["chunks"] = chunks;
+  if (family->buckets)
+    d["bucket"] = bucket;
   return d;
 }
 
@@ -153,6 +155,8 @@ std::string Candidate::describe() const {
     text += std::string(" ") + cost::recomputeName(settings.recompute);
   if (distributed)
     text += " distopt";
+  if (family->buckets)
+    text += " bucket=" + std::to_string(bucket);
   return text;
 }
 
@@ -204,6 +208,19 @@ std::vector<int64_t> expertGroups(const Family &family, int64_t replicas, int64_
   for (int64_t e : divisorsOf(replicas))
     if (e >= 2 && modelExperts % e == 0 && tensorParallel == 1)
       out.push_back(e);
+  return out;
+}
+
+// DDP's buckets: 1, 2, 4, ... layers below the model's, and all of them (one call after the
+// whole backward); one (no choice) for the other families. The bounds hold for each: they
+// count no communication.
+std::vector<int64_t> bucketsOf(const Family &family, int64_t layers) {
+  if (!family.buckets)
+    return {1};
+  std::vector<int64_t> out;
+  for (int64_t k = 1; k < layers; k *= 2)
+    out.push_back(k);
+  out.push_back(layers);
   return out;
 }
 
@@ -278,14 +295,16 @@ std::vector<Candidate> enumerate(const Problem &problem) {
         c.chunks = v;
         for (int64_t e : expertGroups(*f, c.replicas, problem.modelExperts, c.settings.tensorParallel))
           for (int64_t budget : budgetsOf(*f, c.stages, c.batches))
-            for (bool distributed : {false, true})
-              if (!distributed || (f->distributed && c.replicas > 1)) {
-                c.experts = e;
-                c.denseLayers = e > 1 ? problem.denseLayers : 0;
-                c.budget = budget;
-                c.distributed = distributed;
-                out.push_back(c);
-              }
+            for (int64_t bucket : bucketsOf(*f, problem.layers))
+              for (bool distributed : {false, true})
+                if (!distributed || (f->distributed && c.replicas > 1)) {
+                  c.experts = e;
+                  c.denseLayers = e > 1 ? problem.denseLayers : 0;
+                  c.budget = budget;
+                  c.bucket = bucket;
+                  c.distributed = distributed;
+                  out.push_back(c);
+                }
       }
     }
   return out;

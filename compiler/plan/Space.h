@@ -50,6 +50,7 @@ struct Family {
   bool splitsBackward = false;  // runs a backward's weight half apart, where it may wait (zero bubble)
   bool keepsGradients = true;   // holds every layer's whole gradient at once before its updates
   bool distributed = false;     // Megatron-LM's distributed optimizer, a choice (megatron)
+  bool buckets = false;         // DDP's all-reduce buckets of `bucket` layers, a choice (ddp)
   bool shardsWeights = false;   // ZeRO-3 / FSDP: a rank keeps 1/d of the weights between uses
   bool shardsOptimizer = false; // ZeRO-1..3 / FSDP: 1/d of the optimizer state
   // Memory tiers: kept off the device between uses (ZeRO-Offload: the optimizer state;
@@ -88,6 +89,7 @@ struct Candidate {
   int64_t experts = 1;     // e, the expert-parallel group (moe); 1 elsewhere
   int64_t denseLayers = 0; // moe: the model's first layers without routed experts (`dense_layers`)
   bool distributed = false;
+  int64_t bucket = 1; // ddp: layers a bucket of all-reduces (`bucket`); 1 elsewhere
   // A searched order's activation budget: stage s holds at most max(1, budget - s)
   // micro-batches (budget p: 1F1B's own, p - s). 0 for the stdlib families.
   int64_t budget = 0;

@@ -59,7 +59,8 @@ def check(schedule, events=None, **params):
 
 
 grid = {
-    "ddp": [dict(layers=l, batches=r * k, ranks=r) for l in (1, 4) for r in (1, 2, 4, 8) for k in (1, 2)],
+    "ddp": [dict(layers=l, batches=r * k, ranks=r, bucket=b) for l in (1, 4) for r in (1, 2, 4, 8) for k in (1, 2)
+            for b in (1, 2, 3, 5)],
     "zero1": [dict(layers=l, batches=r * k, ranks=r) for l in (1, 4) for r in (1, 2, 4, 8) for k in (1, 2)],
     "zero2": [dict(layers=l, batches=r * k, ranks=r) for l in (1, 4) for r in (1, 2, 4, 8) for k in (1, 2)],
     "zero3": [dict(layers=l, batches=r * k, ranks=r) for l in (1, 4) for r in (1, 2, 4, 8) for k in (1, 2)],

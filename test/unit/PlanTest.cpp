@@ -53,12 +53,21 @@ TEST(PlanSpace, EveryConfigurationUsesEveryAcceleratorAndTheWholeBatch) {
             EXPECT_TRUE(c.experts >= 2 && c.replicas % c.experts == 0 && problem.modelExperts % c.experts == 0);
             EXPECT_EQ(c.settings.tensorParallel, 1);
             EXPECT_EQ(c.defines().at("dense_layers"), problem.denseLayers);
-            if (c.family->minPerPipeline) // dualpipev_moe: DualPipeV's 2p on each pipeline
+            if (c.family->minPerPipeline) { // dualpipev_moe: DualPipeV's 2p on each pipeline
               EXPECT_GE(c.batches / c.replicas, c.family->minBatchesPerStage * c.stages);
+            }
             break;
           }
-          if (c.family->layout != Layout::ExpertMesh)
+          if (c.family->layout != Layout::ExpertMesh) {
             EXPECT_EQ(c.experts, 1);
+          }
+          // DDP's buckets: 1, 2, 4, ... below the layers, and all of them; 1 elsewhere.
+          if (c.family->buckets) {
+            EXPECT_TRUE(c.bucket == layers || (c.bucket < layers && (c.bucket & (c.bucket - 1)) == 0)) << c.bucket;
+            EXPECT_EQ(c.defines().at("bucket"), c.bucket);
+          } else {
+            EXPECT_EQ(c.bucket, 1);
+          }
           EXPECT_GE(c.batches, c.family->minBatchesPerStage * c.stages);
           EXPECT_TRUE(seen.insert(c.describe()).second) << "enumerated twice";
         }

@@ -37,6 +37,9 @@ puzzles = {  # name: (layers, batches, ranks) at the defaults
     # ZeRO-Offload and ZeRO-Infinity: values copied between memory tiers into buffers of
     # their own, the update on the host's copies (the cpu backend only: cpu_only below).
     "zero_offload": (4, 8, 4), "zero_infinity": (4, 8, 4),
+    # stdlib ddp with buckets of 3 layers (layers 3 to 1, then 0): each bucket's all-reduces
+    # one `group`, issued after its lowest layer's backward.
+    "ddp_buckets": (4, 8, 4),
 }
 # Cases only the cpu backend runs: the cuda backend has no host or NVMe buffers yet.
 cpu_only = {"zero_offload", "zero_infinity"}
@@ -49,13 +52,14 @@ from_stdlib = {"zero1": "zero1", "zero2": "zero2", "zbh1": "zbh1", "zbv": "zbv",
                "breadth_first": "breadth_first", "gpipe_recompute": "gpipe", "megatron": "megatron",
                "megatron_tp4": "megatron", "megatron_interleaved": "megatron",
                "megatron_distributed": "megatron", "megatron_partitioned": "megatron", "moe": "moe", "zero_offload": "zero_offload",
-               "zero_infinity": "zero_infinity"}
+               "zero_infinity": "zero_infinity", "ddp_buckets": "ddp"}
 # Parameters the stdlib ones run with (besides their defaults).
 parameters = {"interleaved": ["-D", "ranks=2"], "breadth_first": ["-D", "stages=2"],
               "gpipe_recompute": ["-D", "segment=2"],
               "megatron_tp4": ["-D", "tensors=4", "-D", "sequence=0"], "megatron_interleaved": ["-D", "chunks=2"],
               "megatron_distributed": ["-D", "distributed=1"],
-              "megatron_partitioned": ["-D", "sequence=0", "-D", "partition=1"], "moe": ["-D", "ranks=4", "-D", "stages=1"]}
+              "megatron_partitioned": ["-D", "sequence=0", "-D", "partition=1"], "moe": ["-D", "ranks=4", "-D", "stages=1"],
+              "ddp_buckets": ["-D", "bucket=3"]}
 # Model options a case runs with, and its reference (basic) too: the real layer as 4 experts,
 # each token to 2 of them (docs/cpu.md). Its router has no weights, so its bytes are not 4 a
 # puzzle unit.
