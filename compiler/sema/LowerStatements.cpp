@@ -240,10 +240,10 @@ private:
                                       "ends, so compute this operand before the group and store it");
   }
   void notHeld(const ir::Stmt &s) {
-    diags_.error(s.range, "a `group` holds sends and posted receives (`post_recv`), issued together as PyTorch's "
-                          "batch_isend_irecv (take a received value with `recv` after the group), or collectives "
-                          "coalesced into one call (DDP's bucket), with the lets, frees, loops and branches around "
-                          "them");
+    diags_.error(s.range, "a `group` holds sends and posted receives (`post_recv`) and the frees of what they sent, "
+                          "issued together as PyTorch's batch_isend_irecv (take a received value with `recv` after "
+                          "the group), or collectives coalesced into one call (DDP's bucket); with lets, loops and "
+                          "branches around them");
   }
 
   DiagnosticEngine &diags_;

@@ -334,10 +334,12 @@ void HardwareCost::coalescedLengths(std::span<const Work> call, std::span<Number
   auto seconds = [&](double bytes) {
     return ncclSeconds(first.kind, first.groupSize, std::max(1, first.nodes), bytes);
   };
+  // A layer's activation collective stands for its partial-sum completions (callsOf): each
+  // completion of the group's is fused with the others' (the call is that many NCCL calls).
   double before = 0, secondsBefore = 0; // (the first pays the call's latency: secondsBefore starts at 0)
   for (size_t i = 0; i < call.size(); ++i) {
-    double bytes = before + callsOf(call[i]) * callBytes(call[i]), upTo = seconds(bytes);
-    lengths[i] = Number::real(upTo - secondsBefore);
+    double bytes = before + callBytes(call[i]), upTo = seconds(bytes);
+    lengths[i] = Number::real(callsOf(call[i]) * (upTo - secondsBefore));
     before = bytes;
     secondsBefore = upTo;
   }

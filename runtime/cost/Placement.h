@@ -107,7 +107,7 @@ public:
   // Places the collectives of one coalesced call (a `group`'s: DDP's bucket), the rank's
   // next events, in their order: the call starts when all of them could (each one's operands
   // made, the stream free, every member ready) and is one NCCL call over their bytes
-  // (CostModel::coalescedLength); each ends, for what waits for it, when the call ends.
+  // (CostModel::coalescedLengths); each ends, for what waits for it, when the call ends.
   const std::vector<Placed> &placeCall(const std::vector<CallEvent> &call, CallScratch &scratch);
 
 private:

@@ -189,6 +189,8 @@ ValuePtr Rank::collective(SourceRange at, CollectiveKind kind, const ValuePtr &v
   Value mine = c.resultFor(pos, c.laneResults.empty() ? c.result : c.laneResults[lane_->index], *input);
   mine.made = made;
   ValuePtr result = makeValue(std::move(mine));
+  if (CoalescedCall *call = openCall())
+    call->operands.emplace_back(v.get(), made.latest[static_cast<size_t>(cost::streamOfClass(work.kind))]);
   if (c.taken.fetch_add(1, std::memory_order_acq_rel) + 1 == elems.size()) { // everyone has its result
     if (world_.parallel_)
       lock.lock();
@@ -245,6 +247,23 @@ ValuePtr Rank::joinedApartFromCall(SourceRange at, const Value &input) {
   copy.poisoned = true;
   copy.made = {}; // (the call's events are not placed yet)
   return makeValue(std::move(copy));
+}
+
+void Rank::checkStoreOverOperand(SourceRange at, const Value &replaced, const Value *stored, uint32_t array,
+                                 const SlotIndex &index) {
+  const CoalescedCall &call = *openCall();
+  auto madeBy = [&](int32_t event) {
+    return std::find(stored->made.latest.begin(), stored->made.latest.end(), event) != stored->made.latest.end();
+  };
+  for (const auto &[operand, event] : call.operands)
+    if (operand == &replaced && !madeBy(event)) {
+      error(at, "group-collectives",
+            "`" + slotName(array, index) +
+                "` holds an operand of the group's coalesced call, which reads it until the call ends, after the "
+                "group: store over it after the group (a collective's own result may replace its operand)",
+            {note(call.at, "the group's first collective is here")});
+      return;
+    }
 }
 
 bool Rank::canExchange(int64_t peer, int64_t tag) const {

@@ -56,6 +56,9 @@ public:
   int64_t id() const { return id_; }
   const Model &model() const;
   size_t eventCount() const { return figures_.events; }
+  // The events logged, those of an open `group`'s call too (placed when it closes, with these
+  // indices): what a real backend's timer of an operation looks at.
+  size_t eventsLogged() const { return figures_.events + (openCall() ? openCall()->events.size() : 0); }
   const RankFigures &figures() const { return figures_; }
   // The bytes of real data held on the device at event `event` (-1: not measured; see
   // measurePayloads).
@@ -356,6 +359,10 @@ private:
     std::vector<cost::CallEvent> events; // by event: what placement needs,
     std::vector<Sites::Id> sites;        // where each was called,
     std::vector<HeldSample> held;        // and what the rank held then
+    // Each collective's operand (as stored) and its event (what its result, and any copy a
+    // backend makes of it, was made by): the call reads its operands until it ends, so only a
+    // collective's own result may be stored over its operand (in place).
+    std::vector<std::pair<const Value *, int32_t>> operands;
     cost::CallScratch scratch;
   };
   bool inGroup_ = false;
@@ -370,6 +377,10 @@ private:
   ValuePtr joinedApartFromCall(SourceRange at, const Value &input);
   // Places the group's call, if any, and counts its events.
   void closeCall();
+  // A store that put `stored` over `replaced` while a call is open: an error where `replaced`
+  // is an operand of the call and `stored` not that collective's result.
+  void checkStoreOverOperand(SourceRange at, const Value &replaced, const Value *stored, uint32_t array,
+                             const SlotIndex &index);
   // The note an update of `layer` missing micro-batches `missing` gets about it (or about
   // there being none; on one rank, only where the micro-batches were input).
   std::optional<Diagnostic> gradientCollectiveNote(int64_t layer, const IntSet &missing) const;

@@ -50,6 +50,7 @@ void Rank::closeCall() {
   call->events.clear();
   call->sites.clear();
   call->held.clear();
+  call->operands.clear();
 }
 
 HeldSample Rank::heldNow() const {

@@ -32,11 +32,13 @@ void Rank::store(uint32_t array, const SlotIndex &index, ValuePtr v, SourceRange
     reportedEmpty_->erase({array, std::vector<int64_t>(index.begin(), index.end())});
   const Value *stored = v.get();
   ValuePtr replaced = storage_.store(array, indexSpan(index), std::move(v), lane_->sites.intern(at));
+  if (replaced && openCall())
+    checkStoreOverOperand(at, *replaced, stored, array, index);
   if (recompute_) { // the replaced value first: it may be the one stored again
     if (replaced)
       recompute_->dropped(replaced.get());
     if (stored->kind == Kind::Activation && !pair_)
-      recompute_->stored(stored, figures_.events + (coalescedCall_ ? coalescedCall_->events.size() : 0));
+      recompute_->stored(stored, eventsLogged());
   }
 }
 

@@ -85,6 +85,7 @@ void World::run(const std::function<void(Rank &)> &body) {
     rank->fiber_ = std::make_unique<Fiber>(
         [rank, &body] {
           body(*rank);
+          rank->closeCall(); // a compiled body that stopped inside a `group` leaves without ending it
           rank->finished_ = true;
         },
         options_.stackBytes);

@@ -71,19 +71,19 @@ class RealTime {
 public:
   explicit RealTime(RankContext &c) : c_(c) {
     if (c_.measured) {
-      before_ = c_.rank->eventCount();
+      before_ = c_.rank->eventsLogged();
       if (before_ == 0 && c_.compute)
         c_.compute->beforeFirstEvent();
       start_ = RankContext::now();
     }
   }
   ~RealTime() {
-    if (!c_.measured || c_.rank->eventCount() <= before_)
+    if (!c_.measured || c_.rank->eventsLogged() <= before_)
       return;
     if (c_.settle && c_.compute)
       c_.compute->settle();
     double end = RankContext::now();
-    c_.measured->resize(c_.rank->eventCount());
+    c_.measured->resize(c_.rank->eventsLogged());
     (*c_.measured)[before_] = sim::Measured{start_ - c_.origin, end - start_, 0};
   }
 
