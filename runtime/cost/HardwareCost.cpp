@@ -326,8 +326,9 @@ Number HardwareCost::length(const Work &work) const {
 }
 
 void HardwareCost::coalescedLengths(std::span<const Work> call, std::span<Number> lengths) const {
-  if (call.size() == 1) {
-    lengths[0] = length(call[0]);
+  if (call.size() <= 1) {
+    if (!call.empty())
+      lengths[0] = length(call[0]);
     return;
   }
   const Work &first = call.front();

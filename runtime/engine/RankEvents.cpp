@@ -42,6 +42,9 @@ void Rank::closeCall() {
     return;
   call->open = false;
   call->members.reset();
+  call->operands.clear();
+  if (call->events.empty()) // (its collectives stopped before logging: a cancelled run)
+    return;
   const std::vector<cost::Placed> &placed = clock_.placeCall(call->events, call->scratch);
   for (size_t i = 0; i < placed.size(); ++i) {
     addToFigures(call->events[i].work, placed[i], call->held[i]);
@@ -50,7 +53,6 @@ void Rank::closeCall() {
   call->events.clear();
   call->sites.clear();
   call->held.clear();
-  call->operands.clear();
 }
 
 HeldSample Rank::heldNow() const {
