@@ -326,21 +326,14 @@ Number HardwareCost::length(const Work &work) const {
 }
 
 void HardwareCost::coalescedLengths(std::span<const Work> call, std::span<Number> lengths) const {
-  if (call.size() <= 1) {
-    if (!call.empty())
-      lengths[0] = length(call[0]);
-    return;
-  }
-  const Work &first = call.front();
-  auto seconds = [&](double bytes) {
-    return ncclSeconds(first.kind, first.groupSize, std::max(1, first.nodes), bytes);
-  };
   // A layer's activation collective stands for its partial-sum completions (callsOf): each
   // completion of the group's is fused with the others' (the call is that many NCCL calls).
-  double before = 0, secondsBefore = 0; // (the first pays the call's latency: secondsBefore starts at 0)
+  // The first pays the call's latency (secondsBefore starts at 0): alone, it is length().
+  double before = 0, secondsBefore = 0;
   for (size_t i = 0; i < call.size(); ++i) {
-    double bytes = before + callBytes(call[i]), upTo = seconds(bytes);
-    lengths[i] = Number::real(callsOf(call[i]) * (upTo - secondsBefore));
+    const Work &w = call[i]; // (every one the same kind over the same ranks)
+    double bytes = before + callBytes(w), upTo = ncclSeconds(w.kind, w.groupSize, std::max(1, w.nodes), bytes);
+    lengths[i] = Number::real(callsOf(w) * (upTo - secondsBefore));
     before = bytes;
     secondsBefore = upTo;
   }

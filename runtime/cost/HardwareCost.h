@@ -79,7 +79,7 @@ public:
   Number length(const Work &work) const override;
   // One NCCL call over the coalesced collectives' bytes together: one launch, one ring's (or
   // tree's) latency; each its share, the call's time over its bytes and those before it less
-  // the call's over those before it. (A collective alone: length().)
+  // the call's over those before it (one alone: length(), as collectiveSeconds prices it).
   void coalescedLengths(std::span<const Work> call, std::span<Number> lengths) const override;
   double flops(const Work &work) const override;
   double modelFlops(const Work &work) const override;

@@ -7,8 +7,9 @@ namespace schedc::cost {
 
 Number RankClock::ready(EventKind kind, const Producers &after) const {
   Number t = free_[static_cast<size_t>(model_->stream(kind))];
+  const auto placed = static_cast<int32_t>(ends_.size());
   for (int32_t maker : after.latest)
-    if (maker >= 0)
+    if (maker >= 0 && maker < placed) // (one not placed yet is of the pair or call placed with this one)
       t = Number::pythonMax(t, end(maker));
   return t;
 }
@@ -28,25 +29,17 @@ Placed RankClock::place(const Work &work, const Producers &after, const AlsoWait
   return p;
 }
 
-const std::vector<Placed> &RankClock::placeCall(const std::vector<CallEvent> &call, CallScratch &scratch) {
+const std::vector<Placed> &RankClock::placeCall(const CallEvents &call, CallScratch &scratch) {
   Number start = Number::integer(0);
-  auto first = static_cast<int32_t>(ends_.size()); // the call's first event
-  scratch.works.clear();
-  for (const CallEvent &e : call) {
-    Number t = free_[static_cast<size_t>(model_->stream(e.work.kind))];
-    for (int32_t maker : e.after.latest)
-      if (maker >= 0 && maker < first) // (the rank refuses a collective on the call's own results)
-        t = Number::pythonMax(t, end(maker));
-    start = Number::pythonMax(start, Number::pythonMax(t, e.allReady));
-    scratch.works.push_back(e.work);
-  }
+  for (size_t i = 0; i < call.size(); ++i)
+    start = Number::pythonMax(start, Number::pythonMax(ready(call.works[i].kind, call.after[i]), call.allReady[i]));
   scratch.lengths.resize(call.size());
-  model_->coalescedLengths(scratch.works, scratch.lengths);
+  model_->coalescedLengths(call.works, scratch.lengths);
   scratch.placed.clear();
   Number at = start;
   for (size_t i = 0; i < call.size(); ++i) {
     Placed p;
-    p.stream = model_->stream(call[i].work.kind);
+    p.stream = model_->stream(call.works[i].kind);
     p.start = at;
     p.length = scratch.lengths[i];
     at = at + p.length;
@@ -60,15 +53,10 @@ const std::vector<Placed> &RankClock::placeCall(const std::vector<CallEvent> &ca
 }
 
 std::vector<Placed> RankClock::placePair(const std::vector<PairEvent> &pair, double hidden) {
-  auto first = static_cast<int32_t>(ends_.size()); // the pair's first event
   Number start = Number::integer(0), sides[2] = {Number::integer(0), Number::integer(0)};
   std::vector<Number> lengths;
   for (const PairEvent &e : pair) {
-    Number t = free_[static_cast<size_t>(model_->stream(e.work.kind))];
-    for (int32_t maker : e.after.latest)
-      if (maker >= 0 && maker < first) // the pair's own events are inside the block
-        t = Number::pythonMax(t, end(maker));
-    start = Number::pythonMax(start, t);
+    start = Number::pythonMax(start, ready(e.work.kind, e.after)); // (the pair's own events are inside the block)
     lengths.push_back(model_->length(e.work));
     sides[e.second ? 1 : 0] += lengths.back();
   }

@@ -68,15 +68,27 @@ struct PairEvent {
   bool second = false; // of the pair's second side
 };
 
-// A collective of a coalesced call, placed with the rest of its call when its group closes.
-struct CallEvent {
-  Work work;
-  Producers after;
-  Number allReady; // when every member of its call was ready (CallReady)
+// The collectives of a coalesced call, placed together when their group closes: by event,
+// what it is, what made its operands, and when every member of its call was ready (CallReady).
+struct CallEvents {
+  std::vector<Work> works;
+  std::vector<Producers> after;
+  std::vector<Number> allReady;
+
+  size_t size() const { return works.size(); }
+  void push(const Work &work, const Producers &made, const Number &ready) {
+    works.push_back(work);
+    after.push_back(made);
+    allReady.push_back(ready);
+  }
+  void clear() {
+    works.clear();
+    after.clear();
+    allReady.clear();
+  }
 };
 // What placeCall fills, kept by its caller from one call to the next.
 struct CallScratch {
-  std::vector<Work> works;
   std::vector<Number> lengths;
   std::vector<Placed> placed;
 };
@@ -86,7 +98,8 @@ class RankClock {
 public:
   explicit RankClock(const CostModel &model) : model_(&model) { free_.fill(Number::integer(0)); }
 
-  // When an event of `kind` that waits for `after` could start on this rank.
+  // When an event of `kind` that waits for `after` could start on this rank (of `after`, an
+  // event not placed yet is of the pair or the call placed together with this one: not waited for).
   Number ready(EventKind kind, const Producers &after) const;
   // Places the rank's next event (index: the number placed before it).
   Placed place(const Work &work, const Producers &after, const AlsoWaits &also = {});
@@ -108,7 +121,7 @@ public:
   // next events, in their order: the call starts when all of them could (each one's operands
   // made, the stream free, every member ready) and is one NCCL call over their bytes
   // (CostModel::coalescedLengths); each ends, for what waits for it, when the call ends.
-  const std::vector<Placed> &placeCall(const std::vector<CallEvent> &call, CallScratch &scratch);
+  const std::vector<Placed> &placeCall(const CallEvents &call, CallScratch &scratch);
 
 private:
   const CostModel *model_;

@@ -127,9 +127,8 @@ ValuePtr Rank::collective(SourceRange at, CollectiveKind kind, const ValuePtr &v
   }
   // In a `group`: one that cannot join its call still joins the collective, with a poisoned
   // copy, as one whose value it does not take (the other members are not left waiting).
-  bool refused = false;
-  const bool coalesced = coalescedWith(at, kind, group, refused);
-  ValuePtr input = refused ? refusedCopy(*v) : collectiveInput(at, kind, v);
+  const InCall inCall = coalescedWith(at, kind, group);
+  ValuePtr input = inCall == InCall::Refused ? refusedCopy(*v) : collectiveInput(at, kind, v);
   if (madeByOpenCall(*input))
     input = joinedApartFromCall(at, *input);
   if (input->kind == Kind::WeightGrad) {
@@ -156,7 +155,7 @@ ValuePtr Rank::collective(SourceRange at, CollectiveKind kind, const ValuePtr &v
   c.kinds[pos] = kind;
   c.inputs[pos] = input;
   c.at[pos] = at;
-  c.coalesced[pos] = coalesced;
+  c.coalesced[pos] = inCall == InCall::Continues;
   c.readyAt[pos] = clock_.ready(eventOf(kind), input->made);
   if (!world_.parallel_)
     c.arrivals.push_back(static_cast<uint32_t>(pos));
@@ -182,15 +181,15 @@ ValuePtr Rank::collective(SourceRange at, CollectiveKind kind, const ValuePtr &v
                   .layer = layer,
                   .volume = v->memory().asDouble()};
   cost::Producers made = logEvent(work, nullptr, at, input->made, cost::AlsoWaits::call(c.ready.time()));
-  if (world_.options_.recordTransfers) // (its event: the one just logged, placed or in the open call)
-    records_.collectiveCalls.push_back(
-        {static_cast<size_t>(made.latest[static_cast<size_t>(cost::streamOfClass(work.kind))]), kind, v->kind, layer,
-         g.members});
+  const int32_t event =
+      made.latest[static_cast<size_t>(cost::streamOfClass(work.kind))]; // (placed or in the open call)
+  if (world_.options_.recordTransfers)
+    records_.collectiveCalls.push_back({static_cast<size_t>(event), kind, v->kind, layer, g.members});
   Value mine = c.resultFor(pos, c.laneResults.empty() ? c.result : c.laneResults[lane_->index], *input);
   mine.made = made;
   ValuePtr result = makeValue(std::move(mine));
   if (CoalescedCall *call = openCall())
-    call->operands.emplace_back(v.get(), made.latest[static_cast<size_t>(cost::streamOfClass(work.kind))]);
+    call->operands.emplace_back(v.get(), event);
   if (c.taken.fetch_add(1, std::memory_order_acq_rel) + 1 == elems.size()) { // everyone has its result
     if (world_.parallel_)
       lock.lock();
@@ -202,9 +201,9 @@ ValuePtr Rank::collective(SourceRange at, CollectiveKind kind, const ValuePtr &v
   return result;
 }
 
-bool Rank::coalescedWith(SourceRange at, CollectiveKind kind, const SetPtr &members, bool &refused) {
+Rank::InCall Rank::coalescedWith(SourceRange at, CollectiveKind kind, const SetPtr &members) {
   if (!inGroup_)
-    return false;
+    return InCall::Alone;
   if (!openCall()) {
     if (!coalescedCall_)
       coalescedCall_ = std::make_unique<CoalescedCall>();
@@ -213,19 +212,18 @@ bool Rank::coalescedWith(SourceRange at, CollectiveKind kind, const SetPtr &memb
     call.kind = kind;
     call.members = members;
     call.at = at;
-    return false;
+    return InCall::Alone;
   }
   const CoalescedCall &first = *coalescedCall_;
   if (first.kind == kind && *first.members == *members)
-    return true;
-  refused = true;
+    return InCall::Continues;
   error(at, "group-collectives",
         "a `group`'s collectives are one coalesced call (NCCL's group, DDP's bucket): " +
             std::string(collectiveName(kind)) + " over " + groupName(*members, world_.model_.ranks) +
             " cannot join its " + collectiveName(first.kind) + " over " +
             groupName(*first.members, world_.model_.ranks) + "; give it a group of its own",
         {note(first.at, "the group's first collective is here")});
-  return false;
+  return InCall::Refused;
 }
 
 bool Rank::madeByOpenCall(const Value &input) const {

@@ -356,9 +356,9 @@ private:
     CollectiveKind kind = CollectiveKind::AllReduce;
     SetPtr members;
     SourceRange at;
-    std::vector<cost::CallEvent> events; // by event: what placement needs,
-    std::vector<Sites::Id> sites;        // where each was called,
-    std::vector<HeldSample> held;        // and what the rank held then
+    cost::CallEvents events;      // by event: what placement needs,
+    std::vector<Sites::Id> sites; // where each was called,
+    std::vector<HeldSample> held; // and what the rank held then
     // Each collective's operand (as stored) and its event (what its result, and any copy a
     // backend makes of it, was made by): the call reads its operands until it ends, so only a
     // collective's own result may be stored over its operand (in place).
@@ -368,9 +368,11 @@ private:
   bool inGroup_ = false;
   std::unique_ptr<CoalescedCall> coalescedCall_;
   CoalescedCall *openCall() const { return coalescedCall_ && coalescedCall_->open ? coalescedCall_.get() : nullptr; }
-  // Whether the collective `kind` over `members` at `at` continues the group's call (false:
-  // it begins one, or no group is open); `refused` (an error reported) where it cannot join it.
-  bool coalescedWith(SourceRange at, CollectiveKind kind, const SetPtr &members, bool &refused);
+  // What the collective `kind` over `members` at `at` is to the group's call: outside one (no
+  // group open, or it begins the call), continuing it, or refused (an error reported: another
+  // kind or other ranks).
+  enum class InCall : uint8_t { Alone, Continues, Refused };
+  InCall coalescedWith(SourceRange at, CollectiveKind kind, const SetPtr &members);
   // Whether `input` of a collective was made by the open call, which computes its collectives
   // at once; then what joins the collective instead (reported, unless already poisoned).
   bool madeByOpenCall(const Value &input) const;

@@ -23,7 +23,7 @@ cost::Producers Rank::logEvent(const cost::Work &work, SetPtr batches, SourceRan
   if (CoalescedCall *call = openCall()) { // a `group`'s collective: placed with the rest of its call at its end
     SCHEDC_ASSERT(collectiveOf(work.kind), "an event other than a collective in a group's call (sema refuses it)");
     index += static_cast<int64_t>(call->events.size());
-    call->events.push_back({work, after, also.time});
+    call->events.push(work, after, also.time);
     call->sites.push_back(lane_->sites.intern(at));
     call->held.push_back(heldNow());
     return cost::Producers::of(cost::streamOfClass(work.kind), index);
@@ -43,12 +43,12 @@ void Rank::closeCall() {
   call->open = false;
   call->members.reset();
   call->operands.clear();
-  if (call->events.empty()) // (its collectives stopped before logging: a cancelled run)
+  if (call->events.size() == 0) // (its collectives stopped before logging: a cancelled run)
     return;
   const std::vector<cost::Placed> &placed = clock_.placeCall(call->events, call->scratch);
   for (size_t i = 0; i < placed.size(); ++i) {
-    addToFigures(call->events[i].work, placed[i], call->held[i]);
-    keepEvent(call->events[i].work, placed[i], call->held[i], nullptr, call->sites[i], -1);
+    addToFigures(call->events.works[i], placed[i], call->held[i]);
+    keepEvent(call->events.works[i], placed[i], call->held[i], nullptr, call->sites[i], -1);
   }
   call->events.clear();
   call->sites.clear();

@@ -141,19 +141,27 @@ TEST(Placement, AGroupsCollectivesAreOneCallThatWaitsForAllItsOperands) {
   EXPECT_FALSE(world.hasErrors());
 }
 
-// A group's collectives are one call: another kind, or another set of ranks, cannot join it.
+// A group's collectives are one call: another kind, or another set of ranks, cannot join it;
+// refused, it still joins its own collective (the run ends, nobody waits).
 TEST(Placement, AGroupsCollectivesShareKindAndRanks) {
-  World world(Model{1, 2, 2}, {}, withModel(kCoalescing));
-  world.run([](Rank &rank) {
-    SourceRange at;
-    rank.group(at, true);
-    rank.collective(at, CollectiveKind::AllReduce, rank.fakeGrad(at, 0, {}), rank.allRanks());
-    rank.collective(at, CollectiveKind::ReduceScatter, rank.fakeGrad(at, 0, {}), rank.allRanks());
-    rank.group(at, false);
-  });
-  ASSERT_TRUE(world.hasErrors());
-  EXPECT_NE(world.diagnostics().front().message.find("cannot join its allreduce"), std::string::npos)
-      << world.diagnostics().front().message;
+  for (bool otherRanks : {false, true}) {
+    World world(Model{1, 2, 2}, {}, withModel(kCoalescing));
+    world.run([otherRanks](Rank &rank) {
+      SourceRange at;
+      rank.group(at, true);
+      rank.collective(at, CollectiveKind::AllReduce, rank.fakeGrad(at, 0, {}), rank.allRanks());
+      rank.collective(at, otherRanks ? CollectiveKind::AllReduce : CollectiveKind::ReduceScatter,
+                      rank.fakeGrad(at, 0, {}),
+                      otherRanks ? rank.rangeGroup(rank.id(), rank.id() + 1) : rank.allRanks());
+      rank.group(at, false);
+    });
+    ASSERT_TRUE(world.hasErrors());
+    std::string message = world.diagnostics().front().message;
+    EXPECT_NE(message.find(otherRanks ? "allreduce over rank" : "reducescatter over all ranks"), std::string::npos)
+        << message;
+    EXPECT_NE(message.find("cannot join its allreduce over all ranks"), std::string::npos) << message;
+    EXPECT_TRUE(world.completed()) << message;
+  }
 }
 
 TEST(Placement, ReceiveWaitsForItsSendAndNothingWaitsForASend) {
