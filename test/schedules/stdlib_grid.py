@@ -32,7 +32,10 @@ segments of 2 or 4 and 8 micro-batches per rank (where activations, not gradient
 the peak). The same trade inside a pipeline stage (gpipe's re-materialization, `segment`):
 every stage computes exactly m (n - ceil(n / k)) more layer forwards (n layers per stage)
 and its peak activation memory is never above plain gpipe's, and below it once m >= 2 and
-k >= 2 (with one micro-batch the recomputed segment can weigh what was saved)."""
+k >= 2 (with one micro-batch the recomputed segment can weigh what was saved).
+
+DDP's buckets, on the puzzle's one clock: every bucket size gives bucket 1's step, peaks
+and events (grouping changes when a collective is issued, not what is held)."""
 import csv
 import json
 import os
@@ -243,6 +246,21 @@ for p in (1, 2, 4):
                         failures.append(f"{label}: activations {b['peak_activation_memory']} not below plain gpipe's")
                 print(f"gpipe {params} segment={k}: +{extra} forwards per stage, stage-0 activations "
                       f"{rem['per_rank'][0]['peak_activation_memory']} vs {plain['per_rank'][0]['peak_activation_memory']}")
+
+# DDP's buckets (ddp's `bucket`, each a `group` of all-reduces) change when a collective is
+# issued, not what a rank holds or, on the puzzle's one clock (0.3 a collective, grouped or
+# not), its step: every bucket size gives bucket 1's step, peaks and events.
+for layers in (1, 4, 5):
+    for ranks in (1, 2, 4):
+        params = dict(layers=layers, batches=2 * ranks, ranks=ranks)
+        one = figures("ddp", bucket=1, **params)
+        for bucket in (2, 3, layers):
+            other = figures("ddp", bucket=bucket, **params)
+            keys = ("timesteps", "max_memory", "max_bytes", "events")
+            if [one[k] for k in keys] != [other[k] for k in keys]:
+                failures.append(f"ddp {params} bucket={bucket}: {[other[k] for k in keys]} against bucket 1's "
+                                f"{[one[k] for k in keys]}")
+        print(f"ddp {params}: buckets 2, 3, {layers} as bucket 1 (step {one['timesteps']})")
 
 for failure in failures:
     print("FAIL:", failure)
